@@ -1,0 +1,76 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "mediahost",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "mediahost", targets: ["mediahost"]),
+        .library(name: "MediaKit", targets: ["MediaKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // The provider SDK: everything a provider module may depend on.
+        .target(
+            name: "MediaKit",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        // JSON values, framing and the JSON-RPC 2.0 connection loop; knows nothing of media.
+        .target(name: "JSONRPC", swiftSettings: strict),
+        .target(
+            name: "MediaStore",
+            dependencies: ["MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
+        .target(
+            name: "MediaHost",
+            dependencies: [
+                "MediaKit", "JSONRPC", "MediaStore",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.embedInCode("rpc-spec.json")],
+            swiftSettings: strict),
+        .target(
+            name: "MediaREPL",
+            dependencies: ["MediaHost", "JSONRPC", "CReadline"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "mediahost",
+            dependencies: [
+                "MediaHost", "MediaREPL", "JSONRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "mediahost-bench",
+            dependencies: ["MediaHost", "MediaStore", "MediaKit", "JSONRPC"],
+            path: "Benchmarks/mediahost-bench",
+            swiftSettings: strict),
+
+        .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "MediaHostTests",
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MediaREPLTests",
+            dependencies: ["MediaREPL", "MediaHost", "MediaKit", "JSONRPC"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["JSONRPC"],
+            swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

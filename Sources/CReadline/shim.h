@@ -1,0 +1,18 @@
+#ifndef MEDIAHOST_CREADLINE_SHIM_H
+#define MEDIAHOST_CREADLINE_SHIM_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <readline/readline.h>
+#include <readline/history.h>
+
+/* Typed accessors for readline globals, so Swift sees plain functions. */
+static inline void mh_rl_set_completion(rl_completion_func_t *function) {
+    rl_attempted_completion_function = function;
+}
+static inline void mh_rl_no_default_completion(void) { rl_attempted_completion_over = 1; }
+static inline void mh_rl_set_name(const char *name) { rl_readline_name = name; }
+static inline int mh_rl_point(void) { return rl_point; }
+static inline const char *mh_rl_line_buffer(void) { return rl_line_buffer; }
+
+#endif

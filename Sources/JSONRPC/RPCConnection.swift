@@ -1,0 +1,233 @@
+import Foundation
+import Synchronization
+
+/// A JSON-RPC 2.0 server connection over a pair of file descriptors (stdin/stdout by default).
+///
+/// Requests run concurrently, each answered exactly once; notifications get no answer;
+/// `$/cancelRequest {id}` cancels a request, which then answers -32800. On EOF the connection
+/// finishes the requests in flight, then `run()` returns. Only protocol messages are written.
+public final class RPCConnection: Sendable {
+    public static let cancelMethod = "$/cancelRequest"
+
+    private let input: Int32
+    private let output: Int32
+    private let handler: any RPCHandler
+    private let maxMessageSize: Int
+
+    private struct State {
+        var framing: Framing = .newline
+        var inFlight: [JSONValue: Task<Void, Never>] = [:]
+        var activeTasks = 0
+        var inputEnded = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    private let writeLock = Mutex(())
+
+    public init(input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20) {
+        self.input = input
+        self.output = output
+        self.handler = handler
+        self.maxMessageSize = maxMessageSize
+    }
+
+    /// Serves until EOF on the input and every request in flight has been answered.
+    public func run() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread { [self] in
+                readLoop()
+                state.withLock { s in
+                    s.inputEnded = true
+                    if s.activeTasks == 0 { done.resume() } else { s.drained.append(done) }
+                }
+            }
+            thread.name = "jsonrpc-reader"
+            thread.start()
+        }
+    }
+
+    /// Sends a server notification (e.g. `downloads.progress`) in the client's framing.
+    public func notify(method: String, params: JSONValue?) {
+        var members: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
+        if let params { members["params"] = params }
+        send(JSONWriter.bytes(.object(members)))
+    }
+
+    private func readLoop() {
+        var splitter = MessageSplitter(maxMessageSize: maxMessageSize)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let n = read(input, chunk.baseAddress, chunk.count)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            splitter.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+            while let event = splitter.next() { receive(event) }
+        }
+    }
+
+    private func receive(_ event: MessageSplitter.Event) {
+        switch event {
+        case .message(let bytes, let framing):
+            state.withLock { $0.framing = framing }
+            receive(message: bytes)
+        case .tooLarge(let framing):
+            state.withLock { $0.framing = framing }
+            send(Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")))
+        case .badHeader(let why):
+            send(Self.errorResponse(id: .null, .parseError(why)))
+        }
+    }
+
+    private func receive(message bytes: [UInt8]) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            send(Self.errorResponse(id: .null, .parseError(error.description)))
+            return
+        }
+        switch value {
+        case .array(let elements):
+            guard !elements.isEmpty else {
+                send(Self.errorResponse(id: .null, .invalidRequest("empty batch")))
+                return
+            }
+            startTask(key: nil) { [self] in
+                let replies = await withTaskGroup(of: [UInt8]?.self) { group in
+                    for element in elements { group.addTask { await self.reply(to: element) } }
+                    var replies: [[UInt8]] = []
+                    for await reply in group { if let reply { replies.append(reply) } }
+                    return replies
+                }
+                guard !replies.isEmpty else { return }
+                var out: [UInt8] = [UInt8(ascii: "[")]
+                for (i, reply) in replies.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(contentsOf: reply)
+                }
+                out.append(UInt8(ascii: "]"))
+                send(out)
+            }
+        default:
+            if case .object(let members) = value, members["method"]?.stringValue == Self.cancelMethod, members["id"] == nil {
+                if let id = members["params"]?["id"] { cancel(id) }
+                return
+            }
+            let key: JSONValue? = if case .object(let members) = value, let id = members["id"], Self.isValidID(id) { id } else { nil }
+            startTask(key: key) { [self] in
+                if let reply = await reply(to: value) { send(reply) }
+            }
+        }
+    }
+
+    /// Runs `body` as a tracked task; `key` makes it cancellable by request id.
+    private func startTask(key: JSONValue?, _ body: @escaping @Sendable () async -> Void) {
+        state.withLock { s in
+            s.activeTasks += 1
+            let task = Task.detached { [self] in
+                await body()
+                finishTask(key: key)
+            }
+            if let key { s.inFlight[key] = task }
+        }
+    }
+
+    private func finishTask(key: JSONValue?) {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
+            if let key { s.inFlight[key] = nil }
+            s.activeTasks -= 1
+            guard s.activeTasks == 0, s.inputEnded else { return [] }
+            defer { s.drained = [] }
+            return s.drained
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func cancel(_ id: JSONValue) {
+        let task = state.withLock { $0.inFlight[id] }
+        task?.cancel()
+    }
+
+    private static func isValidID(_ id: JSONValue) -> Bool {
+        switch id {
+        case .string, .number, .null: true
+        default: false
+        }
+    }
+
+    /// The response to one message, or nil for a notification.
+    private func reply(to message: JSONValue) async -> [UInt8]? {
+        guard case .object(let members) = message else {
+            return Self.errorResponse(id: .null, .invalidRequest("a request must be a JSON object"))
+        }
+        let id = members["id"]
+        let isNotification = id == nil
+        let replyID: JSONValue = if let id, Self.isValidID(id) { id } else { .null }
+        if let id, !Self.isValidID(id) {
+            return Self.errorResponse(id: .null, .invalidRequest("id must be a string, a number or null"))
+        }
+        guard members["jsonrpc"] == .string("2.0") else {
+            return Self.errorResponse(id: replyID, .invalidRequest("\"jsonrpc\" must be \"2.0\""))
+        }
+        guard case .string(let method) = members["method"] else {
+            return Self.errorResponse(id: replyID, .invalidRequest("\"method\" must be a string"))
+        }
+        let params = members["params"]
+        switch params {
+        case nil, .object?, .array?: break
+        default:
+            return isNotification ? nil : Self.errorResponse(id: replyID, .invalidRequest("\"params\" must be an object or an array"))
+        }
+        if isNotification {
+            // LSP-style "$/" notifications the host does not know are ignored, as are all results.
+            if !method.hasPrefix("$/") { _ = await handler.handle(method: method, params: params) }
+            return nil
+        }
+        if method == Self.cancelMethod {
+            if let target = params?["id"] { cancel(target) }
+            return Self.resultResponse(id: replyID, Array("null".utf8))
+        }
+        let outcome = await handler.handle(method: method, params: params)
+        if Task.isCancelled { return Self.errorResponse(id: replyID, .requestCancelled) }
+        switch outcome {
+        case .success(let result): return Self.resultResponse(id: replyID, result)
+        case .failure(let error): return Self.errorResponse(id: replyID, error)
+        }
+    }
+
+    static func resultResponse(id: JSONValue, _ result: [UInt8]) -> [UInt8] {
+        var out = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.write(id, into: &out)
+        out.append(contentsOf: #","result":"#.utf8)
+        out.append(contentsOf: result)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    static func errorResponse(id: JSONValue, _ error: RPCError) -> [UInt8] {
+        var out = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.write(id, into: &out)
+        out.append(contentsOf: #","error":"#.utf8)
+        JSONWriter.write(error.jsonValue, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    private func send(_ body: [UInt8]) {
+        let framed = state.withLock { $0.framing }.frame(body)
+        writeLock.withLock { _ in
+            framed.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(output, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 {
+                        if errno == EINTR || errno == EAGAIN { continue }
+                        return  // The client is gone; nothing left to tell it.
+                    }
+                    offset += n
+                }
+            }
+        }
+    }
+}

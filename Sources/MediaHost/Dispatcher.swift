@@ -1,0 +1,143 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+
+/// A method of the host's API: a Codable params struct that names its method and result type.
+public protocol RPCMethod: Decodable, Sendable {
+    associatedtype Result: Encodable & Sendable
+    static var method: String { get }
+    /// Runs the method on the host.
+    func run(on host: Host) async throws -> Result
+    /// The result as JSON text; JSONEncoder unless the method has its text already.
+    static func encode(_ result: Result) throws -> [UInt8]
+}
+
+extension RPCMethod {
+    public static func encode(_ result: Result) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return Array(try encoder.encode(result))
+    }
+}
+
+/// Routes method calls to their handlers. The RPC endpoint and the REPL both call `call`; there
+/// is no second code path.
+public struct Dispatcher: RPCHandler {
+    /// Every method the host serves. rpc-spec.json describes exactly these (a test checks).
+    public static let methods: [any RPCMethod.Type] = [
+        RPCDiscover.self, HostInfoMethod.self,
+        ProvidersList.self, ProvidersCategories.self,
+        MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
+        FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,
+        HistoryList.self, HistoryClear.self,
+        ConfigGet.self, ConfigSet.self,
+    ]
+
+    private typealias Invoke = @Sendable (Host, JSONValue?) async throws -> [UInt8]
+    private static let table: [String: Invoke] = {
+        var table: [String: Invoke] = [:]
+        for method in methods {
+            precondition(table[method.method] == nil, "\(method.method) registered twice")
+            table[method.method] = invoker(for: method)
+        }
+        return table
+    }()
+
+    private static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
+        { host, params in
+            let request = try decodeParams(M.self, params)
+            let result = try await request.run(on: host)
+            return try M.encode(result)
+        }
+    }
+
+    public static var methodNames: [String] { methods.map { $0.method } }
+
+    public let host: Host
+
+    /// Calls a method by name with JSON params.
+    /// - Returns: the result as JSON text.
+    /// - Throws: the `RPCError` to answer with.
+    public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
+        guard let invoke = Self.table[method] else { throw .methodNotFound(method) }
+        do {
+            return try await invoke(host, params)
+        } catch {
+            throw Self.rpcError(for: error, method: method, logger: host.logger)
+        }
+    }
+
+    public func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError> {
+        do {
+            return .success(try await call(method, params: params))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func rpcError(for error: any Error, method: String, logger: Logger) -> RPCError {
+        switch error {
+        case let error as RPCError: return error
+        case let error as HostError: return error.rpcError
+        case let error as ProviderFailure: return error.rpcError
+        case let error as StoreError: return HostError.storage(error.description).rpcError
+        case is CancellationError: return .requestCancelled
+        default:
+            if Task.isCancelled { return .requestCancelled }
+            logger.error("\(method) failed: \(error)")
+            return .internalError("\(method) failed: \(error)")
+        }
+    }
+
+    /// Decodes by-name params; absent params and `[]` mean none.
+    static func decodeParams<M: Decodable>(_ type: M.Type, _ params: JSONValue?) throws(RPCError) -> M {
+        let object: JSONValue
+        switch params {
+        case nil, .array([])?: object = .object([:])
+        case .object?: object = params!
+        default: throw .invalidParams("params must be an object of named parameters")
+        }
+        do {
+            return try JSONDecoder().decode(M.self, from: Data(JSONWriter.bytes(object)))
+        } catch let error as DecodingError {
+            throw .invalidParams(describe(error))
+        } catch {
+            throw .invalidParams("\(error)")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.isEmpty ? "params" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing \(path(context.codingPath + [key]))"
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)) must be \(describe(type))"
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)) must be \(describe(type)), not null"
+        case .dataCorrupted(let context): return "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "\(type)".hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}
+
+extension Host {
+    /// Runs a provider call, tagging its errors with the provider id.
+    func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
+        let provider = try provider(id)
+        do {
+            return try await body(provider)
+        } catch let error as ProviderError {
+            throw ProviderFailure(provider: id, error: error)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+import Synchronization
+
+/// The runtime: providers, store and configuration behind one dispatcher.
+///
+/// Both front ends (the REPL and `mediahost rpc`) reach everything through `dispatcher`; nothing
+/// else touches providers, the store or the config.
+public final class Host: Sendable {
+    public static let name = "mediahost"
+    public static let version = "0.1.0"
+
+    public let paths: HostPaths
+    public let store: MediaStore
+    public let logger: Logger
+    public let redactor: Redactor
+    let registry: ProviderRegistry
+    let http: any HTTPClient
+    private let configState: Mutex<HostConfig>
+
+    /// Opens the store and reads the configuration.
+    /// - Parameters:
+    ///   - providers: the providers to offer; `BuiltinProviders.all` in the shipped binary.
+    ///   - http: the client providers use.
+    /// - Throws: `HostError` or `StoreError` saying which file is at fault.
+    public init(
+        paths: HostPaths, providers: [ProviderRegistration], http: any HTTPClient,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        logLevel: Logger.Level? = nil
+    ) throws {
+        self.paths = paths
+        self.http = http
+        registry = ProviderRegistry(providers)
+        store = try MediaStore(path: paths.database)
+        let config = try HostConfig(
+            file: paths.configFile, providers: providers.map(\.descriptor), storeValues: try store.settingsNow(),
+            environment: environment)
+        configState = Mutex(config)
+        let redactor = Redactor()
+        redactor.update(config.secretValues)
+        self.redactor = redactor
+        let level = logLevel ?? config["log.level"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        logger = Logger(label: Host.name) { StderrLogHandler(label: $0, level: level, redactor: redactor) }
+        for key in config.unknownFileKeys {
+            logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
+        }
+    }
+
+    /// The one entry point of both front ends.
+    public var dispatcher: Dispatcher { Dispatcher(host: self) }
+
+    public var config: HostConfig { configState.withLock { $0 } }
+
+    /// Changes configuration and re-creates providers so the change applies at once.
+    func updateConfig(_ change: (inout HostConfig) -> Void) {
+        let secrets = configState.withLock { config in
+            change(&config)
+            return config.secretValues
+        }
+        redactor.update(secrets)
+        registry.invalidate()
+    }
+
+    var providerIDs: [String] { registry.ids }
+
+    func isConfigured(_ descriptor: ProviderDescriptor) -> Bool {
+        let config = config
+        return descriptor.configKeys.filter(\.required).allSatisfy { config["providers.\(descriptor.id).\($0.name)"] != nil }
+    }
+
+    /// How to configure a provider that is missing required settings.
+    func configureHint(_ descriptor: ProviderDescriptor) -> String? {
+        let config = config
+        let missing = descriptor.configKeys.filter { $0.required && config["providers.\(descriptor.id).\($0.name)"] == nil }
+        guard !missing.isEmpty else { return nil }
+        return missing.map { key in
+            let env = (key.environment + [descriptor.environmentName(for: key.name)]).first!
+            return "set \(env) or run `config providers.\(descriptor.id).\(key.name) <value>`"
+        }.joined(separator: "; ")
+    }
+
+    /// The configured provider `id`, ready to call.
+    /// - Throws: `HostError.unknownProvider`, `HostError.notConfigured`.
+    func provider(_ id: String) throws -> any MediaProvider {
+        let registration = try registry.registration(id)
+        if let hint = configureHint(registration.descriptor) {
+            throw HostError.notConfigured(provider: id, hint: hint)
+        }
+        let config = config
+        return try registry.instance(id) {
+            ProviderContext(
+                config: config.providerConfig(registration.descriptor), http: http,
+                logger: Logger(label: "\(Host.name).\(id)") { [redactor, logger] in
+                    StderrLogHandler(label: $0, level: logger.logLevel, redactor: redactor)
+                })
+        }
+    }
+
+    /// Fills in what the host knows about items: whether each is a favorite.
+    func annotate(_ items: [MediaItem]) async throws -> [MediaItem] {
+        guard !items.isEmpty else { return items }
+        let favorites = try await store.favoriteIDs(among: items.map(\.id))
+        return items.map { item in
+            var item = item
+            item.favorite = favorites.contains(item.id)
+            return item
+        }
+    }
+
+    func annotate(_ item: MediaItem) async throws -> MediaItem {
+        try await annotate([item])[0]
+    }
+
+    func annotate(_ page: Page) async throws -> Page {
+        var page = page
+        page.items = try await annotate(page.items)
+        return page
+    }
+}

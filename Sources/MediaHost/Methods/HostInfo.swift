@@ -1,0 +1,44 @@
+import Foundation
+import JSONRPC
+
+/// The OpenRPC document describing every method (rpc-spec.json).
+public struct RPCDiscover: RPCMethod {
+    public static let method = "rpc.discover"
+    public typealias Result = JSONValue
+
+    public func run(on host: Host) async throws -> JSONValue {
+        try JSONParser.parse(RPCDiscover.specBytes)
+    }
+
+    /// The spec is served as the text it was built from.
+    public static func encode(_ result: JSONValue) throws -> [UInt8] { JSONWriter.bytes(result) }
+
+    /// rpc-spec.json as embedded at build time.
+    public static var specBytes: [UInt8] { PackageResources.rpc_spec_json }
+}
+
+/// What is running and where its files are.
+public struct HostInfoMethod: RPCMethod {
+    public static let method = "host.info"
+
+    public struct Result: Codable, Sendable, Equatable {
+        public var name: String
+        public var version: String
+        /// The JSON-RPC version spoken: "2.0".
+        public var jsonrpc: String
+        public var pid: Int
+        public var providers: [String]
+        public var methods: [String]
+        public var configFile: String
+        public var dataDir: String
+        public var cacheDir: String
+        public var database: String
+    }
+
+    public func run(on host: Host) async throws -> Result {
+        Result(
+            name: Host.name, version: Host.version, jsonrpc: "2.0", pid: Int(ProcessInfo.processInfo.processIdentifier),
+            providers: host.providerIDs, methods: Dispatcher.methodNames, configFile: host.paths.configFile,
+            dataDir: host.paths.dataDir, cacheDir: host.paths.cacheDir, database: host.paths.database)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import MediaKit
+
+/// One page of a category's items.
+public struct MediaBrowse: RPCMethod {
+    public static let method = "media.browse"
+    public typealias Result = Page
+    public var provider: String
+    /// A category id from `providers.categories`.
+    public var category: String
+    /// The `next` or `prev` of an earlier page.
+    public var cursor: Cursor?
+
+    public func run(on host: Host) async throws -> Page {
+        try await host.annotate(host.withProvider(provider) { try await $0.browse(category: category, cursor: cursor) })
+    }
+}
+
+/// Searches one provider, or every configured provider at once.
+public struct MediaSearch: RPCMethod {
+    public static let method = "media.search"
+    /// The words to search for; `#tag` and `@user` where the provider understands them.
+    public var query: String
+    /// Omitted: every configured provider, concurrently.
+    public var provider: String?
+    /// Only items of this kind, where the provider can filter.
+    public var kind: MediaKind?
+    /// The `next` or `prev` of an earlier page of the same search.
+    public var cursor: Cursor?
+
+    public struct Result: Codable, Sendable, Equatable {
+        public var items: [MediaItem]
+        public var next: Cursor?
+        public var prev: Cursor?
+        public var total: Int?
+        /// Providers that failed in a search across providers; the others' items are kept.
+        public var errors: [Failure]?
+    }
+
+    public struct Failure: Codable, Sendable, Equatable {
+        public var provider: String
+        public var code: Int
+        public var message: String
+    }
+
+    public func run(on host: Host) async throws -> Result {
+        let text = query.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw HostError.invalidArgument("query is empty") }
+        guard text.count <= 500 else { throw HostError.invalidArgument("query is longer than 500 characters") }
+        if cursor == nil {
+            try await host.store.recordSearch(query: text, provider: provider, kind: kind)
+        }
+        if let provider {
+            let page = try await host.annotate(
+                host.withProvider(provider) { try await $0.search(SearchQuery(text: text, kind: kind, cursor: cursor)) })
+            return Result(items: page.items, next: page.next, prev: page.prev, total: page.total)
+        }
+        return try await searchAll(text, host: host)
+    }
+
+    /// Every configured provider concurrently; a failure of one is reported beside the others' items.
+    private func searchAll(_ text: String, host: Host) async throws -> Result {
+        let positions = try cursor.map(MultiCursor.init(decoding:))
+        let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
+            .filter { positions == nil || positions!.cursors[$0] != nil }
+        guard !ids.isEmpty else { throw HostError.noProviderConfigured }
+        let outcomes = await withTaskGroup(of: (String, Swift.Result<Page, any Error>).self) { group in
+            for id in ids {
+                let query = SearchQuery(text: text, kind: kind, cursor: positions?.cursors[id].map { Cursor($0) })
+                group.addTask { () -> (String, Swift.Result<Page, any Error>) in
+                    do {
+                        let page = try await host.withProvider(id) { try await $0.search(query) }
+                        return (id, .success(page))
+                    } catch {
+                        return (id, .failure(error))
+                    }
+                }
+            }
+            var outcomes: [String: Swift.Result<Page, any Error>] = [:]
+            for await (id, outcome) in group { outcomes[id] = outcome }
+            return outcomes
+        }
+        var items: [MediaItem] = []
+        var next = MultiCursor(cursors: [:])
+        var prev = MultiCursor(cursors: [:])
+        var failures: [Failure] = []
+        for id in ids {
+            switch outcomes[id]! {
+            case .success(let page):
+                items += page.items
+                if let cursor = page.next { next.cursors[id] = cursor.rawValue }
+                if let cursor = page.prev { prev.cursors[id] = cursor.rawValue }
+            case .failure(let error):
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                let rpc = Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger)
+                failures.append(Failure(provider: id, code: rpc.code, message: rpc.message))
+            }
+        }
+        return Result(
+            items: try await host.annotate(items), next: next.cursor, prev: prev.cursor, total: nil, errors: failures)
+    }
+}
+
+/// The per-provider cursors of a search across providers, as one opaque cursor.
+struct MultiCursor: Codable {
+    var cursors: [String: String]
+
+    init(cursors: [String: String]) { self.cursors = cursors }
+
+    init(decoding cursor: Cursor) throws {
+        guard cursor.rawValue.hasPrefix("all:"),
+            let data = Data(base64Encoded: String(cursor.rawValue.dropFirst(4))),
+            let decoded = try? JSONDecoder().decode(MultiCursor.self, from: data)
+        else { throw HostError.invalidArgument("cursor does not belong to a search across providers") }
+        self = decoded
+    }
+
+    var cursor: Cursor? {
+        guard !cursors.isEmpty, let data = try? JSONEncoder().encode(self) else { return nil }
+        return Cursor("all:" + data.base64EncodedString())
+    }
+}
+
+/// Full details of one item.
+public struct MediaGet: RPCMethod {
+    public static let method = "media.get"
+    public typealias Result = MediaItem
+    /// e.g. "podcasts:podcast:1200361736".
+    public var id: ItemID
+
+    public func run(on host: Host) async throws -> MediaItem {
+        try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
+    }
+}
+
+/// The items inside a container: a channel's videos, a podcast's episodes, a user's posts.
+public struct MediaChildren: RPCMethod {
+    public static let method = "media.children"
+    public typealias Result = Page
+    public var id: ItemID
+    public var cursor: Cursor?
+
+    public func run(on host: Host) async throws -> Page {
+        try await host.annotate(host.withProvider(id.provider) { try await $0.children(of: id, cursor: cursor) })
+    }
+}

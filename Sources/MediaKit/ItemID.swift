@@ -1,0 +1,89 @@
+/// What an item is, across every provider.
+public enum MediaKind: String, Codable, Sendable, CaseIterable, Hashable {
+    case video, channel, playlist, movie, podcast, episode, post, user
+
+    /// Kinds whose `media.children` lists other items (a channel's videos, a podcast's episodes).
+    public var isContainer: Bool {
+        switch self {
+        case .channel, .playlist, .podcast, .user: true
+        case .video, .movie, .episode, .post: false
+        }
+    }
+}
+
+/// A globally unique item id: `<provider>:<kind>:<native id>`, e.g. `youtube:video:dQw4w9WgXcQ`.
+///
+/// The native id may itself contain ':'; only the first two separators split the id.
+public struct ItemID: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public let provider: String
+    public let kind: MediaKind
+    public let nativeID: String
+
+    /// The longest id accepted from outside, in UTF-8 bytes.
+    public static let maxLength = 1024
+
+    public init(provider: String, kind: MediaKind, nativeID: String) {
+        self.provider = provider
+        self.kind = kind
+        self.nativeID = nativeID
+    }
+
+    /// Parses and validates an id string.
+    /// - Throws: `ItemIDError` saying what is wrong with it.
+    public init(parsing string: String) throws(ItemIDError) {
+        guard string.utf8.count <= Self.maxLength else { throw .tooLong }
+        let parts = string.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed(string) }
+        let provider = String(parts[0])
+        guard ProviderDescriptor.isValidID(provider) else { throw .badProvider(provider) }
+        guard let kind = MediaKind(rawValue: String(parts[1])) else { throw .badKind(String(parts[1])) }
+        let native = String(parts[2])
+        guard !native.isEmpty else { throw .malformed(string) }
+        guard !native.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw .controlCharacters }
+        self.init(provider: provider, kind: kind, nativeID: native)
+    }
+
+    public var description: String { "\(provider):\(kind.rawValue):\(nativeID)" }
+
+    public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.description < rhs.description }
+}
+
+extension ItemID: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let string = try container.decode(String.self)
+        do {
+            try self.init(parsing: string)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// Why a string is not a valid `ItemID`.
+public enum ItemIDError: Error, Sendable, CustomStringConvertible, Equatable {
+    case malformed(String)
+    case badProvider(String)
+    case badKind(String)
+    case controlCharacters
+    case tooLong
+
+    public var description: String {
+        switch self {
+        case .malformed(let s):
+            "'\(s.prefix(80))' is not an item id; ids look like provider:kind:native-id, e.g. podcasts:podcast:1200361736"
+        case .badProvider(let p):
+            "'\(p.prefix(40))' is not a provider id (lower-case letters, digits, '-' and '_')"
+        case .badKind(let k):
+            "'\(k.prefix(40))' is not a kind; kinds are \(MediaKind.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .controlCharacters: "item ids may not contain control characters"
+        case .tooLong: "item ids are at most \(ItemID.maxLength) bytes"
+        }
+    }
+}

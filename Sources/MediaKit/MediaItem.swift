@@ -1,0 +1,194 @@
+import Foundation
+
+/// One thing a provider can show: a video, channel, movie, podcast, episode, post or user.
+///
+/// Providers fill what they know; every field but id, provider, kind and title is optional, so a
+/// missing field in an API response is a missing value, not a failure. The host fills `favorite`
+/// and `download`.
+public struct MediaItem: Codable, Sendable, Equatable {
+    public var id: ItemID
+    public var provider: String
+    public var kind: MediaKind
+    public var title: String
+    /// A secondary line: channel name, show name, author.
+    public var subtitle: String?
+    /// Plain text, no markup.
+    public var summary: String?
+    /// Where a person can see it on the web.
+    public var url: String?
+    /// The best image for it.
+    public var artwork: String?
+    /// ISO 8601 date and time.
+    public var published: String?
+    /// Length in seconds.
+    public var duration: Double?
+    public var creator: String?
+    /// Counts: views, likes, comments, episodes, followers, votes...
+    public var stats: [String: Int]?
+    /// The media file for podcasts and other downloadable items.
+    public var enclosure: Enclosure?
+    /// Hashtags, mentions, URLs and media inside `summary` (posts).
+    public var entities: [TextEntity]?
+    /// Filled by the host: whether the item is a local favorite.
+    public var favorite: Bool?
+    /// Filled by the host: the download state when there is one.
+    public var download: DownloadInfo?
+    /// Provider-specific facts worth showing, as text.
+    public var extra: [String: String]?
+
+    public init(
+        id: ItemID, title: String, subtitle: String? = nil, summary: String? = nil,
+        url: String? = nil, artwork: String? = nil, published: String? = nil,
+        duration: Double? = nil, creator: String? = nil, stats: [String: Int]? = nil,
+        enclosure: Enclosure? = nil, entities: [TextEntity]? = nil, extra: [String: String]? = nil
+    ) {
+        self.id = id
+        self.provider = id.provider
+        self.kind = id.kind
+        self.title = title
+        self.subtitle = subtitle
+        self.summary = summary
+        self.url = url
+        self.artwork = artwork
+        self.published = published
+        self.duration = duration
+        self.creator = creator
+        self.stats = stats
+        self.enclosure = enclosure
+        self.entities = entities
+        self.extra = extra
+    }
+}
+
+/// A downloadable media file attached to an item.
+public struct Enclosure: Codable, Sendable, Equatable {
+    public var url: String
+    public var type: String?
+    public var length: Int64?
+
+    public init(url: String, type: String? = nil, length: Int64? = nil) {
+        self.url = url
+        self.type = type
+        self.length = length
+    }
+}
+
+/// A span of an item's text that means something: a hashtag, mention, link or media reference.
+public struct TextEntity: Codable, Sendable, Equatable {
+    public enum EntityType: String, Codable, Sendable { case hashtag, mention, url, media }
+    public var type: EntityType
+    /// Offsets in Unicode scalars into the item's plain text, end exclusive.
+    public var start: Int
+    public var end: Int
+    /// What the text shows, e.g. "#swift" or "example.com/a…".
+    public var text: String
+    /// What it stands for: the tag, the handle, the expanded URL, the media URL.
+    public var value: String
+
+    public init(type: EntityType, start: Int, end: Int, text: String, value: String) {
+        self.type = type
+        self.start = start
+        self.end = end
+        self.text = text
+        self.value = value
+    }
+}
+
+/// The host's record of an item's download, attached to items it returns.
+public struct DownloadInfo: Codable, Sendable, Equatable {
+    public var state: String
+    public var path: String?
+    public var bytes: Int64?
+    public var total: Int64?
+
+    public init(state: String, path: String? = nil, bytes: Int64? = nil, total: Int64? = nil) {
+        self.state = state
+        self.path = path
+        self.bytes = bytes
+        self.total = total
+    }
+}
+
+/// A named group of items a provider can browse: a video category, a genre, a trending tag.
+public struct MediaCategory: Codable, Sendable, Equatable {
+    /// What `media.browse` takes.
+    public var id: String
+    public var name: String
+    /// Set when categories nest (Apple's podcast sub-genres).
+    public var parent: String?
+
+    public init(id: String, name: String, parent: String? = nil) {
+        self.id = id
+        self.name = name
+        self.parent = parent
+    }
+}
+
+/// An opaque position in a paged listing, made by the provider that returned it.
+public struct Cursor: Codable, Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public var rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+}
+
+/// One page of a listing.
+public struct Page: Codable, Sendable, Equatable {
+    public var items: [MediaItem]
+    public var next: Cursor?
+    public var prev: Cursor?
+    /// The total number of items when the service says.
+    public var total: Int?
+
+    public init(items: [MediaItem], next: Cursor? = nil, prev: Cursor? = nil, total: Int? = nil) {
+        self.items = items
+        self.next = next
+        self.prev = prev
+        self.total = total
+    }
+}
+
+/// What to search for.
+public struct SearchQuery: Codable, Sendable, Equatable {
+    public var text: String
+    /// Only items of this kind, when the provider can filter (videos, channels, playlists...).
+    public var kind: MediaKind?
+    public var cursor: Cursor?
+
+    public init(text: String, kind: MediaKind? = nil, cursor: Cursor? = nil) {
+        self.text = text
+        self.kind = kind
+        self.cursor = cursor
+    }
+}
+
+/// Where a provider's downloadable media lives.
+public struct DownloadSource: Sendable, Equatable {
+    public var url: URL
+    /// A file name without extension that describes the item, before sanitizing.
+    public var suggestedName: String
+    /// The show or channel it belongs to, used as a folder.
+    public var collection: String?
+    public var fileExtension: String?
+    public var expectedLength: Int64?
+    public var headers: [String: String]
+
+    public init(
+        url: URL, suggestedName: String, collection: String? = nil, fileExtension: String? = nil,
+        expectedLength: Int64? = nil, headers: [String: String] = [:]
+    ) {
+        self.url = url
+        self.suggestedName = suggestedName
+        self.collection = collection
+        self.fileExtension = fileExtension
+        self.expectedLength = expectedLength
+        self.headers = headers
+    }
+}

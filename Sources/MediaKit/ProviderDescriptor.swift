@@ -1,0 +1,78 @@
+/// What a provider is and can do, known before it is created.
+public struct ProviderDescriptor: Codable, Sendable, Equatable {
+    /// The id used in item ids, config sections and env vars: lower-case letters, digits, '-' and '_'.
+    public var id: String
+    public var name: String
+    public var kinds: [MediaKind]
+    public var capabilities: [Capability]
+    public var configKeys: [ConfigKey]
+    public var auth: AuthKind
+    /// Anything a user should know about the provider's limits, shown in `providers.list`.
+    public var notes: String?
+
+    public init(
+        id: String, name: String, kinds: [MediaKind], capabilities: [Capability],
+        configKeys: [ConfigKey] = [], auth: AuthKind = .none, notes: String? = nil
+    ) {
+        precondition(Self.isValidID(id), "provider id '\(id)' is not valid")
+        self.id = id
+        self.name = name
+        self.kinds = kinds
+        self.capabilities = capabilities
+        self.configKeys = configKeys
+        self.auth = auth
+        self.notes = notes
+    }
+
+    public static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 32
+            && id.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d || $0 == 0x5f }
+    }
+
+    /// The env var that overrides a config key: `MEDIAHOST_<ID>_<KEY>`, e.g. MEDIAHOST_PODCASTS_BASE_URL.
+    public func environmentName(for key: String) -> String {
+        "MEDIAHOST_\(id)_\(key)".uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce(into: "") { $0.append($1) }
+    }
+
+    public enum Capability: String, Codable, Sendable, CaseIterable {
+        case categories, browse, search, item, children, download, login, remoteFavorites
+    }
+
+    public enum AuthKind: String, Codable, Sendable {
+        /// Works without credentials.
+        case none
+        /// Needs an API key or token from config or the environment.
+        case apiKey
+        /// Works without credentials and does more with them.
+        case optionalToken
+        /// An OAuth 2.0 device-code login for account features.
+        case oauthDevice
+        /// A username and password login that yields a session.
+        case sessionLogin
+    }
+
+    /// One setting a provider reads, under `[providers.<id>]` in config.toml.
+    public struct ConfigKey: Codable, Sendable, Equatable {
+        public var name: String
+        public var summary: String
+        /// Never printed, logged or returned.
+        public var secret: Bool
+        /// Without it the provider is not configured.
+        public var required: Bool
+        public var defaultValue: String?
+        /// Well-known env vars that set it besides MEDIAHOST_<ID>_<KEY> (e.g. YOUTUBE_API_KEY).
+        public var environment: [String]
+
+        public init(
+            name: String, summary: String, secret: Bool = false, required: Bool = false,
+            defaultValue: String? = nil, environment: [String] = []
+        ) {
+            self.name = name
+            self.summary = summary
+            self.secret = secret
+            self.required = required
+            self.defaultValue = defaultValue
+            self.environment = environment
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What went wrong inside a provider, typed so the host can map it to one RPC error and a person
+/// can act on it.
+public enum ProviderError: Error, Sendable, Equatable {
+    /// The provider does not do this (e.g. categories on Twitter).
+    case unsupported(String)
+    case notFound(String)
+    /// Credentials are missing, invalid or expired.
+    case unauthorized(String)
+    /// The provider needs configuration before it can be used; the text says how.
+    case notConfigured(String)
+    /// The service asked us to slow down; retry after this many seconds when known.
+    case rateLimited(retryAfter: Double?)
+    case quotaExceeded(String)
+    /// The service answered with an error status.
+    case upstream(status: Int, message: String)
+    /// The service answered with something we cannot read.
+    case invalidResponse(String)
+    /// The service could not be reached.
+    case network(String)
+    /// The caller asked for something malformed (a bad cursor, an empty query).
+    case invalidArgument(String)
+
+    /// A stable short name, used as `data.kind` in RPC errors.
+    public var kind: String {
+        switch self {
+        case .unsupported: "unsupported"
+        case .notFound: "notFound"
+        case .unauthorized: "unauthorized"
+        case .notConfigured: "notConfigured"
+        case .rateLimited: "rateLimited"
+        case .quotaExceeded: "quotaExceeded"
+        case .upstream: "upstream"
+        case .invalidResponse: "invalidResponse"
+        case .network: "network"
+        case .invalidArgument: "invalidArgument"
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .unsupported(let what): what
+        case .notFound(let what): what
+        case .unauthorized(let why): why
+        case .notConfigured(let how): how
+        case .rateLimited(let after):
+            if let after { "rate limited by the service; try again in \(Int(after.rounded(.up))) s" }
+            else { "rate limited by the service; try again later" }
+        case .quotaExceeded(let why): why
+        case .upstream(let status, let message): "the service answered HTTP \(status): \(message)"
+        case .invalidResponse(let why): why
+        case .network(let why): why
+        case .invalidArgument(let why): why
+        }
+    }
+}
+
+extension ProviderError: LocalizedError {
+    public var errorDescription: String? { message }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import MediaKit
+
+extension MediaStore {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// Keeps a snapshot of `item` as a favorite; adding it again refreshes the snapshot and keeps its place.
+    public func addFavorite(_ item: MediaItem, at date: Date = Date()) async throws {
+        var snapshot = item
+        snapshot.favorite = nil
+        snapshot.download = nil
+        let data = try Self.encoder.encode(snapshot)
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot
+                    """,
+                arguments: [item.id.description, item.provider, item.kind.rawValue, item.title, date.timeIntervalSince1970, data])
+        }
+    }
+
+    /// - Returns: whether the item was a favorite.
+    @discardableResult
+    public func removeFavorite(_ id: ItemID) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM favorite WHERE id = ?", arguments: [id.description])
+            return db.changesCount > 0
+        }
+    }
+
+    /// One page of favorites, newest first, read from the stored snapshots (no network).
+    /// - Parameters:
+    ///   - after: the `next` of the previous page.
+    public func favorites(
+        provider: String? = nil, kind: MediaKind? = nil, limit: Int = 50, after: MediaKit.Cursor? = nil
+    ) async throws -> Page {
+        let position = after.flatMap(FavoritePosition.init)
+        return try await pool.read { db in
+            var sql = "SELECT id, addedAt, snapshot FROM favorite"
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let provider { conditions.append("provider = ?"); arguments += [provider] }
+            if let kind { conditions.append("kind = ?"); arguments += [kind.rawValue] }
+            if let position {
+                conditions.append("(addedAt < ? OR (addedAt = ? AND id < ?))")
+                arguments += [position.addedAt, position.addedAt, position.id]
+            }
+            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+            sql += " ORDER BY addedAt DESC, id DESC LIMIT ?"
+            arguments += [limit + 1]
+            let decoder = JSONDecoder()
+            var items: [MediaItem] = []
+            var last: FavoritePosition?
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            var count = 0
+            while let row = try rows.next() {
+                count += 1
+                if count > limit { break }
+                let id: String = row[0]
+                guard var item = try? decoder.decode(MediaItem.self, from: row[2] as Data) else {
+                    throw StoreError.corruptSnapshot(id: id)
+                }
+                item.favorite = true
+                items.append(item)
+                last = FavoritePosition(addedAt: row[1], id: id)
+            }
+            let next = count > limit ? last.map { MediaKit.Cursor($0.encoded) } : nil
+            return Page(items: items, next: next)
+        }
+    }
+
+    /// The ids among `ids` that are favorites, in one query.
+    public func favoriteIDs(among ids: [ItemID]) async throws -> Set<ItemID> {
+        guard !ids.isEmpty else { return [] }
+        let strings = Array(Set(ids.map(\.description)))
+        return try await pool.read { db in
+            var found = Set<ItemID>()
+            // SQLite allows 32,766 parameters; pages are far smaller, but chunk anyway.
+            for chunk in stride(from: 0, to: strings.count, by: 500) {
+                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
+                let placeholders = Array(repeating: "?", count: part.count).joined(separator: ",")
+                let rows = try String.fetchAll(
+                    db, sql: "SELECT id FROM favorite WHERE id IN (\(placeholders))", arguments: StatementArguments(part))
+                for row in rows { if let id = try? ItemID(parsing: row) { found.insert(id) } }
+            }
+            return found
+        }
+    }
+
+    public func favoriteCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM favorite") ?? 0 }
+    }
+}
+
+/// Where a favorites page ended: the keyset (addedAt, id) of its last row.
+struct FavoritePosition {
+    var addedAt: Double
+    var id: String
+
+    init(addedAt: Double, id: String) {
+        self.addedAt = addedAt
+        self.id = id
+    }
+
+    init?(_ cursor: MediaKit.Cursor) {
+        let parts = cursor.rawValue.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "fav", let addedAt = Double(parts[1]) else { return nil }
+        self.init(addedAt: addedAt, id: String(parts[2]))
+    }
+
+    var encoded: String { "fav|\(addedAt)|\(id)" }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+import MediaKit
+
+/// One remembered search.
+public struct SearchRecord: Codable, Sendable, Equatable {
+    public var query: String
+    /// Nil for a search across every provider.
+    public var provider: String?
+    public var kind: MediaKind?
+    /// ISO 8601.
+    public var at: String
+
+    public init(query: String, provider: String?, kind: MediaKind?, at: String) {
+        self.query = query
+        self.provider = provider
+        self.kind = kind
+        self.at = at
+    }
+}
+
+extension MediaStore {
+    /// How many searches are kept (TweeterTags keeps the last 100).
+    public static let historyLimit = 100
+
+    /// Records a search; searching the same thing again moves it to the top.
+    public func recordSearch(query: String, provider: String?, kind: MediaKind?, at date: Date = Date()) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM searchHistory WHERE provider = ? AND query = ? AND kind = ?",
+                arguments: [provider ?? "", query, kind?.rawValue ?? ""])
+            try db.execute(
+                sql: "INSERT INTO searchHistory (provider, query, kind, searchedAt) VALUES (?, ?, ?, ?)",
+                arguments: [provider ?? "", query, kind?.rawValue ?? "", date.timeIntervalSince1970])
+            try db.execute(
+                sql: "DELETE FROM searchHistory WHERE seq <= (SELECT seq FROM searchHistory ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                arguments: [Self.historyLimit])
+        }
+    }
+
+    /// Searches newest first, optionally only those made on one provider.
+    public func history(provider: String? = nil, limit: Int = MediaStore.historyLimit) async throws -> [SearchRecord] {
+        try await pool.read { db in
+            let rows: [Row]
+            if let provider {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT provider, query, kind, searchedAt FROM searchHistory WHERE provider = ? ORDER BY seq DESC LIMIT ?",
+                    arguments: [provider, limit])
+            } else {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT provider, query, kind, searchedAt FROM searchHistory ORDER BY seq DESC LIMIT ?",
+                    arguments: [limit])
+            }
+            let formatter = ISO8601DateFormatter()
+            return rows.map { row in
+                let provider: String = row[0]
+                let kind: String = row[2]
+                return SearchRecord(
+                    query: row[1], provider: provider.isEmpty ? nil : provider, kind: MediaKind(rawValue: kind),
+                    at: formatter.string(from: Date(timeIntervalSince1970: row[3])))
+            }
+        }
+    }
+
+    /// - Returns: how many searches were forgotten.
+    @discardableResult
+    public func clearHistory(provider: String? = nil) async throws -> Int {
+        try await pool.write { db in
+            if let provider {
+                try db.execute(sql: "DELETE FROM searchHistory WHERE provider = ?", arguments: [provider])
+            } else {
+                try db.execute(sql: "DELETE FROM searchHistory")
+            }
+            return db.changesCount
+        }
+    }
+}

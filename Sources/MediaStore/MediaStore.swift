@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import MediaKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The host's SQLite database: favorites, search history and settings (later downloads, the
+/// artwork index and parsed feeds).
+///
+/// WAL mode and a busy timeout let a REPL and an RPC process share one file; the file is created
+/// with mode 0600 because it holds what a person watched and searched.
+public final class MediaStore: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    /// How long a writer waits for another process's lock before failing.
+    public static let busyTimeout: TimeInterval = 5
+
+    /// Opens (creating and migrating when needed) the database at `path`.
+    /// - Throws: `StoreError.cannotOpen` saying which file and why.
+    public init(path: String) throws {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
+        }
+        // Create the file ourselves so it is never readable by others, even for an instant.
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        fchmod(fd, 0o600)
+        close(fd)
+
+        var config = Configuration()
+        config.busyMode = .timeout(Self.busyTimeout)
+        config.label = "mediahost"
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: favorites, history, settings") { db in
+            try db.execute(sql: """
+                CREATE TABLE favorite (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    provider TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    addedAt REAL NOT NULL,
+                    snapshot BLOB NOT NULL
+                );
+                CREATE INDEX favorite_added ON favorite(addedAt DESC, id DESC);
+                CREATE INDEX favorite_provider_added ON favorite(provider, addedAt DESC, id DESC);
+                CREATE TABLE searchHistory (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    provider TEXT NOT NULL,
+                    query TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    searchedAt REAL NOT NULL,
+                    UNIQUE(provider, query, kind)
+                );
+                CREATE TABLE setting (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+}
+
+/// Why the store failed, with what a person needs to act.
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+    case cannotOpen(path: String, reason: String)
+    case corruptSnapshot(id: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            "cannot open the database \(path): \(reason) (set MEDIAHOST_DATA_DIR or --data-dir to use another folder)"
+        case .corruptSnapshot(let id): "the stored copy of favorite \(id) cannot be read"
+        }
+    }
+}
