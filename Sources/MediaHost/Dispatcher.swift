@@ -8,7 +8,7 @@ public protocol RPCMethod: Decodable, Sendable {
     associatedtype Result: Encodable & Sendable
     static var method: String { get }
     /// Runs the method on the host.
-    func run(on host: Host) async throws -> Result
+    func run(on host: HostRuntime) async throws -> Result
     /// The result as JSON text; JSONEncoder unless the method has its text already.
     static func encode(_ result: Result) throws -> [UInt8]
 }
@@ -16,7 +16,7 @@ public protocol RPCMethod: Decodable, Sendable {
 extension RPCMethod {
     public static func encode(_ result: Result) throws -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(result))
     }
 }
@@ -34,7 +34,7 @@ public struct Dispatcher: RPCHandler {
         ConfigGet.self, ConfigSet.self,
     ]
 
-    private typealias Invoke = @Sendable (Host, JSONValue?) async throws -> [UInt8]
+    private typealias Invoke = @Sendable (HostRuntime, JSONValue?) async throws -> [UInt8]
     private static let table: [String: Invoke] = {
         var table: [String: Invoke] = [:]
         for method in methods {
@@ -54,7 +54,7 @@ public struct Dispatcher: RPCHandler {
 
     public static var methodNames: [String] { methods.map { $0.method } }
 
-    public let host: Host
+    public let host: HostRuntime
 
     /// Calls a method by name with JSON params.
     /// - Returns: the result as JSON text.
@@ -130,7 +130,7 @@ public struct Dispatcher: RPCHandler {
     }
 }
 
-extension Host {
+extension HostRuntime {
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
         let provider = try provider(id)

@@ -7,7 +7,7 @@ public struct ConfigGet: RPCMethod {
     /// One setting, e.g. "providers.podcasts.base_url"; omitted: all of them.
     public var key: String?
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         let config = host.config
         if let key {
             guard let entry = config.entry(key) else { throw HostError.unknownConfigKey(key) }
@@ -25,7 +25,7 @@ public struct ConfigSet: RPCMethod {
     /// A string, number or boolean; null removes the stored value.
     public var value: JSONValue?
 
-    public func run(on host: Host) async throws -> ConfigEntry {
+    public func run(on host: HostRuntime) async throws -> ConfigEntry {
         guard let info = host.config.keys[key] else { throw HostError.unknownConfigKey(key) }
         let text: String?
         switch value {

@@ -7,7 +7,7 @@ public struct FavoritesAdd: RPCMethod {
     /// The item to keep, e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
 
-    public func run(on host: Host) async throws -> MediaItem {
+    public func run(on host: HostRuntime) async throws -> MediaItem {
         var item = try await host.withProvider(id.provider) { try await $0.item(id) }
         try await host.store.addFavorite(item)
         item = try await host.annotate(item)
@@ -26,7 +26,7 @@ public struct FavoritesRemove: RPCMethod {
         public var removed: Bool
     }
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         Result(id: id, removed: try await host.store.removeFavorite(id))
     }
 }
@@ -43,7 +43,7 @@ public struct FavoritesList: RPCMethod {
     /// The `next` of an earlier page.
     public var cursor: Cursor?
 
-    public func run(on host: Host) async throws -> Page {
+    public func run(on host: HostRuntime) async throws -> Page {
         let limit = limit ?? 50
         guard (1...500).contains(limit) else { throw HostError.invalidArgument("limit must be between 1 and 500") }
         if let cursor, !cursor.rawValue.hasPrefix("fav|") {

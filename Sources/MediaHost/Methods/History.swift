@@ -10,7 +10,7 @@ public struct HistoryList: RPCMethod {
     /// At most this many, 1 to 100.
     public var limit: Int?
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         let limit = limit ?? MediaStore.historyLimit
         guard (1...MediaStore.historyLimit).contains(limit) else {
             throw HostError.invalidArgument("limit must be between 1 and \(MediaStore.historyLimit)")
@@ -29,7 +29,7 @@ public struct HistoryClear: RPCMethod {
         public var cleared: Int
     }
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         Result(cleared: try await host.store.clearHistory(provider: provider))
     }
 }

@@ -6,7 +6,7 @@ public struct RPCDiscover: RPCMethod {
     public static let method = "rpc.discover"
     public typealias Result = JSONValue
 
-    public func run(on host: Host) async throws -> JSONValue {
+    public func run(on host: HostRuntime) async throws -> JSONValue {
         try JSONParser.parse(RPCDiscover.specBytes)
     }
 
@@ -35,9 +35,9 @@ public struct HostInfoMethod: RPCMethod {
         public var database: String
     }
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         Result(
-            name: Host.name, version: Host.version, jsonrpc: "2.0", pid: Int(ProcessInfo.processInfo.processIdentifier),
+            name: HostRuntime.name, version: HostRuntime.version, jsonrpc: "2.0", pid: Int(ProcessInfo.processInfo.processIdentifier),
             providers: host.providerIDs, methods: Dispatcher.methodNames, configFile: host.paths.configFile,
             dataDir: host.paths.dataDir, cacheDir: host.paths.cacheDir, database: host.paths.database)
     }

@@ -11,7 +11,7 @@ public struct MediaBrowse: RPCMethod {
     /// The `next` or `prev` of an earlier page.
     public var cursor: Cursor?
 
-    public func run(on host: Host) async throws -> Page {
+    public func run(on host: HostRuntime) async throws -> Page {
         try await host.annotate(host.withProvider(provider) { try await $0.browse(category: category, cursor: cursor) })
     }
 }
@@ -43,7 +43,7 @@ public struct MediaSearch: RPCMethod {
         public var message: String
     }
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         let text = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw HostError.invalidArgument("query is empty") }
         guard text.count <= 500 else { throw HostError.invalidArgument("query is longer than 500 characters") }
@@ -59,7 +59,7 @@ public struct MediaSearch: RPCMethod {
     }
 
     /// Every configured provider concurrently; a failure of one is reported beside the others' items.
-    private func searchAll(_ text: String, host: Host) async throws -> Result {
+    private func searchAll(_ text: String, host: HostRuntime) async throws -> Result {
         let positions = try cursor.map(MultiCursor.init(decoding:))
         let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
             .filter { positions == nil || positions!.cursors[$0] != nil }
@@ -128,7 +128,7 @@ public struct MediaGet: RPCMethod {
     /// e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
 
-    public func run(on host: Host) async throws -> MediaItem {
+    public func run(on host: HostRuntime) async throws -> MediaItem {
         try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
     }
 }
@@ -140,7 +140,7 @@ public struct MediaChildren: RPCMethod {
     public var id: ItemID
     public var cursor: Cursor?
 
-    public func run(on host: Host) async throws -> Page {
+    public func run(on host: HostRuntime) async throws -> Page {
         try await host.annotate(host.withProvider(id.provider) { try await $0.children(of: id, cursor: cursor) })
     }
 }

@@ -18,7 +18,7 @@ public struct ProvidersList: RPCMethod {
     }
     public typealias Result = [ProviderInfo]
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         host.registry.registrations.map { registration in
             let d = registration.descriptor
             return ProviderInfo(
@@ -35,7 +35,7 @@ public struct ProvidersCategories: RPCMethod {
     /// The provider id, e.g. "podcasts".
     public var provider: String
 
-    public func run(on host: Host) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Result {
         try await host.withProvider(provider) { try await $0.categories() }
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Both front ends (the REPL and `mediahost rpc`) reach everything through `dispatcher`; nothing
 /// else touches providers, the store or the config.
-public final class Host: Sendable {
+public final class HostRuntime: Sendable {
     public static let name = "mediahost"
     public static let version = "0.1.0"
 
@@ -42,7 +42,7 @@ public final class Host: Sendable {
         redactor.update(config.secretValues)
         self.redactor = redactor
         let level = logLevel ?? config["log.level"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-        logger = Logger(label: Host.name) { StderrLogHandler(label: $0, level: level, redactor: redactor) }
+        logger = Logger(label: HostRuntime.name) { StderrLogHandler(label: $0, level: level, redactor: redactor) }
         for key in config.unknownFileKeys {
             logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
         }
@@ -63,7 +63,8 @@ public final class Host: Sendable {
         registry.invalidate()
     }
 
-    var providerIDs: [String] { registry.ids }
+    /// The registered providers' ids, in registration order.
+    public var providerIDs: [String] { registry.ids }
 
     func isConfigured(_ descriptor: ProviderDescriptor) -> Bool {
         let config = config
@@ -92,7 +93,7 @@ public final class Host: Sendable {
         return try registry.instance(id) {
             ProviderContext(
                 config: config.providerConfig(registration.descriptor), http: http,
-                logger: Logger(label: "\(Host.name).\(id)") { [redactor, logger] in
+                logger: Logger(label: "\(HostRuntime.name).\(id)") { [redactor, logger] in
                     StderrLogHandler(label: $0, level: logger.logLevel, redactor: redactor)
                 })
         }

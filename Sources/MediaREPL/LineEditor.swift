@@ -1,0 +1,107 @@
+@preconcurrency import CReadline
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import Synchronization
+
+/// GNU readline: line editing, a persistent history file and tab completion. Used only when stdin
+/// is a terminal.
+final class LineEditor: Sendable {
+    private let historyPath: String
+    static let historyLength: Int32 = 1000
+
+    init(historyPath: String, completer: Completer) {
+        self.historyPath = historyPath
+        Completer.shared.withLock { $0 = completer }
+        mh_rl_set_name("mediahost")
+        mh_rl_set_completion(attemptCompletion)
+        using_history()
+        stifle_history(Self.historyLength)
+        _ = read_history(historyPath)
+    }
+
+    /// Reads one line on a thread of its own so the concurrency pool never blocks on the terminal.
+    func readLine(prompt: String) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            let thread = Thread { [self] in
+                guard let raw = readline(prompt) else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                let line = String(cString: raw)
+                free(raw)
+                if !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    add_history(line)
+                    // Append at once so nothing is lost if the process is killed.
+                    if append_history(1, historyPath) != 0 { _ = write_history(historyPath) }
+                    _ = history_truncate_file(historyPath, Self.historyLength)
+                    chmod(historyPath, 0o600)
+                }
+                continuation.resume(returning: line)
+            }
+            thread.start()
+        }
+    }
+}
+
+/// What tab completion offers: commands, provider ids, categories, methods, settings.
+struct Completer: Sendable {
+    var providers: [String]
+    var methods: [String]
+    var configKeys: [String]
+    var categories: CategoryCache
+    /// Fetches a provider's categories when completion needs them; runs on readline's thread.
+    var fetchCategories: @Sendable (String) -> [MediaCategory]?
+
+    nonisolated(unsafe) static let shared = Mutex<Completer?>(nil)
+
+    /// Candidates for `word`, the text being completed, after `before` (the line up to it).
+    func candidates(before: String, word: String) -> [String] {
+        let words = before.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let options: [String]
+        if words.isEmpty {
+            options = CommandSpec.names
+        } else {
+            switch (words[0], words.count) {
+            case ("categories", 1), ("browse", 1), ("favs", 1), ("cats", 1): options = providers
+            case ("search", _) where words.last == "--kind": options = MediaKind.allCases.map(\.rawValue)
+            case ("search", 1): options = providers + ["--kind"]
+            case ("history", 1): options = providers + ["clear"]
+            case ("history", 2) where words[1] == "clear": options = providers
+            case ("browse", 2...):
+                let provider = words[1]
+                var categories = self.categories.get(provider)
+                if categories == nil, let fetched = fetchCategories(provider) {
+                    self.categories.set(provider, fetched)
+                    categories = fetched
+                }
+                options = (categories ?? []).map(\.name)
+            case ("call", 1): options = methods
+            case ("config", 1): options = configKeys
+            default: options = []
+            }
+        }
+        return options.filter { $0.lowercased().hasPrefix(word.lowercased()) }.sorted()
+    }
+}
+
+nonisolated(unsafe) private var completionMatches: [String] = []
+nonisolated(unsafe) private var completionIndex = 0
+
+private let generateMatch: @convention(c) (UnsafePointer<CChar>?, Int32) -> UnsafeMutablePointer<CChar>? = { _, state in
+    if state == 0 { completionIndex = 0 }
+    guard completionIndex < completionMatches.count else { return nil }
+    defer { completionIndex += 1 }
+    return strdup(completionMatches[completionIndex])
+}
+
+private let attemptCompletion: @convention(c) (UnsafePointer<CChar>?, Int32, Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = {
+    text, start, _ in
+    mh_rl_no_default_completion()
+    guard let text, let buffer = mh_rl_line_buffer(), let completer = Completer.shared.withLock({ $0 }) else { return nil }
+    let line = Array(String(cString: buffer).utf8)
+    let before = String(decoding: line.prefix(Int(start)), as: UTF8.self)
+    completionMatches = completer.candidates(before: before, word: String(cString: text))
+    return rl_completion_matches(text, generateMatch)
+}

@@ -1,0 +1,162 @@
+import Foundation
+import MediaHost
+import MediaKit
+import MediaStore
+
+/// Turns results into text for people: numbered rows, details, tables.
+struct Renderer {
+    var color: Bool
+    /// Columns available, for truncating rows.
+    var width: Int = 100
+
+    private func style(_ code: String, _ text: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+    func dim(_ text: String) -> String { style("2", text) }
+    func bold(_ text: String) -> String { style("1", text) }
+    func star(_ text: String) -> String { style("33", text) }
+    func red(_ text: String) -> String { style("31", text) }
+
+    /// Text from the network with terminal control sequences made harmless.
+    static func clean(_ text: String, keepNewlines: Bool = false) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" {
+                out.append(keepNewlines ? scalar : " ")
+            } else if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format && scalar.value == 0x202E {
+                continue
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    func truncate(_ text: String, _ limit: Int) -> String {
+        guard text.count > limit, limit > 1 else { return text }
+        return String(text.prefix(limit - 1)) + "…"
+    }
+
+    func items(_ page: Page, offset: Int = 0) -> String {
+        guard !page.items.isEmpty else { return dim("(no items)") }
+        var lines: [String] = []
+        for (i, item) in page.items.enumerated() {
+            var meta: [String] = [item.kind.rawValue]
+            if let duration = item.duration { meta.append(Self.duration(duration)) }
+            if let published = item.published { meta.append(String(published.prefix(10))) }
+            if item.provider != item.id.provider { meta.append(item.provider) }
+            var line = String(format: "%3d  ", i + 1 + offset) + truncate(Self.clean(item.title), 60)
+            if let subtitle = item.subtitle { line += dim(" — " + truncate(Self.clean(subtitle), 30)) }
+            line += "  " + dim(meta.joined(separator: " · "))
+            if item.favorite == true { line += " " + star("★") }
+            lines.append(line)
+        }
+        var footer: [String] = []
+        if let total = page.total { footer.append("\(total) in all") }
+        if page.prev != nil { footer.append("`prev` for the previous page") }
+        if page.next != nil { footer.append("`next` for more") }
+        if !footer.isEmpty { lines.append(dim("     " + footer.joined(separator: " · "))) }
+        return lines.joined(separator: "\n")
+    }
+
+    func detail(_ item: MediaItem) -> String {
+        var lines = [bold(Self.clean(item.title))]
+        func field(_ name: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            lines.append("  " + dim(name.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + Self.clean(value))
+        }
+        field("id", item.id.description)
+        field("kind", item.kind.rawValue)
+        field("from", item.subtitle)
+        field("by", item.creator)
+        field("published", item.published)
+        field("duration", item.duration.map(Self.duration))
+        field("url", item.url)
+        field("artwork", item.artwork)
+        if let stats = item.stats, !stats.isEmpty {
+            field("stats", stats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.formatted())" }.joined(separator: " · "))
+        }
+        if let enclosure = item.enclosure {
+            field("media", [enclosure.url, enclosure.type, enclosure.length.map { Self.bytes($0) }].compactMap { $0 }.joined(separator: "  "))
+        }
+        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) { field(key, value) }
+        if let download = item.download { field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " ")) }
+        field("favorite", item.favorite == true ? star("★ yes") : "no")
+        if let summary = item.summary, !summary.isEmpty {
+            lines.append("")
+            lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(width, 100), indent: "  "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func categories(_ categories: [MediaCategory]) -> String {
+        guard !categories.isEmpty else { return dim("(no categories)") }
+        return categories.enumerated().map { i, category in
+            String(format: "%3d  ", i + 1) + Self.clean(category.name) + dim("  " + category.id)
+        }.joined(separator: "\n")
+    }
+
+    func providers(_ providers: [ProvidersList.ProviderInfo]) -> String {
+        guard !providers.isEmpty else {
+            return dim("(no providers are registered in this build)")
+        }
+        return providers.enumerated().map { i, p in
+            var line = String(format: "%3d  ", i + 1) + bold(p.id.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + p.name
+            line += dim("  " + p.kinds.map(\.rawValue).joined(separator: ", "))
+            line += p.configured ? "" : "  " + red("not configured: ") + (p.configure ?? "")
+            if let notes = p.notes { line += "\n       " + dim(notes) }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    func history(_ records: [SearchRecord]) -> String {
+        guard !records.isEmpty else { return dim("(no searches yet)") }
+        return records.enumerated().map { i, record in
+            var line = String(format: "%3d  ", i + 1) + Self.clean(record.query)
+            let scope = [record.provider ?? "all providers", record.kind?.rawValue].compactMap { $0 }.joined(separator: ", ")
+            line += dim("  \(scope) · \(record.at)")
+            return line
+        }.joined(separator: "\n")
+    }
+
+    func config(_ entries: [ConfigEntry]) -> String {
+        guard !entries.isEmpty else { return dim("(no settings)") }
+        return entries.map { entry in
+            var line = bold(entry.key) + " = " + (entry.value ?? dim("(unset)")) + dim("  [\(entry.source.rawValue)]")
+            line += "\n    " + dim(entry.summary + (entry.environment.isEmpty ? "" : " (env: \(entry.environment.joined(separator: ", ")))"))
+            if let note = entry.note { line += "\n    " + note }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
+        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func wrap(_ text: String, width: Int, indent: String) -> String {
+        var out: [String] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = indent
+            for word in paragraph.split(separator: " ") {
+                if line.count + word.count + 1 > width, line.count > indent.count {
+                    out.append(line)
+                    line = indent
+                }
+                line += (line.count > indent.count ? " " : "") + word
+            }
+            out.append(line)
+        }
+        return out.joined(separator: "\n")
+    }
+}

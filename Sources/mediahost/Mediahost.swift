@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import MediaREPL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@main
+struct Mediahost: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mediahost",
+        abstract: "Browse, search, favorite and play media from many providers, from a REPL or over JSON-RPC.",
+        discussion: """
+            With no subcommand mediahost starts the REPL (type `help` there). Editors and scripts use
+            `mediahost rpc` (JSON-RPC 2.0 on stdin/stdout) or `mediahost call METHOD JSON`.
+
+            Files: config $XDG_CONFIG_HOME/mediahost/config.toml, data $XDG_DATA_HOME/mediahost
+            (or MEDIAHOST_DATA_DIR). Shell completion: mediahost --generate-completion-script bash
+            """,
+        version: HostRuntime.version,
+        subcommands: [REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self],
+        defaultSubcommand: REPLCommand.self)
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"))
+    var config: String?
+
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp("Where the database and downloads live (also MEDIAHOST_DATA_DIR).", valueName: "path"))
+    var dataDir: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: String?
+
+    func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    /// Opens the store, reads the config and registers the built-in providers.
+    func makeHost() throws -> HostRuntime {
+        do {
+            return try HostRuntime(
+                paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
+                providers: BuiltinProviders.all, http: OfflineHTTPClient(),
+                logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
+        } catch {
+            throw CleanExit.message("mediahost: \(error)")
+        }
+    }
+}
+
+/// Stands in for the network until the libcurl client lands; no registered provider calls it.
+struct OfflineHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw ProviderError.network("this build of mediahost has no HTTP client")
+    }
+}
+
+struct REPLCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repl",
+        abstract: "The interactive REPL (the default). Reads commands line by line when stdin is not a terminal.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print each result as one JSON line (the method's JSON-RPC result).")
+    var json = false
+
+    @Flag(name: .customLong("keep-going"), help: "When stdin is not a terminal, go on after a failing command.")
+    var keepGoing = false
+
+    func run() async throws {
+        let host = try global.makeHost()
+        let interactive = isatty(0) == 1
+        let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor()))
+        if interactive {
+            await repl.runInteractive()
+        } else {
+            let status = await repl.run(lines: StandardInputLines())
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a file of REPL commands; stop at the first failing one with exit status 1.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The script: one REPL command a line, '#' starts a comment line; '-' reads stdin.", valueName: "file"))
+    var file: String
+
+    @Flag(help: "Print each result as one JSON line.")
+    var json = false
+
+    @Flag(name: .customLong("keep-going"), help: "Run every line even after one fails (the exit status is still 1).")
+    var keepGoing = false
+
+    func run() async throws {
+        let lines: [String]
+        if file == "-" {
+            lines = Array(StandardInputLines())
+        } else {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw CleanExit.message("mediahost: cannot read \(file)")
+            }
+            lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        }
+        let host = try global.makeHost()
+        let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false))
+        let status = await repl.run(lines: lines)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct RPCCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rpc",
+        abstract: "Serve JSON-RPC 2.0 on stdin/stdout (newline-delimited, or Content-Length framed like LSP).",
+        discussion: "`rpc.discover` returns the OpenRPC description of every method. Logs go to stderr.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let host = try global.makeHost()
+        let connection = RPCConnection(handler: host.dispatcher)
+        await connection.run()
+    }
+}
+
+struct CallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "call",
+        abstract: "Call one method and print its JSON result; exit status 1 on error.",
+        discussion: "Example: mediahost call favorites.list '{\"limit\":10}'")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The method, e.g. host.info (`mediahost call rpc.discover` lists them).", valueName: "method"))
+    var method: String
+
+    @Argument(help: ArgumentHelp("Params as a JSON object; '-' reads them from stdin.", valueName: "json"))
+    var params: String?
+
+    func run() async throws {
+        var parsed: JSONValue?
+        if let params {
+            let text = params == "-" ? Array(StandardInputLines()).joined(separator: "\n") : params
+            do {
+                parsed = try JSONValue(parsing: text)
+            } catch {
+                throw ValidationError("params are not valid JSON: \(error)")
+            }
+        }
+        let host = try global.makeHost()
+        do {
+            let result = try await host.dispatcher.call(method, params: parsed)
+            FileHandle.standardOutput.write(Data(result + [0x0A]))
+        } catch {
+            FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
+            if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Lines of standard input, read as they arrive.
+struct StandardInputLines: Sequence, IteratorProtocol {
+    mutating func next() -> String? { Swift.readLine(strippingNewline: true) }
+}
+
+func useColor() -> Bool {
+    let env = ProcessInfo.processInfo.environment
+    if let noColor = env["NO_COLOR"], !noColor.isEmpty { return false }
+    return isatty(1) == 1 && env["TERM"] != "dumb"
+}
