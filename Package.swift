@@ -56,20 +56,27 @@ let package = Package(
             path: "Benchmarks/mediahost-bench",
             swiftSettings: strict),
 
+        // Test doubles and helpers: used by test targets only, never by the shipped binary.
+        .target(
+            name: "TestSupport",
+            dependencies: ["MediaKit", "MediaHost", "JSONRPC"],
+            path: "Tests/TestSupport",
+            swiftSettings: strict),
+
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
-            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"],
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
-            dependencies: ["MediaREPL", "MediaHost", "MediaKit", "JSONRPC"],
+            dependencies: ["MediaREPL", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JSONRPC"],
+            dependencies: ["JSONRPC", "TestSupport", "mediahost"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

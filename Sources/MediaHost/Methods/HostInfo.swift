@@ -7,14 +7,15 @@ public struct RPCDiscover: RPCMethod {
     public typealias Result = JSONValue
 
     public func run(on host: HostRuntime) async throws -> JSONValue {
-        try JSONParser.parse(RPCDiscover.specBytes)
+        try RPCDiscover.spec.get()
     }
 
-    /// The spec is served as the text it was built from.
     public static func encode(_ result: JSONValue) throws -> [UInt8] { JSONWriter.bytes(result) }
 
-    /// rpc-spec.json as embedded at build time.
-    public static var specBytes: [UInt8] { PackageResources.rpc_spec_json }
+    /// rpc-spec.json as embedded at build time, parsed once.
+    public static let spec: Swift.Result<JSONValue, JSONParseError> = Swift.Result { () throws(JSONParseError) in
+        try JSONParser.parse(PackageResources.rpc_spec_json)
+    }
 }
 
 /// What is running and where its files are.

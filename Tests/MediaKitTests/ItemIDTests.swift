@@ -1,0 +1,91 @@
+import Foundation
+import MediaKit
+import Testing
+
+@Suite struct ItemIDTests {
+    @Test func parsesThreeParts() throws {
+        let id = try ItemID(parsing: "youtube:video:dQw4w9WgXcQ")
+        #expect(id.provider == "youtube")
+        #expect(id.kind == .video)
+        #expect(id.nativeID == "dQw4w9WgXcQ")
+        #expect(id.description == "youtube:video:dQw4w9WgXcQ")
+    }
+
+    @Test func nativeIDMayContainColons() throws {
+        let id = try ItemID(parsing: "podcasts:episode:1200361736:urn:uuid:42")
+        #expect(id.nativeID == "1200361736:urn:uuid:42")
+        #expect(id.description == "podcasts:episode:1200361736:urn:uuid:42")
+    }
+
+    @Test(arguments: [
+        ("", ItemIDError.malformed("")),
+        ("youtube", .malformed("youtube")),
+        ("youtube:video", .malformed("youtube:video")),
+        ("youtube:video:", .malformed("youtube:video:")),
+        ("YouTube:video:x", .badProvider("YouTube")),
+        (":video:x", .badProvider("")),
+        ("youtube:clip:x", .badKind("clip")),
+        ("youtube:video:a\u{1B}[31m", .controlCharacters),
+        ("youtube:video:a\nb", .controlCharacters),
+    ])
+    func rejectsMalformed(text: String, expected: ItemIDError) {
+        #expect(throws: expected) { try ItemID(parsing: text) }
+    }
+
+    @Test func rejectsOverlongIDs() {
+        #expect(throws: ItemIDError.tooLong) { try ItemID(parsing: "a:video:" + String(repeating: "x", count: 2000)) }
+    }
+
+    @Test func errorMessagesSayWhatIDsLookLike() {
+        #expect(ItemIDError.malformed("x").description.contains("provider:kind:native-id"))
+        #expect(ItemIDError.badKind("clip").description.contains("video, channel"))
+    }
+
+    @Test func codesAsAString() throws {
+        let id = ItemID(provider: "tmdb", kind: .movie, nativeID: "550")
+        let data = try JSONEncoder().encode([id])
+        #expect(String(decoding: data, as: UTF8.self) == #"["tmdb:movie:550"]"#)
+        #expect(try JSONDecoder().decode([ItemID].self, from: data) == [id])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([ItemID].self, from: Data(#"["nope"]"#.utf8)) }
+    }
+
+    @Test func containerKinds() {
+        #expect(MediaKind.channel.isContainer && MediaKind.podcast.isContainer && MediaKind.user.isContainer)
+        #expect(!MediaKind.video.isContainer && !MediaKind.episode.isContainer && !MediaKind.post.isContainer)
+    }
+}
+
+@Suite struct MediaItemCodingTests {
+    @Test func roundTripsEveryField() throws {
+        var item = MediaItem(
+            id: ItemID(provider: "mastodon", kind: .post, nativeID: "1"), title: "Hello #swift", subtitle: "@a",
+            summary: "Hello #swift", url: "https://x.invalid/1", artwork: "https://x.invalid/a.png",
+            published: "2026-11-21T10:00:00Z", duration: 12.5, creator: "A", stats: ["likes": 3],
+            enclosure: Enclosure(url: "https://x.invalid/a.mp3", type: "audio/mpeg", length: 1234),
+            entities: [TextEntity(type: .hashtag, start: 6, end: 12, text: "#swift", value: "swift")], extra: ["lang": "en"])
+        item.favorite = true
+        item.download = DownloadInfo(state: "completed", path: "/tmp/a.mp3", bytes: 1234, total: 1234)
+        let decoded = try JSONDecoder().decode(MediaItem.self, from: JSONEncoder().encode(item))
+        #expect(decoded == item)
+    }
+
+    @Test func minimalJSONDecodes() throws {
+        let json = #"{"id":"catalog:video:v1","provider":"catalog","kind":"video","title":"T"}"#
+        let item = try JSONDecoder().decode(MediaItem.self, from: Data(json.utf8))
+        #expect(item.title == "T" && item.subtitle == nil && item.favorite == nil)
+    }
+
+    @Test func providerErrorsSayWhatHappened() {
+        #expect(ProviderError.rateLimited(retryAfter: 2.2).message.contains("3 s"))
+        #expect(ProviderError.upstream(status: 503, message: "busy").message == "the service answered HTTP 503: busy")
+        #expect(ProviderError.quotaExceeded("x").kind == "quotaExceeded")
+    }
+
+    @Test func descriptorEnvironmentNames() {
+        let d = ProviderDescriptor(id: "podcasts", name: "P", kinds: [.podcast], capabilities: [])
+        #expect(d.environmentName(for: "base_url") == "MEDIAHOST_PODCASTS_BASE_URL")
+        #expect(ProviderDescriptor.isValidID("you-tube_2"))
+        #expect(!ProviderDescriptor.isValidID("You"))
+        #expect(!ProviderDescriptor.isValidID("a b"))
+    }
+}

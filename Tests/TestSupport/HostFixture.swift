@@ -1,0 +1,41 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+
+/// A host on a fresh temporary data dir with the test providers registered.
+public struct HostFixture: Sendable {
+    public let host: HostRuntime
+    public let control: CatalogControl
+    public let directory: String
+
+    public init(environment: [String: String] = [:], configText: String? = nil) throws {
+        directory = try makeTemporaryDirectory()
+        if let configText {
+            try configText.write(toFile: directory + "/config.toml", atomically: true, encoding: .utf8)
+        }
+        control = CatalogControl()
+        host = try HostRuntime(
+            paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            providers: [CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self)],
+            http: NoNetwork(), environment: environment)
+    }
+
+    /// Calls a method and parses the result.
+    public func call(_ method: String, _ params: JSONValue? = nil) async throws(RPCError) -> JSONValue {
+        let bytes = try await host.dispatcher.call(method, params: params)
+        do { return try JSONParser.parse(bytes) } catch { throw .internalError("result is not JSON: \(error)") }
+    }
+
+    /// Calls a method and decodes the result.
+    public func call<T: Decodable>(_ method: String, _ params: JSONValue? = nil, as type: T.Type) async throws -> T {
+        let bytes = try await host.dispatcher.call(method, params: params)
+        return try JSONDecoder().decode(T.self, from: Data(bytes))
+    }
+}
+
+public func makeTemporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "mediahost-test-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
