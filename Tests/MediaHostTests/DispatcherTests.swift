@@ -1,0 +1,243 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import Testing
+import TestSupport
+
+/// Validates a method's result against its schema in rpc-spec.json.
+func expectConforms(_ value: JSONValue, to method: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let spec = try RPCDiscover.spec.get()
+    let validator = SchemaValidator(document: spec)
+    let schema = try #require(validator.resultSchema(of: method), "no result schema for \(method)", sourceLocation: sourceLocation)
+    let errors = validator.validate(value, against: schema)
+    #expect(errors.isEmpty, "\(method): \(errors.joined(separator: "; "))", sourceLocation: sourceLocation)
+}
+
+extension HostFixture {
+    /// Calls and checks the result against the spec.
+    func checked(_ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
+        let result = try await call(method, params)
+        try expectConforms(result, to: method)
+        return result
+    }
+
+    func error(_ method: String, _ params: JSONValue? = nil) async -> RPCError? {
+        do {
+            _ = try await host.dispatcher.call(method, params: params)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+@Suite struct SpecTests {
+    @Test func registryAndSpecNameTheSameMethods() throws {
+        let spec = try RPCDiscover.spec.get()
+        let specNames = (spec["methods"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        #expect(specNames.sorted() == Dispatcher.methodNames.sorted())
+        #expect(Set(specNames).count == specNames.count)
+    }
+
+    @Test func specIsOpenRPCWithSchemasAndExamples() throws {
+        let spec = try RPCDiscover.spec.get()
+        #expect(spec["openrpc"]?.stringValue?.hasPrefix("1.3") == true)
+        let validator = SchemaValidator(document: spec)
+        for method in spec["methods"]?.arrayValue ?? [] {
+            let name = method["name"]?.stringValue ?? "?"
+            #expect(method["result"]?["schema"] != nil, "\(name) has no result schema")
+            #expect(method["params"]?.arrayValue != nil, "\(name) has no params list")
+            // Every example's result conforms to the method's own result schema.
+            for example in method["examples"]?.arrayValue ?? [] where name != "rpc.discover" {
+                let value = try #require(example["result"]?["value"])
+                let errors = validator.validate(value, against: method["result"]!["schema"]!)
+                #expect(errors.isEmpty, "\(name) example: \(errors)")
+            }
+            let examples = method["examples"]?.arrayValue ?? []
+            #expect(!examples.isEmpty, "\(name) has no example")
+        }
+        // Every $ref resolves.
+        let text = spec.jsonString
+        for match in text.matches(of: /"\$ref":"#\/components\/(schemas|errors)\/(\w+)"/) {
+            #expect(spec["components"]?[String(match.1)]?[String(match.2)] != nil, "dangling \(match.0)")
+        }
+    }
+
+    @Test func discoverReturnsTheSpec() async throws {
+        let fixture = try HostFixture()
+        let result = try await fixture.call("rpc.discover")
+        #expect(result == (try RPCDiscover.spec.get()))
+    }
+}
+
+@Suite struct DispatcherTests {
+    @Test func hostInfoNamesProvidersMethodsAndFiles() async throws {
+        let fixture = try HostFixture()
+        let info = try await fixture.checked("host.info")
+        #expect(info["providers"] == ["catalog", "broken", "locked"])
+        #expect(info["database"]?.stringValue == fixture.directory + "/data/mediahost.sqlite")
+        #expect(info["methods"]?.arrayValue?.count == Dispatcher.methods.count)
+    }
+
+    @Test func providersListSaysWhatIsMissing() async throws {
+        let fixture = try HostFixture()
+        let providers = try await fixture.checked("providers.list").arrayValue ?? []
+        let locked = try #require(providers.first { $0["id"] == "locked" })
+        #expect(locked["configured"] == false)
+        #expect(locked["configure"]?.stringValue?.contains("LOCKED_API_KEY") == true)
+        #expect(providers.first { $0["id"] == "catalog" }?["configured"] == true)
+        let configured = try HostFixture(environment: ["LOCKED_API_KEY": "k-12345"])
+        #expect(try await configured.call("providers.list").arrayValue?.first { $0["id"] == "locked" }?["configured"] == true)
+    }
+
+    @Test func unconfiguredProviderSaysHowToConfigureIt() async throws {
+        let fixture = try HostFixture()
+        let error = try #require(await fixture.error("media.search", ["provider": "locked", "query": "x"]))
+        #expect(error.code == -32009)
+        #expect(error.message.contains("LOCKED_API_KEY"))
+        #expect(error.data?["provider"] == "locked")
+    }
+
+    @Test func unknownMethodAndProvider() async throws {
+        let fixture = try HostFixture()
+        #expect(await fixture.error("media.nope")?.code == -32601)
+        let error = try #require(await fixture.error("providers.categories", ["provider": "nope"]))
+        #expect(error.code == -32010)
+        #expect(error.message.contains("catalog, broken, locked"))
+    }
+
+    static let badParams: [(String, String, String)] = [
+        ("providers.categories", "{}", "missing provider"),
+        ("providers.categories", #"{"provider":5}"#, "provider must be a string"),
+        ("favorites.list", #"{"limit":"ten"}"#, "limit must be a number"),
+        ("favorites.list", #"{"limit":0}"#, "limit must be between 1 and 500"),
+        ("media.get", #"{"id":"not-an-id"}"#, "provider:kind:native-id"),
+        ("media.get", #"{"id":["x"]}"#, "id must be a string"),
+        ("media.search", #"{"query":"   "}"#, "query is empty"),
+        ("media.search", #"{"query":"x","kind":"clip"}"#, "kind"),
+        ("host.info", "[1,2]", "params must be an object"),
+        ("favorites.list", #"{"cursor":"bogus"}"#, "cursor"),
+    ]
+
+    @Test(arguments: badParams)
+    func badParamsAreInvalidParams(method: String, params: String, needle: String) async throws {
+        let fixture = try HostFixture()
+        let error = try #require(await fixture.error(method, try JSONValue(parsing: params)))
+        #expect(error.code == -32602)
+        #expect(error.message.contains(needle), "\(error.message)")
+    }
+
+    @Test func categoriesAndBrowsePagingBothWays() async throws {
+        let fixture = try HostFixture()
+        let categories = try await fixture.checked("providers.categories", ["provider": "catalog"])
+        #expect(categories.arrayValue?.map { $0["name"] } == ["Music", "Science & Tech"])
+        let first = try await fixture.checked("media.browse", ["provider": "catalog", "category": "music"])
+        #expect(first["items"]?.arrayValue?.count == 20)
+        #expect(first["prev"] == nil)
+        let next = try #require(first["next"])
+        let second = try await fixture.checked("media.browse", ["provider": "catalog", "category": "music", "cursor": next])
+        #expect(second["items"]?.arrayValue?.first?["title"] != first["items"]?.arrayValue?.first?["title"])
+        let back = try await fixture.checked("media.browse", ["provider": "catalog", "category": "music", "cursor": second["prev"]!])
+        #expect(back == first)
+        #expect(second["items"]?.arrayValue?.allSatisfy { $0["favorite"] == false } == true)
+    }
+
+    @Test func searchOneProviderIsRecordedInHistory() async throws {
+        let fixture = try HostFixture()
+        let result = try await fixture.checked("media.search", ["provider": "catalog", "query": "  swift ", "kind": "video"])
+        #expect(result["items"]?.arrayValue?.count == 20)
+        #expect(result["items"]?.arrayValue?.allSatisfy { $0["kind"] == "video" } == true)
+        #expect(result["errors"] == nil)
+        _ = try await fixture.checked("media.search", ["provider": "catalog", "query": "swift", "kind": "video", "cursor": result["next"]!])
+        let history = try await fixture.checked("history.list")
+        let records = history.arrayValue ?? []
+        #expect(records.count == 1, "paging with a cursor is not a new search")
+        #expect(records.first?["query"] == "swift")
+        #expect(records.first?["provider"] == "catalog")
+        #expect(records.first?["kind"] == "video")
+    }
+
+    @Test func searchAcrossProvidersKeepsPartialResults() async throws {
+        let fixture = try HostFixture()
+        let result = try await fixture.checked("media.search", ["query": "rust"])
+        let items = result["items"]?.arrayValue ?? []
+        #expect(items.count == 20)
+        #expect(items.allSatisfy { $0["provider"] == "catalog" })
+        let errors = result["errors"]?.arrayValue ?? []
+        #expect(errors.count == 1)
+        #expect(errors.first?["provider"] == "broken")
+        #expect(errors.first?["code"] == JSONValue(-32008))
+        // The combined cursor pages on.
+        let next = try #require(result["next"])
+        let page2 = try await fixture.checked("media.search", ["query": "rust", "cursor": next])
+        #expect(page2["items"]?.arrayValue?.count == 4)
+        #expect(page2["items"]?.arrayValue?.first?["title"] != items.first?["title"])
+        #expect(try await fixture.call("history.list").arrayValue?.count == 1)
+    }
+
+    @Test func providerErrorsMapToTypedRPCErrors() async throws {
+        let fixture = try HostFixture()
+        let limited = try #require(await fixture.error("media.get", ["id": "broken:video:1"]))
+        #expect(limited.code == -32004)
+        #expect(limited.data?["retryAfter"] == 30)
+        #expect(limited.data?["provider"] == "broken")
+        let missing = try #require(await fixture.error("media.get", ["id": "catalog:video:v999"]))
+        #expect(missing.code == -32002)
+        let unsupported = try #require(await fixture.error("media.children", ["id": "catalog:video:v1"]))
+        #expect(unsupported.code == -32001)
+        let notCategories = try #require(await fixture.error("providers.categories", ["provider": "broken"]))
+        #expect(notCategories.code == -32001)
+        #expect(notCategories.message.contains("Always Failing has no categories"))
+    }
+
+    @Test func favoritesSnapshotWorksOfflineAndFillsFavoriteEverywhere() async throws {
+        let fixture = try HostFixture()
+        let added = try await fixture.checked("favorites.add", ["id": "catalog:channel:c2"])
+        #expect(added["favorite"] == true)
+        #expect(added["title"] == "Channel 2")
+        let search = try await fixture.call("media.search", ["provider": "catalog", "query": "channel"])
+        let flags = search["items"]?.arrayValue?.map { ($0["id"]?.stringValue ?? "", $0["favorite"]) } ?? []
+        #expect(flags.contains { $0.0 == "catalog:channel:c2" && $0.1 == true })
+        #expect(flags.filter { $0.1 == true }.count == 1)
+
+        fixture.control.failure = .network("offline")
+        let list = try await fixture.checked("favorites.list", ["provider": "catalog"])
+        #expect(list["items"]?.arrayValue?.map { $0["title"] } == ["Channel 2"])
+        #expect(await fixture.error("media.get", ["id": "catalog:channel:c2"])?.code == -32008)
+
+        let removed = try await fixture.checked("favorites.remove", ["id": "catalog:channel:c2"])
+        #expect(removed == ["id": "catalog:channel:c2", "removed": true])
+        #expect(try await fixture.checked("favorites.remove", ["id": "catalog:channel:c2"])["removed"] == false)
+        #expect(try await fixture.call("favorites.list")["items"] == [])
+    }
+
+    @Test func childrenOfAChannel() async throws {
+        let fixture = try HostFixture()
+        let page = try await fixture.checked("media.children", ["id": "catalog:channel:c1"])
+        #expect(page["total"] == 24)
+        #expect(page["items"]?.arrayValue?.first?["id"] == "catalog:video:v0")
+    }
+
+    @Test func historyClearByProvider() async throws {
+        let fixture = try HostFixture()
+        _ = try await fixture.call("media.search", ["provider": "catalog", "query": "a"])
+        _ = try await fixture.call("media.search", ["query": "b"])
+        #expect(try await fixture.checked("history.list", ["provider": "catalog"]).arrayValue?.count == 1)
+        #expect(try await fixture.checked("history.clear", ["provider": "catalog"]) == ["cleared": 1])
+        #expect(try await fixture.call("history.list").arrayValue?.map { $0["query"] } == ["b"])
+        #expect(await fixture.error("history.list", ["limit": 101])?.code == -32602)
+    }
+
+    @Test func cancellationReachesTheProvider() async throws {
+        let fixture = try HostFixture()
+        fixture.control.delay = .seconds(30)
+        let task = Task { await fixture.error("providers.categories", ["provider": "catalog"]) }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        task.cancel()
+        let error = await task.value
+        #expect(error?.code == -32800)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import MediaKit
+import MediaStore
+import Testing
+
+@Suite struct MediaStoreTests {
+    let directory: String
+    init() throws {
+        directory = NSTemporaryDirectory() + "mediahost-store-" + UUID().uuidString
+    }
+
+    func item(_ n: Int, provider: String = "catalog", kind: MediaKind = .video) -> MediaItem {
+        MediaItem(id: ItemID(provider: provider, kind: kind, nativeID: "n\(n)"), title: "Item \(n)")
+    }
+
+    @Test func databaseFileIsPrivate() throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func favoritesKeepSnapshotsNewestFirstAndPage() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        let base = Date(timeIntervalSince1970: 1_700_000_000)
+        for n in 0..<7 { try await store.addFavorite(item(n), at: base.addingTimeInterval(Double(n))) }
+        try await store.addFavorite(item(99, provider: "other"), at: base)
+        let first = try await store.favorites(limit: 3)
+        #expect(first.items.map(\.title) == ["Item 6", "Item 5", "Item 4"])
+        #expect(first.items.allSatisfy { $0.favorite == true })
+        let second = try await store.favorites(limit: 3, after: first.next)
+        #expect(second.items.map(\.title) == ["Item 3", "Item 2", "Item 1"])
+        let third = try await store.favorites(limit: 3, after: second.next)
+        #expect(third.items.count == 2)
+        #expect(third.next == nil)
+        let other = try await store.favorites(provider: "other")
+        #expect(other.items.map(\.title) == ["Item 99"])
+        #expect(try await store.favorites(kind: .channel).items.isEmpty)
+    }
+
+    @Test func addingAgainRefreshesButKeepsPlace() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.addFavorite(item(1), at: Date(timeIntervalSince1970: 10))
+        try await store.addFavorite(item(2), at: Date(timeIntervalSince1970: 20))
+        var renamed = item(1)
+        renamed.title = "Renamed"
+        try await store.addFavorite(renamed, at: Date(timeIntervalSince1970: 30))
+        #expect(try await store.favorites().items.map(\.title) == ["Item 2", "Renamed"])
+        #expect(try await store.favoriteCount() == 2)
+    }
+
+    @Test func removeAndLookup() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.addFavorite(item(1))
+        try await store.addFavorite(item(2))
+        #expect(try await store.favoriteIDs(among: [item(1).id, item(3).id]) == [item(1).id])
+        #expect(try await store.removeFavorite(item(1).id))
+        #expect(try await !store.removeFavorite(item(1).id))
+        #expect(try await store.favoriteIDs(among: [item(1).id, item(2).id]) == [item(2).id])
+    }
+
+    @Test func historyKeepsTheLast100NewestFirst() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        for n in 0..<130 { try await store.recordSearch(query: "q\(n)", provider: n % 2 == 0 ? "a" : "b", kind: nil) }
+        let all = try await store.history()
+        #expect(all.count == 100)
+        #expect(all.first?.query == "q129")
+        #expect(all.last?.query == "q30")
+        let onlyA = try await store.history(provider: "a")
+        #expect(onlyA.allSatisfy { $0.provider == "a" })
+        #expect(onlyA.first?.query == "q128")
+    }
+
+    @Test func repeatedSearchMovesToTop() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.recordSearch(query: "#swift", provider: "mastodon", kind: nil)
+        try await store.recordSearch(query: "@swiftlang", provider: "twitter", kind: nil)
+        try await store.recordSearch(query: "all things", provider: nil, kind: .video)
+        try await store.recordSearch(query: "#swift", provider: "mastodon", kind: nil)
+        let history = try await store.history()
+        #expect(history.map(\.query) == ["#swift", "all things", "@swiftlang"])
+        #expect(history[1].provider == nil && history[1].kind == .video)
+        #expect(try await store.clearHistory(provider: "twitter") == 1)
+        #expect(try await store.clearHistory() == 2)
+        #expect(try await store.history().isEmpty)
+    }
+
+    @Test func aSecondConnectionSeesWritesAtOnce() async throws {
+        // Two stores on one file behave like a REPL and an RPC process sharing the database.
+        let path = directory + "/shared.sqlite"
+        let first = try MediaStore(path: path)
+        let second = try MediaStore(path: path)
+        try await first.addFavorite(item(42))
+        #expect(try await second.favorites().items.map(\.id) == [item(42).id])
+        try await second.setSetting("log.level", value: "debug")
+        #expect(try await first.settings()["log.level"] == "debug")
+        async let a: Void = { for n in 0..<50 { try await first.recordSearch(query: "a\(n)", provider: nil, kind: nil) } }()
+        async let b: Void = { for n in 0..<50 { try await second.recordSearch(query: "b\(n)", provider: nil, kind: nil) } }()
+        _ = try await (a, b)
+        #expect(try await first.history().count == 100)
+    }
+
+    @Test func unopenableDatabaseSaysWhichFile() {
+        #expect {
+            try MediaStore(path: "/proc/definitely/not/here.sqlite")
+        } throws: { error in
+            "\(error)".contains("/proc/definitely/not/here.sqlite") && "\(error)".contains("MEDIAHOST_DATA_DIR")
+        }
+    }
+}
