@@ -219,6 +219,13 @@ extension HostFixture {
         #expect(page["items"]?.arrayValue?.first?["id"] == "catalog:video:v0")
     }
 
+    @Test func searchesThatCannotRunAreNotRemembered() async throws {
+        let fixture = try HostFixture()
+        #expect(await fixture.error("media.search", ["provider": "nope", "query": "x"])?.code == -32010)
+        #expect(await fixture.error("media.search", ["provider": "locked", "query": "x"])?.code == -32009)
+        #expect(try await fixture.call("history.list") == [])
+    }
+
     @Test func historyClearByProvider() async throws {
         let fixture = try HostFixture()
         _ = try await fixture.call("media.search", ["provider": "catalog", "query": "a"])

@@ -2,6 +2,7 @@ import Foundation
 import JSONRPC
 import MediaHost
 import MediaKit
+import Synchronization
 
 /// A host on a fresh temporary data dir with the test providers registered.
 public struct HostFixture: Sendable {
@@ -38,4 +39,13 @@ public func makeTemporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "mediahost-test-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
+}
+
+/// Lines written by code under test, collected from any thread.
+public final class LineLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    public init() {}
+    public func append(_ line: String) { lines.withLock { $0.append(line) } }
+    public func clear() { lines.withLock { $0.removeAll() } }
+    public var text: String { lines.withLock { $0.joined(separator: "\n") } }
 }

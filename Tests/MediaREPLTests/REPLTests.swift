@@ -1,0 +1,169 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import Synchronization
+@testable import MediaREPL
+import Testing
+import TestSupport
+
+/// A REPL whose output is captured.
+final class CapturedREPL: @unchecked Sendable {
+    let fixture: HostFixture
+    let repl: REPL
+    private let out = LineLog()
+    private let err = LineLog()
+
+    init(json: Bool = false, keepGoing: Bool = false) throws {
+        fixture = try HostFixture()
+        repl = REPL(
+            host: fixture.host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false),
+            write: out.append, writeError: err.append)
+    }
+
+    /// Runs a line and returns what it printed on stdout.
+    func run(_ line: String) async -> String {
+        out.clear()
+        await repl.execute(line)
+        return out.text
+    }
+
+    var errors: String { err.text }
+}
+
+@Suite struct REPLTests {
+    /// Each command and the RPC call it stands for give the same result.
+    static let equivalents: [(String, String, String)] = [
+        ("providers", "providers.list", "{}"),
+        ("categories catalog", "providers.categories", #"{"provider":"catalog"}"#),
+        ("browse catalog music", "media.browse", #"{"provider":"catalog","category":"music"}"#),
+        ("browse catalog Science & Tech", "media.browse", #"{"provider":"catalog","category":"science"}"#),
+        ("search catalog swift", "media.search", #"{"provider":"catalog","query":"swift"}"#),
+        ("search catalog --kind channel channel", "media.search", #"{"provider":"catalog","query":"channel","kind":"channel"}"#),
+        ("show catalog:video:v3", "media.get", #"{"id":"catalog:video:v3"}"#),
+        ("open catalog:channel:c2", "media.children", #"{"id":"catalog:channel:c2"}"#),
+        ("favs", "favorites.list", "{}"),
+        ("favs catalog", "favorites.list", #"{"provider":"catalog"}"#),
+        ("config log.level", "config.get", #"{"key":"log.level"}"#),
+        ("config", "config.get", "{}"),
+        ("call host.info", "host.info", "{}"),
+    ]
+
+    @Test(arguments: equivalents)
+    func commandMatchesItsRPCCall(command: String, method: String, params: String) async throws {
+        let session = try CapturedREPL(json: true)
+        let printed = await session.run(command)
+        let direct = try await session.fixture.host.dispatcher.call(method, params: try JSONValue(parsing: params))
+        #expect(try JSONValue(parsing: printed) == (try JSONParser.parse(direct)), "\(command)")
+        #expect(session.errors.isEmpty)
+    }
+
+    @Test func rowsNextPrevShowFav() async throws {
+        let session = try CapturedREPL()
+        let page1 = await session.run("search catalog about")
+        #expect(page1.contains("  1  Video 0 about swift"))
+        #expect(page1.contains("`next` for more"))
+        let page2 = await session.run("next")
+        #expect(page2.contains("  1  Video 20 about swift"))
+        #expect(page2.contains("`prev`"))
+        #expect(await session.run("prev").contains("  1  Video 0 about swift"))
+        let detail = await session.run("show 2")
+        #expect(detail.contains("Video 1 about rust"))
+        #expect(detail.contains("catalog:video:v1"))
+        #expect(detail.contains("1:01"))
+        #expect(await session.run("fav 2").contains("★ yes"))
+        let favs = await session.run("favs")
+        #expect(favs.contains("Video 1 about rust"))
+        #expect(favs.contains("★"))
+        #expect(await session.run("unfav catalog:video:v1").contains("removed catalog:video:v1"))
+        #expect(await session.run("favs").contains("(no items)"))
+    }
+
+    @Test func openRowsOfEachListing() async throws {
+        let session = try CapturedREPL()
+        _ = await session.run("categories catalog")
+        #expect(await session.run("open 2").contains("about science"))
+        _ = await session.run("search catalog --kind channel channel")
+        let videos = await session.run("open 3")
+        #expect(videos.contains("Video 2 about music"))
+        _ = await session.run("history")
+        #expect(await session.run("open 1").contains("Channel 1"))
+        _ = await session.run("providers")
+        #expect(await session.run("open 1").contains("Music"))
+    }
+
+    @Test func historyAndClear() async throws {
+        let session = try CapturedREPL()
+        _ = await session.run("search catalog swift")
+        _ = await session.run("search catalog rust")
+        _ = await session.run("search catalog swift")
+        let history = await session.run("history")
+        #expect(history.components(separatedBy: "\n").first?.contains("swift") == true)
+        #expect(history.components(separatedBy: "\n").count == 2)
+        #expect(await session.run("history clear") == "forgot 2 searches")
+    }
+
+    @Test func errorsAreClearAndDoNotPrintResults() async throws {
+        let session = try CapturedREPL()
+        #expect(await !session.repl.execute("show 5"))
+        #expect(session.errors.contains("there is no row 5"))
+        #expect(await !session.repl.execute("categories nope"))
+        #expect(session.errors.contains("providers are catalog, broken, locked"))
+        #expect(await !session.repl.execute("frobnicate"))
+        #expect(session.errors.contains("`help` lists the commands"))
+        #expect(await !session.repl.execute("search locked x"))
+        #expect(session.errors.contains("LOCKED_API_KEY"))
+        #expect(await !session.repl.execute("call host.info {bad json"))
+        #expect(session.errors.contains("params are not JSON"))
+        #expect(await !session.repl.execute("next"))
+    }
+
+    @Test func searchAcrossProvidersWarnsAboutFailures() async throws {
+        let session = try CapturedREPL()
+        let out = await session.run("search swift")
+        #expect(out.contains("Video 0 about swift"))
+        #expect(session.errors.contains("warning: broken: connection refused"))
+    }
+
+    @Test func helpListsEveryCommandWithItsMethod() async throws {
+        let session = try CapturedREPL()
+        let help = await session.run("help")
+        for spec in CommandSpec.all {
+            #expect(help.contains(spec.usage))
+            #expect(help.contains(spec.method))
+        }
+        for method in Dispatcher.methodNames { #expect(help.contains(method)) }
+    }
+
+    @Test func scriptsStopAtFirstFailureUnlessKeepGoing() async throws {
+        let session = try CapturedREPL()
+        let status = await session.repl.run(lines: ["# a comment", "providers", "bogus", "favs"])
+        #expect(status == 1)
+        #expect(session.errors.contains("stopped at line 3"))
+        let keepGoing = try CapturedREPL(keepGoing: true)
+        #expect(await keepGoing.repl.run(lines: ["bogus", "providers"]) == 1)
+        #expect(await keepGoing.run("quit") == "")
+        #expect(keepGoing.repl.finished)
+    }
+
+    @Test func networkTextCannotDriveTheTerminal() {
+        #expect(Renderer.clean("evil\u{1B}]0;title\u{07}\u{1B}[2Jtext\u{9B}31m") == "evil]0;title[2Jtext31m")
+        #expect(Renderer.clean("a\nb") == "a b")
+        #expect(Renderer.clean("a\nb", keepNewlines: true) == "a\nb")
+    }
+
+    @Test func completionOffersCommandsProvidersCategoriesAndMethods() {
+        let cache = CategoryCache()
+        let completer = Completer(
+            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"], categories: cache,
+            fetchCategories: { _ in [MediaCategory(id: "music", name: "Music"), MediaCategory(id: "m2", name: "Metal")] })
+        #expect(completer.candidates(before: "", word: "se") == ["search"])
+        #expect(completer.candidates(before: "browse ", word: "ca") == ["catalog"])
+        #expect(completer.candidates(before: "browse catalog ", word: "m") == ["Metal", "Music"])
+        #expect(cache.get("catalog")?.count == 2)
+        #expect(completer.candidates(before: "call ", word: "favorites.l") == ["favorites.list"])
+        #expect(completer.candidates(before: "search --kind ", word: "ch") == ["channel"])
+        #expect(completer.candidates(before: "history ", word: "") == ["broken", "catalog", "clear"])
+        #expect(completer.candidates(before: "config ", word: "log") == ["log.level"])
+    }
+}
