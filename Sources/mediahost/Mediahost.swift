@@ -51,7 +51,7 @@ struct GlobalOptions: ParsableArguments {
                 providers: BuiltinProviders.all, http: OfflineHTTPClient(),
                 logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
         } catch {
-            throw CleanExit.message("mediahost: \(error)")
+            throw StartupFailure(message: "\(error)")
         }
     }
 }
@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
             lines = Array(StandardInputLines())
         } else {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw CleanExit.message("mediahost: cannot read \(file)")
+                throw StartupFailure(message: "cannot read \(file)")
             }
             lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         }
@@ -172,6 +172,12 @@ struct CallCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+/// A failure before any command runs; argument-parser prints it and exits with status 1.
+struct StartupFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }
 
 /// Lines of standard input, read as they arrive.

@@ -1,0 +1,139 @@
+import Foundation
+import JSONRPC
+import Synchronization
+import TestSupport
+
+/// The built `mediahost` binary, next to the test bundle (or MEDIAHOST_BIN).
+func mediahostBinary() -> String {
+    if let path = ProcessInfo.processInfo.environment["MEDIAHOST_BIN"] { return path }
+    let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = runner.deletingLastPathComponent()
+    // Bundles on some platforms nest the executable: walk up to the build folder.
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("mediahost").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return ".build/debug/mediahost"
+}
+
+/// A running `mediahost` process with pipes on stdin, stdout and stderr.
+final class MediahostProcess: @unchecked Sendable {
+    let process = Process()
+    let stdin = Pipe()
+    let stdout = Pipe()
+    let stderr = Pipe()
+    let dataDir: String
+    private let state = OutputState()
+
+    init(_ arguments: [String], dataDir: String? = nil, environment: [String: String] = [:]) throws {
+        self.dataDir = try dataDir ?? makeTemporaryDirectory()
+        process.executableURL = URL(fileURLWithPath: mediahostBinary())
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["MEDIAHOST_DATA_DIR"] = self.dataDir
+        env["XDG_CONFIG_HOME"] = self.dataDir + "/config"
+        env["XDG_CACHE_HOME"] = self.dataDir + "/cache"
+        env["NO_COLOR"] = "1"
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let state = self.state
+        stdout.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                state.eof.withLock { $0 = true }
+                handle.readabilityHandler = nil
+                return
+            }
+            state.outputBytes.withLock { $0 += data.count }
+            state.output.withLock { splitter in data.withUnsafeBytes { splitter.append($0) } }
+        }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            state.errorText.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+    }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+    func send(_ bytes: [UInt8]) { stdin.fileHandleForWriting.write(Data(bytes)) }
+    func sendLine(_ text: String) { send(text + "\n") }
+
+    func closeInput() { try? stdin.fileHandleForWriting.close() }
+
+    var errors: String { state.errorText.withLock { $0 } }
+    var bytesReceived: Int { state.outputBytes.withLock { $0 } }
+
+    /// The next message on stdout, or nil when none arrives in time.
+    func next(timeout: Duration = .seconds(10)) -> (value: JSONValue?, framing: Framing, raw: [UInt8])? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let event = state.output.withLock({ $0.next() }) {
+                guard case .message(let bytes, let framing) = event else { return (nil, .newline, []) }
+                return (try? JSONParser.parse(bytes), framing, bytes)
+            }
+            if state.eof.withLock({ $0 }) && state.output.withLock({ $0.pendingCount == 0 }) { return nil }
+            usleep(500)
+        }
+        return nil
+    }
+
+    /// Exactly `count` messages, then nothing more within `quiet`.
+    func messages(_ count: Int, timeout: Duration = .seconds(20)) -> [JSONValue] {
+        var values: [JSONValue] = []
+        while values.count < count, let message = next(timeout: timeout) { values.append(message.value ?? "<not JSON>") }
+        return values
+    }
+
+    func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { usleep(2000) }
+        if process.isRunning {
+            process.terminate()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// Runs `mediahost` to completion and returns its status and output.
+func runMediahost(
+    _ arguments: [String], input: String? = nil, dataDir: String? = nil, environment: [String: String] = [:]
+) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = try MediahostProcess(arguments, dataDir: dataDir, environment: environment)
+    if let input { process.send(input) }
+    process.closeInput()
+    var out: [UInt8] = []
+    let status = process.waitForExit() ?? -1
+    while let message = process.next(timeout: .milliseconds(200)) { out += message.raw + [0x0A] }
+    return (status, String(decoding: out, as: UTF8.self), process.errors)
+}
+
+/// SplitMix64: reproducible randomness for fuzzing.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What a process wrote, shared with the pipe handlers.
+final class OutputState: Sendable {
+    let output = Mutex<MessageSplitter>(MessageSplitter(maxMessageSize: 64 << 20))
+    let outputBytes = Mutex<Int>(0)
+    let errorText = Mutex<String>("")
+    let eof = Mutex<Bool>(false)
+}
