@@ -1,1 +1,224 @@
-print("bench")
+// Benchmarks for the host core (`make bench`). Figures, not pass/fail: the README keeps a table.
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import MediaStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let arguments = CommandLine.arguments
+let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
+let scratch = NSTemporaryDirectory() + "mediahost-bench-\(getpid())"
+try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func report(_ name: String, _ value: String, goal: String) {
+    print("| \(name) | \(value) | \(goal) |")
+}
+
+/// `mediahost rpc` with raw pipes.
+final class RPCChild: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+
+    init(dataDir: String) throws {
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["rpc", "--data-dir", dataDir]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Reads reply lines, calling `body` with each line's bytes, until `count` lines arrived.
+    func readLines(_ count: Int, _ body: (ArraySlice<UInt8>) -> Void) {
+        let fd = output.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var pending: [UInt8] = []
+        var seen = 0
+        while seen < count {
+            let n = read(fd, &buffer, buffer.count)
+            guard n > 0 else { return }
+            pending.append(contentsOf: buffer[0..<n])
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                body(pending[start..<newline])
+                seen += 1
+                start = newline + 1
+            }
+            pending.removeSubrange(pending.startIndex..<start)
+        }
+    }
+
+    func finish() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+func replyID(_ line: ArraySlice<UInt8>) -> Int? {
+    // Replies start with {"jsonrpc":"2.0","id":N,
+    let prefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+    guard line.count > prefix.count, line.starts(with: prefix) else { return nil }
+    var value = 0
+    for byte in line.dropFirst(prefix.count) {
+        guard byte >= 0x30, byte <= 0x39 else { break }
+        value = value * 10 + Int(byte - 0x30)
+    }
+    return value
+}
+
+print("| benchmark | result | goal |")
+print("|---|---|---|")
+
+// 1. Pipelined host.info over stdio.
+do {
+    let count = 100_000
+    let child = try RPCChild(dataDir: scratch + "/pipelined")
+    let payload = Data((0..<count).flatMap { id in Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"host.info"}"#.utf8) + [0x0A] })
+    // Warm up the process (start-up, first calls) before timing.
+    child.input.fileHandleForWriting.write(Data(#"{"jsonrpc":"2.0","id":0,"method":"host.info"}"#.utf8 + [0x0A]))
+    child.readLines(1) { _ in }
+    let start = now()
+    let writer = Thread { child.input.fileHandleForWriting.write(payload) }
+    writer.start()
+    var received = 0
+    child.readLines(count) { _ in received += 1 }
+    let elapsed = now() - start
+    child.finish()
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    report("peak RSS of `mediahost rpc` during that run", String(format: "%.1f MB", Double(usage.ru_maxrss) / 1024), goal: "flat")
+    report("pipelined host.info over stdio", String(format: "%.0f req/s (%d in %.2f s)", Double(received) / elapsed, received, elapsed), goal: "≥ 50,000 req/s")
+}
+
+// 2. Latency at a steady 1,000 requests/s.
+do {
+    let count = 5_000
+    let child = try RPCChild(dataDir: scratch + "/paced")
+    let sent = SendTimes(count: count)
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    let writer = Thread {
+        let handle = child.input.fileHandleForWriting
+        let begin = now()
+        for id in 0..<count {
+            let due = begin + Double(id) / 1000
+            while now() < due { usleep(50) }
+            sent.set(id, now())
+            handle.write(Data(#"{"jsonrpc":"2.0","id":\#(id),"method":"host.info"}"#.utf8 + [0x0A]))
+        }
+    }
+    writer.start()
+    child.readLines(count) { line in
+        let arrived = now()
+        guard let id = replyID(line) else { return }
+        latencies.append(arrived - sent.get(id))
+    }
+    child.finish()
+    report(
+        "host.info latency at 1,000 req/s",
+        String(format: "p50 %.3f ms, p99 %.3f ms", percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000),
+        goal: "p99 < 2 ms")
+}
+
+// 3. Cold `mediahost call host.info`: wall time from process start, and peak memory.
+// posix_spawn + wait4 rather than Foundation's Process, whose waitUntilExit polls.
+do {
+    func spawnAndWait(_ args: [String]) -> (seconds: Double, maxRSSKB: Int) {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let argv = ([binary] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let start = now()
+        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return (0, 0) }
+        var status: Int32 = 0
+        var usage = rusage()
+        wait4(pid, &status, 0, &usage)
+        return (now() - start, usage.ru_maxrss)
+    }
+    let args = ["call", "host.info", "--data-dir", scratch + "/cold"]
+    _ = spawnAndWait(args)  // creates the database
+    var times: [Double] = []
+    var peakKB = 0
+    for _ in 0..<50 {
+        let run = spawnAndWait(args)
+        times.append(run.seconds)
+        peakKB = max(peakKB, run.maxRSSKB)
+    }
+    report(
+        "cold `mediahost call host.info`",
+        String(format: "median %.1f ms, p90 %.1f ms; peak RSS %.1f MB", percentile(times, 0.5) * 1000, percentile(times, 0.9) * 1000, Double(peakKB) / 1024),
+        goal: "< 50 ms")
+}
+
+// 4. favorites.list, a page of 50, with 100,000 favorites stored.
+do {
+    let paths = HostPaths(configFile: scratch + "/none.toml", dataDir: scratch + "/favorites", cacheDir: scratch + "/cache")
+    let store = try MediaStore(path: paths.database)
+    let fill = now()
+    let items = (0..<100_000).map { n in
+        MediaItem(
+            id: ItemID(provider: ["podcasts", "youtube", "tmdb"][n % 3], kind: .video, nativeID: "item-\(n)"),
+            title: "Favorite number \(n) with a realistic title", subtitle: "Channel \(n % 100)",
+            summary: String(repeating: "A summary sentence. ", count: 10), url: "https://example.invalid/\(n)",
+            artwork: "https://example.invalid/\(n).jpg", published: "2026-01-01T00:00:00Z", duration: 1234, stats: ["views": n])
+    }
+    try await store.addFavorites(items, at: Date(timeIntervalSince1970: 1_700_000_000))
+    let fillTime = now() - fill
+    let host = try HostRuntime(paths: paths, providers: [], http: BenchNoNetwork(), environment: [:])
+    var firstPage: [Double] = []
+    var deepPage: [Double] = []
+    var providerPage: [Double] = []
+    var cursor: JSONValue?
+    for _ in 0..<200 {
+        var start = now()
+        let bytes = try await host.dispatcher.call("favorites.list", params: ["limit": 50])
+        firstPage.append(now() - start)
+        if cursor == nil, let next = try JSONParser.parse(bytes)["next"] { cursor = next }
+        start = now()
+        _ = try await host.dispatcher.call("favorites.list", params: ["limit": 50, "cursor": cursor ?? nil])
+        deepPage.append(now() - start)
+        start = now()
+        _ = try await host.dispatcher.call("favorites.list", params: ["limit": 50, "provider": "tmdb"])
+        providerPage.append(now() - start)
+    }
+    report(
+        "favorites.list page of 50, 100,000 stored",
+        String(
+            format: "p50 %.2f ms, p99 %.2f ms (next page p50 %.2f ms, one provider p50 %.2f ms; filling took %.1f s)",
+            percentile(firstPage, 0.5) * 1000, percentile(firstPage, 0.99) * 1000, percentile(deepPage, 0.5) * 1000,
+            percentile(providerPage, 0.5) * 1000, fillTime),
+        goal: "< 5 ms")
+}
+
+struct BenchNoNetwork: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw ProviderError.network("benchmarks have no network") }
+}
+
+/// Send times by request id, written by the pacing thread and read by the reader.
+final class SendTimes: @unchecked Sendable {
+    private var times: [Double]
+    private let lock = NSLock()
+    init(count: Int) { times = [Double](repeating: 0, count: count) }
+    func set(_ id: Int, _ time: Double) { lock.withLock { times[id] = time } }
+    func get(_ id: Int) -> Double { lock.withLock { times[id] } }
+}

@@ -13,6 +13,9 @@ public final class RPCConnection: Sendable {
     private let output: Int32
     private let handler: any RPCHandler
     private let maxMessageSize: Int
+    /// Bounds requests running at once: a client that pipelines faster than we answer is slowed
+    /// by the pipe instead of growing our memory.
+    private let admission: Admission
 
     private struct State {
         var framing: Framing = .newline
@@ -22,13 +25,19 @@ public final class RPCConnection: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
-    private let writeLock = Mutex(())
+    /// Replies waiting to be written; whoever finds it idle writes everything queued, so
+    /// concurrent replies share syscalls instead of queueing on a lock.
+    private let outbox = Mutex<(pending: [UInt8], flushing: Bool)>(([], false))
 
-    public init(input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20) {
+    public init(
+        input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20,
+        maxConcurrentRequests: Int = 1024
+    ) {
         self.input = input
         self.output = output
         self.handler = handler
         self.maxMessageSize = maxMessageSize
+        self.admission = Admission(limit: maxConcurrentRequests)
     }
 
     /// Serves until EOF on the input and every request in flight has been answered.
@@ -123,6 +132,7 @@ public final class RPCConnection: Sendable {
 
     /// Runs `body` as a tracked task; `key` makes it cancellable by request id.
     private func startTask(key: JSONValue?, _ body: @escaping @Sendable () async -> Void) {
+        admission.enter()
         state.withLock { s in
             s.activeTasks += 1
             let task = Task.detached { [self] in
@@ -134,6 +144,7 @@ public final class RPCConnection: Sendable {
     }
 
     private func finishTask(key: JSONValue?) {
+        admission.leave()
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
             if let key { s.inFlight[key] = nil }
             s.activeTasks -= 1
@@ -216,18 +227,67 @@ public final class RPCConnection: Sendable {
 
     private func send(_ body: [UInt8]) {
         let framed = state.withLock { $0.framing }.frame(body)
-        writeLock.withLock { _ in
-            framed.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(output, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 {
-                        if errno == EINTR || errno == EAGAIN { continue }
-                        return  // The client is gone; nothing left to tell it.
-                    }
-                    offset += n
+        let mustFlush = outbox.withLock { box in
+            box.pending.append(contentsOf: framed)
+            if box.flushing { return false }
+            box.flushing = true
+            return true
+        }
+        guard mustFlush else { return }
+        while true {
+            let chunk: [UInt8]? = outbox.withLock { box in
+                if box.pending.isEmpty {
+                    box.flushing = false
+                    return nil
                 }
+                defer { box.pending = [] }
+                return box.pending
+            }
+            guard let chunk else { return }
+            writeAll(chunk)
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(output, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    return  // The client is gone; nothing left to tell it.
+                }
+                offset += n
             }
         }
+    }
+}
+
+/// Admission control for the reader: at the limit it sleeps until half the running requests
+/// have finished, so it is woken once per batch rather than once per completion.
+final class Admission: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let limit: Int
+    private var running = 0
+    private var readerWaiting = false
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    func enter() {
+        condition.lock()
+        if running >= limit {
+            readerWaiting = true
+            while running > limit / 2 { condition.wait() }
+            readerWaiting = false
+        }
+        running += 1
+        condition.unlock()
+    }
+
+    func leave() {
+        condition.lock()
+        running -= 1
+        if readerWaiting, running <= limit / 2 { condition.signal() }
+        condition.unlock()
     }
 }

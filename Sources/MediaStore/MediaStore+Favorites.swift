@@ -11,17 +11,28 @@ extension MediaStore {
 
     /// Keeps a snapshot of `item` as a favorite; adding it again refreshes the snapshot and keeps its place.
     public func addFavorite(_ item: MediaItem, at date: Date = Date()) async throws {
-        var snapshot = item
-        snapshot.favorite = nil
-        snapshot.download = nil
-        let data = try Self.encoder.encode(snapshot)
+        try await addFavorites([item], at: date)
+    }
+
+    /// Keeps several favorites in one transaction (imports, benchmarks).
+    public func addFavorites(_ items: [MediaItem], at date: Date = Date()) async throws {
+        let rows = try items.map { item in
+            var snapshot = item
+            snapshot.favorite = nil
+            snapshot.download = nil
+            return (item, try Self.encoder.encode(snapshot))
+        }
         try await pool.write { db in
-            try db.execute(
+            let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot
-                    """,
-                arguments: [item.id.description, item.provider, item.kind.rawValue, item.title, date.timeIntervalSince1970, data])
+                    """)
+            for (item, data) in rows {
+                try statement.execute(arguments: [
+                    item.id.description, item.provider, item.kind.rawValue, item.title, date.timeIntervalSince1970, data,
+                ])
+            }
         }
     }
 

@@ -31,10 +31,10 @@ final class PipeSession: @unchecked Sendable {
     let finished: Task<Void, Never>
     private let received = ByteSink()
 
-    init(handler: some RPCHandler) {
+    init(handler: some RPCHandler, maxConcurrentRequests: Int = 1024) {
         let connection = RPCConnection(
             input: toServer.fileHandleForReading.fileDescriptor, output: fromServer.fileHandleForWriting.fileDescriptor,
-            handler: handler)
+            handler: handler, maxConcurrentRequests: maxConcurrentRequests)
         finished = Task.detached { await connection.run() }
         fromServer.fileHandleForReading.readabilityHandler = { [received] handle in
             let data = handle.availableData
@@ -91,6 +91,18 @@ final class PipeSession: @unchecked Sendable {
         session.close()
         await session.finished.value
         #expect(session.lines().count == 2, "exactly one answer per request")
+    }
+
+    @Test func admissionLimitQueuesButAnswersEverything() async {
+        let session = PipeSession(handler: ScriptedHandler(), maxConcurrentRequests: 4)
+        for id in 0..<40 { session.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"slow","params":{"seconds":0.05}}"# + "\n") }
+        let started = ContinuousClock.now
+        let lines = await session.waitForLines(40)
+        // 40 requests of 50 ms, at most 4 at a time: at least 10 rounds.
+        #expect(ContinuousClock.now - started >= .milliseconds(400))
+        #expect(Set(lines.compactMap { $0["id"]?.intValue }) == Set(0..<40))
+        session.close()
+        await session.finished.value
     }
 
     @Test func eofWaitsForRequestsInFlight() async {

@@ -1,0 +1,51 @@
+# mediahost: `make run` (REPL) and `make test` (every test) on a fresh machine.
+# Both first install the Debian packages the build needs when they are missing.
+
+SWIFT       ?= swift
+BUILD_FLAGS ?=
+DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
+BENCH_PACKAGES := hyperfine
+BIN := .build/debug/mediahost
+
+.PHONY: all deps build run test bench format clean
+
+all: build
+
+# Installs what is missing, and only that (apt-get needs root; sudo is used when available).
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "error: swift is not on PATH (install the Swift 6 toolchain, e.g. under /opt/swift)"; exit 1; }
+	@$(call install_missing,$(DEB_PACKAGES))
+
+define install_missing
+	missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+endef
+
+build: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+
+# The REPL. Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
+run: build
+	$(BIN) $(ARGS)
+
+# Every test: unit, store, dispatcher, REPL and end to end against the built binary.
+test: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+
+# Benchmarks on a release build; figures go to stdout (see the README's table).
+bench: deps
+	@$(call install_missing,$(BENCH_PACKAGES))
+	$(SWIFT) build -c release --product mediahost
+	$(SWIFT) build -c release --product mediahost-bench
+	.build/release/mediahost-bench --binary .build/release/mediahost
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
+
+clean:
+	rm -rf .build
