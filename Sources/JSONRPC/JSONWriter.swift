@@ -33,6 +33,24 @@ public enum JSONWriter {
         }
     }
 
+    /// Indented JSON for people, keys sorted; empty containers stay on one line.
+    public static func pretty(_ value: JSONValue, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .array(let elements) where !elements.isEmpty:
+            return "[\n" + elements.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members) where !members.isEmpty:
+            let lines = members.keys.sorted().map { key in
+                var name: [UInt8] = []
+                writeString(key, into: &name)
+                return inner + String(decoding: name, as: UTF8.self) + ": " + pretty(members[key]!, indent: inner)
+            }
+            return "{\n" + lines.joined(separator: ",\n") + "\n" + indent + "}"
+        default:
+            return value.jsonString
+        }
+    }
+
     private static let hex = Array("0123456789abcdef".utf8)
 
     public static func writeString(_ string: String, into out: inout [UInt8]) {

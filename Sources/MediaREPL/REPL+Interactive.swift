@@ -47,7 +47,8 @@ extension REPL {
             running.withLock { $0 = task }
             _ = await task.value
             running.withLock { $0 = nil }
-            if finished { break }
+            if finished { return }
         }
+        print("")  // Ctrl-D leaves the cursor after the prompt
     }
 }

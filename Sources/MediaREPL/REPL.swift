@@ -235,11 +235,8 @@ public final class REPL: @unchecked Sendable {
     }
 
     static func prettyJSON(_ data: Data) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
-            let pretty = try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-        else { return String(decoding: data, as: UTF8.self) }
-        return String(decoding: pretty, as: UTF8.self)
+        guard let value = try? JSONParser.parse(Array(data)) else { return String(decoding: data, as: UTF8.self) }
+        return JSONWriter.pretty(value)
     }
 
     private func showHelp() {

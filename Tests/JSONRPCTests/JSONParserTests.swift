@@ -49,6 +49,13 @@ import Testing
         #expect(foundation?["s"] as? String == "quote\" back\\ nl\n tab\t bell\u{07} é 😀")
     }
 
+    @Test func prettyPrinting() throws {
+        let value: JSONValue = ["b": [1, ["c": nil]], "a": [], "e": [:]]
+        let text = JSONWriter.pretty(value)
+        #expect(text == "{\n  \"a\": [],\n  \"b\": [\n    1,\n    {\n      \"c\": null\n    }\n  ],\n  \"e\": {}\n}")
+        #expect(try JSONValue(parsing: text) == value)
+    }
+
     @Test func writerSortsKeys() {
         #expect(JSONValue.object(["b": 1, "a": 2]).jsonString == #"{"a":2,"b":1}"#)
     }
