@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // The provider SDK: everything a provider module may depend on.
@@ -29,6 +30,9 @@ let package = Package(
             dependencies: ["MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The libcurl implementation of MediaKit's HTTPClient.
+        .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: strict),
         .target(
             name: "MediaHost",
             dependencies: [
@@ -37,6 +41,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("rpc-spec.json")],
+            swiftSettings: strict),
+        // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
+        .target(
+            name: "Sandbox",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: strict),
         .target(
             name: "MediaREPL",
@@ -64,6 +73,7 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
         .testTarget(

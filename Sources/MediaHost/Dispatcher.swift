@@ -138,6 +138,10 @@ extension HostRuntime {
             return try await body(provider)
         } catch let error as ProviderError {
             throw ProviderFailure(provider: id, error: error)
+        } catch let error as HTTPClientError where error.kind != .cancelled {
+            throw ProviderFailure(provider: id, error: .network(error.description))
+        } catch let error as HTTPClientError where error.kind == .cancelled {
+            throw CancellationError()
         }
     }
 }

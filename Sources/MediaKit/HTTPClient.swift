@@ -12,18 +12,30 @@ public struct HTTPRequest: Sendable, Equatable {
     public var url: URL
     public var headers: [String: String]
     public var body: Data?
-    /// The whole request's time limit in seconds.
+    /// The whole request's time limit in seconds; the client's default when nil.
     public var timeout: Double?
+    /// The largest body accepted, in bytes; the client's default (32 MiB) when nil.
+    public var maxBodySize: Int?
 
     public init(
         method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil,
-        timeout: Double? = nil
+        timeout: Double? = nil, maxBodySize: Int? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Whether repeating the request is harmless, so it may be retried.
+    public var isIdempotent: Bool { ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(method.uppercased()) }
+
+    /// Adds the validators of an earlier response, for a conditional GET.
+    public mutating func setValidators(etag: String?, lastModified: String?) {
+        if let etag { headers["If-None-Match"] = etag }
+        if let lastModified { headers["If-Modified-Since"] = lastModified }
     }
 }
 
@@ -43,4 +55,40 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Why an HTTP exchange failed before a response arrived.
+public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        case unsupportedScheme, invalidURL, tooManyRedirects, bodyTooLarge, timedOut, connection, cancelled
+    }
+    public var kind: Kind
+    /// The URL with secrets redacted.
+    public var url: String
+    public var detail: String
+
+    public init(_ kind: Kind, url: URL, detail: String) {
+        self.kind = kind
+        self.url = URLRedaction.redact(url.absoluteString)
+        self.detail = detail
+    }
+
+    public var description: String { "\(detail) (\(url))" }
+
+    /// Worth another try: the network may do better next time.
+    public var isTransient: Bool { kind == .connection || kind == .timedOut }
+}
+
+/// Removes secrets from URLs before they reach a message or a log.
+public enum URLRedaction {
+    /// Query parameters whose values are never shown.
+    public static let secretParameters: Set<String> = ["key", "api_key", "apikey", "access_token", "token", "client_secret"]
+
+    public static func redact(_ url: String) -> String {
+        guard var components = URLComponents(string: url), let items = components.queryItems, !items.isEmpty else { return url }
+        components.queryItems = items.map { item in
+            secretParameters.contains(item.name.lowercased()) && item.value != nil ? URLQueryItem(name: item.name, value: "REDACTED") : item
+        }
+        return components.string ?? url
+    }
 }

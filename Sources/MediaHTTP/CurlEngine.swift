@@ -1,0 +1,288 @@
+import CCurl
+import Foundation
+import MediaKit
+
+/// One libcurl multi handle driven by one thread: every transfer of a client runs on it, so many
+/// requests are in flight without a thread each, and connections and TLS sessions are reused.
+final class CurlEngine: @unchecked Sendable {
+    private let multi: UnsafeMutableRawPointer
+    private let share: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    // Guarded by `lock`: handed from callers to the engine thread.
+    private var incoming: [Transfer] = []
+    private var cancelling: [Transfer] = []
+    // Engine thread only.
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
+
+    init() {
+        _ = Self.globalInit
+        multi = curl_multi_init()!
+        share = curl_share_init()!
+        // One engine thread uses the share, so it needs no lock callbacks.
+        _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_SSL_SESSION)
+        _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_DNS)
+        _ = mh_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
+        let thread = Thread { [self] in run() }
+        thread.name = "mediahost-curl"
+        thread.start()
+    }
+
+    func start(_ transfer: Transfer) {
+        _ = mh_curl_easy_setopt_share(transfer.easy, share)
+        lock.withLock { incoming.append(transfer) }
+        curl_multi_wakeup(multi)
+    }
+
+    func cancel(_ transfer: Transfer) {
+        lock.withLock { cancelling.append(transfer) }
+        curl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (adds, cancels) = lock.withLock {
+                defer {
+                    incoming.removeAll()
+                    cancelling.removeAll()
+                }
+                return (incoming, cancelling)
+            }
+            for transfer in adds {
+                active[transfer.easy] = transfer
+                curl_multi_add_handle(multi, transfer.easy)
+            }
+            for transfer in cancels where active[transfer.easy] != nil {
+                finish(transfer, code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
+            }
+            curl_multi_perform(multi, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                    let transfer = active[easy]
+                else { continue }
+                finish(transfer, code: mh_curl_msg_result(message), cancelled: false)
+            }
+            // Sleeps until a socket is ready, a timer is due, or curl_multi_wakeup.
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func finish(_ transfer: Transfer, code: CURLcode, cancelled: Bool) {
+        active[transfer.easy] = nil
+        curl_multi_remove_handle(multi, transfer.easy)
+        transfer.complete(code: code, cancelled: cancelled)
+    }
+}
+
+/// One request's state while curl runs it; callbacks reach it through an Unmanaged pointer.
+final class Transfer: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    let url: URL
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var requestBody: Data?
+
+    private(set) var status = 0
+    private(set) var headers: [String: String] = [:]
+    private(set) var body: [UInt8] = []
+    let maxBodySize: Int
+    private(set) var bodyTooLarge = false
+
+    /// Streaming: called once with the response head before the first body bytes; returning
+    /// false stops the transfer. Then `sink` gets each chunk.
+    var onHead: ((Int, [String: String]) -> Bool)?
+    var sink: ((UnsafeRawBufferPointer) -> Bool)?
+    var progress: ((Int64, Int64) -> Void)?
+    private var headDelivered = false
+    private(set) var sinkStopped = false
+
+    private var continuation: CheckedContinuation<Void, any Error>?
+
+    init(request: HTTPRequest, configuration: MediaHTTPClient.Configuration) throws {
+        guard let easy = curl_easy_init() else {
+            throw HTTPClientError(.connection, url: request.url, detail: "libcurl could not create a handle")
+        }
+        self.easy = easy
+        self.url = request.url
+        self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
+        let context = Unmanaged.passUnretained(self).toOpaque()
+
+        _ = mh_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
+        // Only http and https, on redirects too.
+        _ = mh_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = mh_curl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_MAXREDIRS, Int(configuration.maxRedirects))
+        _ = mh_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        _ = mh_curl_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        if let timeout = request.timeout ?? configuration.timeout {
+            _ = mh_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
+        }
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, Int(configuration.lowSpeedLimit))
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, Int(configuration.lowSpeedTime))
+        _ = mh_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context)
+
+        let method = request.method.uppercased()
+        switch method {
+        case "GET": break
+        case "HEAD": _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        case "POST": _ = mh_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
+        default: _ = mh_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)
+        }
+        if let body = request.body {
+            requestBody = body
+            _ = mh_curl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            _ = body.withUnsafeBytes { raw in
+                mh_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            }
+        } else if method == "POST" {
+            _ = mh_curl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+        }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // curl would otherwise send "Expect: 100-continue" for large bodies.
+        headerList = curl_slist_append(headerList, "Expect:")
+        _ = mh_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+
+        _ = mh_curl_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, headerCallback)
+        _ = mh_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        _ = mh_curl_easy_setopt_data_cb(easy, CURLOPT_WRITEFUNCTION, writeCallback)
+        _ = mh_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        _ = mh_curl_easy_setopt_xferinfo_cb(easy, progressCallback)
+        _ = mh_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0)
+    }
+
+    func setRangeStart(_ offset: Int64) {
+        _ = mh_curl_easy_setopt_off(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset))
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+    }
+
+    /// Runs the transfer on `engine`; cancelling the task stops it.
+    func run(on engine: CurlEngine) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                self.continuation = continuation
+                if Task.isCancelled {
+                    self.continuation = nil
+                    continuation.resume(throwing: HTTPClientError(.cancelled, url: url, detail: "cancelled"))
+                    return
+                }
+                engine.start(self)
+            }
+        } onCancel: {
+            engine.cancel(self)
+        }
+    }
+
+    func complete(code: CURLcode, cancelled: Bool) {
+        var numeric = 0
+        _ = mh_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &numeric)
+        status = numeric
+        guard let continuation else { return }
+        self.continuation = nil
+        if cancelled {
+            continuation.resume(throwing: HTTPClientError(.cancelled, url: url, detail: "cancelled"))
+            return
+        }
+        switch code {
+        case CURLE_OK:
+            continuation.resume()
+        case CURLE_WRITE_ERROR where bodyTooLarge:
+            continuation.resume(
+                throwing: HTTPClientError(.bodyTooLarge, url: url, detail: "response body is larger than \(maxBodySize) bytes"))
+        case CURLE_WRITE_ERROR where sinkStopped:
+            continuation.resume()
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            continuation.resume(throwing: HTTPClientError(.unsupportedScheme, url: url, detail: "redirected to a scheme other than http or https"))
+        case CURLE_TOO_MANY_REDIRECTS:
+            continuation.resume(throwing: HTTPClientError(.tooManyRedirects, url: url, detail: "more than 5 redirects"))
+        case CURLE_OPERATION_TIMEDOUT:
+            continuation.resume(throwing: HTTPClientError(.timedOut, url: url, detail: "timed out: \(Self.describe(code))"))
+        case CURLE_URL_MALFORMAT:
+            continuation.resume(throwing: HTTPClientError(.invalidURL, url: url, detail: "malformed URL"))
+        default:
+            continuation.resume(throwing: HTTPClientError(.connection, url: url, detail: Self.describe(code)))
+        }
+    }
+
+    static func describe(_ code: CURLcode) -> String {
+        String(cString: curl_easy_strerror(code))
+    }
+
+    fileprivate func receiveHeader(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("HTTP/") {
+            // A new response (after a redirect or 100 Continue): start over.
+            headers = [:]
+            return
+        }
+        guard let colon = trimmed.firstIndex(of: ":") else { return }
+        let name = trimmed[..<colon].lowercased()
+        let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let sink {
+            if !headDelivered {
+                headDelivered = true
+                var numeric = 0
+                _ = mh_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &numeric)
+                status = numeric
+                if let onHead, !onHead(numeric, headers) {
+                    sinkStopped = true
+                    return false
+                }
+            }
+            if !sink(bytes) {
+                sinkStopped = true
+                return false
+            }
+            return true
+        }
+        if body.count + bytes.count > maxBodySize {
+            bodyTooLarge = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    fileprivate func reportProgress(now: Int64, total: Int64) { progress?(now, total) }
+}
+
+private let headerCallback: mh_curl_data_cb = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    transfer.receiveHeader(String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self))
+    return length
+}
+
+private let writeCallback: mh_curl_data_cb = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+private let progressCallback: mh_curl_xferinfo_cb = { context, total, now, _, _ in
+    guard let context else { return 0 }
+    Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().reportProgress(now: Int64(now), total: Int64(total))
+    return 0
+}
+
+/// The URL curl ended at after redirects.
+func mh_effective_url(_ transfer: Transfer, _ out: inout UnsafeMutablePointer<CChar>?) -> Bool {
+    mh_curl_easy_getinfo_string(transfer.easy, CURLINFO_EFFECTIVE_URL, &out) == CURLE_OK
+}

@@ -1,0 +1,161 @@
+import Foundation
+import MediaKit
+
+/// The HTTP client providers use: libcurl underneath, async/await on top.
+///
+/// Retries idempotent requests on connection errors, timeouts, 5xx and 429 with exponential
+/// backoff and jitter, honouring Retry-After; limits concurrent requests per host.
+public final class MediaHTTPClient: HTTPClient, Sendable {
+    public struct Configuration: Sendable {
+        public var userAgent = "mediahost/\(MediaHTTPClient.version)"
+        public var connectTimeout: Double = 10
+        /// The default limit for a whole request, in seconds.
+        public var timeout: Double? = 60
+        /// Abort when fewer than `lowSpeedLimit` bytes/s arrive for `lowSpeedTime` seconds.
+        public var lowSpeedLimit = 1
+        public var lowSpeedTime = 30
+        public var maxBodySize = 32 << 20
+        public var maxRedirects = 5
+        /// Attempts after the first.
+        public var maxRetries = 3
+        public var baseDelay: Double = 0.25
+        public var maxDelay: Double = 8
+        /// A Retry-After longer than this is not waited for: the response goes to the caller.
+        public var maxRetryAfter: Double = 30
+        public var perHostLimit = 6
+
+        public init() {}
+    }
+
+    public static let version = "0.1.0"
+    public let configuration: Configuration
+    private let engine = CurlEngine()
+    private let limiter: HostLimiter
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.limiter = HostLimiter(limit: configuration.perHostLimit)
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try validate(request.url)
+        var attempt = 0
+        while true {
+            let outcome: Result<HTTPResponse, HTTPClientError>
+            do {
+                outcome = .success(try await once(request))
+            } catch let error as HTTPClientError {
+                outcome = .failure(error)
+            }
+            let retryable = request.isIdempotent && attempt < configuration.maxRetries
+            switch outcome {
+            case .success(let response):
+                guard retryable, response.status == 429 || (500...599).contains(response.status) else { return response }
+                let delay = Self.retryAfter(response.header("retry-after")) ?? backoff(attempt)
+                guard delay <= configuration.maxRetryAfter else { return response }
+                try await Task.sleep(for: .seconds(delay))
+            case .failure(let error):
+                guard retryable, error.isTransient else { throw error }
+                try await Task.sleep(for: .seconds(backoff(attempt)))
+            }
+            attempt += 1
+        }
+    }
+
+    /// Streams a response body to `onData` as it arrives, for downloads of any size.
+    /// - Parameters:
+    ///   - offset: ask for the bytes from here on (a Range request); check the status for 206.
+    ///   - onHead: sees the status and headers first; return false to stop.
+    ///   - onData: each chunk; return false to stop (a disk error, say).
+    ///   - progress: bytes received so far and the total when known.
+    /// - Returns: the status and headers.
+    public func stream(
+        _ request: HTTPRequest, offset: Int64 = 0,
+        onHead: @escaping (Int, [String: String]) -> Bool = { _, _ in true },
+        onData: @escaping (UnsafeRawBufferPointer) -> Bool,
+        progress: ((Int64, Int64) -> Void)? = nil
+    ) async throws -> (status: Int, headers: [String: String]) {
+        try validate(request.url)
+        var unlimited = request
+        if unlimited.timeout == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
+        let transfer = try Transfer(request: unlimited, configuration: configuration)
+        if offset > 0 { transfer.setRangeStart(offset) }
+        transfer.onHead = onHead
+        transfer.sink = onData
+        transfer.progress = progress
+        let host = request.url.host ?? ""
+        await limiter.acquire(host)
+        defer { Task { await limiter.release(host) } }
+        try await transfer.run(on: engine)
+        return (transfer.status, transfer.headers)
+    }
+
+    private func once(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let transfer = try Transfer(request: request, configuration: configuration)
+        let host = request.url.host ?? ""
+        await limiter.acquire(host)
+        do {
+            try await transfer.run(on: engine)
+        } catch {
+            await limiter.release(host)
+            throw error
+        }
+        await limiter.release(host)
+        var finalURL = request.url
+        var effective: UnsafeMutablePointer<CChar>?
+        if mh_effective_url(transfer, &effective), let effective, let url = URL(string: String(cString: effective)) { finalURL = url }
+        return HTTPResponse(status: transfer.status, headers: transfer.headers, body: Data(transfer.body), url: finalURL)
+    }
+
+    private func validate(_ url: URL) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw HTTPClientError(.unsupportedScheme, url: url, detail: "only http and https URLs are fetched, not '\(url.scheme ?? "")'")
+        }
+        guard url.host?.isEmpty == false else { throw HTTPClientError(.invalidURL, url: url, detail: "the URL has no host") }
+    }
+
+    private func backoff(_ attempt: Int) -> Double {
+        let ceiling = min(configuration.maxDelay, configuration.baseDelay * pow(2, Double(attempt)))
+        return Double.random(in: ceiling / 2...ceiling)  // jitter keeps clients from retrying in step
+    }
+
+    /// Seconds to wait from a Retry-After header: delta-seconds or an HTTP date.
+    static func retryAfter(_ value: String?) -> Double? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Double(value) { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+}
+
+/// At most `limit` requests in flight per host, the rest wait in order.
+actor HostLimiter {
+    private let limit: Int
+    private var running: [String: Int] = [:]
+    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    func acquire(_ host: String) async {
+        if running[host, default: 0] < limit {
+            running[host, default: 0] += 1
+            return
+        }
+        await withCheckedContinuation { waiting[host, default: []].append($0) }
+    }
+
+    func release(_ host: String) {
+        if var queue = waiting[host], !queue.isEmpty {
+            let next = queue.removeFirst()
+            waiting[host] = queue.isEmpty ? nil : queue
+            next.resume()  // the slot passes to the next waiter
+        } else {
+            running[host, default: 1] -= 1
+            if running[host] == 0 { running[host] = nil }
+        }
+    }
+}

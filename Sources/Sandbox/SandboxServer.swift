@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// The request context of the sandbox: Hummingbird's, plus the client's port so the sandbox can
+/// count connections (keep-alive tests).
+public struct SandboxContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let clientPort: Int?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        clientPort = source.channel.remoteAddress?.port
+    }
+}
+
+public typealias SandboxRouter = Router<SandboxContext>
+public typealias SandboxRoutes = RouterGroup<SandboxContext>
+
+/// One provider's replica of its real API, mounted under `/<id>/` on the sandbox.
+public protocol SandboxReplica: Sendable {
+    /// The provider id; the replica's base URL is `http://host:port/<id>`.
+    var id: String { get }
+    func register(_ routes: SandboxRoutes)
+}
+
+/// The local replica server: every provider's API on one loopback port, with fault injection.
+///
+/// A test double and a demo (like stripe-mock), never a fallback inside a provider.
+public final class SandboxServer: Sendable {
+    public let faults = FaultInjector()
+    public let traffic = TrafficLog()
+    private let replicas: [any SandboxReplica]
+    private let state = Mutex<(task: Task<Void, any Error>?, port: Int?)>((nil, nil))
+
+    public init(replicas: [any SandboxReplica]) {
+        self.replicas = replicas
+    }
+
+    /// Starts serving on `host:port` (0: a free port) and returns once it accepts connections.
+    /// - Returns: the port.
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: Int = 0, logger: Logger? = nil) async throws -> Int {
+        let router = SandboxRouter(context: SandboxContext.self)
+        router.add(middleware: SandboxMiddleware(faults: faults, traffic: traffic))
+        ControlRoutes(faults: faults, traffic: traffic).register(router.group("_sandbox"))
+        for replica in replicas { replica.register(router.group(RouterPath(replica.id))) }
+        var quiet = Logger(label: "sandbox")
+        quiet.logLevel = .critical
+        let (ready, readyContinuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "mediahost-sandbox"),
+            onServerRunning: { channel in
+                readyContinuation.yield(channel.localAddress?.port ?? port)
+                readyContinuation.finish()
+            }, logger: logger ?? quiet)
+        let task = Task { try await app.run() }
+        var bound: Int?
+        for await value in ready {
+            bound = value
+            break
+        }
+        guard let bound else {
+            task.cancel()
+            _ = try await task.value
+            throw SandboxError.notStarted
+        }
+        state.withLock { $0 = (task, bound) }
+        return bound
+    }
+
+    public var port: Int? { state.withLock { $0.port } }
+
+    /// `http://127.0.0.1:<port>/<replica id>`: what a provider's base_url is set to.
+    public func baseURL(for replica: String, host: String = "127.0.0.1") -> String? {
+        port.map { "http://\(host):\($0)/\(replica)" }
+    }
+
+    public var replicaIDs: [String] { replicas.map(\.id) }
+
+    public func stop() {
+        state.withLock { $0.task }?.cancel()
+    }
+}
+
+public enum SandboxError: Error, CustomStringConvertible {
+    case notStarted
+    public var description: String { "the sandbox server did not start" }
+}
