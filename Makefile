@@ -7,7 +7,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
 BENCH_PACKAGES := hyperfine
 BIN := .build/debug/mediahost
 
-.PHONY: all deps build run test bench format clean
+.PHONY: all deps build run sandbox test bench format clean
 
 all: build
 
@@ -28,9 +28,14 @@ endef
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 
-# The REPL. Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
+# The REPL on the local sandbox (no network or API keys needed).
+# Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
 run: build
-	$(BIN) $(ARGS)
+	$(BIN) --sandbox $(ARGS)
+
+# The replica APIs alone, for pointing providers (or curl) at them.
+sandbox: build
+	$(BIN) sandbox $(ARGS)
 
 # Every test: unit, store, dispatcher, REPL and end to end against the built binary.
 test: deps

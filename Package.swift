@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore",
+                "MediaKit", "JSONRPC", "MediaStore", "Podcasts",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -47,6 +47,12 @@ let package = Package(
             name: "Sandbox",
             dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: strict),
+        // Providers: each is Providers/<Name>/{Sources,Sandbox,Tests}.
+        .target(name: "Podcasts", dependencies: ["MediaKit"], path: "Providers/Podcasts/Sources", swiftSettings: strict),
+        .target(
+            name: "PodcastsSandbox",
+            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Providers/Podcasts/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -54,14 +60,14 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "mediahost-bench",
-            dependencies: ["MediaHost", "MediaStore", "MediaKit", "JSONRPC"],
+            dependencies: ["MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts"],
             path: "Benchmarks/mediahost-bench",
             swiftSettings: strict),
 
@@ -73,6 +79,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "PodcastsTests",
+            dependencies: ["Podcasts", "PodcastsSandbox", "Sandbox", "MediaHTTP", "MediaKit"],
+            path: "Providers/Podcasts/Tests", swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),

@@ -91,11 +91,12 @@ public final class HostRuntime: Sendable {
         }
         let config = config
         return try registry.instance(id) {
-            ProviderContext(
-                config: config.providerConfig(registration.descriptor), http: http,
-                logger: Logger(label: "\(HostRuntime.name).\(id)") { [redactor, logger] in
-                    StderrLogHandler(label: $0, level: logger.logLevel, redactor: redactor)
-                })
+            let providerLogger = Logger(label: "\(HostRuntime.name).\(id)") { [redactor, logger] in
+                StderrLogHandler(label: $0, level: logger.logLevel, redactor: redactor)
+            }
+            return ProviderContext(
+                config: config.providerConfig(registration.descriptor), http: http, logger: providerLogger,
+                cache: StoreProviderCache(store: store, provider: id, logger: providerLogger))
         }
     }
 

@@ -1,4 +1,5 @@
 import MediaKit
+import Podcasts
 import Synchronization
 
 /// How the host creates one provider: its descriptor and a factory.
@@ -18,7 +19,9 @@ public struct ProviderRegistration: Sendable {
 
 /// The providers this build ships. Adding a provider is one line here.
 public enum BuiltinProviders {
-    public static let all: [ProviderRegistration] = []
+    public static let all: [ProviderRegistration] = [
+        .of(PodcastsProvider.self)
+    ]
 }
 
 /// The registered providers, created lazily with the current configuration and re-created after

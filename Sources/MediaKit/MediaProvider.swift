@@ -47,16 +47,19 @@ public struct ProviderContext: Sendable {
     public var config: ProviderConfig
     public var http: any HTTPClient
     public var logger: Logger
+    /// Responses kept by the host between runs (feeds with their validators, say).
+    public var cache: any ProviderCache
     /// The current time; tests replace it.
     public var now: @Sendable () -> Date
 
     public init(
-        config: ProviderConfig, http: any HTTPClient, logger: Logger,
+        config: ProviderConfig, http: any HTTPClient, logger: Logger, cache: any ProviderCache = NoProviderCache(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.config = config
         self.http = http
         self.logger = logger
+        self.cache = cache
         self.now = now
     }
 }
@@ -69,4 +72,33 @@ public struct ProviderConfig: Sendable, Equatable {
         guard let value = values[key], !value.isEmpty else { return nil }
         return value
     }
+}
+
+/// A provider's persistent cache, kept by the host (providers never touch the store).
+public protocol ProviderCache: Sendable {
+    func value(for key: String) async -> CachedValue?
+    func store(_ value: CachedValue, for key: String) async
+}
+
+/// What a provider keeps: its own encoding of something it fetched, with the HTTP validators
+/// that let it ask the server whether it changed.
+public struct CachedValue: Sendable, Equatable {
+    public var data: Data
+    public var etag: String?
+    public var lastModified: String?
+    public var storedAt: Date
+
+    public init(data: Data, etag: String? = nil, lastModified: String? = nil, storedAt: Date = Date()) {
+        self.data = data
+        self.etag = etag
+        self.lastModified = lastModified
+        self.storedAt = storedAt
+    }
+}
+
+/// A cache that keeps nothing, for providers created outside a host.
+public struct NoProviderCache: ProviderCache {
+    public init() {}
+    public func value(for key: String) async -> CachedValue? { nil }
+    public func store(_ value: CachedValue, for key: String) async {}
 }

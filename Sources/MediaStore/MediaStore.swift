@@ -76,6 +76,20 @@ public final class MediaStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2: provider cache") { db in
+            try db.execute(sql: """
+                CREATE TABLE providerCache (
+                    provider TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    etag TEXT,
+                    lastModified TEXT,
+                    storedAt REAL NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (provider, key)
+                );
+                CREATE INDEX providerCache_age ON providerCache(provider, storedAt);
+                """)
+        }
         return migrator
     }
 }

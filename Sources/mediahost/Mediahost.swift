@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
 import JSONRPC
+import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaREPL
+import PodcastsSandbox
+import Sandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -22,8 +25,14 @@ struct Mediahost: AsyncParsableCommand {
             (or MEDIAHOST_DATA_DIR). Shell completion: mediahost --generate-completion-script bash
             """,
         version: HostRuntime.version,
-        subcommands: [REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self],
+        subcommands: [REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, SandboxCommand.self],
         defaultSubcommand: REPLCommand.self)
+
+    /// Global options may come before the subcommand (`mediahost --sandbox call ...`); they
+    /// belong to the subcommand, so they are moved after its name before parsing.
+    static func main() async {
+        await main(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
+    }
 }
 
 /// Options every subcommand takes.
@@ -37,18 +46,60 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String?
 
+    @Flag(help: "Start the local replica APIs in process and point every provider at them (no network or API keys needed).")
+    var sandbox = false
+
+    static let flags: Set<String> = ["--sandbox"]
+    static let valued: Set<String> = ["--config", "--data-dir", "--log-level"]
+
+    /// `[globals…] subcommand rest…` -> `subcommand rest… globals…`.
+    static func hoisted(_ arguments: [String]) -> [String] {
+        let subcommands = Set(Mediahost.configuration.subcommands.compactMap { $0.configuration.commandName })
+        var globals: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = String(argument.prefix { $0 != "=" })
+            if flags.contains(argument) || (valued.contains(name) && argument.contains("=")) {
+                globals.append(argument)
+                index += 1
+            } else if valued.contains(argument), index + 1 < arguments.count {
+                globals += arguments[index...(index + 1)]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !globals.isEmpty, index < arguments.count, subcommands.contains(arguments[index]) else { return arguments }
+        return [arguments[index]] + arguments[(index + 1)...] + globals
+    }
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
     }
 
-    /// Opens the store, reads the config and registers the built-in providers.
-    func makeHost() throws -> HostRuntime {
+    /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
+    /// starts the replica server first and points the providers' base URLs at it.
+    func makeHost() async throws -> HostRuntime {
+        var environment = ProcessInfo.processInfo.environment
+        if sandbox {
+            let server = SandboxServer(replicas: SandboxReplicas.all)
+            do {
+                try await server.start()
+            } catch {
+                throw StartupFailure(message: "cannot start the sandbox: \(error)")
+            }
+            for id in server.replicaIDs {
+                environment["MEDIAHOST_\(id.uppercased())_BASE_URL"] = server.baseURL(for: id)
+            }
+            RunningSandbox.server = server
+        }
         do {
             return try HostRuntime(
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
-                providers: BuiltinProviders.all, http: OfflineHTTPClient(),
+                providers: BuiltinProviders.all, http: MediaHTTPClient(), environment: environment,
                 logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
         } catch {
             throw StartupFailure(message: "\(error)")
@@ -56,10 +107,41 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Stands in for the network until the libcurl client lands; no registered provider calls it.
-struct OfflineHTTPClient: HTTPClient {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        throw ProviderError.network("this build of mediahost has no HTTP client")
+/// Every provider's replica of its real API.
+enum SandboxReplicas {
+    static let all: [any SandboxReplica] = [PodcastsReplica()]
+}
+
+/// The in-process sandbox of `--sandbox`, kept alive for the life of the command.
+enum RunningSandbox {
+    nonisolated(unsafe) static var server: SandboxServer?
+}
+
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox",
+        abstract: "Serve the local replicas of the providers' APIs (for tests, demos and offline work).",
+        discussion: """
+            Point a provider at it with MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any
+            command to run one in process. Faults are switched with POST /_sandbox/faults (JSON: path, status,
+            retryAfter, latencyMs, throttleBytesPerSecond, truncateAfterBytes, malformed, times).
+            """)
+
+    @Option(help: "The port (0 picks a free one).")
+    var port = 8080
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    func run() async throws {
+        let server = SandboxServer(replicas: SandboxReplicas.all)
+        let bound = try await server.start(host: host, port: port)
+        print("sandbox listening on http://\(host):\(bound)")
+        for id in server.replicaIDs {
+            print("  \(id): MEDIAHOST_\(id.uppercased())_BASE_URL=\(server.baseURL(for: id, host: host) ?? "")")
+        }
+        fflush(nil)
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
     }
 }
 
@@ -77,7 +159,7 @@ struct REPLCommand: AsyncParsableCommand {
     var keepGoing = false
 
     func run() async throws {
-        let host = try global.makeHost()
+        let host = try await global.makeHost()
         let interactive = isatty(0) == 1
         let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor()))
         if interactive {
@@ -115,7 +197,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         }
-        let host = try global.makeHost()
+        let host = try await global.makeHost()
         let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false))
         let status = await repl.run(lines: lines)
         if status != 0 { throw ExitCode(status) }
@@ -132,7 +214,7 @@ struct RPCCommand: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        let host = try global.makeHost()
+        let host = try await global.makeHost()
         let connection = RPCConnection(handler: host.dispatcher)
         await connection.run()
     }
@@ -162,7 +244,7 @@ struct CallCommand: AsyncParsableCommand {
                 throw ValidationError("params are not valid JSON: \(error)")
             }
         }
-        let host = try global.makeHost()
+        let host = try await global.makeHost()
         do {
             let result = try await host.dispatcher.call(method, params: parsed)
             FileHandle.standardOutput.write(Data(result + [0x0A]))

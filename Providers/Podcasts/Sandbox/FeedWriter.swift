@@ -1,0 +1,143 @@
+import Foundation
+
+/// Writes a show's feed the way real podcast hosts do, quirks included: several date and
+/// duration formats, CDATA and escaped HTML, missing guids, relative links, Atom, ISO-8859-1.
+struct FeedWriter {
+    let catalogue: PodcastCatalogue
+    /// e.g. "http://127.0.0.1:8080/podcasts"
+    let base: String
+
+    func feed(for show: PodcastCatalogue.Show) -> (body: Data, contentType: String) {
+        switch show.format {
+        case .rss: return (Data(rss(show, encoding: "UTF-8").utf8), "application/rss+xml; charset=utf-8")
+        case .latin1:
+            let text = rss(show, encoding: "ISO-8859-1")
+            return (text.data(using: .isoLatin1, allowLossyConversion: true) ?? Data(), "application/rss+xml; charset=iso-8859-1")
+        case .atom: return (Data(atom(show).utf8), "application/atom+xml; charset=utf-8")
+        }
+    }
+
+    func artwork(_ show: PodcastCatalogue.Show) -> String { "\(base)/artwork/\(show.id).png" }
+    func mediaURL(_ show: PodcastCatalogue.Show, _ number: Int) -> String { "\(base)/media/\(show.id)/\(number).mp3" }
+
+    private func rss(_ show: PodcastCatalogue.Show, encoding: String) -> String {
+        var out = """
+            <?xml version="1.0" encoding="\(encoding)"?>
+            <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:podcast="https://podcastindex.org/namespace/1.0" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:atom="http://www.w3.org/2005/Atom">
+            <channel>
+            <title>\(escape(show.title))</title>
+            <link>\(base)/shows/\(show.id)/</link>
+            <atom:link href="\(base)/feeds/\(show.id).xml" rel="self" type="application/rss+xml"/>
+            <language>en-us</language>
+            <itunes:author>\(escape(show.author))</itunes:author>
+            <itunes:summary>\(escape(show.summary))</itunes:summary>
+            <description><![CDATA[<p>\(show.summary)</p><p>Café crème &amp; croissants, every week.</p>]]></description>
+            <itunes:image href="\(artwork(show))"/>
+            <image><url>\(artwork(show))</url><title>\(escape(show.title))</title><link>\(base)/shows/\(show.id)/</link></image>
+            <itunes:category text="\(escape(show.genre.name))"/>
+            <itunes:explicit>false</itunes:explicit>
+
+            """
+        for number in stride(from: show.episodeCount, through: 1, by: -1) {
+            let episode = catalogue.episode(show, number)
+            out += "<item>\n<title>\(escape(episode.title))</title>\n"
+            if episode.hasGUID { out += "<guid isPermaLink=\"false\">\(show.id)-ep-\(number)</guid>\n" }
+            out += "<pubDate>\(Self.pubDate(episode.published, variant: number))</pubDate>\n"
+            if let duration = Self.duration(episode.duration, variant: number) { out += "<itunes:duration>\(duration)</itunes:duration>\n" }
+            out += "<itunes:season>\((number - 1) / 10 + 1)</itunes:season>\n<itunes:episode>\(number)</itunes:episode>\n"
+            // Every fourth enclosure is relative to the feed, as some hosts write them.
+            let media = number % 4 == 0 ? "../media/\(show.id)/\(number).mp3" : mediaURL(show, number)
+            out += "<enclosure url=\"\(media)\" length=\"\(number % 9 == 0 ? 0 : episode.size)\" type=\"audio/mpeg\"/>\n"
+            out += "<link>episodes/\(number)</link>\n"
+            out += "<description>\(description(show, number))</description>\n"
+            if number % 5 == 0 { out += "<itunes:image href=\"\(base)/artwork/\(show.id)-\(number).png\"/>\n" }
+            if number % 7 == 0 { out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n" }
+            out += "</item>\n"
+        }
+        out += "</channel>\n</rss>\n"
+        return out
+    }
+
+    private func description(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
+        switch number % 3 {
+        case 0:
+            return "<![CDATA[<p>In episode \(number), \(show.author) &amp; guests dig in.</p><ul><li>Notes &lt;here&gt;</li><li><a href=\"https://example.invalid/\(number)\">Links</a></li></ul>]]>"
+        case 1:
+            return "&lt;p&gt;Episode \(number) of \(escape(show.title)): &amp;quot;quoted&amp;quot; &amp;amp; more.&lt;/p&gt;&lt;br/&gt;Second line."
+        default:
+            return "Plain notes for episode \(number) &amp; nothing else."
+        }
+    }
+
+    private func atom(_ show: PodcastCatalogue.Show) -> String {
+        var out = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <feed xmlns="http://www.w3.org/2005/Atom" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+            <title>\(escape(show.title))</title>
+            <subtitle>\(escape(show.summary))</subtitle>
+            <author><name>\(escape(show.author))</name></author>
+            <link rel="alternate" href="\(base)/shows/\(show.id)/"/>
+            <link rel="self" href="\(base)/feeds/\(show.id).xml"/>
+            <icon>\(artwork(show))</icon>
+            <id>urn:mediahost:sandbox:\(show.id)</id>
+            <updated>\(Self.iso(show.releaseDate))</updated>
+
+            """
+        for number in stride(from: show.episodeCount, through: 1, by: -1) {
+            let episode = catalogue.episode(show, number)
+            out += """
+                <entry>
+                <title>\(escape(episode.title))</title>
+                <id>urn:mediahost:sandbox:\(show.id):\(number)</id>
+                <published>\(Self.iso(episode.published))</published>
+                <updated>\(Self.iso(episode.published))</updated>
+                <summary type="html">&lt;p&gt;Atom notes for episode \(number) &amp;amp; friends.&lt;/p&gt;</summary>
+                <link rel="alternate" href="episodes/\(number)"/>
+                <link rel="enclosure" href="\(mediaURL(show, number))" length="\(episode.size)" type="audio/mpeg"/>
+                <itunes:duration>\(episode.duration)</itunes:duration>
+                </entry>
+
+                """
+        }
+        out += "</feed>\n"
+        return out
+    }
+
+    private func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    static func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
+    }
+
+    /// The RFC 822 variants real feeds use.
+    static func pubDate(_ date: Date, variant: Int) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        switch variant % 5 {
+        case 0: formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
+        case 1: formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        case 2:
+            formatter.timeZone = TimeZone(secondsFromGMT: -5 * 3600)
+            formatter.dateFormat = "dd MMM yyyy HH:mm:ss 'EST'"
+        case 3: formatter.dateFormat = "EEE, d MMM yyyy HH:mm Z"
+        default:
+            formatter.timeZone = TimeZone(secondsFromGMT: -7 * 3600)
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'PDT'"
+        }
+        return formatter.string(from: date)
+    }
+
+    /// Seconds, MM:SS, H:MM:SS, or nothing.
+    static func duration(_ seconds: Int, variant: Int) -> String? {
+        switch variant % 4 {
+        case 0: return String(seconds)
+        case 1: return String(format: "%d:%02d", seconds / 60, seconds % 60)
+        case 2: return String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        default: return nil
+        }
+    }
+}

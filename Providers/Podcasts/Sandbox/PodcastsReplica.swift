@@ -1,0 +1,166 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Sandbox
+
+/// The iTunes Search API, Apple's genre list and top-podcast charts, every show's feed and its
+/// episode audio (with Range support), as the real services serve them.
+public struct PodcastsReplica: SandboxReplica {
+    public let id = "podcasts"
+    let catalogue: PodcastCatalogue
+
+    public init(seed: UInt64 = 20_261_121, shows: Int = 600) {
+        catalogue = PodcastCatalogue(seed: seed, count: shows)
+    }
+
+    public func register(_ routes: SandboxRoutes) {
+        routes.get("search") { request, context in try search(request, context) }
+        routes.get("lookup") { request, context in try lookup(request, context) }
+        routes.get("WebObjects/MZStoreServices.woa/ws/genres") { _, _ in try genres() }
+        routes.get(":country/rss/toppodcasts/:limit/:genre/json") { request, context in
+            try top(request, context, limit: context.parameters.get("limit"), genre: context.parameters.get("genre"))
+        }
+        routes.get(":country/rss/toppodcasts/:limit/json") { request, context in
+            try top(request, context, limit: context.parameters.get("limit"), genre: nil)
+        }
+        routes.get("feeds/:file") { request, context in try feed(request, context) }
+        routes.get("media/:show/:file") { request, context in try media(request, context) }
+        routes.get("artwork/:file") { _, _ in
+            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
+        }
+    }
+
+    private func base(_ request: Request) -> String {
+        "http://\(request.head.authority ?? "127.0.0.1")/\(id)"
+    }
+
+    // MARK: iTunes Search API
+
+    private func search(_ request: Request, _ context: SandboxContext) throws -> Response {
+        let query = request.uri.queryParameters
+        guard let term = query.get("term") else {
+            return Self.json(["errorMessage": "Invalid value(s) for key(s): [term]", "queryParameters": "term"], status: .badRequest)
+        }
+        if let media = query.get("media"), media != "podcast", media != "all" {
+            return Self.json(["resultCount": 0, "results": [Any]()])
+        }
+        let limit = min(max(Int(query.get("limit") ?? "50") ?? 50, 1), 200)
+        let offset = max(Int(query.get("offset") ?? "0") ?? 0, 0)
+        let matches = catalogue.search(term.replacingOccurrences(of: "+", with: " "))
+        let page = matches.dropFirst(offset).prefix(limit)
+        let writer = FeedWriter(catalogue: catalogue, base: base(request))
+        return Self.json(["resultCount": page.count, "results": page.map { result($0, writer) }])
+    }
+
+    private func lookup(_ request: Request, _ context: SandboxContext) throws -> Response {
+        let ids = (request.uri.queryParameters.get("id") ?? "").split(separator: ",").compactMap { Int($0) }
+        let writer = FeedWriter(catalogue: catalogue, base: base(request))
+        let results = ids.compactMap(catalogue.show).map { result($0, writer) }
+        return Self.json(["resultCount": results.count, "results": results])
+    }
+
+    private func result(_ show: PodcastCatalogue.Show, _ writer: FeedWriter) -> [String: Any] {
+        let slug = show.title.lowercased().replacingOccurrences(of: " ", with: "-")
+        var item: [String: Any] = [
+            "wrapperType": "track", "kind": "podcast", "collectionId": show.id, "trackId": show.id,
+            "artistName": show.author, "collectionName": show.title, "trackName": show.title,
+            "collectionCensoredName": show.title, "trackCensoredName": show.title,
+            "feedUrl": "\(writer.base)/feeds/\(show.id).xml",
+            "collectionViewUrl": "https://podcasts.apple.com/us/podcast/\(slug)/id\(show.id)?uo=4",
+            "trackViewUrl": "https://podcasts.apple.com/us/podcast/\(slug)/id\(show.id)?uo=4",
+            "artworkUrl30": writer.artwork(show), "artworkUrl60": writer.artwork(show),
+            "artworkUrl100": writer.artwork(show), "artworkUrl600": writer.artwork(show),
+            "collectionPrice": 0.0, "trackPrice": 0.0, "collectionHdPrice": 0,
+            "releaseDate": FeedWriter.iso(show.releaseDate), "collectionExplicitness": "notExplicit",
+            "trackExplicitness": "cleaned", "trackCount": show.episodeCount, "country": "USA", "currency": "USD",
+            "primaryGenreName": show.genre.name, "contentAdvisoryRating": "Clean",
+            "genreIds": [String(show.genre.id), "26"], "genres": [show.genre.name, "Podcasts"],
+        ]
+        // Real results sometimes lack fields; so do ours.
+        if show.id % 11 == 0 { item["artworkUrl600"] = nil }
+        return item
+    }
+
+    private func genres() throws -> Response {
+        var subgenres: [String: Any] = [:]
+        for genre in PodcastCatalogue.genres {
+            var children: [String: Any] = [:]
+            for sub in genre.subgenres {
+                children[String(sub.id)] = ["name": sub.name, "id": String(sub.id), "url": "https://podcasts.apple.com/us/genre/id\(sub.id)"]
+            }
+            var entry: [String: Any] = ["name": genre.name, "id": String(genre.id), "url": "https://podcasts.apple.com/us/genre/id\(genre.id)"]
+            if !children.isEmpty { entry["subgenres"] = children }
+            subgenres[String(genre.id)] = entry
+        }
+        return Self.json(["26": ["name": "Podcasts", "id": "26", "url": "https://podcasts.apple.com/us/genre/podcasts/id26", "subgenres": subgenres]])
+    }
+
+    // MARK: Top podcasts chart (the iTunes RSS JSON format)
+
+    private func top(_ request: Request, _ context: SandboxContext, limit: String?, genre: String?) throws -> Response {
+        func value(_ segment: String?, _ name: String) -> Int? {
+            guard let segment, segment.hasPrefix(name + "=") else { return nil }
+            return Int(segment.dropFirst(name.count + 1))
+        }
+        let count = min(max(value(limit, "limit") ?? 10, 1), 200)
+        let genreID = value(genre, "genre")
+        let writer = FeedWriter(catalogue: catalogue, base: base(request))
+        let entries: [[String: Any]] = catalogue.top(genre: genreID).prefix(count).map { show in
+            [
+                "im:name": ["label": show.title],
+                "im:image": [55, 60, 170].map { ["label": writer.artwork(show), "attributes": ["height": String($0)]] },
+                "summary": ["label": show.summary],
+                "im:price": ["label": "Get", "attributes": ["amount": "0", "currency": "USD"]],
+                "im:contentType": ["attributes": ["term": "Podcast", "label": "Podcast"]],
+                "title": ["label": "\(show.title) - \(show.author)"],
+                "link": ["attributes": ["rel": "alternate", "type": "text/html", "href": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2"]],
+                "id": ["label": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2", "attributes": ["im:id": String(show.id)]],
+                "im:artist": ["label": show.author],
+                "category": ["attributes": ["im:id": String(show.genre.id), "term": show.genre.name, "label": show.genre.name]],
+                "im:releaseDate": ["label": FeedWriter.iso(show.releaseDate)],
+            ]
+        }
+        // The real feed gives a bare object, not an array, when the chart has one entry.
+        let entry: Any = entries.count == 1 ? entries[0] : entries
+        let title = genreID.flatMap { id in PodcastCatalogue.genres.first { $0.id == id }?.name }.map { "iTunes Store: Top Podcasts in \($0)" }
+            ?? "iTunes Store: Top Podcasts"
+        return Self.json(["feed": ["author": ["name": ["label": "iTunes Store"]], "entry": entry, "title": ["label": title], "updated": ["label": "2026-11-21T00:00:00-07:00"]]])
+    }
+
+    // MARK: Feeds and media
+
+    private func feed(_ request: Request, _ context: SandboxContext) throws -> Response {
+        guard let file = context.parameters.get("file"), file.hasSuffix(".xml"), let id = Int(file.dropLast(4)),
+            let show = catalogue.show(id)
+        else { return Response(status: .notFound) }
+        let (body, type) = FeedWriter(catalogue: catalogue, base: base(request)).feed(for: show)
+        let etag = "\"feed-\(show.id)-\(show.episodeCount)\""
+        let lastModified = "Tue, 10 Jun 2025 09:41:00 GMT"
+        if request.headers[.ifNoneMatch] == etag || (request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == lastModified) {
+            return Response(status: .notModified, headers: [.eTag: etag, .lastModified: lastModified])
+        }
+        return Response(
+            status: .ok, headers: [.contentType: type, .eTag: etag, .lastModified: lastModified],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func media(_ request: Request, _ context: SandboxContext) throws -> Response {
+        guard let showID = context.parameters.get("show", as: Int.self), let show = catalogue.show(showID),
+            let file = context.parameters.get("file"), file.hasSuffix(".mp3"), let number = Int(file.dropLast(4)),
+            (1...show.episodeCount).contains(number)
+        else { return Response(status: .notFound) }
+        let size = catalogue.episode(show, number).size
+        return MediaFile(seed: UInt64(showID) &* 131 &+ UInt64(number), size: size, etag: "\"\(showID)-\(number)-v1\"", type: "audio/mpeg")
+            .response(to: request)
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A 1x1 PNG.
+    static let png: [UInt8] = Array(
+        Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!)
+}

@@ -1,0 +1,194 @@
+import Foundation
+import MediaKit
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// A podcast feed, parsed: the show and its episodes in feed order.
+struct ParsedFeed: Codable, Sendable, Equatable {
+    var title: String?
+    var author: String?
+    var summary: String?
+    var artwork: String?
+    var link: String?
+    var categories: [String] = []
+    var episodes: [ParsedEpisode] = []
+}
+
+struct ParsedEpisode: Codable, Sendable, Equatable {
+    var guid: String?
+    var title: String?
+    var published: Date?
+    var duration: Double?
+    var enclosureURL: String?
+    var enclosureType: String?
+    var enclosureLength: Int64?
+    var season: Int?
+    var episode: Int?
+    var artwork: String?
+    var summary: String?
+    var link: String?
+    var transcript: String?
+}
+
+/// Why a feed could not be read.
+struct FeedError: Error, CustomStringConvertible {
+    var feed: String
+    var reason: String
+    var description: String { "the feed \(feed) cannot be read: \(reason)" }
+}
+
+/// Streams RSS 2.0 and Atom (with the itunes and podcast namespaces) through XMLParser, the
+/// libxml2 SAX parser: memory stays proportional to what is kept, not to the document. It
+/// honours the declared encoding (ISO-8859-1, Windows-1252), rejects entity-expansion bombs and
+/// never resolves external entities.
+final class FeedParser: NSObject, XMLParserDelegate {
+    private var feed = ParsedFeed()
+    private var episode: ParsedEpisode?
+    private var text = ""
+    private var path: [String] = []
+    private var isAtom = false
+    private var sawRoot = false
+    private let baseURL: URL?
+
+    private init(baseURL: URL?) { self.baseURL = baseURL }
+
+    /// - Parameter url: where the feed came from, for resolving relative links and naming it in errors.
+    static func parse(_ data: Data, url: URL?) throws -> ParsedFeed {
+        let delegate = FeedParser(baseURL: url)
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = false
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = delegate
+        let ok = parser.parse()
+        let name = url.map { URLRedaction.redact($0.absoluteString) } ?? "(data)"
+        guard delegate.sawRoot else {
+            throw FeedError(feed: name, reason: parser.parserError.map { "not XML (\(Self.describe($0)))" } ?? "neither RSS nor Atom")
+        }
+        guard ok else {
+            throw FeedError(
+                feed: name,
+                reason: "malformed XML at line \(parser.lineNumber)" + (parser.parserError.map { ": \(Self.describe($0))" } ?? ""))
+        }
+        return delegate.resolved()
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let ns = error as NSError
+        return ns.localizedDescription.isEmpty ? "error \(ns.code)" : ns.localizedDescription
+    }
+
+    private func resolved() -> ParsedFeed {
+        var feed = feed
+        let channelBase = feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL
+        feed.link = feed.link.flatMap { resolve($0, against: baseURL) }
+        feed.artwork = feed.artwork.flatMap { resolve($0, against: baseURL) }
+        feed.episodes = feed.episodes.map { episode in
+            var episode = episode
+            episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
+            episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
+            episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
+            episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
+            return episode
+        }
+        return feed
+    }
+
+    private func resolve(_ link: String, against base: URL?) -> String? {
+        let trimmed = link.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return nil }
+        return URL(string: trimmed, relativeTo: base)?.absoluteURL.absoluteString ?? trimmed
+    }
+
+    // MARK: XMLParserDelegate
+
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        if path.isEmpty {
+            sawRoot = name == "rss" || name == "feed" || name == "rdf:RDF"
+            isAtom = name == "feed"
+            if !sawRoot { parser.abortParsing() }
+        }
+        path.append(name)
+        text = ""
+        switch name {
+        case "item", "entry":
+            episode = ParsedEpisode()
+        case "enclosure":
+            episode?.enclosureURL = attributes["url"]
+            episode?.enclosureType = attributes["type"]
+            episode?.enclosureLength = attributes["length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 ? $0 : nil }
+        case "link" where isAtom:
+            let rel = attributes["rel"] ?? "alternate"
+            if rel == "enclosure", episode != nil {
+                episode?.enclosureURL = attributes["href"]
+                episode?.enclosureType = attributes["type"]
+                episode?.enclosureLength = attributes["length"].flatMap { Int64($0) }
+            } else if rel == "alternate" {
+                if episode != nil { episode?.link = attributes["href"] } else { feed.link = attributes["href"] }
+            }
+        case "itunes:image":
+            if let href = attributes["href"] {
+                if episode != nil { episode?.artwork = href } else { feed.artwork = href }
+            }
+        case "itunes:category":
+            if episode == nil, let category = attributes["text"] { feed.categories.append(HTMLText.decodeEntities(category)) }
+        case "podcast:transcript":
+            if episode?.transcript == nil { episode?.transcript = attributes["url"] }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, foundCDATA block: Data) {
+        text += String(decoding: block, as: UTF8.self)
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        defer {
+            path.removeLast()
+            text = ""
+        }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if episode != nil {
+            switch name {
+            case "item", "entry":
+                if let episode { feed.episodes.append(episode) }
+                episode = nil
+            case "title": episode?.title = HTMLText.decodeEntities(value)
+            case "guid", "id": if !value.isEmpty { episode?.guid = value }
+            case "pubDate", "published", "dc:date": episode?.published = FeedDates.parse(value) ?? episode?.published
+            case "updated": if episode?.published == nil { episode?.published = FeedDates.parse(value) }
+            case "itunes:duration": episode?.duration = FeedDates.duration(value)
+            case "itunes:season": episode?.season = Int(value)
+            case "itunes:episode": episode?.episode = Int(value)
+            case "link" where !isAtom: if !value.isEmpty { episode?.link = value }
+            case "content:encoded": if !value.isEmpty { episode?.summary = HTMLText.plain(value) }
+            case "description", "summary", "itunes:summary", "content":
+                // content:encoded is the fullest; otherwise the first of these wins.
+                if episode?.summary == nil, !value.isEmpty { episode?.summary = HTMLText.plain(value) }
+            default: break
+            }
+            return
+        }
+        // Channel-level elements only (and the channel image's url).
+        guard path.count <= 3 || (name == "url" && path.dropLast().last == "image" && path.count == 4) else { return }
+        switch name {
+        case "title": if feed.title == nil { feed.title = HTMLText.decodeEntities(value) }
+        case "itunes:author": feed.author = HTMLText.decodeEntities(value)
+        case "name" where isAtom && path.dropLast().last == "author": feed.author = feed.author ?? value
+        case "managingEditor": feed.author = feed.author ?? value
+        case "description", "subtitle", "itunes:summary":
+            if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
+        case "link" where !isAtom: if feed.link == nil, !value.isEmpty { feed.link = value }
+        case "url" where path.dropLast().last == "image": if feed.artwork == nil { feed.artwork = value }
+        case "icon", "logo": if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+        default: break
+        }
+    }
+}

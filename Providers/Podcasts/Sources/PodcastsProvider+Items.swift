@@ -1,0 +1,96 @@
+import Foundation
+import MediaKit
+
+extension PodcastsProvider {
+    func item(from show: ITunesPodcast, feed: ParsedFeed?) -> MediaItem? {
+        guard let collection = show.collectionId ?? show.trackId else { return nil }
+        var item = MediaItem(
+            id: ItemID(provider: "podcasts", kind: .podcast, nativeID: String(collection)),
+            title: show.collectionName ?? show.trackName ?? feed?.title ?? "Podcast \(collection)",
+            subtitle: show.artistName ?? feed?.author, summary: feed?.summary,
+            url: feed?.link ?? show.collectionViewUrl ?? show.trackViewUrl,
+            artwork: show.artworkUrl600 ?? feed?.artwork ?? show.artworkUrl100,
+            published: show.releaseDate, creator: show.artistName ?? feed?.author)
+        var extra: [String: String] = [:]
+        if let feedURL = show.feedUrl { extra["feed"] = feedURL }
+        let genres = (show.genres ?? []).filter { $0 != "Podcasts" }
+        if !genres.isEmpty { extra["genres"] = genres.joined(separator: ", ") }
+        else if let feed, !feed.categories.isEmpty { extra["genres"] = feed.categories.joined(separator: ", ") }
+        if let directory = show.collectionViewUrl ?? show.trackViewUrl { extra["directory"] = directory }
+        item.extra = extra
+        if let count = feed?.episodes.count ?? show.trackCount { item.stats = ["episodes": count] }
+        return item
+    }
+
+    func item(fromChart entry: ITunesChart.Entry) -> MediaItem? {
+        guard let id = entry.id?.attributes?["im:id"], Int(id) != nil else { return nil }
+        let artwork = entry.images?.max { Int($0.attributes?["height"] ?? "0") ?? 0 < Int($1.attributes?["height"] ?? "0") ?? 0 }?.label
+        var item = MediaItem(
+            id: ItemID(provider: "podcasts", kind: .podcast, nativeID: id), title: entry.name?.label ?? "Podcast \(id)",
+            subtitle: entry.artist?.label, summary: entry.summary?.label.map(HTMLText.plain), url: entry.id?.label,
+            artwork: artwork, published: entry.releaseDate?.label, creator: entry.artist?.label)
+        if let genre = entry.category?.attributes?["label"] { item.extra = ["genres": genre] }
+        return item
+    }
+
+    func item(from episode: ParsedEpisode, show: ITunesPodcast, feed: ParsedFeed) -> MediaItem {
+        let collection = show.collectionId ?? show.trackId ?? 0
+        var item = MediaItem(
+            id: ItemID(provider: "podcasts", kind: .episode, nativeID: "\(collection):\(Self.episodeKey(episode))"),
+            title: episode.title ?? "Untitled episode", subtitle: feed.title ?? show.collectionName, summary: episode.summary,
+            url: episode.link, artwork: episode.artwork ?? show.artworkUrl600 ?? feed.artwork ?? show.artworkUrl100,
+            published: episode.published.map(FeedDates.isoString), duration: episode.duration,
+            creator: feed.author ?? show.artistName,
+            enclosure: episode.enclosureURL.map { Enclosure(url: $0, type: episode.enclosureType, length: episode.enclosureLength) })
+        var extra: [String: String] = [:]
+        if let season = episode.season { extra["season"] = String(season) }
+        if let number = episode.episode { extra["episode"] = String(number) }
+        if let transcript = episode.transcript { extra["transcript"] = transcript }
+        if let guid = episode.guid { extra["guid"] = guid }
+        item.extra = extra.isEmpty ? nil : extra
+        return item
+    }
+
+    /// A stable key for an episode: its guid when it is a sensible id, else a hash of what
+    /// identifies it (feeds without guids exist).
+    static func episodeKey(_ episode: ParsedEpisode) -> String {
+        if let guid = episode.guid, guid.utf8.count <= 200,
+            !guid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            return guid
+        }
+        let basis = episode.guid ?? episode.enclosureURL ?? "\(episode.title ?? "")|\(episode.published?.timeIntervalSince1970 ?? 0)"
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in basis.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return "h" + String(hash, radix: 16)
+    }
+
+    /// Newest first; episodes without a date keep their feed order after the dated ones.
+    static func newestFirst(_ episodes: [ParsedEpisode]) -> [ParsedEpisode] {
+        episodes.enumerated().sorted { a, b in
+            switch (a.element.published, b.element.published) {
+            case let (x?, y?): return x != y ? x > y : a.offset < b.offset
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.offset < b.offset
+            }
+        }.map(\.element)
+    }
+
+    static func offset(_ cursor: Cursor?) throws -> Int {
+        guard let cursor else { return 0 }
+        guard let offset = Int(cursor.rawValue), offset >= 0 else { throw ProviderError.invalidArgument("cursor '\(cursor)' is not from podcasts") }
+        return offset
+    }
+
+    static func page(_ all: [MediaItem], cursor: Cursor?, size: Int) throws -> Page {
+        let offset = try offset(cursor)
+        let end = min(offset + size, all.count)
+        return Page(
+            items: offset < end ? Array(all[offset..<end]) : [], next: end < all.count ? Cursor(String(end)) : nil,
+            prev: offset > 0 ? Cursor(String(max(0, offset - size))) : nil, total: all.count)
+    }
+}

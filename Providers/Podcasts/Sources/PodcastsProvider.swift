@@ -1,0 +1,257 @@
+import Foundation
+import MediaKit
+import Synchronization
+
+/// Podcasts from Apple's directory (the iTunes Search API, its genres and top charts) and each
+/// show's own RSS or Atom feed.
+public struct PodcastsProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "podcasts", name: "Podcasts (Apple directory + RSS feeds)", kinds: [.podcast, .episode],
+        capabilities: [.categories, .browse, .search, .item, .children, .download],
+        configKeys: [
+            .init(
+                name: "base_url", summary: "The iTunes Search API base URL (search, lookup, genres, charts)",
+                defaultValue: "https://itunes.apple.com"),
+            .init(name: "country", summary: "Two-letter store country for search and charts", defaultValue: "US"),
+        ],
+        auth: .none)
+
+    static let searchPageSize = 25
+    static let chartPageSize = 25
+    static let chartLength = 200
+    static let episodePageSize = 50
+
+    let base: URL
+    let country: String
+    let http: any HTTPClient
+    let cache: any ProviderCache
+    let logger: Logger
+    let memo = Memo()
+
+    public init(context: ProviderContext) throws {
+        let text = context.config["base_url"] ?? Self.descriptor.configKeys[0].defaultValue!
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
+            throw ProviderError.notConfigured("providers.podcasts.base_url '\(text)' is not a URL")
+        }
+        base = url
+        country = (context.config["country"] ?? "US").lowercased()
+        http = context.http
+        cache = context.cache
+        logger = context.logger
+    }
+
+    // MARK: Categories and charts
+
+    public func categories() async throws -> [MediaCategory] {
+        if let cached = memo.categories() { return cached }
+        let data = try await get("WebObjects/MZStoreServices.woa/ws/genres", ["id": "26"], what: "the genre list")
+        let root = try decode([String: ITunesGenre].self, data, what: "the genre list")
+        guard let podcasts = root["26"] else { throw ProviderError.invalidResponse("the genre list has no podcast genres") }
+        var categories: [MediaCategory] = []
+        for (id, genre) in (podcasts.subgenres ?? [:]).sorted(by: { ($0.value.name ?? "") < ($1.value.name ?? "") }) {
+            categories.append(MediaCategory(id: id, name: genre.name ?? id))
+            for (subID, sub) in (genre.subgenres ?? [:]).sorted(by: { ($0.value.name ?? "") < ($1.value.name ?? "") }) {
+                categories.append(MediaCategory(id: subID, name: sub.name ?? subID, parent: id))
+            }
+        }
+        memo.setCategories(categories)
+        return categories
+    }
+
+    /// The top podcasts of a genre (by id or name), most popular first.
+    public func browse(category: String, cursor: Cursor?) async throws -> Page {
+        let genre: String
+        if Int(category) != nil {
+            genre = category
+        } else if let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) {
+            genre = match.id
+        } else {
+            throw ProviderError.notFound("no podcast genre '\(category)'; `categories podcasts` lists them")
+        }
+        let chart: [MediaItem]
+        if let cached = memo.chart(genre) {
+            chart = cached
+        } else {
+            let data = try await get("\(country)/rss/toppodcasts/limit=\(Self.chartLength)/genre=\(genre)/json", [:], what: "the top podcasts chart")
+            let decoded = try decode(ITunesChart.self, data, what: "the top podcasts chart")
+            chart = (decoded.feed?.entry ?? []).compactMap(item(fromChart:))
+            memo.setChart(genre, chart)
+        }
+        return try Self.page(chart, cursor: cursor, size: Self.chartPageSize)
+    }
+
+    // MARK: Search
+
+    public func search(_ query: SearchQuery) async throws -> Page {
+        if let kind = query.kind, kind != .podcast {
+            throw ProviderError.unsupported("podcasts searches shows; open a podcast to see its \(kind.rawValue)s")
+        }
+        let offset = try Self.offset(query.cursor)
+        let data = try await get(
+            "search",
+            [
+                "term": query.text, "media": "podcast", "entity": "podcast", "limit": String(Self.searchPageSize),
+                "offset": String(offset), "country": country,
+            ], what: "search")
+        let response = try decode(ITunesSearchResponse.self, data, what: "search")
+        let items = (response.results ?? []).compactMap { item(from: $0, feed: nil) }
+        let full = (response.results?.count ?? 0) >= Self.searchPageSize
+        return Page(
+            items: items, next: full ? Cursor(String(offset + Self.searchPageSize)) : nil,
+            prev: offset > 0 ? Cursor(String(max(0, offset - Self.searchPageSize))) : nil)
+    }
+
+    // MARK: Details and episodes
+
+    public func item(_ id: ItemID) async throws -> MediaItem {
+        switch id.kind {
+        case .podcast:
+            let show = try await lookup(id.nativeID)
+            do {
+                let feed = try await feed(of: show)
+                return item(from: show, feed: feed) ?? MediaItem(id: id, title: id.nativeID)
+            } catch let error as ProviderError {
+                // The directory entry is still worth showing when the feed is down or broken.
+                var item = item(from: show, feed: nil) ?? MediaItem(id: id, title: id.nativeID)
+                item.extra?["feedError"] = error.message
+                return item
+            }
+        case .episode:
+            let (show, feed, episode) = try await findEpisode(id)
+            return self.item(from: episode, show: show, feed: feed)
+        default:
+            throw ProviderError.unsupported("podcasts has no \(id.kind.rawValue) items")
+        }
+    }
+
+    /// A podcast's episodes from its feed, newest first.
+    public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        guard id.kind == .podcast else { throw ProviderError.unsupported("only podcasts have episodes") }
+        let show = try await lookup(id.nativeID)
+        let feed = try await feed(of: show)
+        let items = Self.newestFirst(feed.episodes).map { item(from: $0, show: show, feed: feed) }
+        return try Self.page(items, cursor: cursor, size: Self.episodePageSize)
+    }
+
+    public func downloadSource(for id: ItemID) async throws -> DownloadSource {
+        guard id.kind == .episode else { throw ProviderError.unsupported("only episodes can be downloaded, not a \(id.kind.rawValue)") }
+        let (show, feed, episode) = try await findEpisode(id)
+        guard let text = episode.enclosureURL, let url = URL(string: text) else {
+            throw ProviderError.notFound("episode \(id) has no media file in its feed")
+        }
+        let date = episode.published.map { String(FeedDates.isoString($0).prefix(10)) }
+        let ext = url.pathExtension.isEmpty ? (episode.enclosureType == "audio/mpeg" ? "mp3" : nil) : url.pathExtension
+        return DownloadSource(
+            url: url, suggestedName: [date, episode.title ?? "episode"].compactMap { $0 }.joined(separator: " "),
+            collection: feed.title ?? show.collectionName, fileExtension: ext, expectedLength: episode.enclosureLength)
+    }
+
+    // MARK: Fetching
+
+    func lookup(_ nativeID: String) async throws -> ITunesPodcast {
+        guard let collection = Int(nativeID.prefix { $0 != ":" }) else { throw ProviderError.notFound("no podcast \(nativeID)") }
+        let data = try await get("lookup", ["id": String(collection), "country": country], what: "lookup")
+        let response = try decode(ITunesSearchResponse.self, data, what: "lookup")
+        guard let show = response.results?.first(where: { ($0.collectionId ?? $0.trackId) == collection }) else {
+            throw ProviderError.notFound("no podcast with id \(collection) in the directory")
+        }
+        return show
+    }
+
+    private func findEpisode(_ id: ItemID) async throws -> (ITunesPodcast, ParsedFeed, ParsedEpisode) {
+        let parts = id.nativeID.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2 else { throw ProviderError.notFound("\(id) is not an episode id") }
+        let show = try await lookup(String(parts[0]))
+        let feed = try await feed(of: show)
+        guard let episode = feed.episodes.first(where: { Self.episodeKey($0) == parts[1] }) else {
+            throw ProviderError.notFound("episode \(parts[1]) is no longer in the feed of \(show.collectionName ?? "podcast \(parts[0])")")
+        }
+        return (show, feed, episode)
+    }
+
+    /// The show's feed, parsed, revalidated with the validators of the copy the host keeps.
+    func feed(of show: ITunesPodcast) async throws -> ParsedFeed {
+        guard let text = show.feedUrl, let url = URL(string: text) else {
+            throw ProviderError.notFound("\(show.collectionName ?? "this podcast") has no feed in the directory")
+        }
+        let key = "feed:" + url.absoluteString
+        let cached = await cache.value(for: key)
+        let kept = cached.flatMap { try? JSONDecoder().decode(ParsedFeed.self, from: $0.data) }
+        var request = HTTPRequest(url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
+        if let cached, kept != nil { request.setValidators(etag: cached.etag, lastModified: cached.lastModified) }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(request)
+        } catch let error as HTTPClientError where error.kind != .cancelled {
+            if let kept {
+                logger.notice("using the kept copy of \(URLRedaction.redact(url.absoluteString)): \(error.detail)")
+                return kept
+            }
+            throw ProviderError.network("cannot fetch the feed: \(error)")
+        }
+        if response.status == 304, let kept { return kept }
+        guard response.status == 200 else {
+            if let kept, response.status >= 500 { return kept }
+            throw Self.error(for: response, what: "the feed \(URLRedaction.redact(url.absoluteString))")
+        }
+        let parsed: ParsedFeed
+        do {
+            parsed = try FeedParser.parse(response.body, url: response.url)
+        } catch let error as FeedError {
+            throw ProviderError.invalidResponse(error.description)
+        }
+        if let data = try? JSONEncoder().encode(parsed) {
+            await cache.store(
+                CachedValue(data: data, etag: response.header("etag"), lastModified: response.header("last-modified")), for: key)
+        }
+        return parsed
+    }
+
+    private func get(_ path: String, _ query: [String: String], what: String) async throws -> Data {
+        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a URL for \(what)") }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
+        } catch let error as HTTPClientError where error.kind != .cancelled {
+            throw ProviderError.network("cannot reach the podcast directory for \(what): \(error)")
+        }
+        guard response.status == 200 else { throw Self.error(for: response, what: what) }
+        return response.body
+    }
+
+    static func error(for response: HTTPResponse, what: String) -> ProviderError {
+        switch response.status {
+        case 404: return .notFound("\(what) was not found (HTTP 404)")
+        case 429, 403 where response.header("retry-after") != nil:
+            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        default:
+            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+            return .upstream(status: response.status, message: "\(what) failed" + (text.isEmpty ? "" : ": \(text)"))
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw ProviderError.invalidResponse("\(what) answered with JSON that cannot be read (\(data.count) bytes)")
+        }
+    }
+}
+
+/// Genres and charts change slowly; keep them for ten minutes in memory.
+final class Memo: Sendable {
+    private let state = Mutex<(categories: (Date, [MediaCategory])?, charts: [String: (Date, [MediaItem])])>((nil, [:]))
+    static let lifetime: TimeInterval = 600
+
+    func categories() -> [MediaCategory]? {
+        state.withLock { $0.categories.flatMap { Date().timeIntervalSince($0.0) < Self.lifetime ? $0.1 : nil } }
+    }
+    func setCategories(_ value: [MediaCategory]) { state.withLock { $0.categories = (Date(), value) } }
+    func chart(_ genre: String) -> [MediaItem]? {
+        state.withLock { $0.charts[genre].flatMap { Date().timeIntervalSince($0.0) < Self.lifetime ? $0.1 : nil } }
+    }
+    func setChart(_ genre: String, _ value: [MediaItem]) { state.withLock { $0.charts[genre] = (Date(), value) } }
+}

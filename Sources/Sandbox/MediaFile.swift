@@ -1,0 +1,103 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// A generated binary file of any size, served with Range, If-Range, ETag and Last-Modified like
+/// a real media host. Byte i depends only on (seed, i), so any range is generated directly and
+/// a client's download can be checked byte for byte.
+public struct MediaFile: Sendable {
+    public var seed: UInt64
+    public var size: Int
+    public var etag: String
+    public var lastModified: String
+    public var type: String
+
+    public init(seed: UInt64, size: Int, etag: String, lastModified: String = "Tue, 10 Jun 2025 09:41:00 GMT", type: String) {
+        self.seed = seed
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+        self.type = type
+    }
+
+    /// The bytes of `range`, as the server sends them.
+    public func bytes(_ range: Range<Int>) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: range.count)
+        out.withUnsafeMutableBufferPointer { fill($0, from: range.lowerBound) }
+        return out
+    }
+
+    private func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, from offset: Int) {
+        var index = 0
+        while index < buffer.count {
+            let position = offset + index
+            let block = UInt64(position / 8)
+            var z = (seed ^ (block &* 0x9E37_79B9_7F4A_7C15)) &+ 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            var byteInBlock = position % 8
+            while byteInBlock < 8, index < buffer.count {
+                buffer[index] = UInt8(truncatingIfNeeded: z >> (UInt64(byteInBlock) * 8))
+                byteInBlock += 1
+                index += 1
+            }
+        }
+    }
+
+    public func response(to request: Request) -> Response {
+        var headers: HTTPFields = [
+            .contentType: type, .acceptRanges: "bytes", .eTag: etag, .lastModified: lastModified,
+        ]
+        var range = 0..<size
+        var status = HTTPResponse.Status.ok
+        let ifRange = request.headers[.ifRange]
+        let rangeApplies = ifRange == nil || ifRange == etag || ifRange == lastModified
+        if let header = request.headers[.range], rangeApplies {
+            guard let requested = Self.parseRange(header, size: size) else {
+                headers[.contentRange] = "bytes */\(size)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            range = requested
+            status = .partialContent
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
+        }
+        headers[.contentLength] = String(range.count)
+        if request.method == .head { return Response(status: status, headers: headers) }
+        let file = self
+        let body = range
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(contentLength: body.count) { writer in
+                var offset = body.lowerBound
+                let chunk = 64 * 1024
+                while offset < body.upperBound {
+                    let end = min(offset + chunk, body.upperBound)
+                    var buffer = ByteBufferAllocator().buffer(capacity: end - offset)
+                    buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: end - offset) { raw in
+                        file.fill(UnsafeMutableBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: end - offset), from: offset)
+                        return end - offset
+                    }
+                    try await writer.write(buffer)
+                    offset = end
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// `bytes=a-b`, `bytes=a-`, `bytes=-n`; nil when unsatisfiable or not a single range.
+    static func parseRange(_ header: String, size: Int) -> Range<Int>? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int(parts[1]), suffix > 0 else { return nil }
+            return max(0, size - suffix)..<size
+        }
+        guard let start = Int(parts[0]), start < size else { return nil }
+        let end = parts[1].isEmpty ? size - 1 : min(Int(parts[1]) ?? -1, size - 1)
+        guard end >= start else { return nil }
+        return start..<(end + 1)
+    }
+}
