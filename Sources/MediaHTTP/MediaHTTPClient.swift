@@ -120,7 +120,7 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     }
 
     /// Seconds to wait from a Retry-After header: delta-seconds or an HTTP date.
-    static func retryAfter(_ value: String?) -> Double? {
+    public static func retryAfter(_ value: String?) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if let seconds = Double(value) { return max(0, seconds) }
         let formatter = DateFormatter()

@@ -51,6 +51,13 @@ struct ControlRoutes {
                 status: .ok, headers: [.contentType: "application/octet-stream"],
                 body: .init(byteBuffer: ByteBuffer(bytes: (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })))
         }
+        // A generated file of any size with Range support; ?version= changes its ETag and bytes.
+        routes.get("file/:size") { request, context in
+            let size = max(0, min(context.parameters.get("size", as: Int.self) ?? 0, 1 << 40))
+            let version = request.uri.queryParameters.get("version").flatMap { UInt64($0) } ?? 1
+            return MediaFile(seed: 42 &+ version, size: size, etag: "\"file-\(size)-v\(version)\"", type: "application/octet-stream")
+                .response(to: request)
+        }
         // A gzip body for clients that accept it.
         routes.get("gzip") { request, _ in
             guard request.headers[.acceptEncoding]?.contains("gzip") == true else {
@@ -86,14 +93,16 @@ struct ControlRoutes {
     }
 
     static func json(_ value: some Encodable) throws -> Response {
-        let data = try JSONEncoder().encode(value)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        let data = try encoder.encode(value)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 
 /// A small text and its gzip encoding (made once with Python's gzip module): no zlib needed.
-enum GzipSample {
-    static let text = String(repeating: "mediahost gzip sample line\n", count: 40)
+public enum GzipSample {
+    public static let text = String(repeating: "mediahost gzip sample line\n", count: 40)
     static let gzipped: [UInt8] = Array(Data(base64Encoded: base64)!)
     static let base64 = "H4sIAAAAAAACA8tNTclMzMgvLlFIr8osUChOzC3ISVXIycxL5codlRqVGpUalcImBQBszLmCOAQAAA=="
 }

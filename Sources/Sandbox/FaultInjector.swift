@@ -69,7 +69,7 @@ public final class TrafficLog: Sendable {
         public var method: String
         public var path: String
         public var query: String?
-        /// Selected request headers (conditional and range headers, user agent).
+        /// Selected request headers by lower-case name (conditional and range headers, user agent).
         public var headers: [String: String]
     }
 
