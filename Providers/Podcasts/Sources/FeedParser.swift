@@ -49,7 +49,11 @@ final class FeedParser: NSObject, XMLParserDelegate {
     private var text = ""
     private var path: [String] = []
     private var isAtom = false
+    /// How good the episode's summary is so far (see didEndElement).
+    private var summaryRank = 0
+    private var channelSummaryFromDescription = false
     private var sawRoot = false
+    private var closedRoot = false
     private let baseURL: URL?
 
     private init(baseURL: URL?) { self.baseURL = baseURL }
@@ -66,7 +70,7 @@ final class FeedParser: NSObject, XMLParserDelegate {
         guard delegate.sawRoot else {
             throw FeedError(feed: name, reason: parser.parserError.map { "not XML (\(Self.describe($0)))" } ?? "neither RSS nor Atom")
         }
-        guard ok else {
+        guard ok, delegate.closedRoot else {
             throw FeedError(
                 feed: name,
                 reason: "malformed XML at line \(parser.lineNumber)" + (parser.parserError.map { ": \(Self.describe($0))" } ?? ""))
@@ -117,6 +121,7 @@ final class FeedParser: NSObject, XMLParserDelegate {
         switch name {
         case "item", "entry":
             episode = ParsedEpisode()
+            summaryRank = 0
         case "enclosure":
             episode?.enclosureURL = attributes["url"]
             episode?.enclosureType = attributes["type"]
@@ -153,6 +158,7 @@ final class FeedParser: NSObject, XMLParserDelegate {
         defer {
             path.removeLast()
             text = ""
+            if path.isEmpty { closedRoot = true }
         }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if episode != nil {
@@ -168,10 +174,13 @@ final class FeedParser: NSObject, XMLParserDelegate {
             case "itunes:season": episode?.season = Int(value)
             case "itunes:episode": episode?.episode = Int(value)
             case "link" where !isAtom: if !value.isEmpty { episode?.link = value }
-            case "content:encoded": if !value.isEmpty { episode?.summary = HTMLText.plain(value) }
-            case "description", "summary", "itunes:summary", "content":
-                // content:encoded is the fullest; otherwise the first of these wins.
-                if episode?.summary == nil, !value.isEmpty { episode?.summary = HTMLText.plain(value) }
+            // The fullest notes win: content:encoded, then description (Atom: content, summary), then itunes:summary.
+            case "content:encoded", "content":
+                if !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 3 }
+            case "description", "summary":
+                if summaryRank < 2, !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 2 }
+            case "itunes:summary":
+                if summaryRank < 1, !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 1 }
             default: break
             }
             return
@@ -183,7 +192,12 @@ final class FeedParser: NSObject, XMLParserDelegate {
         case "itunes:author": feed.author = HTMLText.decodeEntities(value)
         case "name" where isAtom && path.dropLast().last == "author": feed.author = feed.author ?? value
         case "managingEditor": feed.author = feed.author ?? value
-        case "description", "subtitle", "itunes:summary":
+        case "description", "subtitle":
+            if !channelSummaryFromDescription, !value.isEmpty {
+                feed.summary = HTMLText.plain(value)
+                channelSummaryFromDescription = true
+            }
+        case "itunes:summary":
             if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
         case "link" where !isAtom: if feed.link == nil, !value.isEmpty { feed.link = value }
         case "url" where path.dropLast().last == "image": if feed.artwork == nil { feed.artwork = value }

@@ -7,9 +7,17 @@ enum HTMLText {
         var index = html.startIndex
         while index < html.endIndex {
             let character = html[index]
-            if character == "<", let close = html[index...].firstIndex(of: ">") {
+            let next = html.index(after: index) < html.endIndex ? html[html.index(after: index)] : " "
+            if character == "<", next.isLetter || next == "/" || next == "!", let close = html[index...].firstIndex(of: ">") {
                 let tag = html[html.index(after: index)..<close].lowercased()
                 let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }
+                if (name == "script" || name == "style"), !tag.hasPrefix("/"),
+                    let end = html.range(of: "</\(name)", options: .caseInsensitive, range: close..<html.endIndex)
+                {
+                    // Their contents are code, not text.
+                    index = html[end.upperBound...].firstIndex(of: ">").map { html.index(after: $0) } ?? html.endIndex
+                    continue
+                }
                 switch name {
                 case "br", "p", "div", "h1", "h2", "h3", "h4", "tr", "ul", "ol", "blockquote": out.append("\n")
                 case "li": out.append(tag.hasPrefix("/") ? "" : "\n• ")

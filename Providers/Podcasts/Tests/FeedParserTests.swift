@@ -1,0 +1,191 @@
+import Foundation
+@testable import Podcasts
+import Testing
+
+@Suite struct FeedParserTests {
+    let url = URL(string: "https://feeds.example.invalid/show/feed.xml")!
+
+    func parse(_ xml: String) throws -> ParsedFeed { try FeedParser.parse(Data(xml.utf8), url: url) }
+
+    func rss(_ items: String, channel: String = "") -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:podcast="https://podcastindex.org/namespace/1.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+        <channel><title>Show &amp; Tell</title><link>https://show.example.invalid/home/</link>
+        <itunes:author>Ada</itunes:author><itunes:image href="art.png"/>\(channel)
+        \(items)
+        </channel></rss>
+        """
+    }
+
+    @Test func readsChannelAndEpisodeFields() throws {
+        let feed = try parse(
+            rss("""
+                <item>
+                  <title>Ep 1 &#8211; Hello</title><guid isPermaLink="false">abc-1</guid>
+                  <pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><itunes:duration>1:02:03</itunes:duration>
+                  <itunes:season>2</itunes:season><itunes:episode>7</itunes:episode>
+                  <enclosure url="https://cdn.example.invalid/1.mp3" length="12345" type="audio/mpeg"/>
+                  <itunes:image href="https://cdn.example.invalid/1.png"/>
+                  <podcast:transcript url="/t/1.vtt" type="text/vtt"/>
+                  <description><![CDATA[<p>Hello <b>world</b> &amp; friends</p><ul><li>one</li><li>two</li></ul>]]></description>
+                  <link>episodes/1</link>
+                </item>
+                """, channel: "<itunes:category text=\"Technology\"/><description>Channel notes</description>"))
+        #expect(feed.title == "Show & Tell")
+        #expect(feed.author == "Ada")
+        #expect(feed.summary == "Channel notes")
+        #expect(feed.categories == ["Technology"])
+        #expect(feed.artwork == "https://feeds.example.invalid/show/art.png")
+        let episode = try #require(feed.episodes.first)
+        #expect(episode.title == "Ep 1 – Hello")
+        #expect(episode.guid == "abc-1")
+        #expect(episode.published == Date(timeIntervalSince1970: 1_749_548_460))
+        #expect(episode.duration == 3723)
+        #expect(episode.season == 2 && episode.episode == 7)
+        #expect(episode.enclosureURL == "https://cdn.example.invalid/1.mp3")
+        #expect(episode.enclosureLength == 12345)
+        #expect(episode.enclosureType == "audio/mpeg")
+        #expect(episode.artwork == "https://cdn.example.invalid/1.png")
+        #expect(episode.transcript == "https://feeds.example.invalid/t/1.vtt")
+        #expect(episode.summary == "Hello world & friends\n\n• one\n• two")
+        #expect(episode.link == "https://show.example.invalid/home/episodes/1", "relative to the channel link")
+    }
+
+    @Test func escapedHTMLDescriptionsBecomePlainText() throws {
+        let feed = try parse(rss("<item><title>x</title><description>&lt;p&gt;A &amp;amp; B&lt;br/&gt;C &amp;quot;q&amp;quot;&lt;/p&gt;</description></item>"))
+        #expect(feed.episodes.first?.summary == "A & B\nC \"q\"")
+    }
+
+    @Test func contentEncodedWinsOverDescription() throws {
+        let feed = try parse(
+            rss("<item><description>short</description><content:encoded><![CDATA[<p>The full notes</p>]]></content:encoded></item>"))
+        #expect(feed.episodes.first?.summary == "The full notes")
+    }
+
+    @Test(arguments: [
+        ("Tue, 10 Jun 2025 09:41:00 +0000", 1_749_548_460.0),
+        ("Tue, 10 Jun 2025 09:41:00 GMT", 1_749_548_460),
+        ("10 Jun 2025 04:41:00 EST", 1_749_548_460),
+        ("Tue, 10 Jun 2025 09:41 +0000", 1_749_548_460),
+        ("Tue, 10 Jun 2025 02:41:00 PDT", 1_749_548_460),
+        ("Tuesday, 10 June 2025 11:41:00 +0200", 1_749_548_460),
+        ("Tue, 10 Jun 25 09:41:00 GMT", 1_749_548_460),
+        ("Tue,10 Jun 2025 09:41:00 Z", 1_749_548_460),
+        ("2025-06-10T09:41:00Z", 1_749_548_460),
+        ("2025-06-10T11:41:00.000+02:00", 1_749_548_460),
+        ("Sun, 1 Mar 2026 00:00:00 -0000", 1_772_323_200),
+    ])
+    func parsesDateVariants(text: String, seconds: Double) {
+        #expect(FeedDates.parse(text) == Date(timeIntervalSince1970: seconds), "\(text)")
+    }
+
+    @Test func unreadableDatesAreNil() {
+        #expect(FeedDates.parse("") == nil)
+        #expect(FeedDates.parse("yesterday") == nil)
+        #expect(FeedDates.parse("32 Foo 2025") == nil)
+    }
+
+    @Test(arguments: [("3723", 3723.0), ("62:03", 3723), ("1:02:03", 3723), ("01:02:03", 3723), ("3723.5", 3723.5), ("00:45", 45)])
+    func parsesDurations(text: String, seconds: Double) {
+        #expect(FeedDates.duration(text) == seconds)
+    }
+
+    @Test func rejectsBadDurations() {
+        for text in ["", "abc", "1:2:3:4", "-5", "1:-2"] { #expect(FeedDates.duration(text) == nil, "\(text)") }
+    }
+
+    @Test func episodesWithMissingFieldsAreKept() throws {
+        let feed = try parse(rss("<item><title>Only a title</title></item><item><enclosure url=\"x.mp3\"/></item><item></item>"))
+        #expect(feed.episodes.count == 3)
+        #expect(feed.episodes[0].title == "Only a title")
+        #expect(feed.episodes[1].enclosureURL == "https://feeds.example.invalid/show/x.mp3")
+        // Episodes without guids still get stable, distinct keys.
+        let keys = feed.episodes.map(PodcastsProvider.episodeKey)
+        #expect(Set(keys).count == 3)
+        #expect(keys == (try parse(rss("<item><title>Only a title</title></item><item><enclosure url=\"x.mp3\"/></item><item></item>"))).episodes.map(PodcastsProvider.episodeKey))
+    }
+
+    @Test func hostileGuidsAreHashed() {
+        let long = ParsedEpisode(guid: String(repeating: "g", count: 500))
+        let control = ParsedEpisode(guid: "a\u{1B}[31mb")
+        #expect(PodcastsProvider.episodeKey(long).hasPrefix("h"))
+        #expect(PodcastsProvider.episodeKey(control).hasPrefix("h"))
+        #expect(PodcastsProvider.episodeKey(ParsedEpisode(guid: "urn:x:1")) == "urn:x:1")
+    }
+
+    @Test func readsAtom() throws {
+        let feed = try parse(
+            """
+            <?xml version="1.0" encoding="utf-8"?>
+            <feed xmlns="http://www.w3.org/2005/Atom"><title>Atom Show</title><author><name>Bo</name></author>
+            <link rel="alternate" href="https://atom.example.invalid/"/><icon>/icon.png</icon>
+            <entry><title>First</title><id>urn:1</id><published>2025-06-10T09:41:00Z</published>
+            <summary type="html">&lt;p&gt;Hi &amp;amp; bye&lt;/p&gt;</summary>
+            <link rel="enclosure" href="https://cdn.example.invalid/a.mp3" length="99" type="audio/mpeg"/>
+            <link rel="alternate" href="/e/1"/></entry>
+            </feed>
+            """)
+        #expect(feed.title == "Atom Show")
+        #expect(feed.author == "Bo")
+        #expect(feed.artwork == "https://feeds.example.invalid/icon.png")
+        let entry = try #require(feed.episodes.first)
+        #expect(entry.guid == "urn:1")
+        #expect(entry.summary == "Hi & bye")
+        #expect(entry.enclosureURL == "https://cdn.example.invalid/a.mp3")
+        #expect(entry.enclosureLength == 99)
+        #expect(entry.link == "https://atom.example.invalid/e/1")
+        #expect(entry.published == Date(timeIntervalSince1970: 1_749_548_460))
+    }
+
+    @Test func readsDeclaredLegacyEncodings() throws {
+        for (encoding, byte) in [("ISO-8859-1", UInt8(0xE9)), ("windows-1252", UInt8(0xE9))] {
+            var data = Data("<?xml version=\"1.0\" encoding=\"\(encoding)\"?><rss><channel><title>Caf".utf8)
+            data.append(byte)
+            data.append(contentsOf: Array("</title><item><title>".utf8))
+            // Windows-1252 has curly quotes at 0x93/0x94; ISO-8859-1 does not.
+            if encoding == "windows-1252" { data.append(contentsOf: [0x93, 0x51, 0x94]) } else { data.append(0x51) }
+            data.append(contentsOf: Array("</title></item></channel></rss>".utf8))
+            let feed = try FeedParser.parse(data, url: url)
+            #expect(feed.title == "Café", "\(encoding)")
+            #expect(feed.episodes.first?.title == (encoding == "windows-1252" ? "“Q”" : "Q"))
+        }
+    }
+
+    @Test func malformedFeedsNameTheFeed() {
+        for text in ["<rss><channel><title>Broken", "<html><body>Not a feed</body></html>", "{\"json\": true}", ""] {
+            #expect {
+                try FeedParser.parse(Data(text.utf8), url: url)
+            } throws: { error in
+                "\(error)".contains("feeds.example.invalid/show/feed.xml")
+            }
+        }
+    }
+
+    @Test func entityBombsAreRefusedQuickly() {
+        var bomb = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+        bomb += "<!ENTITY lol1 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">"
+        for level in 2...9 { bomb += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">" }
+        bomb += "]><rss><channel><title>&lol9;</title></channel></rss>"
+        let start = ContinuousClock.now
+        let feed = try? FeedParser.parse(Data(bomb.utf8), url: url)
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect((feed?.title?.count ?? 0) < 1_000_000)
+    }
+
+    @Test func externalEntitiesAreNotResolved() throws {
+        let xml = """
+            <?xml version="1.0"?><!DOCTYPE rss [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+            <rss><channel><title>t&xxe;</title></channel></rss>
+            """
+        let feed = try? FeedParser.parse(Data(xml.utf8), url: url)
+        #expect(feed?.title?.contains("root:") != true)
+    }
+
+    @Test func htmlToText() {
+        #expect(HTMLText.plain("<p>One</p><p>Two&nbsp;&hellip;</p>") == "One\n\nTwo …")
+        #expect(HTMLText.plain("a &#x1F600; b &#233; &unknown; c") == "a 😀 b é &unknown; c")
+        #expect(HTMLText.plain("<script>var x = 1 < 2;</script>text   with   spaces<style>p {}</style>") == "text with spaces")
+        #expect(HTMLText.plain("5 < 6 and 7 > 3") == "5 < 6 and 7 > 3")
+    }
+}
