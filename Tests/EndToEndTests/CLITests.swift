@@ -53,7 +53,7 @@ import TestSupport
         #expect(result.status == 0)
         #expect(!result.stdout.contains("mediahost>"))
         #expect(!result.stdout.contains("\u{1B}"))
-        #expect(result.stdout.contains("(no providers are registered in this build)"))
+        #expect(result.stdout.contains("podcasts   Podcasts"))
         #expect(result.stdout.contains("(no searches yet)"))
         #expect(result.stdout.contains("favorites.list"))
     }

@@ -16,10 +16,10 @@ public struct PodcastsProvider: MediaProvider {
         ],
         auth: .none)
 
-    static let searchPageSize = 25
-    static let chartPageSize = 25
+    static let searchPageSize = 20
+    static let chartPageSize = 20
     static let chartLength = 200
-    static let episodePageSize = 50
+    static let episodePageSize = 20
 
     let base: URL
     let country: String

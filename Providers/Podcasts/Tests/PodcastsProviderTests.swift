@@ -67,7 +67,7 @@ struct PodcastsFixture {
         #expect(Set(next.items.map(\.id)).isDisjoint(with: page.items.map(\.id)))
         #expect(next.prev == Cursor("0"))
         let query = try #require(fixture.server.traffic.requests.last { $0.path == "/podcasts/search" }?.query)
-        for part in ["term=kitchen", "media=podcast", "entity=podcast", "limit=25", "offset=25", "country=us"] {
+        for part in ["term=kitchen", "media=podcast", "entity=podcast", "limit=20", "offset=20", "country=us"] {
             #expect(query.contains(part), "\(query)")
         }
         #expect(try await fixture.provider.search(SearchQuery(text: "zzzz-nothing")).items.isEmpty)
@@ -109,7 +109,7 @@ struct PodcastsFixture {
             pages += 1
         }
         #expect(seen.count == first.total)
-        #expect(pages == ((first.total ?? 0) + 49) / 50)
+        #expect(pages == ((first.total ?? 0) + PodcastsProvider.episodePageSize - 1) / PodcastsProvider.episodePageSize)
 
         let episode = try await fixture.provider.item(first.items[2].id)
         #expect(episode.title == first.items[2].title)

@@ -1,0 +1,97 @@
+import Foundation
+import JSONRPC
+import Testing
+import TestSupport
+
+/// The shipped binary with real providers against the sandbox: what `make run` shows a person.
+@Suite struct SandboxEndToEndTests {
+    @Test func callSearchesPodcastsOnTheSandbox() throws {
+        let result = try runMediahost(["--sandbox", "call", "media.search", #"{"provider":"podcasts","query":"garden"}"#])
+        #expect(result.status == 0, "\(result.stderr)")
+        let value = try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        let items = value["items"]?.arrayValue ?? []
+        #expect(!items.isEmpty)
+        #expect(items.allSatisfy { $0["kind"] == "podcast" && $0["title"]?.stringValue?.contains("Garden") == true })
+        // Options after the subcommand work too.
+        #expect(try runMediahost(["call", "providers.categories", #"{"provider":"podcasts"}"#, "--sandbox"]).status == 0)
+    }
+
+    @Test func replWalkthroughFromTheIssue() throws {
+        let dataDir = try makeTemporaryDirectory()
+        let script = """
+            search podcasts kitchen
+            categories podcasts
+            browse podcasts Comedy
+            open 1
+            open podcasts:podcast:1000000000
+            next
+            show 2
+            fav 2
+            favs
+            history
+            """
+        let result = try runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("The Electric Kitchen 77"))
+        #expect(result.stdout.contains("Society & Culture"))
+        #expect(result.stdout.contains("Episode "))
+        #expect(result.stdout.contains("favorite   ★ yes"))
+        #expect(result.stdout.contains("kitchen  podcasts"))
+
+        // Favorites are snapshots: another process sees them with no sandbox and no network.
+        let offline = try runMediahost(["call", "favorites.list", #"{"provider":"podcasts"}"#], dataDir: dataDir)
+        #expect(offline.status == 0)
+        let favorites = try JSONValue(parsing: offline.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(favorites["items"]?.arrayValue?.count == 1)
+        #expect(favorites["items"]?.arrayValue?.first?["kind"] == "episode")
+    }
+
+    @Test func rpcDrivesTheSameFlow() throws {
+        let process = try MediahostProcess(["rpc", "--sandbox"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"provider":"podcasts","query":"orbit"}}"#)
+        let search = try #require(process.messages(1).first)
+        let podcast = try #require(search["result"]?["items"]?.arrayValue?.first?["id"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"media.children","params":{"id":\#(podcast.jsonString)}}"#)
+        process.sendLine(#"{"jsonrpc":"2.0","id":3,"method":"favorites.add","params":{"id":\#(podcast.jsonString)}}"#)
+        let replies = process.messages(2)
+        let byID = Dictionary(replies.map { ($0["id"]?.intValue ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect((byID[2]?["result"]?["items"]?.arrayValue?.count ?? 0) > 0)
+        #expect(byID[3]?["result"]?["favorite"] == true)
+        process.sendLine(#"{"jsonrpc":"2.0","id":4,"method":"media.search","params":{"query":"orbit"}}"#)
+        let all = try #require(process.messages(1).first)
+        #expect(all["result"]?["errors"] == [])
+        #expect(all["result"]?["items"]?.arrayValue?.contains { $0["id"] == podcast && $0["favorite"] == true } == true)
+        process.closeInput()
+        #expect(process.waitForExit() == 0)
+    }
+
+    @Test func standaloneSandboxServesAnotherProcess() throws {
+        let sandbox = try MediahostProcess(["sandbox", "--port", "0"])
+        defer { sandbox.process.terminate() }
+        // It prints "  podcasts: MEDIAHOST_PODCASTS_BASE_URL=http://127.0.0.1:PORT/podcasts".
+        var baseURL: String?
+        for _ in 0..<5 {
+            guard let line = sandbox.next(timeout: .seconds(20)) else { break }
+            let text = String(decoding: line.raw, as: UTF8.self)
+            if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { baseURL = String(text[range.upperBound...]) }
+            if baseURL != nil { break }
+        }
+        let base = try #require(baseURL)
+        let result = try runMediahost(
+            ["call", "providers.categories", #"{"provider":"podcasts"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Technology"))
+        // Faults can be switched from outside, as the sandbox's --help says.
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#, base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults")]
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
+            try curl.run()
+            curl.waitUntilExit()
+            let failing = try runMediahost(
+                ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+            #expect(failing.status == 1)
+            #expect(failing.stderr.contains("503"))
+        }
+    }
+}
