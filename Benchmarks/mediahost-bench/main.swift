@@ -1,9 +1,13 @@
 // Benchmarks for the host core (`make bench`). Figures, not pass/fail: the README keeps a table.
 import Foundation
 import JSONRPC
+import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaStore
+import Podcasts
+import PodcastsSandbox
+import Sandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +15,9 @@ import MediaStore
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
+/// Run one group only: rpc, cold, favorites, feed, http.
+let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
+func selected(_ name: String) -> Bool { only == nil || only == name }
 let scratch = NSTemporaryDirectory() + "mediahost-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -83,11 +90,67 @@ func replyID(_ line: ArraySlice<UInt8>) -> Int? {
     return value
 }
 
-print("| benchmark | result | goal |")
-print("|---|---|---|")
+/// Peak resident memory of this process so far (VmHWM), in MB.
+func peakRSS() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return 0 }
+    return Double(line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
+}
+
+if !arguments.contains("--quiet-header") {
+    print("| benchmark | result | goal |")
+    print("|---|---|---|")
+}
+
+// The feed benchmark runs first, in a fresh process of its own, so its peak memory is its own.
+if only == nil {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["--only", "feed", "--quiet-header"]
+    try child.run()
+    child.waitUntilExit()
+}
+if only == "feed" {
+    // 5. Parse a generated 5,000-episode feed of about 10 MB.
+    var xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:content="http://purl.org/rss/1.0/modules/content/">
+        <channel><title>Benchmark Show</title><link>https://bench.invalid/</link><itunes:author>Bench</itunes:author>
+
+        """
+    for n in stride(from: 5000, through: 1, by: -1) {
+        xml += """
+            <item><title>Episode \(n): a long and descriptive title about things</title><guid isPermaLink="false">bench-\(n)</guid>
+            <pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><itunes:duration>1:02:03</itunes:duration>
+            <itunes:season>\(n / 100)</itunes:season><itunes:episode>\(n)</itunes:episode>
+            <enclosure url="https://cdn.bench.invalid/\(n).mp3" length="12345678" type="audio/mpeg"/>
+            <link>episodes/\(n)</link>
+            <description><![CDATA[<p>\(String(repeating: "In this episode we talk about <b>many</b> things &amp; more. ", count: 22))</p><ul><li>one</li><li>two</li></ul>]]></description>
+            </item>
+
+            """
+    }
+    xml += "</channel></rss>\n"
+    let data = Data(xml.utf8)
+    let megabytes = Double(data.count) / 1_000_000
+    var times: [Double] = []
+    var episodes = 0
+    for _ in 0..<5 {
+        let start = now()
+        episodes = try FeedParser.parse(data, url: URL(string: "https://bench.invalid/feed.xml")).episodes.count
+        times.append(now() - start)
+    }
+    let best = times.min() ?? 1
+    report(
+        "parse a \(episodes)-episode feed (\(String(format: "%.1f", megabytes)) MB)",
+        String(format: "%.0f MB/s (%.0f ms); peak RSS %.0f MB incl. the input", megabytes / best, best * 1000, peakRSS()),
+        goal: "≥ 100 MB/s, < 100 MB")
+    exit(0)
+}
 
 // 1. Pipelined host.info over stdio.
-do {
+if selected("rpc") {
     let count = 100_000
     let child = try RPCChild(dataDir: scratch + "/pipelined")
     let payload = Data((0..<count).flatMap { id in Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"host.info"}"#.utf8) + [0x0A] })
@@ -108,7 +171,7 @@ do {
 }
 
 // 2. Latency at a steady 1,000 requests/s.
-do {
+if selected("rpc") {
     let count = 5_000
     let child = try RPCChild(dataDir: scratch + "/paced")
     let sent = SendTimes(count: count)
@@ -139,7 +202,7 @@ do {
 
 // 3. Cold `mediahost call host.info`: wall time from process start, and peak memory.
 // posix_spawn + wait4 rather than Foundation's Process, whose waitUntilExit polls.
-do {
+if selected("cold") {
     func spawnAndWait(_ args: [String]) -> (seconds: Double, maxRSSKB: Int) {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
@@ -171,7 +234,7 @@ do {
 }
 
 // 4. favorites.list, a page of 50, with 100,000 favorites stored.
-do {
+if selected("favorites") {
     let paths = HostPaths(configFile: scratch + "/none.toml", dataDir: scratch + "/favorites", cacheDir: scratch + "/cache")
     let store = try MediaStore(path: paths.database)
     let fill = now()
@@ -208,6 +271,63 @@ do {
             percentile(firstPage, 0.5) * 1000, percentile(firstPage, 0.99) * 1000, percentile(deepPage, 0.5) * 1000,
             percentile(providerPage, 0.5) * 1000, fillTime),
         goal: "< 5 ms")
+}
+
+// 6 and 7. The HTTP path against the sandbox on loopback.
+if selected("http") {
+    let server = SandboxServer(replicas: [PodcastsReplica()])
+    let port = try await server.start()
+    let base = "http://127.0.0.1:\(port)/podcasts"
+    let searchURL = "\(base)/search?country=us&entity=podcast&limit=20&media=podcast&offset=0&term=garden"
+
+    // curl's own measure of the transfer (no process start-up in it).
+    var curlTimes: [Double] = []
+    for _ in 0..<30 {
+        let curl = Process()
+        let pipe = Pipe()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "-o", "/dev/null", "-w", "%{time_total}", searchURL]
+        curl.standardOutput = pipe
+        try curl.run()
+        curl.waitUntilExit()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        if let seconds = Double(text) { curlTimes.append(seconds) }
+    }
+    let paths = HostPaths(configFile: scratch + "/none.toml", dataDir: scratch + "/http", cacheDir: scratch + "/cache")
+    let host = try HostRuntime(
+        paths: paths, providers: BuiltinProviders.all, http: MediaHTTPClient(),
+        environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+    var hostTimes: [Double] = []
+    for n in 0..<60 {
+        let start = now()
+        _ = try await host.dispatcher.call("media.search", params: ["provider": "podcasts", "query": "garden"])
+        if n >= 10 { hostTimes.append(now() - start) }  // the first calls open connections
+    }
+    let curlMedian = percentile(curlTimes, 0.5) * 1000
+    let hostMedian = percentile(hostTimes, 0.5) * 1000
+    report(
+        "`media.search` vs curl on the same URL",
+        String(format: "host %.2f ms, curl %.2f ms: %.2f ms added per call", hostMedian, curlMedian, hostMedian - curlMedian),
+        goal: "< 5 ms added")
+
+    let client = MediaHTTPClient()
+    let start = now()
+    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+        for n in 0..<200 {
+            group.addTask {
+                try await client.send(HTTPRequest(url: URL(string: "\(base)/lookup?id=\(1_000_000_000 + (n % 600) * 7919)")!)).status
+            }
+        }
+        var statuses: [Int] = []
+        for try await status in group { statuses.append(status) }
+        return statuses
+    }
+    let elapsed = now() - start
+    report(
+        "200 concurrent requests to the sandbox",
+        String(format: "%d/200 succeeded in %.0f ms: %.0f req/s (6 per host at once)", statuses.filter { $0 == 200 }.count, elapsed * 1000, 200 / elapsed),
+        goal: "all succeed")
+    server.stop()
 }
 
 struct BenchNoNetwork: HTTPClient {

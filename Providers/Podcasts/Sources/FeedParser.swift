@@ -6,44 +6,44 @@ import MediaKit
 #endif
 
 /// A podcast feed, parsed: the show and its episodes in feed order.
-struct ParsedFeed: Codable, Sendable, Equatable {
-    var title: String?
-    var author: String?
-    var summary: String?
-    var artwork: String?
-    var link: String?
-    var categories: [String] = []
-    var episodes: [ParsedEpisode] = []
+public struct ParsedFeed: Codable, Sendable, Equatable {
+    public var title: String?
+    public var author: String?
+    public var summary: String?
+    public var artwork: String?
+    public var link: String?
+    public var categories: [String] = []
+    public var episodes: [ParsedEpisode] = []
 }
 
-struct ParsedEpisode: Codable, Sendable, Equatable {
-    var guid: String?
-    var title: String?
-    var published: Date?
-    var duration: Double?
-    var enclosureURL: String?
-    var enclosureType: String?
-    var enclosureLength: Int64?
-    var season: Int?
-    var episode: Int?
-    var artwork: String?
-    var summary: String?
-    var link: String?
-    var transcript: String?
+public struct ParsedEpisode: Codable, Sendable, Equatable {
+    public var guid: String?
+    public var title: String?
+    public var published: Date?
+    public var duration: Double?
+    public var enclosureURL: String?
+    public var enclosureType: String?
+    public var enclosureLength: Int64?
+    public var season: Int?
+    public var episode: Int?
+    public var artwork: String?
+    public var summary: String?
+    public var link: String?
+    public var transcript: String?
 }
 
 /// Why a feed could not be read.
-struct FeedError: Error, CustomStringConvertible {
+public struct FeedError: Error, CustomStringConvertible {
     var feed: String
     var reason: String
-    var description: String { "the feed \(feed) cannot be read: \(reason)" }
+    public var description: String { "the feed \(feed) cannot be read: \(reason)" }
 }
 
 /// Streams RSS 2.0 and Atom (with the itunes and podcast namespaces) through XMLParser, the
 /// libxml2 SAX parser: memory stays proportional to what is kept, not to the document. It
 /// honours the declared encoding (ISO-8859-1, Windows-1252), rejects entity-expansion bombs and
 /// never resolves external entities.
-final class FeedParser: NSObject, XMLParserDelegate {
+public final class FeedParser: NSObject, XMLParserDelegate {
     private var feed = ParsedFeed()
     private var episode: ParsedEpisode?
     private var text = ""
@@ -59,7 +59,7 @@ final class FeedParser: NSObject, XMLParserDelegate {
     private init(baseURL: URL?) { self.baseURL = baseURL }
 
     /// - Parameter url: where the feed came from, for resolving relative links and naming it in errors.
-    static func parse(_ data: Data, url: URL?) throws -> ParsedFeed {
+    public static func parse(_ data: Data, url: URL?) throws -> ParsedFeed {
         let delegate = FeedParser(baseURL: url)
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = false
@@ -107,7 +107,7 @@ final class FeedParser: NSObject, XMLParserDelegate {
 
     // MARK: XMLParserDelegate
 
-    func parser(
+    public func parser(
         _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
         attributes: [String: String] = [:]
     ) {
@@ -148,13 +148,13 @@ final class FeedParser: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+    public func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
 
-    func parser(_ parser: XMLParser, foundCDATA block: Data) {
+    public func parser(_ parser: XMLParser, foundCDATA block: Data) {
         text += String(decoding: block, as: UTF8.self)
     }
 
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    public func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
         defer {
             path.removeLast()
             text = ""
