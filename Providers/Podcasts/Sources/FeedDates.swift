@@ -11,62 +11,91 @@ enum FeedDates {
     ]
 
     static func parse(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = FeedParser.trim(text)
         guard !trimmed.isEmpty else { return nil }
-        if let first = trimmed.first, first.isNumber, trimmed.count >= 10, trimmed[trimmed.index(trimmed.startIndex, offsetBy: 4)] == "-" {
+        let bytes = Array(trimmed.utf8)
+        if bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[0] >= 0x30, bytes[0] <= 0x39 {
             return iso8601(trimmed)
         }
-        return rfc822(trimmed)
+        return rfc822(bytes)
     }
 
-    static func rfc822(_ text: String) -> Date? {
-        // Tokens: letters, digits and ':' runs; '+'/'-' start a numeric zone.
-        var tokens: [String] = []
-        var current = ""
-        for character in text {
-            if character.isLetter || character.isNumber || character == ":" || ((character == "+" || character == "-") && current.isEmpty) {
-                current.append(character)
-            } else {
-                if !current.isEmpty { tokens.append(current) }
-                current = ""
-                if character == "+" || character == "-" { current.append(character) }
-            }
-        }
-        if !current.isEmpty { tokens.append(current) }
+    static func rfc822(_ text: String) -> Date? { rfc822(Array(FeedParser.trim(text).utf8)) }
 
+    /// Tokenizes on bytes: letters, digits and ':' runs; '+'/'-' start a numeric zone.
+    static func rfc822(_ bytes: [UInt8]) -> Date? {
         var day: Int?, month: Int?, year: Int?, time: (Int, Int, Int)?, offset: Int?
-        for token in tokens {
-            let lower = token.lowercased()
-            let prefix = String(lower.prefix(3))
-            if token.first?.isLetter == true, weekdays.contains(prefix) {
-                continue
-            } else if token.first?.isLetter == true, month == nil, let index = months.firstIndex(of: prefix) {
-                month = index + 1
-            } else if token.contains(":"), time == nil {
-                let parts = token.split(separator: ":").compactMap { Int($0) }
-                guard parts.count >= 2 else { return nil }
-                time = (parts[0], parts[1], parts.count > 2 ? parts[2] : 0)
-            } else if (token.hasPrefix("+") || token.hasPrefix("-")), token.count == 5, let value = Int(token.dropFirst()) {
-                offset = (token.hasPrefix("-") ? -1 : 1) * ((value / 100) * 3600 + (value % 100) * 60)
-            } else if let hours = zones[lower] {
-                offset = hours * 3600
-            } else if let number = Int(token) {
-                if day == nil, number >= 1, number <= 31, token.count <= 2 { day = number }
-                else if year == nil { year = token.count == 2 ? (number < 70 ? 2000 + number : 1900 + number) : number }
+        var i = 0
+        while i < bytes.count {
+            let start = i
+            let first = bytes[i]
+            if isLetter(first) {
+                while i < bytes.count, isLetter(bytes[i]) { i += 1 }
+                let word = String(decoding: bytes[start..<i].map { $0 | 0x20 }, as: UTF8.self)
+                let prefix = String(word.prefix(3))
+                if weekdays.contains(prefix) { continue }
+                if month == nil, let index = months.firstIndex(of: prefix) { month = index + 1 }
+                else if let hours = zones[word] { offset = hours * 3600 }
+            } else if isDigit(first) {
+                var numbers: [Int] = []
+                var value = 0
+                var digits = 0
+                while i < bytes.count, isDigit(bytes[i]) || bytes[i] == UInt8(ascii: ":") {
+                    if bytes[i] == UInt8(ascii: ":") {
+                        numbers.append(value)
+                        value = 0
+                    } else {
+                        value = value * 10 + Int(bytes[i] - 0x30)
+                        digits += 1
+                    }
+                    i += 1
+                }
+                numbers.append(value)
+                if numbers.count > 1 {
+                    guard time == nil, numbers.count <= 3 else { return nil }
+                    time = (numbers[0], numbers[1], numbers.count > 2 ? numbers[2] : 0)
+                } else if day == nil, i - start <= 2, value >= 1, value <= 31 {
+                    day = value
+                } else if year == nil {
+                    year = i - start == 2 ? (value < 70 ? 2000 + value : 1900 + value) : value
+                }
+            } else if (first == UInt8(ascii: "+") || first == UInt8(ascii: "-")), i + 4 < bytes.count,
+                bytes[(i + 1)...(i + 4)].allSatisfy(isDigit)
+            {
+                let value = bytes[(i + 1)...(i + 4)].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                offset = (first == UInt8(ascii: "-") ? -1 : 1) * ((value / 100) * 3600 + (value % 100) * 60)
+                i += 5
+            } else {
+                i += 1
             }
         }
         guard let day, let month, let year, year > 1900 else { return nil }
-        var components = DateComponents()
-        components.year = year
-        components.month = month
-        components.day = day
-        components.hour = time?.0 ?? 0
-        components.minute = time?.1 ?? 0
-        components.second = time?.2 ?? 0
-        components.timeZone = TimeZone(secondsFromGMT: offset ?? 0)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        return calendar.date(from: components)
+        let (hour, minute, second) = time ?? (0, 0, 0)
+        guard hour < 24, minute < 60, second < 61, day <= daysIn(month, year) else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - (offset ?? 0))
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private static func daysIn(_ month: Int, _ year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     static func iso8601(_ text: String) -> Date? {
@@ -80,7 +109,7 @@ enum FeedDates {
 
     /// itunes:duration: seconds ("3723", "3723.5") or [HH:]MM:SS.
     static func duration(_ text: String) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = FeedParser.trim(text)
         guard !trimmed.isEmpty else { return nil }
         if let seconds = Double(trimmed) { return seconds >= 0 ? seconds : nil }
         let parts = trimmed.split(separator: ":").map { Double($0) }

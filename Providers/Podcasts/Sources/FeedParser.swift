@@ -27,9 +27,14 @@ public struct ParsedEpisode: Codable, Sendable, Equatable {
     public var season: Int?
     public var episode: Int?
     public var artwork: String?
-    public var summary: String?
+    /// The show notes as the feed has them (often HTML); `summary` is their plain text. Kept raw
+    /// so parsing a feed of thousands of episodes does not convert notes no one reads.
+    public var notes: String?
     public var link: String?
     public var transcript: String?
+
+    /// The notes as plain text.
+    public var summary: String? { notes.map(HTMLText.plain) }
 }
 
 /// Why a feed could not be read.
@@ -99,9 +104,23 @@ public final class FeedParser: NSObject, XMLParserDelegate {
         return feed
     }
 
+    /// Trims ASCII white space on UTF-8 (Foundation's trimming bridges through UTF-16 and was
+    /// most of the parse time).
+    static func trim(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { !Self.isSpace($0) }) else { return "" }
+        let last = utf8.lastIndex(where: { !Self.isSpace($0) })!
+        if first == utf8.startIndex, last == utf8.index(before: utf8.endIndex) { return text }
+        return String(text[first...last])
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+
     private func resolve(_ link: String, against base: URL?) -> String? {
-        let trimmed = link.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trim(link)
         guard !trimmed.isEmpty else { return nil }
+        // Most links are absolute already: no URL parsing for them.
+        if trimmed.hasPrefix("https://") || trimmed.hasPrefix("http://") { return trimmed }
         return URL(string: trimmed, relativeTo: base)?.absoluteURL.absoluteString ?? trimmed
     }
 
@@ -160,7 +179,7 @@ public final class FeedParser: NSObject, XMLParserDelegate {
             text = ""
             if path.isEmpty { closedRoot = true }
         }
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = Self.trim(text)
         if episode != nil {
             switch name {
             case "item", "entry":
@@ -176,11 +195,11 @@ public final class FeedParser: NSObject, XMLParserDelegate {
             case "link" where !isAtom: if !value.isEmpty { episode?.link = value }
             // The fullest notes win: content:encoded, then description (Atom: content, summary), then itunes:summary.
             case "content:encoded", "content":
-                if !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 3 }
+                if !value.isEmpty { episode?.notes = value; summaryRank = 3 }
             case "description", "summary":
-                if summaryRank < 2, !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 2 }
+                if summaryRank < 2, !value.isEmpty { episode?.notes = value; summaryRank = 2 }
             case "itunes:summary":
-                if summaryRank < 1, !value.isEmpty { episode?.summary = HTMLText.plain(value); summaryRank = 1 }
+                if summaryRank < 1, !value.isEmpty { episode?.notes = value; summaryRank = 1 }
             default: break
             }
             return

@@ -1,89 +1,182 @@
-/// Turns HTML from feeds into plain text: tags dropped, block elements as line breaks,
-/// entities decoded, runs of spaces collapsed.
+/// Turns HTML from feeds into plain text: tags dropped (script and style with their contents),
+/// block elements as line breaks, entities decoded, runs of spaces collapsed.
+///
+/// Works on UTF-8 bytes: feeds carry thousands of descriptions, and Character-by-Character
+/// String walking was most of the time spent parsing them.
 enum HTMLText {
     static func plain(_ html: String) -> String {
-        var out = ""
-        out.reserveCapacity(html.utf8.count)
-        var index = html.startIndex
-        while index < html.endIndex {
-            let character = html[index]
-            let next = html.index(after: index) < html.endIndex ? html[html.index(after: index)] : " "
-            if character == "<", next.isLetter || next == "/" || next == "!", let close = html[index...].firstIndex(of: ">") {
-                let tag = html[html.index(after: index)..<close].lowercased()
-                let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }
-                if (name == "script" || name == "style"), !tag.hasPrefix("/"),
-                    let end = html.range(of: "</\(name)", options: .caseInsensitive, range: close..<html.endIndex)
+        var html = html
+        return html.withUTF8 { input in
+            var out: [UInt8] = []
+            out.reserveCapacity(input.count)
+            var i = 0
+            let n = input.count
+            while i < n {
+                let byte = input[i]
+                if byte == UInt8(ascii: "<"), i + 1 < n, isLetter(input[i + 1]) || input[i + 1] == UInt8(ascii: "/") || input[i + 1] == UInt8(ascii: "!"),
+                    let close = find(UInt8(ascii: ">"), in: input, from: i + 1)
                 {
-                    // Their contents are code, not text.
-                    index = html[end.upperBound...].firstIndex(of: ">").map { html.index(after: $0) } ?? html.endIndex
+                    var j = i + 1
+                    let closing = input[j] == UInt8(ascii: "/")
+                    if closing { j += 1 }
+                    let nameStart = j
+                    while j < close, isLetter(input[j]) || (input[j] >= 0x30 && input[j] <= 0x39) { j += 1 }
+                    switch tagKind(input, nameStart..<j) {
+                    case .skipContents(let name) where !closing:
+                        if let end = findClosing(name, in: input, from: close) {
+                            i = end
+                            continue
+                        }
+                    case .block: out.append(0x0A)
+                    case .listItem: if !closing { out.append(contentsOf: [0x0A, 0xE2, 0x80, 0xA2, 0x20]) }  // "\n• "
+                    default: break
+                    }
+                    i = close + 1
                     continue
                 }
-                switch name {
-                case "br", "p", "div", "h1", "h2", "h3", "h4", "tr", "ul", "ol", "blockquote": out.append("\n")
-                case "li": out.append(tag.hasPrefix("/") ? "" : "\n• ")
-                default: break
-                }
-                index = html.index(after: close)
-                continue
-            }
-            if character == "&", let semicolon = html[index...].prefix(12).firstIndex(of: ";") {
-                let entity = String(html[html.index(after: index)..<semicolon])
-                if let decoded = decode(entity) {
-                    out.append(decoded)
-                    index = html.index(after: semicolon)
+                if byte == UInt8(ascii: "&"), let end = decodeEntity(input, at: i, into: &out) {
+                    i = end
                     continue
                 }
+                out.append(byte)
+                i += 1
             }
-            out.append(character)
-            index = html.index(after: index)
+            return tidy(out)
         }
-        return tidy(out)
     }
 
     /// Decodes entities only (for text that is not HTML but may hold &amp; and friends).
     static func decodeEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var out = ""
-        var index = text.startIndex
-        while index < text.endIndex {
-            if text[index] == "&", let semicolon = text[index...].prefix(12).firstIndex(of: ";"),
-                let decoded = decode(String(text[text.index(after: index)..<semicolon]))
-            {
-                out.append(decoded)
-                index = text.index(after: semicolon)
-            } else {
-                out.append(text[index])
-                index = text.index(after: index)
+        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
+        var text = text
+        return text.withUTF8 { input in
+            var out: [UInt8] = []
+            out.reserveCapacity(input.count)
+            var i = 0
+            while i < input.count {
+                if input[i] == UInt8(ascii: "&"), let end = decodeEntity(input, at: i, into: &out) {
+                    i = end
+                } else {
+                    out.append(input[i])
+                    i += 1
+                }
             }
+            return String(decoding: out, as: UTF8.self)
         }
-        return out
     }
 
-    private static let named: [String: Character] = [
+    private static let named: [String: Unicode.Scalar] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "hellip": "…", "mdash": "—",
         "ndash": "–", "rsquo": "’", "lsquo": "‘", "rdquo": "”", "ldquo": "“", "copy": "©", "reg": "®", "trade": "™",
         "eacute": "é", "egrave": "è", "agrave": "à", "uuml": "ü", "ouml": "ö", "auml": "ä", "ccedil": "ç", "bull": "•",
     ]
 
-    private static func decode(_ entity: String) -> Character? {
-        if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
-            return UInt32(entity.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init).map(Character.init)
+    /// Decodes the entity at `start` ('&'), appending its UTF-8; returns the index after ';'.
+    private static func decodeEntity(_ input: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) -> Int? {
+        let limit = min(input.count, start + 12)
+        var semicolon = start + 1
+        while semicolon < limit, input[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
+        guard semicolon < limit, semicolon > start + 1 else { return nil }
+        let body = UnsafeBufferPointer(rebasing: input[(start + 1)..<semicolon])
+        let scalar: Unicode.Scalar?
+        if body[0] == UInt8(ascii: "#") {
+            let hex = body.count > 1 && (body[1] == UInt8(ascii: "x") || body[1] == UInt8(ascii: "X"))
+            let digits = String(decoding: UnsafeBufferPointer(rebasing: body[(hex ? 2 : 1)...]), as: UTF8.self)
+            scalar = UInt32(digits, radix: hex ? 16 : 10).flatMap(Unicode.Scalar.init)
+        } else {
+            scalar = named[String(decoding: body, as: UTF8.self)]
         }
-        if entity.hasPrefix("#") {
-            return UInt32(entity.dropFirst()).flatMap(Unicode.Scalar.init).map(Character.init)
-        }
-        return named[entity]
+        guard let scalar else { return nil }
+        out.append(contentsOf: UTF8.encode(scalar)!)
+        return semicolon + 1
     }
 
-    /// Collapses spaces within lines and blank lines between paragraphs.
-    private static func tidy(_ text: String) -> String {
-        var lines: [String] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let collapsed = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
-            if collapsed.isEmpty, lines.last?.isEmpty ?? true { continue }
-            lines.append(collapsed)
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+
+    private enum TagKind { case block, listItem, skipContents(String), other }
+
+    private static let blockTags: [[UInt8]] = ["br", "p", "div", "h1", "h2", "h3", "h4", "tr", "ul", "ol", "blockquote"].map { Array($0.utf8) }
+    private static let li = Array("li".utf8)
+    private static let script = Array("script".utf8)
+    private static let style = Array("style".utf8)
+
+    /// What a tag means for plain text, from its name's bytes (no String per tag).
+    private static func tagKind(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> TagKind {
+        if range.count > 10 || range.isEmpty { return .other }
+        for name in blockTags where matches(name, input, range) { return .block }
+        if matches(li, input, range) { return .listItem }
+        if matches(script, input, range) { return .skipContents("script") }
+        if matches(style, input, range) { return .skipContents("style") }
+        return .other
+    }
+
+    /// Whether the bytes in `range` spell `name`, ignoring ASCII case.
+    private static func matches(_ name: [UInt8], _ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        guard name.count == range.count else { return false }
+        var k = 0
+        while k < name.count {
+            if input[range.lowerBound + k] | 0x20 != name[k] { return false }
+            k += 1
         }
-        while lines.last?.isEmpty == true { lines.removeLast() }
-        return lines.joined(separator: "\n")
+        return true
+    }
+
+    private static func find(_ byte: UInt8, in input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var i = start
+        while i < input.count {
+            if input[i] == byte { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The index after `</name ...>`, case-insensitively.
+    private static func findClosing(_ name: String, in input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let pattern = Array("</\(name)".utf8)
+        var i = start
+        while i + pattern.count <= input.count {
+            var matches = true
+            for k in 0..<pattern.count where (input[i + k] | (k > 1 ? 0x20 : 0)) != pattern[k] {
+                matches = false
+                break
+            }
+            if matches { return find(UInt8(ascii: ">"), in: input, from: i).map { $0 + 1 } ?? input.count }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Collapses spaces within lines, trims them, and keeps at most one blank line in a row.
+    private static func tidy(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var blankPending = false
+        var wroteAnything = false
+        var pendingSpace = false
+        var lineHasText = false
+        for byte in bytes + [0x0A] {
+            switch byte {
+            case 0x0A:
+                // An empty line between two with text becomes one blank line.
+                if !lineHasText, wroteAnything { blankPending = true }
+                lineHasText = false
+                pendingSpace = false
+            case 0x20, 0x09, 0x0D:
+                if lineHasText { pendingSpace = true }
+            default:
+                if !lineHasText {
+                    if wroteAnything { out.append(0x0A) }
+                    if blankPending, wroteAnything { out.append(0x0A) }
+                    blankPending = false
+                    lineHasText = true
+                    wroteAnything = true
+                } else if pendingSpace {
+                    out.append(0x20)
+                }
+                pendingSpace = false
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -86,11 +86,12 @@ extension PodcastsProvider {
         return offset
     }
 
-    static func page(_ all: [MediaItem], cursor: Cursor?, size: Int) throws -> Page {
+    /// One page of `all`, made into items by `makeItem` (only the page's elements are).
+    static func page<Element>(_ all: [Element], cursor: Cursor?, size: Int, makeItem: (Element) -> MediaItem) throws -> Page {
         let offset = try offset(cursor)
         let end = min(offset + size, all.count)
         return Page(
-            items: offset < end ? Array(all[offset..<end]) : [], next: end < all.count ? Cursor(String(end)) : nil,
+            items: offset < end ? all[offset..<end].map(makeItem) : [], next: end < all.count ? Cursor(String(end)) : nil,
             prev: offset > 0 ? Cursor(String(max(0, offset - size))) : nil, total: all.count)
     }
 }

@@ -77,7 +77,7 @@ public struct PodcastsProvider: MediaProvider {
             chart = (decoded.feed?.entry ?? []).compactMap(item(fromChart:))
             memo.setChart(genre, chart)
         }
-        return try Self.page(chart, cursor: cursor, size: Self.chartPageSize)
+        return try Self.page(chart, cursor: cursor, size: Self.chartPageSize) { $0 }
     }
 
     // MARK: Search
@@ -129,8 +129,10 @@ public struct PodcastsProvider: MediaProvider {
         guard id.kind == .podcast else { throw ProviderError.unsupported("only podcasts have episodes") }
         let show = try await lookup(id.nativeID)
         let feed = try await feed(of: show)
-        let items = Self.newestFirst(feed.episodes).map { item(from: $0, show: show, feed: feed) }
-        return try Self.page(items, cursor: cursor, size: Self.episodePageSize)
+        // Items (and their notes as text) are made for this page only.
+        return try Self.page(Self.newestFirst(feed.episodes), cursor: cursor, size: Self.episodePageSize) {
+            item(from: $0, show: show, feed: feed)
+        }
     }
 
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
