@@ -1,5 +1,6 @@
 import Foundation
 import MediaKit
+import Synchronization
 
 /// The HTTP client providers use: libcurl underneath, async/await on top.
 ///
@@ -29,7 +30,17 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
 
     public static let version = "0.1.0"
     public let configuration: Configuration
-    private let engine = CurlEngine()
+    /// Created on first use: start-up (and calls that never touch the network) skip
+    /// curl_global_init and the engine thread.
+    private let lazyEngine = Mutex<CurlEngine?>(nil)
+    private var engine: CurlEngine {
+        lazyEngine.withLock { engine in
+            if let engine { return engine }
+            let created = CurlEngine()
+            engine = created
+            return created
+        }
+    }
     private let limiter: HostLimiter
 
     public init(configuration: Configuration = Configuration()) {
