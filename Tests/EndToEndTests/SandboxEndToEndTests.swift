@@ -94,4 +94,26 @@ import TestSupport
             #expect(failing.stderr.contains("503"))
         }
     }
+
+    @Test func standardProxyVariablesAreHonoured() throws {
+        // The sandbox answers absolute-form requests like a proxy would. The provider's host does
+        // not resolve, so the call can only succeed through the proxy.
+        let proxy = try MediahostProcess(["sandbox", "--port", "0"])
+        defer { proxy.process.terminate() }
+        var port: String?
+        if let line = proxy.next(timeout: .seconds(20)) {
+            port = String(decoding: line.raw, as: UTF8.self).split(separator: ":").last.map(String.init)
+        }
+        let proxyPort = try #require(port)
+        let through = try runMediahost(
+            ["call", "media.get", #"{"id":"podcasts:podcast:1000000000"}"#],
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": "http://127.0.0.1:\(proxyPort)"])
+        #expect(through.status == 0, "\(through.stderr)")
+        #expect(through.stdout.contains("The Swift Journal 0"))
+        let without = try runMediahost(
+            ["call", "media.get", #"{"id":"podcasts:podcast:1000000000"}"#],
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": ""])
+        #expect(without.status == 1)
+        #expect(without.stderr.contains("podcasts.invalid"))
+    }
 }

@@ -189,6 +189,17 @@ struct HTTPFixture {
         }
     }
 
+    @Test func throttledBodiesArriveWhole() async throws {
+        let fixture = try await HTTPFixture()
+        defer { fixture.server.stop() }
+        fixture.server.faults.add(FaultRule(path: "/_sandbox/file/", throttleBytesPerSecond: 20_000))
+        let start = ContinuousClock.now
+        let response = try await HTTPFixture.client().send(HTTPRequest(url: fixture.url("/file/10000")))
+        #expect(response.body.count == 10_000)
+        #expect(Array(response.body) == MediaFile(seed: 43, size: 10_000, etag: "", type: "").bytes(0..<10_000))
+        #expect(ContinuousClock.now - start >= .milliseconds(400), "10 kB at 20 kB/s")
+    }
+
     @Test func errorsRedactSecrets() async throws {
         let client = HTTPFixture.client { $0.maxRetries = 0 }
         await #expect {
