@@ -96,7 +96,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JSONRPC", "TestSupport", "mediahost"],
+            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "mediahost"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

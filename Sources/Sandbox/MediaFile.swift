@@ -32,10 +32,7 @@ public struct MediaFile: Sendable {
         while index < buffer.count {
             let position = offset + index
             let block = UInt64(position / 8)
-            var z = (seed ^ (block &* 0x9E37_79B9_7F4A_7C15)) &+ 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
+            let z = SplitMix64.mix((seed ^ (block &* 0x9E37_79B9_7F4A_7C15)) &+ 0x9E37_79B9_7F4A_7C15)
             var byteInBlock = position % 8
             while byteInBlock < 8, index < buffer.count {
                 buffer[index] = UInt8(truncatingIfNeeded: z >> (UInt64(byteInBlock) * 8))

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import Testing
+import Sandbox
 import TestSupport
 
 /// Input meant to break the endpoint: each gets a JSON-RPC error, never a crash or a hang.
@@ -79,7 +80,7 @@ import TestSupport
 
     @Test func tenThousandRandomByteStrings() throws {
         let process = try MediahostProcess(["rpc"])
-        var random = SeededRandom(seed: 0x6D65_6469_6168_6F73)
+        var random = SplitMix64(seed: 0x6D65_6469_6168_6F73)
         var sent = 0
         var batch: [UInt8] = []
         for _ in 0..<10_000 {
@@ -104,7 +105,7 @@ import TestSupport
 
     @Test func tenThousandMutatedRequests() throws {
         let process = try MediahostProcess(["rpc"])
-        var random = SeededRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         let templates = [
             #"{"jsonrpc":"2.0","id":ID,"method":"host.info"}"#,
             #"{"jsonrpc":"2.0","id":ID,"method":"favorites.list","params":{"limit":5}}"#,

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import Synchronization
+import Sandbox
 import TestSupport
 
 /// The built `mediahost` binary, next to the test bundle (or MEDIAHOST_BIN).
@@ -115,19 +116,6 @@ func runMediahost(
     let status = process.waitForExit() ?? -1
     while let message = process.next(timeout: .milliseconds(200)) { out += message.raw + [0x0A] }
     return (status, String(decoding: out, as: UTF8.self), process.errors)
-}
-
-/// SplitMix64: reproducible randomness for fuzzing.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// What a process wrote, shared with the pipe handlers.

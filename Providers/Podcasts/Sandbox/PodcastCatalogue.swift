@@ -1,4 +1,5 @@
 import Foundation
+import Sandbox
 
 /// A deterministic catalogue of podcasts and episodes: the same seed gives the same shows.
 struct PodcastCatalogue: Sendable {
@@ -123,18 +124,5 @@ struct PodcastCatalogue: Sendable {
             published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 7 * 86_400),
             duration: 600 + Int(random.next() % 5400), size: 40_000 + Int(random.next() % 160_000),
             hasGUID: number % 13 != 0)
-    }
-}
-
-/// SplitMix64: small, fast, reproducible.
-struct SplitMix64: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
