@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
-            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],
             swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",

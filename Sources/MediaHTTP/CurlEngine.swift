@@ -158,10 +158,6 @@ final class Transfer: @unchecked Sendable {
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0)
     }
 
-    func setRangeStart(_ offset: Int64) {
-        _ = mh_curl_easy_setopt_off(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset))
-    }
-
     deinit {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)

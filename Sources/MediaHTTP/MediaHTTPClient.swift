@@ -89,8 +89,10 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
         try validate(request.url)
         var unlimited = request
         if unlimited.timeout == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
+        // The header, not CURLOPT_RESUME_FROM: curl would fail a 200 answer, and a 200 is how a
+        // server says "the file changed, here is all of it" (If-Range) — the caller handles it.
+        if offset > 0 { unlimited.headers["Range"] = "bytes=\(offset)-" }
         let transfer = try Transfer(request: unlimited, configuration: configuration)
-        if offset > 0 { transfer.setRangeStart(offset) }
         transfer.onHead = onHead
         transfer.sink = onData
         transfer.progress = progress

@@ -31,6 +31,7 @@ public struct Dispatcher: RPCHandler {
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,
         HistoryList.self, HistoryClear.self,
+        DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self, DownloadsRemove.self,
         ConfigGet.self, ConfigSet.self,
     ]
 

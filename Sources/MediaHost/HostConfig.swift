@@ -57,7 +57,11 @@ public struct HostConfig: Sendable {
         ConfigKeyInfo(
             key: "log.level", summary: "Log level on stderr: trace, debug, info, notice, warning, error, critical",
             defaultValue: "warning", environment: ["MEDIAHOST_LOG_LEVEL"],
-            validate: { Logger.Level(rawValue: $0) == nil ? "must be one of trace, debug, info, notice, warning, error, critical" : nil })
+            validate: { Logger.Level(rawValue: $0) == nil ? "must be one of trace, debug, info, notice, warning, error, critical" : nil }),
+        ConfigKeyInfo(
+            key: "downloads.concurrency", summary: "Downloads running at once; the rest wait in order", defaultValue: "3",
+            environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY"],
+            validate: { Int($0).map { (1...16).contains($0) } == true ? nil : "must be a whole number from 1 to 16" }),
     ]
 
     /// - Throws: `HostError.badConfigFile` when config.toml exists but cannot be read.

@@ -18,7 +18,10 @@ public final class HostRuntime: Sendable {
     public let redactor: Redactor
     let registry: ProviderRegistry
     let http: any HTTPClient
-    private let configState: Mutex<HostConfig>
+    private let configBox: ConfigBox
+    /// Server notifications for RPC clients and the REPL.
+    public let events = EventHub()
+    public let downloads: DownloadManager
 
     /// Opens the store and reads the configuration.
     /// - Parameters:
@@ -37,7 +40,7 @@ public final class HostRuntime: Sendable {
         let config = try HostConfig(
             file: paths.configFile, providers: providers.map(\.descriptor), storeValues: try store.settingsNow(),
             environment: environment)
-        configState = Mutex(config)
+        configBox = ConfigBox(config)
         let redactor = Redactor()
         redactor.update(config.secretValues)
         self.redactor = redactor
@@ -46,16 +49,23 @@ public final class HostRuntime: Sendable {
         for key in config.unknownFileKeys {
             logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
         }
+        let configBox = self.configBox
+        let sources = SourceLookup()
+        downloads = DownloadManager(
+            store: store, http: http, events: events, logger: logger, root: paths.downloads,
+            concurrency: { configBox.state.withLock { $0["downloads.concurrency"].flatMap(Int.init) } ?? 3 },
+            refreshSource: { id in await sources.host?.freshSource(id) })
+        sources.host = self
     }
 
     /// The one entry point of both front ends.
     public var dispatcher: Dispatcher { Dispatcher(host: self) }
 
-    public var config: HostConfig { configState.withLock { $0 } }
+    public var config: HostConfig { configBox.state.withLock { $0 } }
 
     /// Changes configuration and re-creates providers so the change applies at once.
     func updateConfig(_ change: (inout HostConfig) -> Void) {
-        let secrets = configState.withLock { config in
+        let secrets = configBox.state.withLock { config in
             change(&config)
             return config.secretValues
         }
@@ -100,13 +110,22 @@ public final class HostRuntime: Sendable {
         }
     }
 
-    /// Fills in what the host knows about items: whether each is a favorite.
+    /// Where an item's media is now, or nil when the provider cannot say (offline, say).
+    func freshSource(_ id: ItemID) async -> DownloadSource? {
+        try? await withProvider(id.provider) { try await $0.downloadSource(for: id) }
+    }
+
+    /// Fills in what the host knows about items: whether each is a favorite, and its download.
     func annotate(_ items: [MediaItem]) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
-        let favorites = try await store.favoriteIDs(among: items.map(\.id))
+        let ids = items.map(\.id)
+        async let favoritesLookup = store.favoriteIDs(among: ids)
+        async let downloadsLookup = store.downloads(for: ids)
+        let (favorites, downloads) = try await (favoritesLookup, downloadsLookup)
         return items.map { item in
             var item = item
             item.favorite = favorites.contains(item.id)
+            item.download = downloads[item.id].map(\.info)
             return item
         }
     }
@@ -120,4 +139,15 @@ public final class HostRuntime: Sendable {
         page.items = try await annotate(page.items)
         return page
     }
+}
+
+/// The configuration, shared with what reads it later (the download manager's limit).
+final class ConfigBox: Sendable {
+    let state: Mutex<HostConfig>
+    init(_ config: HostConfig) { state = Mutex(config) }
+}
+
+/// Lets the download manager ask the host for fresh media URLs without owning it.
+final class SourceLookup: @unchecked Sendable {
+    weak var host: HostRuntime?
 }

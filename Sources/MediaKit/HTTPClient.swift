@@ -3,8 +3,40 @@ import Foundation
 /// The HTTP client providers use; the host's is MediaHTTP on libcurl, tests may pass their own.
 public protocol HTTPClient: Sendable {
     /// Sends one request and returns the whole response, whatever its status.
-    /// - Throws: `ProviderError.network` when no response arrived.
+    /// - Throws: `HTTPClientError` when no response arrived.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
+
+    /// Streams a response body as it arrives (downloads of any size).
+    /// - Parameters:
+    ///   - offset: ask for the bytes from here on (a Range request); check the status for 206.
+    ///   - onHead: sees the status and headers first; return false to stop.
+    ///   - onData: each chunk; return false to stop (a disk error, say).
+    ///   - progress: bytes received so far and the total when known.
+    /// - Returns: the status and headers (names lower-cased).
+    func stream(
+        _ request: HTTPRequest, offset: Int64,
+        onHead: @escaping (Int, [String: String]) -> Bool,
+        onData: @escaping (UnsafeRawBufferPointer) -> Bool,
+        progress: ((Int64, Int64) -> Void)?
+    ) async throws -> (status: Int, headers: [String: String])
+}
+
+extension HTTPClient {
+    /// Buffers the whole body through `send`: enough for test doubles; real clients stream.
+    public func stream(
+        _ request: HTTPRequest, offset: Int64,
+        onHead: @escaping (Int, [String: String]) -> Bool,
+        onData: @escaping (UnsafeRawBufferPointer) -> Bool,
+        progress: ((Int64, Int64) -> Void)?
+    ) async throws -> (status: Int, headers: [String: String]) {
+        var request = request
+        if offset > 0 { request.headers["Range"] = "bytes=\(offset)-" }
+        let response = try await send(request)
+        guard onHead(response.status, response.headers) else { return (response.status, response.headers) }
+        _ = response.body.withUnsafeBytes { onData($0) }
+        progress?(Int64(response.body.count), Int64(response.body.count))
+        return (response.status, response.headers)
+    }
 }
 
 public struct HTTPRequest: Sendable, Equatable {

@@ -22,6 +22,11 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "fav", usage: "fav <n|id>", method: "favorites.add", summary: "keep an item as a favorite"),
         CommandSpec(name: "unfav", usage: "unfav <n|id>", method: "favorites.remove", summary: "forget a favorite"),
         CommandSpec(name: "favs", usage: "favs [<provider>]", method: "favorites.list", summary: "favorites, newest first (works offline)"),
+        CommandSpec(name: "download", usage: "download <n|id>", method: "downloads.start", summary: "download an item's media (episodes)"),
+        CommandSpec(name: "downloads", usage: "downloads", method: "downloads.list", summary: "downloads with state, size, progress"),
+        CommandSpec(name: "pause", usage: "pause <n|id>", method: "downloads.pause", summary: "pause a download (keeps what it has)"),
+        CommandSpec(name: "resume", usage: "resume <n|id>", method: "downloads.resume", summary: "continue a paused or failed download"),
+        CommandSpec(name: "cancel", usage: "cancel <n|id>", method: "downloads.cancel", summary: "stop a download and delete its partial file"),
         CommandSpec(name: "history", usage: "history [<provider>] | history clear [<provider>]", method: "history.list / history.clear", summary: "the last 100 searches, newest first"),
         CommandSpec(name: "config", usage: "config [<key> [<value>|--unset]]", method: "config.get / config.set", summary: "show or change settings"),
         CommandSpec(name: "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params"),
@@ -42,7 +47,7 @@ enum Command: Equatable {
     case quit
 
     enum Listing: Equatable {
-        case items, categories(provider: String), history, providers, none, detail, config
+        case items, categories(provider: String), history, providers, none, detail, config, downloads, download
     }
 }
 
@@ -56,6 +61,8 @@ struct CommandParser {
     var providerIDs: [String]
     /// Resolves a row number of the last listing (or an item id) to an item id.
     var resolveItem: (String) throws(CommandError) -> ItemID
+    /// Resolves a row of the last `downloads` listing (or of the last items listing, or an id).
+    var resolveDownload: (String) throws(CommandError) -> ItemID
 
     func parse(_ line: String) throws(CommandError) -> Command? {
         let trimmed = line.trimmingSpaces()
@@ -90,6 +97,13 @@ struct CommandParser {
             var params: [String: JSONValue] = [:]
             if !rest.isEmpty { params["provider"] = .string(try requireProvider(rest, usage: "favs [<provider>]")) }
             return .call(method: "favorites.list", params: .object(params), listing: .items)
+        case "download", "dl":
+            return .call(method: "downloads.start", params: ["id": .string(try item(rest, usage: "download <n|id>").description)], listing: .download)
+        case "downloads":
+            return .call(method: "downloads.list", params: [:], listing: .downloads)
+        case "pause", "resume", "cancel":
+            let target = try download(rest, usage: "\(word.lowercased()) <n|id>")
+            return .call(method: "downloads.\(word.lowercased())", params: ["id": .string(target.description)], listing: .download)
         case "history":
             let (sub, provider) = rest.splitFirstWord()
             if sub == "clear" {
@@ -148,6 +162,11 @@ struct CommandParser {
     private func item(_ text: String, usage text2: String) throws(CommandError) -> ItemID {
         guard !text.isEmpty else { throw usage(text2) }
         return try resolveItem(text)
+    }
+
+    private func download(_ text: String, usage text2: String) throws(CommandError) -> ItemID {
+        guard !text.isEmpty else { throw usage(text2) }
+        return try resolveDownload(text)
     }
 
     private func requireProvider(_ text: String, usage text2: String) throws(CommandError) -> String {

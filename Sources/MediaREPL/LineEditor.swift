@@ -16,6 +16,7 @@ final class LineEditor: Sendable {
         Completer.shared.withLock { $0 = completer }
         mh_rl_set_name("mediahost")
         mh_rl_set_completion(attemptCompletion)
+        mh_rl_set_event_hook(eventHook)
         using_history()
         stifle_history(Self.historyLength)
         _ = read_history(historyPath)
@@ -104,4 +105,48 @@ private let attemptCompletion: @convention(c) (UnsafePointer<CChar>?, Int32, Int
     let before = String(decoding: line.prefix(Int(start)), as: UTF8.self)
     completionMatches = completer.candidates(before: before, word: String(cString: text))
     return rl_completion_matches(text, generateMatch)
+}
+
+/// Set by the interactive REPL: redraws download progress while readline waits for a key.
+nonisolated(unsafe) var idleHook: (() -> Void)?
+
+private let eventHook: @convention(c) () -> Int32 = {
+    idleHook?()
+    return 0
+}
+
+/// Redraws progress bars just above the prompt, in place: it runs on readline's thread (from
+/// its event hook), the only place where the prompt may be redrawn safely.
+final class InPlaceProgress: @unchecked Sendable {
+    private let board: ProgressBoard
+    private let color: Bool
+    /// Bar lines currently drawn above the prompt.
+    private var shown = 0
+
+    init(board: ProgressBoard, color: Bool) {
+        self.board = board
+        self.color = color
+    }
+
+    /// After a command printed, the old bars scrolled away: draw anew below its output.
+    func forget() { shown = 0 }
+
+    func draw() {
+        guard let update = board.takeUpdate(width: terminalWidth() - 1, color: color) else { return }
+        var out = "\r"
+        if shown > 0 { out += "\u{1B}[\(shown)A" }
+        out += "\u{1B}[J"
+        for line in update.events { out += line + "\n" }
+        for line in update.bars { out += line + "\n" }
+        shown = update.bars.count
+        FileHandle.standardOutput.write(Data(out.utf8))
+        rl_on_new_line()
+        rl_redisplay()
+    }
+}
+
+func terminalWidth() -> Int {
+    var size = winsize()
+    if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+    return 100
 }

@@ -40,9 +40,20 @@ extension REPL {
         interrupts.resume()
         defer { interrupts.cancel() }
 
+        // Downloads resumed from an earlier run get their names on the bars.
+        if let bytes = try? await host.dispatcher.call("downloads.list"),
+            let known = try? JSONDecoder().decode([Download].self, from: Data(bytes))
+        {
+            for download in known { board.setTitle(download.title, for: download.id.description) }
+        }
+        let progress = InPlaceProgress(board: board, color: options.color)
+        idleHook = { progress.draw() }
+        defer { idleHook = nil }
+
         print("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
         let prompt = options.color ? "\u{01}\u{1B}[1m\u{02}mediahost>\u{01}\u{1B}[0m\u{02} " : "mediahost> "
         while let line = await editor.readLine(prompt: prompt) {
+            progress.forget()
             let task = Task { await self.execute(line) }
             running.withLock { $0 = task }
             _ = await task.value

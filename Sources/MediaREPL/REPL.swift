@@ -38,6 +38,10 @@ public final class REPL: @unchecked Sendable {
     private var categoryProvider = ""
     private var historyRows: [SearchRecord] = []
     private var providerRows: [ProvidersList.ProviderInfo] = []
+    private var downloadRows: [Download] = []
+    /// Running downloads' progress, from the host's notifications.
+    let board = ProgressBoard()
+    private var subscription: Int?
     private var pagedRequest: (method: String, params: [String: JSONValue])?
     private var cursors: (next: Cursor?, prev: Cursor?) = (nil, nil)
     /// Categories seen per provider, for names in `browse` and completion.
@@ -56,13 +60,19 @@ public final class REPL: @unchecked Sendable {
         self.renderer = Renderer(color: options.color)
         self.write = write
         self.writeError = writeError
+        let board = board
+        subscription = host.events.subscribe { method, params in board.receive(method, params) }
+    }
+
+    deinit {
+        if let subscription { host.events.unsubscribe(subscription) }
     }
 
     /// Runs one command line.
     /// - Returns: false when the command failed.
     @discardableResult
     public func execute(_ line: String) async -> Bool {
-        let parser = CommandParser(providerIDs: host.providerIDs, resolveItem: resolveItem)
+        let parser = CommandParser(providerIDs: host.providerIDs, resolveItem: resolveItem, resolveDownload: resolveDownload)
         let command: Command?
         do {
             command = try parser.parse(line)
@@ -136,6 +146,17 @@ public final class REPL: @unchecked Sendable {
             return items[row - 1].id
         }
         do { return try ItemID(parsing: text) } catch { throw CommandError(description: error.description) }
+    }
+
+    /// A row of the last `downloads` listing; else a row of the last items listing, or an id.
+    private func resolveDownload(_ text: String) throws(CommandError) -> ItemID {
+        if let row = Int(text), listing == .downloads {
+            guard (1...max(1, downloadRows.count)).contains(row), row <= downloadRows.count else {
+                throw CommandError(description: "there is no row \(row) in the last downloads listing")
+            }
+            return downloadRows[row - 1].id
+        }
+        return try resolveItem(text)
     }
 
     /// A category given by row number of the last `categories`, by name, or by id.
@@ -213,6 +234,15 @@ public final class REPL: @unchecked Sendable {
             text = renderer.providers(providerRows)
         case .detail:
             text = renderer.detail(try decoder.decode(MediaItem.self, from: data))
+        case .downloads:
+            downloadRows = try decoder.decode([Download].self, from: data)
+            listing = .downloads
+            for row in downloadRows { board.setTitle(row.title, for: row.id.description) }
+            text = renderer.downloads(downloadRows) { [board] in board.rate(of: $0.id.description) }
+        case .download:
+            let download = try decoder.decode(Download.self, from: data)
+            board.setTitle(download.title, for: download.id.description)
+            text = renderer.downloadLine(download)
         case .config:
             if method == "config.set" {
                 text = renderer.config([try decoder.decode(ConfigEntry.self, from: data)])
@@ -260,12 +290,14 @@ public final class REPL: @unchecked Sendable {
         write(lines.joined(separator: "\n"))
     }
 
-    /// Runs lines until EOF or `quit`, as for a script or piped stdin.
+    /// Runs lines until EOF or `quit`, as for a script or piped stdin, then waits for the
+    /// downloads it started, printing their progress every two seconds.
     /// - Returns: the process exit status: 0, or 1 when a command failed.
     public func run(lines: some Sequence<String>) async -> Int32 {
         var status: Int32 = 0
         for (number, line) in lines.enumerated() {
             if Task.isCancelled || finished { break }
+            flushProgress()
             if await !execute(line) {
                 status = 1
                 if !options.keepGoing {
@@ -274,7 +306,27 @@ public final class REPL: @unchecked Sendable {
                 }
             }
         }
+        if status == 0 || options.keepGoing {
+            let ticker = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(2))
+                    self.flushProgress()
+                }
+            }
+            await host.downloads.idle()
+            ticker.cancel()
+            flushProgress()
+            if (try? await host.store.downloads(in: [.failed]).contains { $0.updatedAt > started }) == true { status = 1 }
+        }
         return status
+    }
+
+    private let started = Date()
+
+    /// Plain progress lines (scripts, pipes): what changed since the last call.
+    func flushProgress() {
+        guard !options.json, let update = board.takeUpdate(width: renderer.width, color: false) else { return }
+        for line in update.events + update.bars { writeError(line) }
     }
 }
 

@@ -127,6 +127,29 @@ struct Renderer {
         }.joined(separator: "\n")
     }
 
+    func downloads(_ downloads: [Download], rate: (Download) -> Double?) -> String {
+        guard !downloads.isEmpty else { return dim("(no downloads)") }
+        return downloads.enumerated().map { i, download in
+            var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+            let size = download.total.map { Self.bytes($0) } ?? "?"
+            let percent = download.total.map { $0 > 0 ? "\(min(100, Int(Double(download.bytes) * 100 / Double($0))))%" : "" } ?? ""
+            line += " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0) + size.padding(toLength: 10, withPad: " ", startingAt: 0)
+            if download.state == .running, let speed = rate(download), speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
+            line += "  " + truncate(Self.clean(download.title), 50)
+            if let error = download.error { line += "\n       " + red(error) }
+            if download.state == .completed { line += "\n       " + dim(download.path) }
+            if let note = download.note { line += "\n       " + dim(note) }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    func downloadLine(_ download: Download) -> String {
+        var line = "\(download.state.rawValue): \(Self.clean(download.title))"
+        if download.state == .completed { line += " → \(download.path)" }
+        if let error = download.error { line += " (\(error))" }
+        return line
+    }
+
     static func duration(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
         let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)

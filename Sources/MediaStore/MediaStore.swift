@@ -90,6 +90,39 @@ public final class MediaStore: Sendable {
                 CREATE INDEX providerCache_age ON providerCache(provider, storedAt);
                 """)
         }
+        migrator.registerMigration("v3: downloads and the artwork index") { db in
+            try db.execute(sql: """
+                CREATE TABLE download (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    provider TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    bytes INTEGER NOT NULL DEFAULT 0,
+                    total INTEGER,
+                    expectedLength INTEGER,
+                    etag TEXT,
+                    lastModified TEXT,
+                    error TEXT,
+                    note TEXT,
+                    seq INTEGER NOT NULL,
+                    createdAt REAL NOT NULL,
+                    updatedAt REAL NOT NULL
+                );
+                CREATE UNIQUE INDEX download_path ON download(path);
+                CREATE INDEX download_state ON download(state, seq);
+                CREATE TABLE artwork (
+                    url TEXT PRIMARY KEY NOT NULL,
+                    hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    contentType TEXT,
+                    lastAccess REAL NOT NULL
+                );
+                CREATE INDEX artwork_access ON artwork(lastAccess);
+                CREATE INDEX artwork_hash ON artwork(hash);
+                """)
+        }
         return migrator
     }
 }

@@ -7,6 +7,15 @@ import NIOCore
 struct ControlRoutes {
     let faults: FaultInjector
     let traffic: TrafficLog
+    let media: MediaSettings
+
+    struct MediaChange: Codable {
+        /// A media path whose file changes to `version`.
+        var path: String?
+        var version: UInt64?
+        /// Serve media at this many bytes per second (0: unlimited).
+        var bytesPerSecond: Int?
+    }
 
     func register(_ routes: SandboxRoutes) {
         routes.get("faults") { _, _ in try Self.json(faults.all) }
@@ -17,6 +26,12 @@ struct ControlRoutes {
         }
         routes.delete("faults") { _, _ in
             faults.clear()
+            return Response(status: .noContent)
+        }
+        routes.post("media") { request, context in
+            let change = try await request.decode(as: MediaChange.self, context: context)
+            if let path = change.path, let version = change.version { media.setVersion(version, for: path) }
+            if let rate = change.bytesPerSecond { media.bytesPerSecond = rate }
             return Response(status: .noContent)
         }
         routes.get("traffic") { _, _ in
@@ -54,9 +69,9 @@ struct ControlRoutes {
         // A generated file of any size with Range support; ?version= changes its ETag and bytes.
         routes.get("file/:size") { request, context in
             let size = max(0, min(context.parameters.get("size", as: Int.self) ?? 0, 1 << 40))
-            let version = request.uri.queryParameters.get("version").flatMap { UInt64($0) } ?? 1
+            let version = request.uri.queryParameters.get("version").flatMap { UInt64($0) } ?? context.mediaVersion
             return MediaFile(seed: 42 &+ version, size: size, etag: "\"file-\(size)-v\(version)\"", type: "application/octet-stream")
-                .response(to: request)
+                .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
         }
         // A gzip body for clients that accept it.
         routes.get("gzip") { request, _ in

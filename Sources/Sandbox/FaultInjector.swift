@@ -20,13 +20,16 @@ public struct FaultRule: Codable, Sendable, Equatable {
     public var truncateAfterBytes: Int?
     /// Replace the body with malformed bytes of the same kind (broken JSON or XML).
     public var malformed: Bool?
+    /// Answer as if Range and If-Range were not sent (servers that do not support them).
+    public var ignoreRange: Bool?
     /// Apply to this many requests, then stop; nil: until cleared.
     public var times: Int?
 
     public init(
         path: String, latencyMs: Int? = nil, status: Int? = nil, retryAfter: Int? = nil, throttleBytesPerSecond: Int? = nil,
-        truncateAfterBytes: Int? = nil, malformed: Bool? = nil, times: Int? = nil
+        truncateAfterBytes: Int? = nil, malformed: Bool? = nil, ignoreRange: Bool? = nil, times: Int? = nil
     ) {
+        self.ignoreRange = ignoreRange
         self.path = path
         self.latencyMs = latencyMs
         self.status = status
@@ -97,11 +100,15 @@ struct SandboxMiddleware: RouterMiddleware {
     typealias Context = SandboxContext
     let faults: FaultInjector
     let traffic: TrafficLog
+    let media: MediaSettings
 
     static let recordedHeaders: [HTTPField.Name] = [.userAgent, .ifNoneMatch, .ifModifiedSince, .range, .ifRange, .acceptEncoding]
 
     func handle(_ request: Request, context: SandboxContext, next: (Request, SandboxContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
+        var context = context
+        context.mediaVersion = media.version(for: path)
+        context.mediaBytesPerSecond = media.bytesPerSecond
         guard !path.hasPrefix("/_sandbox/faults"), !path.hasPrefix("/_sandbox/traffic") else {
             return try await next(request, context)
         }
@@ -118,6 +125,13 @@ struct SandboxMiddleware: RouterMiddleware {
                 body: .init(byteBuffer: ByteBuffer(string: #"{"error":"injected fault \#(status)"}"#)))
             if let retryAfter = rule.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
+        }
+        var request = request
+        if rule.ignoreRange == true {
+            var head = request.head
+            head.headerFields[.range] = nil
+            head.headerFields[.ifRange] = nil
+            request = Request(head: head, body: request.body)
         }
         var response = try await next(request, context)
         if rule.malformed == true {

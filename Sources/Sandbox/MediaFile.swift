@@ -42,7 +42,8 @@ public struct MediaFile: Sendable {
         }
     }
 
-    public func response(to request: Request) -> Response {
+    /// - Parameter bytesPerSecond: pace the body (demos); nil: as fast as possible.
+    public func response(to request: Request, bytesPerSecond: Int? = nil) -> Response {
         var headers: HTTPFields = [
             .contentType: type, .acceptRanges: "bytes", .eTag: etag, .lastModified: lastModified,
         ]
@@ -68,8 +69,18 @@ public struct MediaFile: Sendable {
             body: ResponseBody(contentLength: body.count) { writer in
                 var offset = body.lowerBound
                 let chunk = 64 * 1024
+                let pace = bytesPerSecond.map { Double($0) }
+                let started = ContinuousClock.now
+                var sent = 0
                 while offset < body.upperBound {
                     let end = min(offset + chunk, body.upperBound)
+                    if let pace {
+                        // Sleep until this many bytes are due at the rate.
+                        let due = Duration.seconds(Double(sent) / pace)
+                        let elapsed = ContinuousClock.now - started
+                        if due > elapsed { try await Task.sleep(for: due - elapsed) }
+                    }
+                    sent += end - offset
                     var buffer = ByteBufferAllocator().buffer(capacity: end - offset)
                     buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: end - offset) { raw in
                         file.fill(UnsafeMutableBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: end - offset), from: offset)

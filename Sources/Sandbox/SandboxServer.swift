@@ -9,11 +9,31 @@ import Synchronization
 public struct SandboxContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let clientPort: Int?
+    /// Set by the sandbox for media responses: the file's version (bump it to "change" the
+    /// file) and the rate to serve it at.
+    public var mediaVersion: UInt64 = 1
+    public var mediaBytesPerSecond: Int?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         clientPort = source.channel.remoteAddress?.port
     }
+}
+
+/// How media files are served: their versions by path, and a rate that makes downloads take a
+/// realistic time in demos (nil: as fast as loopback goes).
+public final class MediaSettings: Sendable {
+    private let state = Mutex<(versions: [String: UInt64], rate: Int?)>(([:], nil))
+    public init() {}
+
+    public var bytesPerSecond: Int? {
+        get { state.withLock { $0.rate } }
+        set { state.withLock { $0.rate = newValue.flatMap { $0 > 0 ? $0 : nil } } }
+    }
+
+    /// Changes the file at `path`: new bytes and a new ETag (If-Range then fails).
+    public func setVersion(_ version: UInt64, for path: String) { state.withLock { $0.versions[path] = version } }
+    public func version(for path: String) -> UInt64 { state.withLock { $0.versions[path] ?? 1 } }
 }
 
 public typealias SandboxRouter = Router<SandboxContext>
@@ -32,6 +52,7 @@ public protocol SandboxReplica: Sendable {
 public final class SandboxServer: Sendable {
     public let faults = FaultInjector()
     public let traffic = TrafficLog()
+    public let media = MediaSettings()
     private let replicas: [any SandboxReplica]
     private let state = Mutex<(task: Task<Void, any Error>?, port: Int?)>((nil, nil))
 
@@ -44,8 +65,8 @@ public final class SandboxServer: Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: Int = 0, logger: Logger? = nil) async throws -> Int {
         let router = SandboxRouter(context: SandboxContext.self)
-        router.add(middleware: SandboxMiddleware(faults: faults, traffic: traffic))
-        ControlRoutes(faults: faults, traffic: traffic).register(router.group("_sandbox"))
+        router.add(middleware: SandboxMiddleware(faults: faults, traffic: traffic, media: media))
+        ControlRoutes(faults: faults, traffic: traffic, media: media).register(router.group("_sandbox"))
         for replica in replicas { replica.register(router.group(RouterPath(replica.id))) }
         var quiet = Logger(label: "sandbox")
         quiet.logLevel = .critical

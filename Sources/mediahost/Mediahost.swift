@@ -86,6 +86,7 @@ struct GlobalOptions: ParsableArguments {
         var environment = ProcessInfo.processInfo.environment
         if sandbox {
             let server = SandboxServer(replicas: SandboxReplicas.all)
+            server.media.bytesPerSecond = SandboxReplicas.mediaRate(environment)
             do {
                 try await server.start()
             } catch {
@@ -110,6 +111,13 @@ struct GlobalOptions: ParsableArguments {
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
     static let all: [any SandboxReplica] = [PodcastsReplica()]
+
+    /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
+    /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.
+    static func mediaRate(_ environment: [String: String], flag: Int? = nil) -> Int? {
+        let rate = flag ?? environment["MEDIAHOST_SANDBOX_MEDIA_RATE"].flatMap(Int.init) ?? 8_000_000
+        return rate > 0 ? rate : nil
+    }
 }
 
 /// The in-process sandbox of `--sandbox`, kept alive for the life of the command.
@@ -133,8 +141,12 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
+    @Option(name: .customLong("media-rate"), help: "Serve media files at this many bytes per second (0: unlimited; default 8000000 or MEDIAHOST_SANDBOX_MEDIA_RATE).")
+    var mediaRate: Int?
+
     func run() async throws {
         let server = SandboxServer(replicas: SandboxReplicas.all)
+        server.media.bytesPerSecond = SandboxReplicas.mediaRate(ProcessInfo.processInfo.environment, flag: mediaRate)
         let bound = try await server.start(host: host, port: port)
         print("sandbox listening on http://\(host):\(bound)")
         for id in server.replicaIDs {
@@ -162,6 +174,8 @@ struct REPLCommand: AsyncParsableCommand {
         let host = try await global.makeHost()
         let interactive = isatty(0) == 1
         let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor()))
+        // A person at the REPL picks up interrupted downloads; a piped script only waits for its own.
+        if interactive { await host.downloads.resumeInterrupted() }
         if interactive {
             await repl.runInteractive()
         } else {
@@ -216,6 +230,9 @@ struct RPCCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let host = try await global.makeHost()
         let connection = RPCConnection(handler: host.dispatcher)
+        let subscription = host.events.subscribe { method, params in connection.notify(method: method, params: params) }
+        defer { host.events.unsubscribe(subscription) }
+        await host.downloads.resumeInterrupted()
         await connection.run()
     }
 }

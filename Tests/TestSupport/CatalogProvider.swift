@@ -37,18 +37,21 @@ public struct CatalogProvider: MediaProvider {
         configKeys: [
             .init(name: "api_key", summary: "A key the catalog does not need", secret: true, environment: ["CATALOG_API_KEY"]),
             .init(name: "region", summary: "Region code", defaultValue: "US"),
+            .init(name: "media_base", summary: "Where video files are served, e.g. a sandbox's /_sandbox/file"),
         ])
 
     public static let pageSize = 20
     public static let videoCount = 120
     let control: CatalogControl
     public let region: String?
+    let mediaBase: String?
 
     public init(context: ProviderContext) throws { self.init(context: context, control: CatalogControl()) }
 
     public init(context: ProviderContext, control: CatalogControl) {
         self.control = control
         self.region = context.config["region"]
+        self.mediaBase = context.config["media_base"]
     }
 
     public static func registration(_ control: CatalogControl) -> ProviderRegistration {
@@ -113,6 +116,20 @@ public struct CatalogProvider: MediaProvider {
             throw ProviderError.unsupported("\(id) has no children")
         }
         return try Self.page((0..<Self.videoCount).filter { $0 % 5 == n - 1 }.map(Self.video), cursor: cursor)
+    }
+
+    /// Video n is a file of `videoSize(n)` bytes at `<media_base>/<size>`.
+    public static func videoSize(_ n: Int) -> Int { 200_000 + n * 10_000 }
+
+    public func downloadSource(for id: ItemID) async throws -> DownloadSource {
+        try await control.enter("downloadSource \(id)")
+        let item = try await item(id)
+        guard id.kind == .video, let base = mediaBase, let n = Int(id.nativeID.dropFirst()) else {
+            throw ProviderError.unsupported("nothing to download for \(id)")
+        }
+        return DownloadSource(
+            url: URL(string: "\(base)/\(Self.videoSize(n))")!, suggestedName: "\(item.published?.prefix(10) ?? "") \(item.title)",
+            collection: item.subtitle, fileExtension: "bin", expectedLength: Int64(Self.videoSize(n)))
     }
 
     static func page(_ all: [MediaItem], cursor: Cursor?) throws -> Page {

@@ -10,7 +10,7 @@ public struct HostFixture: Sendable {
     public let control: CatalogControl
     public let directory: String
 
-    public init(environment: [String: String] = [:], configText: String? = nil) throws {
+    public init(environment: [String: String] = [:], configText: String? = nil, http: any HTTPClient = NoNetwork()) throws {
         directory = try makeTemporaryDirectory()
         if let configText {
             try configText.write(toFile: directory + "/config.toml", atomically: true, encoding: .utf8)
@@ -19,7 +19,7 @@ public struct HostFixture: Sendable {
         host = try HostRuntime(
             paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self)],
-            http: NoNetwork(), environment: environment)
+            http: http, environment: environment)
     }
 
     /// Calls a method and parses the result.

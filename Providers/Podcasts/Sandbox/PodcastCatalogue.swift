@@ -122,7 +122,7 @@ struct PodcastCatalogue: Sendable {
         return Episode(
             number: number, title: "Episode \(number): \(topic.capitalized)",
             published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 7 * 86_400),
-            duration: 600 + Int(random.next() % 5400), size: 40_000 + Int(random.next() % 160_000),
+            duration: 600 + Int(random.next() % 5400), size: 1_000_000 + Int(random.next() % 24_000_000),
             hasGUID: number % 13 != 0)
     }
 }

@@ -150,8 +150,11 @@ public struct PodcastsReplica: SandboxReplica {
             (1...show.episodeCount).contains(number)
         else { return Response(status: .notFound) }
         let size = catalogue.episode(show, number).size
-        return MediaFile(seed: UInt64(showID) &* 131 &+ UInt64(number), size: size, etag: "\"\(showID)-\(number)-v1\"", type: "audio/mpeg")
-            .response(to: request)
+        let version = context.mediaVersion
+        return MediaFile(
+            seed: (UInt64(showID) &* 131 &+ UInt64(number)) ^ (version &* 0x9E37_79B9), size: size,
+            etag: "\"\(showID)-\(number)-v\(version)\"", type: "audio/mpeg"
+        ).response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
     }
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {

@@ -59,7 +59,16 @@ extension PodcastsProvider {
         {
             return guid
         }
-        let basis = episode.guid ?? episode.enclosureURL ?? "\(episode.title ?? "")|\(episode.published?.timeIntervalSince1970 ?? 0)"
+        // Without a guid: title and date, which survive a host moving its media (URLs do not);
+        // the media path only when there is no title.
+        let basis: String
+        if let guid = episode.guid {
+            basis = guid
+        } else if let title = episode.title {
+            basis = "\(title)|\(episode.published?.timeIntervalSince1970 ?? 0)"
+        } else {
+            basis = episode.enclosureURL.flatMap { URL(string: $0)?.path } ?? ""
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in basis.utf8 {
             hash ^= UInt64(byte)

@@ -1,0 +1,276 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Queues and runs downloads: a FIFO queue with a concurrency limit, bytes streamed to
+/// `<name>.part` (memory stays flat), fsync and an atomic rename at the end, resume with Range +
+/// If-Range after a pause or a crash, retries of transient failures, and notifications of
+/// progress and every state change.
+public actor DownloadManager {
+    let store: MediaStore
+    let http: any HTTPClient
+    let events: EventHub
+    let logger: Logger
+    /// The downloads folder; nothing is written outside it.
+    public nonisolated let root: String
+    let concurrency: @Sendable () -> Int
+    /// Asks the item's provider again where its media is: media URLs expire, hosts move.
+    let refreshSource: @Sendable (ItemID) async -> DownloadSource?
+
+    private var tasks: [ItemID: Task<Void, Never>] = [:]
+    /// What a pause or cancel asked for, read when the transfer stops.
+    private var stopReasons: [ItemID: DownloadRecord.State] = [:]
+
+    static let transientRetries = 3
+
+    init(
+        store: MediaStore, http: any HTTPClient, events: EventHub, logger: Logger, root: String,
+        concurrency: @escaping @Sendable () -> Int,
+        refreshSource: @escaping @Sendable (ItemID) async -> DownloadSource? = { _ in nil }
+    ) {
+        self.refreshSource = refreshSource
+        self.store = store
+        self.http = http
+        self.events = events
+        self.logger = logger
+        self.root = root
+        self.concurrency = concurrency
+    }
+
+    // MARK: Commands
+
+    /// Queues a download, or returns the existing one (a failed or cancelled one is queued again).
+    func start(_ id: ItemID, source: DownloadSource, title: String) async throws -> DownloadRecord {
+        if var existing = try await store.download(id) {
+            if existing.state == .failed || existing.state == .cancelled {
+                existing.state = .queued
+                existing.error = nil
+                existing.url = source.url.absoluteString
+                try await save(existing, announce: true)
+                pump()
+                return try await store.download(id) ?? existing
+            }
+            return existing
+        }
+        let store = self.store
+        let path = try await DownloadNaming.path(
+            root: root, provider: id.provider, collection: source.collection, name: source.suggestedName,
+            fileExtension: source.fileExtension
+        ) { candidate in
+            if FileManager.default.fileExists(atPath: candidate) || FileManager.default.fileExists(atPath: candidate + ".part") {
+                return true
+            }
+            return try await store.downloadPathTaken(candidate)
+        }
+        let record = try await store.insertDownload(
+            DownloadRecord(id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength))
+        publishState(record)
+        pump()
+        return try await store.download(id) ?? record
+    }
+
+    func pause(_ id: ItemID) async throws -> DownloadRecord {
+        var record = try await existing(id)
+        switch record.state {
+        case .running:
+            // The transfer records where it stopped (bytes, validators) and the new state.
+            stopReasons[id] = .paused
+            tasks[id]?.cancel()
+            await tasks[id]?.value
+        case .queued:
+            record.state = .paused
+            try await save(record, announce: true)
+        case .paused: break
+        case .completed, .failed, .cancelled:
+            throw HostError.invalidArgument("\(id) is \(record.state.rawValue); only queued or running downloads pause")
+        }
+        return try await existing(id)
+    }
+
+    func resume(_ id: ItemID) async throws -> DownloadRecord {
+        var record = try await existing(id)
+        switch record.state {
+        case .paused, .failed, .cancelled:
+            record.state = .queued
+            record.error = nil
+            if let source = await refreshSource(id) { record.url = source.url.absoluteString }
+            try await save(record, announce: true)
+            pump()
+        case .queued, .running, .completed: break
+        }
+        return try await existing(id)
+    }
+
+    func cancel(_ id: ItemID) async throws -> DownloadRecord {
+        var record = try await existing(id)
+        guard record.state != .completed else {
+            throw HostError.invalidArgument("\(id) is complete; use downloads.remove to delete it")
+        }
+        if record.state == .running {
+            stopReasons[id] = .cancelled
+            tasks[id]?.cancel()
+            await tasks[id]?.value
+            record = try await existing(id)
+        }
+        try? FileManager.default.removeItem(atPath: record.partPath)
+        record.state = .cancelled
+        record.bytes = 0
+        record.etag = nil
+        record.lastModified = nil
+        try await save(record, announce: true)
+        return try await existing(id)
+    }
+
+    /// Forgets a download; deletes its file too unless `keepFile`.
+    func remove(_ id: ItemID, keepFile: Bool) async throws -> Bool {
+        guard let record = try await store.download(id) else { return false }
+        if record.state == .running {
+            stopReasons[id] = .cancelled
+            tasks[id]?.cancel()
+            await tasks[id]?.value
+        }
+        try? FileManager.default.removeItem(atPath: record.partPath)
+        if !keepFile { try? FileManager.default.removeItem(atPath: record.path) }
+        let removed = try await store.deleteDownload(id)
+        events.publish("downloads.state", ["id": .string(id.description), "state": "removed"])
+        pump()
+        return removed
+    }
+
+    /// Picks up what a previous process left running or queued; front ends call it at start.
+    public func resumeInterrupted() async {
+        do {
+            for var record in try await store.downloads(in: [.running, .queued]) where tasks[record.id] == nil {
+                record.state = .queued
+                if let source = await refreshSource(record.id) { record.url = source.url.absoluteString }
+                try await save(record, announce: true)
+            }
+        } catch {
+            logger.warning("cannot read interrupted downloads: \(error)")
+        }
+        pump()
+    }
+
+    /// Waits until nothing runs or waits here (tests and scripts).
+    public func idle() async {
+        while true {
+            if let task = tasks.values.first {
+                await task.value
+                continue
+            }
+            // Let a pending pump start what is queued before deciding.
+            await fill()
+            if tasks.isEmpty { return }
+        }
+    }
+
+
+    // MARK: Scheduling
+
+    /// Starts queued downloads, oldest first, up to the concurrency limit.
+    private func pump() {
+        Task { await self.fill() }
+    }
+
+    private func fill() async {
+        let limit = max(1, concurrency())
+        guard tasks.count < limit, let queued = try? await store.downloads(in: [.queued]) else { return }
+        // No suspension from the check to the insertion: two fills cannot start one download twice.
+        for record in queued where tasks.count < limit && tasks[record.id] == nil {
+            let manager = self
+            tasks[record.id] = Task.detached { await manager.run(record) }
+        }
+    }
+
+    private func finished(_ id: ItemID) {
+        tasks[id] = nil
+        stopReasons[id] = nil
+        pump()
+    }
+
+    // MARK: Running one download
+
+    private func run(_ start: DownloadRecord) async {
+        var record = start
+        // Someone may have paused or cancelled it since it was listed as queued.
+        guard let current = try? await store.download(record.id), current.state == .queued else {
+            finished(record.id)
+            return
+        }
+        record = current
+        record.state = .running
+        record.error = nil
+        try? await save(record, announce: true)
+        var attempt = 0
+        while true {
+            let store = self.store
+            let id = record.id
+            let outcome = await Transfer(record: record, http: http, events: events) { etag, lastModified, total in
+                // Stored at once: after a crash, the .part can only be resumed if they are known.
+                // Only these columns: a whole-record write could land after "completed".
+                Task.detached { try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total) }
+            }.run()
+            // Keep what the transfer learnt (validators, sizes) whatever happened next.
+            record.bytes = outcome.bytes
+            record.total = outcome.total ?? record.total
+            record.etag = outcome.etag ?? record.etag
+            record.lastModified = outcome.lastModified ?? record.lastModified
+            if let stop = stopReasons[record.id] {
+                // Paused or cancelled: keep where it got to; cancel() then deletes the .part.
+                // This task is cancelled, and the store refuses work from cancelled tasks.
+                record.state = stop
+                let stopped = record
+                await Task.detached { try? await self.save(stopped, announce: true) }.value
+                break
+            }
+            switch outcome.result {
+            case .completed(let note):
+                record.state = .completed
+                record.error = nil
+                record.note = note
+                try? await save(record, announce: true)
+            case .busy:
+                // Another process holds this download's lock; leave it to that process.
+                record.state = .queued
+                try? await store.updateDownload(record)
+            case .transient(let reason) where attempt < Self.transientRetries:
+                attempt += 1
+                logger.notice("download \(record.id) will retry (\(attempt)/\(Self.transientRetries)): \(reason)")
+                try? await store.updateDownload(record)
+                try? await Task.sleep(for: .milliseconds(500 * (1 << (attempt - 1))))
+                if Task.isCancelled, stopReasons[record.id] != nil { break }
+                continue
+            case .transient(let reason), .permanent(let reason):
+                record.state = .failed
+                record.error = reason
+                try? await save(record, announce: true)
+            }
+            break
+        }
+        finished(record.id)
+    }
+
+    private func existing(_ id: ItemID) async throws -> DownloadRecord {
+        guard let record = try await store.download(id) else {
+            throw ProviderFailure(provider: id.provider, error: .notFound("no download for \(id); start one with downloads.start"))
+        }
+        return record
+    }
+
+    private func save(_ record: DownloadRecord, announce: Bool) async throws {
+        try await store.updateDownload(record)
+        if announce { publishState(record) }
+    }
+
+    private func publishState(_ record: DownloadRecord) {
+        var params: [String: JSONValue] = ["id": .string(record.id.description), "state": .string(record.state.rawValue)]
+        if record.state == .completed { params["path"] = .string(record.path) }
+        if let error = record.error { params["error"] = .string(error) }
+        events.publish("downloads.state", .object(params))
+    }
+}

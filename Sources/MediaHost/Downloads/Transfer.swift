@@ -1,0 +1,233 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One attempt at one download: `.part` file, request, bytes to disk, rename at the end.
+struct Transfer {
+    let record: DownloadRecord
+    let http: any HTTPClient
+    let events: EventHub
+    /// Called with the response's validators and size as soon as its head arrives.
+    let onHead: @Sendable (_ etag: String?, _ lastModified: String?, _ total: Int64?) -> Void
+
+    enum Result: Equatable {
+        /// The file is in place; the note says if its size differs from what the feed claimed.
+        case completed(note: String?)
+        /// Another process is downloading it.
+        case busy
+        /// Worth another try (resuming from the `.part`).
+        case transient(String)
+        case permanent(String)
+    }
+
+    struct Outcome {
+        var result: Result
+        var bytes: Int64
+        var total: Int64?
+        var etag: String?
+        var lastModified: String?
+    }
+
+    /// What the callbacks learn while curl runs them (on its thread).
+    final class Progress: @unchecked Sendable {
+        let lock = NSLock()
+        var fd: Int32
+        var offset: Int64 = 0
+        var written: Int64 = 0
+        var total: Int64?
+        var status = 0
+        var etag: String?
+        var lastModified: String?
+        var writeError: Int32?
+        var badRange = false
+        var lastReport: Double = 0
+        var rateStart: (time: Double, bytes: Int64) = (0, 0)
+        init(fd: Int32) { self.fd = fd }
+        var bytes: Int64 { offset + written }
+    }
+
+    func run() async -> Outcome {
+        let fail = { (result: Result) in
+            Outcome(result: result, bytes: record.bytes, total: record.total, etag: record.etag, lastModified: record.lastModified)
+        }
+        let folder = (record.path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            return fail(.permanent("cannot create \(folder): \(error.localizedDescription)"))
+        }
+        let fd = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return fail(.permanent("cannot write \(record.partPath): \(String(cString: strerror(errno)))")) }
+        defer { close(fd) }
+        // One process per download: a REPL and an RPC server may both try to resume it.
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return fail(.busy) }
+
+        let progress = Progress(fd: fd)
+        var info = stat()
+        fstat(fd, &info)
+        let existing = Int64(info.st_size)
+        var request = HTTPRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        var offset: Int64 = 0
+        if existing > 0, let validator = record.etag ?? record.lastModified {
+            offset = existing
+            // If the file changed, the server sends all of it (200) and we start over.
+            request.headers["If-Range"] = validator
+        } else {
+            ftruncate(fd, 0)
+        }
+        progress.offset = offset
+        progress.rateStart = (Self.now(), offset)
+        lseek(fd, off_t(offset), SEEK_SET)
+
+        let id = record.id.description
+        let events = self.events
+        let announceHead = self.onHead
+        let head: (status: Int, headers: [String: String])
+        do {
+            head = try await http.stream(
+                request, offset: offset,
+                onHead: { status, headers in
+                    progress.lock.withLock {
+                        progress.status = status
+                        progress.etag = headers["etag"]
+                        progress.lastModified = headers["last-modified"]
+                        switch status {
+                        case 206:
+                            // Content-Range must start where our file ends.
+                            let start = headers["content-range"].flatMap { Self.rangeStart($0) }
+                            if start != offset { progress.badRange = true; return false }
+                            progress.total = headers["content-range"].flatMap(Self.rangeTotal)
+                        case 200:
+                            // The server ignored Range or the file changed: start from zero.
+                            progress.offset = 0
+                            ftruncate(progress.fd, 0)
+                            lseek(progress.fd, 0, SEEK_SET)
+                            progress.total = headers["content-length"].flatMap { Int64($0) }
+                        default:
+                            return false
+                        }
+                        announceHead(progress.etag, progress.lastModified, progress.total)
+                        return true
+                    }
+                },
+                onData: { chunk in
+                    var remaining = chunk.count
+                    var pointer = chunk.baseAddress
+                    while remaining > 0, let base = pointer {
+                        let n = write(progress.fd, base, remaining)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            progress.lock.withLock { progress.writeError = errno }
+                            return false
+                        }
+                        remaining -= n
+                        pointer = base + n
+                    }
+                    progress.lock.withLock { progress.written += Int64(chunk.count) }
+                    Self.report(progress, id: id, events: events)
+                    return true
+                },
+                progress: nil)
+        } catch let error as HTTPClientError {
+            let outcome = snapshot(progress)
+            if error.kind == .cancelled { return Outcome(result: .transient("cancelled"), bytes: outcome.bytes, total: outcome.total, etag: outcome.etag, lastModified: outcome.lastModified) }
+            return with(outcome, error.isTransient || error.kind == .connection ? .transient(error.description) : .permanent(error.description))
+        } catch {
+            return with(snapshot(progress), .transient("\(error)"))
+        }
+        let outcome = snapshot(progress)
+        if let code = progress.lock.withLock({ progress.writeError }) {
+            let reason = code == ENOSPC || code == EDQUOT ? "disk full while writing \(record.partPath)" : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
+            return with(outcome, .permanent(reason))
+        }
+        if progress.lock.withLock({ progress.badRange }) {
+            // The server answered another range: throw the .part away and start again.
+            ftruncate(fd, 0)
+            return with(Outcome(result: .completed(note: nil), bytes: 0, total: nil, etag: nil, lastModified: nil), .transient("the server answered a different range"))
+        }
+        switch head.status {
+        case 200, 206: break
+        case 404, 410: return with(outcome, .permanent("the media file is gone (HTTP \(head.status)): \(URLRedaction.redact(record.url))"))
+        case 416:
+            ftruncate(fd, 0)
+            return with(Outcome(result: .completed(note: nil), bytes: 0, total: nil, etag: nil, lastModified: nil), .transient("HTTP 416: starting over"))
+        case 408, 429, 500...599: return with(outcome, .transient("HTTP \(head.status)"))
+        default: return with(outcome, .permanent("HTTP \(head.status) for \(URLRedaction.redact(record.url))"))
+        }
+        if let total = outcome.total, outcome.bytes != total {
+            return with(outcome, .transient("the body ended at \(outcome.bytes) of \(total) bytes"))
+        }
+        guard fsync(fd) == 0 else {
+            return with(outcome, .permanent("cannot flush \(record.partPath): \(String(cString: strerror(errno)))"))
+        }
+        guard rename(record.partPath, record.path) == 0 else {
+            return with(outcome, .permanent("cannot move the download into place: \(String(cString: strerror(errno)))"))
+        }
+        let directory = open(folder, O_RDONLY | O_DIRECTORY)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+        var note: String?
+        if let expected = record.expectedLength, expected > 0, expected != outcome.bytes {
+            note = "the feed says \(expected) bytes; the server sent \(outcome.bytes)"
+        }
+        Self.report(progress, id: id, events: events, force: true)
+        return with(outcome, .completed(note: note))
+    }
+
+    private func snapshot(_ progress: Progress) -> Outcome {
+        progress.lock.withLock {
+            Outcome(
+                result: .permanent(""), bytes: progress.bytes, total: progress.total, etag: progress.etag ?? record.etag,
+                lastModified: progress.lastModified ?? record.lastModified)
+        }
+    }
+
+    private func with(_ outcome: Outcome, _ result: Result) -> Outcome {
+        var outcome = outcome
+        outcome.result = result
+        return outcome
+    }
+
+    /// `downloads.progress` at most four times a second.
+    static func report(_ progress: Progress, id: String, events: EventHub, force: Bool = false) {
+        let now = now()
+        let params: JSONValue? = progress.lock.withLock {
+            guard force || now - progress.lastReport >= 0.25 else { return nil }
+            progress.lastReport = now
+            let elapsed = max(0.001, now - progress.rateStart.time)
+            let rate = Double(progress.bytes - progress.rateStart.bytes) / elapsed
+            var params: [String: JSONValue] = ["id": .string(id), "bytes": JSONValue(Int(progress.bytes)), "rate": JSONValue(rate.rounded())]
+            if let total = progress.total {
+                params["total"] = JSONValue(Int(total))
+                if rate > 0 { params["eta"] = JSONValue((Double(total - progress.bytes) / rate).rounded()) }
+            }
+            return .object(params)
+        }
+        if let params { events.publish("downloads.progress", params) }
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// "bytes 100-199/1000" -> 100.
+    static func rangeStart(_ header: String) -> Int64? {
+        guard let range = header.split(separator: " ").last, let dash = range.firstIndex(of: "-") else { return nil }
+        return Int64(range[..<dash])
+    }
+
+    /// "bytes 100-199/1000" -> 1000.
+    static func rangeTotal(_ header: String) -> Int64? {
+        header.split(separator: "/").last.flatMap { Int64($0) }
+    }
+}

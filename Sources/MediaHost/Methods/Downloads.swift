@@ -1,0 +1,105 @@
+import Foundation
+import MediaKit
+import MediaStore
+
+/// A download as clients see it.
+public struct Download: Codable, Sendable, Equatable {
+    public var id: ItemID
+    public var title: String
+    public var state: DownloadRecord.State
+    /// Where the file is (or will be, once complete).
+    public var path: String
+    public var bytes: Int64
+    public var total: Int64?
+    public var error: String?
+    public var note: String?
+    public var url: String
+
+    init(_ record: DownloadRecord) {
+        id = record.id
+        title = record.title
+        state = record.state
+        path = record.path
+        bytes = record.bytes
+        total = record.total ?? record.expectedLength
+        error = record.error
+        note = record.note
+        url = URLRedaction.redact(record.url)
+    }
+}
+
+extension DownloadRecord {
+    /// What items carry about their download.
+    var info: DownloadInfo {
+        DownloadInfo(state: state.rawValue, path: state == .completed ? path : nil, bytes: bytes, total: total ?? expectedLength)
+    }
+}
+
+/// Queues an item's media for download; the same item twice gives the existing download.
+public struct DownloadsStart: RPCMethod {
+    public static let method = "downloads.start"
+    public typealias Result = Download
+    /// e.g. "podcasts:episode:1200361736:abc".
+    public var id: ItemID
+
+    public func run(on host: HostRuntime) async throws -> Download {
+        if let existing = try await host.store.download(id), existing.state != .failed, existing.state != .cancelled {
+            return Download(existing)
+        }
+        let source = try await host.withProvider(id.provider) { try await $0.downloadSource(for: id) }
+        let title = (try? await host.withProvider(id.provider) { try await $0.item(id) })?.title ?? source.suggestedName
+        return Download(try await host.downloads.start(id, source: source, title: title))
+    }
+}
+
+/// Every download in queue order, or those in one state.
+public struct DownloadsList: RPCMethod {
+    public static let method = "downloads.list"
+    public typealias Result = [Download]
+    public var state: DownloadRecord.State?
+
+    public func run(on host: HostRuntime) async throws -> [Download] {
+        try await host.store.downloads(in: state.map { [$0] }).map(Download.init)
+    }
+}
+
+/// Pauses a queued or running download; its `.part` file stays for resuming.
+public struct DownloadsPause: RPCMethod {
+    public static let method = "downloads.pause"
+    public typealias Result = Download
+    public var id: ItemID
+    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.pause(id)) }
+}
+
+/// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
+public struct DownloadsResume: RPCMethod {
+    public static let method = "downloads.resume"
+    public typealias Result = Download
+    public var id: ItemID
+    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.resume(id)) }
+}
+
+/// Stops a download and deletes its partial file.
+public struct DownloadsCancel: RPCMethod {
+    public static let method = "downloads.cancel"
+    public typealias Result = Download
+    public var id: ItemID
+    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.cancel(id)) }
+}
+
+/// Forgets a download and deletes its file (unless keepFile).
+public struct DownloadsRemove: RPCMethod {
+    public static let method = "downloads.remove"
+    public var id: ItemID
+    /// Keep the downloaded file on disk.
+    public var keepFile: Bool?
+
+    public struct Result: Codable, Sendable, Equatable {
+        public var id: ItemID
+        public var removed: Bool
+    }
+
+    public func run(on host: HostRuntime) async throws -> Result {
+        Result(id: id, removed: try await host.downloads.remove(id, keepFile: keepFile ?? false))
+    }
+}

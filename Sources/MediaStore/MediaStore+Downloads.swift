@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import MediaKit
+
+/// A download as the store keeps it.
+public struct DownloadRecord: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable, CaseIterable {
+        case queued, running, paused, completed, failed, cancelled
+    }
+
+    public var id: ItemID
+    public var provider: String
+    public var title: String
+    public var url: String
+    /// The final file; while downloading, bytes go to `path + ".part"`.
+    public var path: String
+    public var state: State
+    public var bytes: Int64
+    public var total: Int64?
+    /// What the provider said the size would be (the RSS enclosure length).
+    public var expectedLength: Int64?
+    /// Validators of the response the `.part` file came from, for If-Range.
+    public var etag: String?
+    public var lastModified: String?
+    /// Why it failed, when it did.
+    public var error: String?
+    /// Something worth knowing, e.g. a size that differs from the feed's.
+    public var note: String?
+    /// FIFO order of the queue.
+    public var seq: Int64
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public var partPath: String { path + ".part" }
+
+    public init(
+        id: ItemID, title: String, url: String, path: String, expectedLength: Int64?, seq: Int64 = 0, now: Date = Date()
+    ) {
+        self.id = id
+        self.provider = id.provider
+        self.title = title
+        self.url = url
+        self.path = path
+        self.state = .queued
+        self.bytes = 0
+        self.expectedLength = expectedLength
+        self.seq = seq
+        self.createdAt = now
+        self.updatedAt = now
+    }
+}
+
+extension DownloadRecord {
+    init(row: Row) throws {
+        guard let id = try? ItemID(parsing: row["id"]), let state = State(rawValue: row["state"]) else {
+            throw StoreError.corruptSnapshot(id: row["id"] ?? "?")
+        }
+        self.id = id
+        provider = row["provider"]
+        title = row["title"]
+        url = row["url"]
+        path = row["path"]
+        self.state = state
+        bytes = row["bytes"]
+        total = row["total"]
+        expectedLength = row["expectedLength"]
+        etag = row["etag"]
+        lastModified = row["lastModified"]
+        error = row["error"]
+        note = row["note"]
+        seq = row["seq"]
+        createdAt = Date(timeIntervalSince1970: row["createdAt"])
+        updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
+    }
+
+    var arguments: StatementArguments {
+        [
+            id.description, provider, title, url, path, state.rawValue, bytes, total, expectedLength, etag, lastModified, error, note,
+            seq, createdAt.timeIntervalSince1970, updatedAt.timeIntervalSince1970,
+        ]
+    }
+}
+
+extension MediaStore {
+    /// Inserts a new download at the end of the queue.
+    /// - Returns: the record with its queue position.
+    public func insertDownload(_ record: DownloadRecord) async throws -> DownloadRecord {
+        try await pool.write { db in
+            var record = record
+            record.seq = (try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM download") ?? 0) + 1
+            try db.execute(
+                sql: """
+                    INSERT INTO download (id, provider, title, url, path, state, bytes, total, expectedLength, etag, lastModified,
+                        error, note, seq, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: record.arguments)
+            return record
+        }
+    }
+
+    public func updateDownload(_ record: DownloadRecord) async throws {
+        var record = record
+        record.updatedAt = Date()
+        try await pool.write { [record] db in
+            try db.execute(
+                sql: """
+                    UPDATE download SET title = ?, url = ?, path = ?, state = ?, bytes = ?, total = ?, expectedLength = ?, etag = ?,
+                        lastModified = ?, error = ?, note = ?, seq = ?, updatedAt = ? WHERE id = ?
+                    """,
+                arguments: [
+                    record.title, record.url, record.path, record.state.rawValue, record.bytes, record.total, record.expectedLength,
+                    record.etag, record.lastModified, record.error, record.note, record.seq, record.updatedAt.timeIntervalSince1970,
+                    record.id.description,
+                ])
+        }
+    }
+
+    /// Records the validators and size of the response a `.part` file comes from.
+    public func updateDownloadValidators(_ id: ItemID, etag: String?, lastModified: String?, total: Int64?) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE download SET etag = ?, lastModified = ?, total = COALESCE(?, total) WHERE id = ?",
+                arguments: [etag, lastModified, total, id.description])
+        }
+    }
+
+    public func download(_ id: ItemID) async throws -> DownloadRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM download WHERE id = ?", arguments: [id.description]).map(DownloadRecord.init(row:))
+        }
+    }
+
+    /// Downloads in queue order, optionally only in some states.
+    public func downloads(in states: [DownloadRecord.State]? = nil) async throws -> [DownloadRecord] {
+        try await pool.read { db in
+            if let states {
+                let marks = states.map { _ in "?" }.joined(separator: ",")
+                return try Row.fetchAll(
+                    db, sql: "SELECT * FROM download WHERE state IN (\(marks)) ORDER BY seq", arguments: StatementArguments(states.map(\.rawValue))
+                ).map(DownloadRecord.init(row:))
+            }
+            return try Row.fetchAll(db, sql: "SELECT * FROM download ORDER BY seq").map(DownloadRecord.init(row:))
+        }
+    }
+
+    /// The downloads of some items, in one query (to annotate listings).
+    public func downloads(for ids: [ItemID]) async throws -> [ItemID: DownloadRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let strings = Array(Set(ids.map(\.description)))
+        return try await pool.read { db in
+            var found: [ItemID: DownloadRecord] = [:]
+            for chunk in stride(from: 0, to: strings.count, by: 500) {
+                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
+                let marks = part.map { _ in "?" }.joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM download WHERE id IN (\(marks))", arguments: StatementArguments(part)) {
+                    let record = try DownloadRecord(row: row)
+                    found[record.id] = record
+                }
+            }
+            return found
+        }
+    }
+
+    /// Whether another download already owns `path` (or its .part).
+    public func downloadPathTaken(_ path: String) async throws -> Bool {
+        try await pool.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM download WHERE path = ?", arguments: [path]) ?? false }
+    }
+
+    @discardableResult
+    public func deleteDownload(_ id: ItemID) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM download WHERE id = ?", arguments: [id.description])
+            return db.changesCount > 0
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import JSONRPC
+import MediaHTTP
+@testable import MediaHost
+import MediaKit
+import MediaStore
+import Sandbox
+import Synchronization
+import Testing
+import TestSupport
+
+/// A host whose catalog videos download from an in-process sandbox.
+struct DownloadFixture {
+    let server = SandboxServer(replicas: [])
+    let fixture: HostFixture
+    let log: NotificationLog
+
+    init(concurrency: Int = 3, dataDir: String? = nil) async throws {
+        let port = try await server.start()
+        var configuration = MediaHTTPClient.Configuration()
+        configuration.maxRetries = 0
+        fixture = try HostFixture(
+            environment: [
+                "MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:\(port)/_sandbox/file",
+                "MEDIAHOST_DOWNLOADS_CONCURRENCY": String(concurrency),
+            ], http: MediaHTTPClient(configuration: configuration))
+        log = NotificationLog()
+        let log = self.log
+        fixture.host.events.subscribe { method, params in log.append(method, params) }
+    }
+
+    var host: HostRuntime { fixture.host }
+
+    static func video(_ n: Int) -> String { "catalog:video:v\(n)" }
+
+    func start(_ n: Int) async throws -> JSONValue { try await fixture.call("downloads.start", ["id": .string(Self.video(n))]) }
+
+    func record(_ n: Int) async throws -> DownloadRecord? {
+        try await host.store.download(ItemID(parsing: Self.video(n)))
+    }
+
+    /// Waits until video n's download reaches `state`.
+    func wait(_ n: Int, for state: DownloadRecord.State, timeout: Duration = .seconds(30)) async throws -> DownloadRecord {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let record = try await record(n), record.state == state { return record }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TimeoutError(what: "video \(n) never became \(state); it is \(String(describing: try await record(n)?.state))")
+    }
+
+    /// The bytes the sandbox serves for video n (the same function that generated them).
+    static func expected(_ n: Int, version: UInt64 = 1) -> [UInt8] {
+        let size = CatalogProvider.videoSize(n)
+        return MediaFile(seed: 42 &+ version, size: size, etag: "", type: "").bytes(0..<size)
+    }
+
+    func stop() { server.stop() }
+}
+
+struct TimeoutError: Error, CustomStringConvertible { var what: String; var description: String { what } }
+
+final class NotificationLog: Sendable {
+    private let entries = Mutex<[(String, JSONValue)]>([])
+    func append(_ method: String, _ params: JSONValue) { entries.withLock { $0.append((method, params)) } }
+    var all: [(String, JSONValue)] { entries.withLock { $0 } }
+    func states(of id: String) -> [String] {
+        all.filter { $0.0 == "downloads.state" && $0.1["id"]?.stringValue == id }.compactMap { $0.1["state"]?.stringValue }
+    }
+}
+
+@Suite struct DownloadTests {
+    @Test func downloadsToASanitizedPathAtomically() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        let started = try await d.start(3)
+        try expectConforms(started, to: "downloads.start")
+        #expect(started["state"] == "queued" || started["state"] == "running")
+        let done = try await d.wait(3, for: .completed)
+        #expect(done.path == d.fixture.directory + "/data/downloads/catalog/Channel 4/2026-01-04 Video 3 about science.bin")
+        let data = try #require(FileManager.default.contents(atPath: done.path))
+        #expect(Array(data) == DownloadFixture.expected(3))
+        #expect(!FileManager.default.fileExists(atPath: done.partPath))
+        #expect(done.bytes == Int64(CatalogProvider.videoSize(3)))
+        #expect(d.log.states(of: DownloadFixture.video(3)) == ["queued", "running", "completed"])
+        // Starting it again gives the same download; items carry its state and path.
+        #expect(try await d.start(3)["path"]?.stringValue == done.path)
+        let item = try await d.fixture.call("media.get", ["id": "catalog:video:v3"])
+        #expect(item["download"]?["state"] == "completed")
+        #expect(item["download"]?["path"]?.stringValue == done.path)
+        let list = try await d.fixture.call("downloads.list")
+        try expectConforms(list, to: "downloads.list")
+        #expect(list.arrayValue?.count == 1)
+    }
+
+    @Test func concurrencyLimitAndFIFOQueue() async throws {
+        let d = try await DownloadFixture(concurrency: 2)
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 1_000_000
+        for n in [10, 11, 12, 13] { _ = try await d.start(n) }
+        try await Task.sleep(for: .milliseconds(150))
+        let running = try await d.host.store.downloads(in: [.running]).map(\.id.nativeID)
+        #expect(Set(running) == ["v10", "v11"], "the two oldest run, the others wait")
+        #expect(try await d.host.store.downloads(in: [.queued]).map(\.id.nativeID) == ["v12", "v13"])
+        d.server.media.bytesPerSecond = nil
+        for n in [10, 11, 12, 13] { _ = try await d.wait(n, for: .completed) }
+        let order = d.server.traffic.requests.filter { $0.path.hasPrefix("/_sandbox/file/") }.map(\.path)
+        #expect(order.suffix(2) == ["/_sandbox/file/\(CatalogProvider.videoSize(12))", "/_sandbox/file/\(CatalogProvider.videoSize(13))"])
+    }
+
+    @Test func pauseKeepsThePartAndResumeUsesRangeWithIfRange() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 400_000
+        _ = try await d.start(20)
+        _ = try await d.wait(20, for: .running)
+        try await Task.sleep(for: .milliseconds(300))
+        let paused = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v20"])
+        #expect(paused["state"] == "paused")
+        let record = try #require(try await d.record(20))
+        let partSize = (try FileManager.default.attributesOfItem(atPath: record.partPath)[.size] as? Int) ?? 0
+        #expect(partSize > 0)
+        #expect(record.etag != nil)
+        d.server.media.bytesPerSecond = nil
+        _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v20"])
+        let done = try await d.wait(20, for: .completed)
+        #expect(Array(try #require(FileManager.default.contents(atPath: done.path))) == DownloadFixture.expected(20))
+        let resumed = try #require(d.server.traffic.requests.last { $0.path.hasPrefix("/_sandbox/file/") })
+        #expect(resumed.headers["range"] == "bytes=\(partSize)-")
+        #expect(resumed.headers["if-range"] == record.etag)
+    }
+
+    @Test func changedFileRestartsFromZero() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 400_000
+        _ = try await d.start(21)
+        _ = try await d.wait(21, for: .running)
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v21"])
+        d.server.media.bytesPerSecond = nil
+        d.server.media.setVersion(2, for: "/_sandbox/file/\(CatalogProvider.videoSize(21))")
+        _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v21"])
+        let done = try await d.wait(21, for: .completed)
+        #expect(Array(try #require(FileManager.default.contents(atPath: done.path))) == DownloadFixture.expected(21, version: 2))
+    }
+
+    @Test func serverIgnoringRangeRestartsFromZero() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 400_000
+        _ = try await d.start(22)
+        _ = try await d.wait(22, for: .running)
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v22"])
+        d.server.media.bytesPerSecond = nil
+        d.server.faults.add(FaultRule(path: "/_sandbox/file/", ignoreRange: true))
+        _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v22"])
+        let done = try await d.wait(22, for: .completed)
+        #expect(Array(try #require(FileManager.default.contents(atPath: done.path))) == DownloadFixture.expected(22))
+    }
+
+    @Test func truncatedBodiesAndServerErrorsAreRetried() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.faults.add(FaultRule(path: "/_sandbox/file/", truncateAfterBytes: 50_000, times: 1))
+        d.server.faults.add(FaultRule(path: "/_sandbox/file/", status: 503, times: 1))
+        _ = try await d.start(23)
+        let done = try await d.wait(23, for: .completed)
+        #expect(Array(try #require(FileManager.default.contents(atPath: done.path))) == DownloadFixture.expected(23))
+        #expect(d.server.traffic.count(prefix: "/_sandbox/file/") == 3)
+    }
+
+    @Test func goneFilesFailWithAReason() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.faults.add(FaultRule(path: "/_sandbox/file/", status: 404))
+        _ = try await d.start(24)
+        let failed = try await d.wait(24, for: .failed)
+        #expect(failed.error?.contains("HTTP 404") == true)
+        #expect(!FileManager.default.fileExists(atPath: failed.path))
+        // Starting it again queues it again.
+        d.server.faults.clear()
+        _ = try await d.start(24)
+        _ = try await d.wait(24, for: .completed)
+    }
+
+    @Test func throttledBodiesReportProgressAtMostFourTimesASecond() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 300_000
+        let start = ContinuousClock.now
+        _ = try await d.start(40)
+        _ = try await d.wait(40, for: .completed)
+        let seconds = Double((ContinuousClock.now - start).components.seconds) + 1
+        let progress = d.log.all.filter { $0.0 == "downloads.progress" }
+        #expect(progress.count >= 2)
+        #expect(Double(progress.count) <= seconds * 4 + 2, "\(progress.count) in \(seconds) s")
+        let last = try #require(progress.last?.1)
+        #expect(last["bytes"] == JSONValue(CatalogProvider.videoSize(40)))
+        #expect(last["total"] == JSONValue(CatalogProvider.videoSize(40)))
+        #expect(last["rate"] != nil)
+    }
+
+    @Test func cancelDeletesThePartAndRemoveDeletesTheFile() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 300_000
+        _ = try await d.start(30)
+        _ = try await d.wait(30, for: .running)
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelled = try await d.fixture.call("downloads.cancel", ["id": "catalog:video:v30"])
+        #expect(cancelled["state"] == "cancelled")
+        let record = try #require(try await d.record(30))
+        #expect(!FileManager.default.fileExists(atPath: record.partPath))
+        d.server.media.bytesPerSecond = nil
+        _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v30"])
+        let done = try await d.wait(30, for: .completed)
+        let removed = try await d.fixture.call("downloads.remove", ["id": "catalog:video:v30"])
+        #expect(removed == ["id": "catalog:video:v30", "removed": true])
+        #expect(!FileManager.default.fileExists(atPath: done.path))
+        #expect(try await d.fixture.call("downloads.list") == [])
+    }
+
+    @Test func diskFullNeverLeavesAFinalFile() async throws {
+        // A real full disk: a 256 KB tmpfs as the data folder where mounting works (as root),
+        // else the .part path pointed at /dev/full, which fails every write with ENOSPC.
+        let directory = try makeTemporaryDirectory()
+        let mounted = Process.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", directory]) == 0
+        defer { if mounted { _ = Process.run("/bin/umount", [directory]) } }
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        let started = try await d.start(50)  // 700 kB
+        let path = try #require(started["path"]?.stringValue)
+        if !mounted {
+            _ = try? await d.fixture.call("downloads.pause", ["id": "catalog:video:v50"])
+            try? FileManager.default.removeItem(atPath: path + ".part")
+            try FileManager.default.createSymbolicLink(atPath: path + ".part", withDestinationPath: "/dev/full")
+            _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v50"])
+        }
+        _ = mounted ? try await d.wait(50, for: .completed) : try await d.wait(50, for: .failed)
+        if mounted {
+            // The fixture's own data dir is not on the tmpfs; redo the download with the tmpfs as downloads folder.
+            let manager = DownloadManager(
+                store: d.host.store, http: MediaHTTPClient(), events: EventHub(), logger: d.host.logger, root: directory,
+                concurrency: { 1 }, refreshSource: { _ in nil })
+            let id = try ItemID(parsing: "catalog:video:v51")
+            let source = try await d.host.withProvider("catalog") { try await $0.downloadSource(for: id) }
+            _ = try await manager.start(id, source: source, title: "big")
+            await manager.idle()
+            let failed = try #require(try await d.host.store.download(id))
+            #expect(failed.state == .failed)
+            #expect(failed.error?.contains("disk full") == true, "\(failed.error ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: failed.path))
+        } else {
+            let failed = try #require(try await d.record(50))
+            #expect(failed.error?.contains("disk full") == true, "\(failed.error ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: failed.path))
+        }
+    }
+}
+
+extension Process {
+    /// Runs a program to its end; its exit status, or -1 when it cannot start.
+    static func run(_ path: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
