@@ -96,7 +96,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "mediahost"],
+            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "mediahost"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -32,6 +32,8 @@ enum DownloadNaming {
             scalars.append(replacement)
         }
         var name = String(scalars)
+        // No ".." anywhere, even where it could no longer climb out.
+        while name.contains("..") { name = name.replacingOccurrences(of: "..", with: ".") }
         // Leading dots would hide the file or make "." and ".."; trailing dots and spaces trouble other systems.
         while let first = name.first, first == "." || first == " " || first == "-" { name.removeFirst() }
         while let last = name.last, last == "." || last == " " { name.removeLast() }
