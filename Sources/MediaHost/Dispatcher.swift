@@ -32,6 +32,7 @@ public struct Dispatcher: RPCHandler {
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self, DownloadsRemove.self,
+        MediaArtwork.self, CacheStats.self, CacheClear.self, PlayerOpen.self,
         ConfigGet.self, ConfigSet.self,
     ]
 
@@ -135,8 +136,14 @@ extension HostRuntime {
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
         let provider = try provider(id)
+        return try await tagging(id) { try await body(provider) }
+    }
+
+    /// Tags errors of work done for a provider (its calls, or host work like fetching its
+    /// artwork) with the provider id, as RPC errors carry it.
+    func tagging<T: Sendable>(_ id: String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await body(provider)
+            return try await body()
         } catch let error as ProviderError {
             throw ProviderFailure(provider: id, error: error)
         } catch let error as HTTPClientError where error.kind != .cancelled {

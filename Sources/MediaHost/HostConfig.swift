@@ -62,6 +62,14 @@ public struct HostConfig: Sendable {
             key: "downloads.concurrency", summary: "Downloads running at once; the rest wait in order", defaultValue: "3",
             environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY"],
             validate: { Int($0).map { (1...16).contains($0) } == true ? nil : "must be a whole number from 1 to 16" }),
+        ConfigKeyInfo(
+            key: "cache.max_mb", summary: "Artwork cache size in MB; the least recently used images go first", defaultValue: "500",
+            environment: ["MEDIAHOST_CACHE_MAX_MB"],
+            validate: { Int($0).map { $0 >= 1 } == true ? nil : "must be a whole number of megabytes, at least 1" }),
+        ConfigKeyInfo(
+            key: "player.command", summary: "The media player `play` hands files and stream URLs to (words split on spaces)",
+            defaultValue: "mpv", environment: ["MEDIAHOST_PLAYER"],
+            validate: { $0.trimmingCharacters(in: .whitespaces).isEmpty ? "must name a program" : nil }),
     ]
 
     /// - Throws: `HostError.badConfigFile` when config.toml exists but cannot be read.

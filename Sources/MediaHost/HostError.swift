@@ -11,6 +11,7 @@ public enum HostError: Error, Sendable, CustomStringConvertible {
     case badConfigFile(path: String, reason: String)
     case invalidArgument(String)
     case storage(String)
+    case player(String)
 
     public var description: String {
         switch self {
@@ -25,6 +26,7 @@ public enum HostError: Error, Sendable, CustomStringConvertible {
         case .badConfigFile(let path, let reason): "cannot read the config file \(path): \(reason)"
         case .invalidArgument(let why): why
         case .storage(let why): "the database failed: \(why)"
+        case .player(let why): why
         }
     }
 }
@@ -42,6 +44,7 @@ public enum AppErrorCode {
     public static let notConfigured = -32009
     public static let unknownProvider = -32010
     public static let storage = -32020
+    public static let player = -32021
 
     static func code(for error: ProviderError) -> Int {
         switch error {
@@ -88,6 +91,8 @@ extension HostError {
             .invalidParams(description)
         case .badConfigFile, .storage:
             RPCError(code: AppErrorCode.storage, message: description, data: ["kind": "storage"])
+        case .player:
+            RPCError(code: AppErrorCode.player, message: description, data: ["kind": "player"])
         }
     }
 }

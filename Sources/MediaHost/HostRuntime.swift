@@ -22,6 +22,7 @@ public final class HostRuntime: Sendable {
     /// Server notifications for RPC clients and the REPL.
     public let events = EventHub()
     public let downloads: DownloadManager
+    public let artwork: ArtworkCache
 
     /// Opens the store and reads the configuration.
     /// - Parameters:
@@ -55,6 +56,9 @@ public final class HostRuntime: Sendable {
             store: store, http: http, events: events, logger: logger, root: paths.downloads,
             concurrency: { configBox.state.withLock { $0["downloads.concurrency"].flatMap(Int.init) } ?? 3 },
             refreshSource: { id in await sources.host?.freshSource(id) })
+        artwork = ArtworkCache(
+            store: store, http: http, root: paths.cacheDir + "/artwork",
+            limit: { (configBox.state.withLock { $0["cache.max_mb"].flatMap(Int64.init) } ?? 500) * 1_000_000 })
         sources.host = self
     }
 

@@ -27,6 +27,8 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "pause", usage: "pause <n|id>", method: "downloads.pause", summary: "pause a download (keeps what it has)"),
         CommandSpec(name: "resume", usage: "resume <n|id>", method: "downloads.resume", summary: "continue a paused or failed download"),
         CommandSpec(name: "cancel", usage: "cancel <n|id>", method: "downloads.cancel", summary: "stop a download and delete its partial file"),
+        CommandSpec(name: "play", usage: "play <n|id>", method: "player.open", summary: "play in the configured player (the download if any, else the stream)"),
+        CommandSpec(name: "artwork", usage: "artwork <n|id>", method: "media.artwork", summary: "an item's image as a local file (cached)"),
         CommandSpec(name: "history", usage: "history [<provider>] | history clear [<provider>]", method: "history.list / history.clear", summary: "the last 100 searches, newest first"),
         CommandSpec(name: "config", usage: "config [<key> [<value>|--unset]]", method: "config.get / config.set", summary: "show or change settings"),
         CommandSpec(name: "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params"),
@@ -99,6 +101,10 @@ struct CommandParser {
             return .call(method: "favorites.list", params: .object(params), listing: .items)
         case "download", "dl":
             return .call(method: "downloads.start", params: ["id": .string(try item(rest, usage: "download <n|id>").description)], listing: .download)
+        case "play":
+            return .call(method: "player.open", params: ["id": .string(try download(rest, usage: "play <n|id>").description)], listing: .none)
+        case "artwork", "art":
+            return .call(method: "media.artwork", params: ["id": .string(try item(rest, usage: "artwork <n|id>").description)], listing: .none)
         case "downloads":
             return .call(method: "downloads.list", params: [:], listing: .downloads)
         case "pause", "resume", "cancel":

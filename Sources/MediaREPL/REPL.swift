@@ -254,6 +254,12 @@ public final class REPL: @unchecked Sendable {
             case "favorites.remove":
                 let result = try decoder.decode(FavoritesRemove.Result.self, from: data)
                 text = result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite"
+            case "player.open":
+                let result = try decoder.decode(PlayerOpen.Result.self, from: data)
+                text = "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
+            case "media.artwork":
+                let result = try decoder.decode(MediaArtwork.Result.self, from: data)
+                text = result.path + renderer.dim(result.cached ? "  (cached)" : "")
             case "history.clear":
                 let result = try decoder.decode(HistoryClear.Result.self, from: data)
                 text = "forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")"

@@ -86,6 +86,18 @@ extension MediaStore {
         }
     }
 
+    /// One favorite's snapshot, or nil when it is not a favorite.
+    public func favorite(_ id: ItemID) async throws -> MediaItem? {
+        try await pool.read { db in
+            guard let data = try Data.fetchOne(db, sql: "SELECT snapshot FROM favorite WHERE id = ?", arguments: [id.description]) else {
+                return nil
+            }
+            guard var item = try? JSONDecoder().decode(MediaItem.self, from: data) else { throw StoreError.corruptSnapshot(id: id.description) }
+            item.favorite = true
+            return item
+        }
+    }
+
     /// The ids among `ids` that are favorites, in one query.
     public func favoriteIDs(among ids: [ItemID]) async throws -> Set<ItemID> {
         guard !ids.isEmpty else { return [] }

@@ -40,6 +40,18 @@ public final class MediaStore: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(Self.busyTimeout)
         config.label = "mediahost"
+        // Two processes creating the database at once would race on switching it to WAL (which
+        // the busy timeout does not cover) and on migrations: opening is serialized with a lock
+        // on the folder. Not on the database file: closing another descriptor of that file
+        // would drop SQLite's own POSIX locks.
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 { flock(folder, LOCK_EX) }
+        defer {
+            if folder >= 0 {
+                flock(folder, LOCK_UN)
+                close(folder)
+            }
+        }
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Self.migrator.migrate(pool)

@@ -96,7 +96,7 @@ final class NotificationLog: Sendable {
     @Test func concurrencyLimitAndFIFOQueue() async throws {
         let d = try await DownloadFixture(concurrency: 2)
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 1_000_000
+        d.server.media.bytesPerSecond = 100_000
         for n in [10, 11, 12, 13] { _ = try await d.start(n) }
         try await Task.sleep(for: .milliseconds(150))
         let running = try await d.host.store.downloads(in: [.running]).map(\.id.nativeID)

@@ -38,6 +38,7 @@ public struct CatalogProvider: MediaProvider {
             .init(name: "api_key", summary: "A key the catalog does not need", secret: true, environment: ["CATALOG_API_KEY"]),
             .init(name: "region", summary: "Region code", defaultValue: "US"),
             .init(name: "media_base", summary: "Where video files are served, e.g. a sandbox's /_sandbox/file"),
+            .init(name: "artwork_base", summary: "Where thumbnails are served, e.g. a sandbox's /_sandbox/bytes"),
         ])
 
     public static let pageSize = 20
@@ -45,6 +46,7 @@ public struct CatalogProvider: MediaProvider {
     let control: CatalogControl
     public let region: String?
     let mediaBase: String?
+    let artworkBase: String?
 
     public init(context: ProviderContext) throws { self.init(context: context, control: CatalogControl()) }
 
@@ -52,6 +54,7 @@ public struct CatalogProvider: MediaProvider {
         self.control = control
         self.region = context.config["region"]
         self.mediaBase = context.config["media_base"]
+        self.artworkBase = context.config["artwork_base"]
     }
 
     public static func registration(_ control: CatalogControl) -> ProviderRegistration {
@@ -102,7 +105,10 @@ public struct CatalogProvider: MediaProvider {
         try await control.enter("item \(id)")
         let native = id.nativeID
         if id.kind == .video, native.hasPrefix("v"), let n = Int(native.dropFirst()), (0..<Self.videoCount).contains(n) {
-            return Self.video(n)
+            var video = Self.video(n)
+            // Thumbnail n is n + 1000 bytes: every item's image is different.
+            if let artworkBase { video.artwork = "\(artworkBase)/\(1000 + n)" }
+            return video
         }
         if id.kind == .channel, native.hasPrefix("c"), let n = Int(native.dropFirst()), (1...5).contains(n) {
             return Self.channel(n)

@@ -1,0 +1,51 @@
+import MediaKit
+
+/// An item's artwork as a local file (fetched once, then served from the cache).
+public struct MediaArtwork: RPCMethod {
+    public static let method = "media.artwork"
+    public var id: ItemID
+
+    public struct Result: Codable, Sendable, Equatable {
+        /// The item it is for, and the image URL that file holds: check both before showing it.
+        public var id: ItemID
+        public var url: String
+        public var path: String
+        public var contentType: String?
+        public var size: Int64
+        /// Whether it came from the cache without a transfer.
+        public var cached: Bool
+    }
+
+    public func run(on host: HostRuntime) async throws -> Result {
+        let item: MediaItem
+        do {
+            item = try await host.withProvider(id.provider) { try await $0.item(id) }
+        } catch {
+            // Offline: a favorite's snapshot still knows its artwork.
+            guard let snapshot = try await host.store.favorite(id) else { throw error }
+            item = snapshot
+        }
+        guard let url = item.artwork else {
+            throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
+        }
+        let (entry, cached) = try await host.tagging(id.provider) { try await host.artwork.file(for: url) }
+        return Result(id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
+    }
+}
+
+/// How full the artwork cache is.
+public struct CacheStats: RPCMethod {
+    public static let method = "cache.stats"
+    public typealias Result = ArtworkCache.Stats
+    public func run(on host: HostRuntime) async throws -> Result { try await host.artwork.stats() }
+}
+
+/// Empties the artwork cache.
+public struct CacheClear: RPCMethod {
+    public static let method = "cache.clear"
+    public struct Result: Codable, Sendable, Equatable {
+        /// Images removed.
+        public var removed: Int
+    }
+    public func run(on host: HostRuntime) async throws -> Result { Result(removed: try await host.artwork.clear()) }
+}
