@@ -43,9 +43,10 @@ final class RPCChild: @unchecked Sendable {
     let input = Pipe()
     let output = Pipe()
 
-    init(dataDir: String) throws {
+    init(dataDir: String, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["rpc", "--data-dir", dataDir]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -329,6 +330,90 @@ if selected("http") {
         String(format: "%d/200 succeeded in %.0f ms: %.0f req/s (6 per host at once)", statuses.filter { $0 == 200 }.count, elapsed * 1000, 200 / elapsed),
         goal: "all succeed")
     server.stop()
+}
+
+// 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.
+if selected("downloads") {
+    let sandbox = Process()
+    let sandboxOut = Pipe()
+    sandbox.executableURL = URL(fileURLWithPath: binary)
+    sandbox.arguments = ["sandbox", "--port", "0", "--media-rate", "0"]
+    sandbox.standardOutput = sandboxOut
+    try sandbox.run()
+    defer { sandbox.terminate() }
+    var base = ""
+    var buffered = ""
+    while base.isEmpty {
+        let data = sandboxOut.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        buffered += String(decoding: data, as: UTF8.self)
+        if let range = buffered.range(of: "MEDIAHOST_PODCASTS_BASE_URL="), let end = buffered[range.upperBound...].firstIndex(of: "\n") {
+            base = String(buffered[range.upperBound..<end])
+        }
+    }
+    let show = 1_999_999_999
+
+    // curl -o, the reference.
+    let curlStart = now()
+    let curl = Process()
+    curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    curl.arguments = ["-s", "-o", scratch + "/curl.bin", "\(base)/media/\(show)/21.mp3"]
+    try curl.run()
+    curl.waitUntilExit()
+    let curlSeconds = now() - curlStart
+    try? FileManager.default.removeItem(atPath: scratch + "/curl.bin")
+
+    /// Starts downloads of `episodes` in one `mediahost rpc` and waits for them all to complete.
+    func download(_ episodes: [Int], concurrency: Int) throws -> (seconds: Double, peakMB: Double, bytes: Int64) {
+        let child = try RPCChild(
+            dataDir: scratch + "/downloads-\(episodes.count)",
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_DOWNLOADS_CONCURRENCY": String(concurrency)])
+        let start = now()
+        var requests = ""
+        for (index, episode) in episodes.enumerated() {
+            requests += #"{"jsonrpc":"2.0","id":\#(index + 1),"method":"downloads.start","params":{"id":"podcasts:episode:\#(show):\#(show)-ep-\#(episode)"}}"# + "\n"
+        }
+        child.input.fileHandleForWriting.write(Data(requests.utf8))
+        var completed = Set<String>()
+        var peak = 0.0
+        var lastSample = now()
+        let fd = child.output.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var pending: [UInt8] = []
+        while completed.count < episodes.count {
+            let n = read(fd, &buffer, buffer.count)
+            guard n > 0 else { break }
+            pending.append(contentsOf: buffer[0..<n])
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let line = Array(pending[..<newline])
+                pending.removeSubrange(...newline)
+                guard let message = try? JSONParser.parse(line), message["method"] == "downloads.state" else { continue }
+                if message["params"]?["state"] == "completed", let id = message["params"]?["id"]?.stringValue { completed.insert(id) }
+                if message["params"]?["state"] == "failed" { print("download failed: \(message.jsonString)") }
+            }
+            if now() - lastSample > 0.2 {
+                peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+                lastSample = now()
+            }
+        }
+        let seconds = now() - start
+        peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+        child.finish()
+        let bytes = episodes.reduce(Int64(0)) { $0 + ($1 == 21 ? 1_000_000_000 : 50_000_000) }
+        try? FileManager.default.removeItem(atPath: scratch + "/downloads-\(episodes.count)")
+        return (seconds, peak, bytes)
+    }
+
+    let one = try download([21], concurrency: 1)
+    report(
+        "1 GB download vs `curl -o` (loopback)",
+        String(format: "mediahost %.2f s (%.0f MB/s), curl %.2f s: ratio %.2f; peak RSS %.0f MB", one.seconds, 1000 / one.seconds, curlSeconds, curlSeconds / one.seconds, one.peakMB),
+        goal: "ratio ≥ 0.9, < 60 MB")
+    let twenty = try download(Array(1...20), concurrency: 20)
+    report(
+        "20 concurrent 50 MB downloads",
+        String(format: "%.2f s, %.0f MB/s in all; peak RSS %.0f MB", twenty.seconds, Double(twenty.bytes) / 1_000_000 / twenty.seconds, twenty.peakMB),
+        goal: "report")
 }
 
 struct BenchNoNetwork: HTTPClient {

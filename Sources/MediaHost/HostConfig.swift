@@ -61,7 +61,7 @@ public struct HostConfig: Sendable {
         ConfigKeyInfo(
             key: "downloads.concurrency", summary: "Downloads running at once; the rest wait in order", defaultValue: "3",
             environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY"],
-            validate: { Int($0).map { (1...16).contains($0) } == true ? nil : "must be a whole number from 1 to 16" }),
+            validate: { Int($0).map { (1...32).contains($0) } == true ? nil : "must be a whole number from 1 to 32" }),
         ConfigKeyInfo(
             key: "cache.max_mb", summary: "Artwork cache size in MB; the least recently used images go first", defaultValue: "500",
             environment: ["MEDIAHOST_CACHE_MAX_MB"],

@@ -19,7 +19,12 @@ struct PodcastCatalogue: Sendable {
         /// Feeds come in RSS 2.0, Atom, and RSS declared as ISO-8859-1.
         var format: FeedFormat
         var releaseDate: Date
+        /// Reachable by lookup only (not in search or charts): the benchmark show.
+        var hidden = false
     }
+
+    /// A show for benchmarks: episodes 1–20 are 50 MB, episode 21 is 1 GB.
+    static let benchmarkShowID = 1_999_999_999
 
     enum FeedFormat: Sendable { case rss, atom, latin1 }
 
@@ -84,6 +89,11 @@ struct PodcastCatalogue: Sendable {
                     summary: "\(host) talks about \(topic) and \(genre.name.lowercased()) with curious guests.",
                     format: format, releaseDate: Date(timeIntervalSince1970: 1_760_000_000 - Double(index) * 3600)))
         }
+        shows.append(
+            Show(
+                id: Self.benchmarkShowID, title: "Sandbox Benchmarks", author: "mediahost", genre: Self.genres[16], episodeCount: 21,
+                summary: "Large files for download benchmarks.", format: .rss, releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
+                hidden: true))
         self.shows = shows
         self.byID = Dictionary(uniqueKeysWithValues: shows.enumerated().map { ($1.id, $0) })
     }
@@ -95,6 +105,7 @@ struct PodcastCatalogue: Sendable {
         let words = term.lowercased().split(separator: " ").map(String.init)
         guard !words.isEmpty else { return [] }
         return shows.filter { show in
+            guard !show.hidden else { return false }
             let text = "\(show.title) \(show.author) \(show.summary)".lowercased()
             return words.allSatisfy { text.contains($0) }
         }
@@ -102,7 +113,8 @@ struct PodcastCatalogue: Sendable {
 
     /// The chart of a genre (or all), most popular first: a stable shuffle.
     func top(genre: Int?) -> [Show] {
-        let pool = genre.map { id in shows.filter { $0.genre.id == id || $0.genre.subgenres.contains { $0.id == id } } } ?? shows
+        let visible = shows.filter { !$0.hidden }
+        let pool = genre.map { id in visible.filter { $0.genre.id == id || $0.genre.subgenres.contains { $0.id == id } } } ?? visible
         return pool.sorted { ($0.id &* 2_654_435_761) % 1_000_003 < ($1.id &* 2_654_435_761) % 1_000_003 }
     }
 
@@ -119,6 +131,12 @@ struct PodcastCatalogue: Sendable {
     func episode(_ show: Show, _ number: Int) -> Episode {
         var random = SplitMix64(seed: UInt64(show.id) &* 31 &+ UInt64(number))
         let topic = Self.topics[Int(random.next() % UInt64(Self.topics.count))]
+        if show.id == Self.benchmarkShowID {
+            return Episode(
+                number: number, title: number == 21 ? "One gigabyte" : "Fifty megabytes \(number)",
+                published: show.releaseDate.addingTimeInterval(-Double(21 - number) * 86_400), duration: 3600,
+                size: number == 21 ? 1_000_000_000 : 50_000_000, hasGUID: true)
+        }
         return Episode(
             number: number, title: "Episode \(number): \(topic.capitalized)",
             published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 7 * 86_400),
