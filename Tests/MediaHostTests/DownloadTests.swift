@@ -222,6 +222,21 @@ final class NotificationLog: Sendable {
         #expect(try await d.fixture.call("downloads.list") == [])
     }
 
+    @Test func sizeDifferentFromTheFeedIsReported() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        let id = try ItemID(parsing: "catalog:video:v60")
+        var source = try await d.host.withProvider("catalog") { try await $0.downloadSource(for: id) }
+        source.expectedLength = 123
+        _ = try await d.host.downloads.start(id, source: source, title: "Video 60")
+        let done = try await d.wait(60, for: .completed)
+        #expect(done.note == "the feed says 123 bytes; the server sent \(CatalogProvider.videoSize(60))")
+        // Favorites carry the download too.
+        _ = try await d.fixture.call("favorites.add", ["id": "catalog:video:v60"])
+        let favorites = try await d.fixture.call("favorites.list")
+        #expect(favorites["items"]?.arrayValue?.first?["download"]?["state"] == "completed")
+    }
+
     @Test func diskFullNeverLeavesAFinalFile() async throws {
         // A real full disk: a 256 KB tmpfs as the data folder where mounting works (as root),
         // else the .part path pointed at /dev/full, which fails every write with ENOSPC.

@@ -49,6 +49,7 @@ public struct FavoritesList: RPCMethod {
         if let cursor, !cursor.rawValue.hasPrefix("fav|") {
             throw HostError.invalidArgument("cursor does not belong to favorites.list")
         }
-        return try await host.store.favorites(provider: provider, kind: kind, limit: limit, after: cursor)
+        // Snapshots are favorites by definition; annotating adds their download state.
+        return try await host.annotate(host.store.favorites(provider: provider, kind: kind, limit: limit, after: cursor))
     }
 }
