@@ -120,12 +120,12 @@ public final class HostRuntime: Sendable {
     }
 
     /// Fills in what the host knows about items: whether each is a favorite, and its download.
-    func annotate(_ items: [MediaItem]) async throws -> [MediaItem] {
+    /// - Parameter allFavorites: the items are favorites already (their snapshots): skip that lookup.
+    func annotate(_ items: [MediaItem], allFavorites: Bool = false) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
         let ids = items.map(\.id)
-        async let favoritesLookup = store.favoriteIDs(among: ids)
-        async let downloadsLookup = store.downloads(for: ids)
-        let (favorites, downloads) = try await (favoritesLookup, downloadsLookup)
+        let favorites = allFavorites ? Set(ids) : try await store.favoriteIDs(among: ids)
+        let downloads = try await store.downloads(for: ids)
         return items.map { item in
             var item = item
             item.favorite = favorites.contains(item.id)
@@ -138,9 +138,9 @@ public final class HostRuntime: Sendable {
         try await annotate([item])[0]
     }
 
-    func annotate(_ page: Page) async throws -> Page {
+    func annotate(_ page: Page, allFavorites: Bool = false) async throws -> Page {
         var page = page
-        page.items = try await annotate(page.items)
+        page.items = try await annotate(page.items, allFavorites: allFavorites)
         return page
     }
 }

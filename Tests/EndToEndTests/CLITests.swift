@@ -4,33 +4,33 @@ import Testing
 import TestSupport
 
 @Suite struct CLITests {
-    @Test func callPrintsTheResultAndFailsWithExitStatusOne() throws {
-        let ok = try runMediahost(["call", "config.get", #"{"key":"log.level"}"#])
+    @Test func callPrintsTheResultAndFailsWithExitStatusOne() async throws {
+        let ok = try await runMediahost(["call", "config.get", #"{"key":"log.level"}"#])
         #expect(ok.status == 0)
         let value = try JSONValue(parsing: ok.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(value.arrayValue?.first?["value"] == "warning")
 
-        let unknown = try runMediahost(["call", "no.such"])
+        let unknown = try await runMediahost(["call", "no.such"])
         #expect(unknown.status == 1)
         #expect(unknown.stdout.isEmpty)
         #expect(unknown.stderr.contains("Method not found: no.such (-32601)"))
 
-        let badJSON = try runMediahost(["call", "host.info", "{nope"])
+        let badJSON = try await runMediahost(["call", "host.info", "{nope"])
         #expect(badJSON.status != 0)
         #expect(badJSON.stderr.contains("params are not valid JSON"))
     }
 
-    @Test func settingsMadeByOneProcessAreSeenByTheNext() throws {
+    @Test func settingsMadeByOneProcessAreSeenByTheNext() async throws {
         let dataDir = try makeTemporaryDirectory()
-        #expect(try runMediahost(["call", "config.set", #"{"key":"log.level","value":"error"}"#], dataDir: dataDir).status == 0)
-        let later = try runMediahost(["call", "config.get", #"{"key":"log.level"}"#], dataDir: dataDir)
+        #expect(try await runMediahost(["call", "config.set", #"{"key":"log.level","value":"error"}"#], dataDir: dataDir).status == 0)
+        let later = try await runMediahost(["call", "config.get", #"{"key":"log.level"}"#], dataDir: dataDir)
         #expect(later.stdout.contains(#""value":"error""#))
         #expect(later.stdout.contains(#""source":"store""#))
         let attributes = try FileManager.default.attributesOfItem(atPath: dataDir + "/mediahost.sqlite")
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
-    @Test func twoProcessesWriteOneDatabaseConcurrently() throws {
+    @Test func twoProcessesWriteOneDatabaseConcurrently() async throws {
         let dataDir = try makeTemporaryDirectory()
         let a = try MediahostProcess(["rpc"], dataDir: dataDir)
         let b = try MediahostProcess(["rpc"], dataDir: dataDir)
@@ -41,15 +41,16 @@ import TestSupport
         }
         a.closeInput()
         b.closeInput()
-        let fromA = a.messages(300)
-        let fromB = b.messages(300)
+        let fromA = await a.messages(300)
+        let fromB = await b.messages(300)
         #expect(fromA.count == 300 && fromB.count == 300)
         #expect((fromA + fromB).allSatisfy { $0["error"] == nil }, "no 'database is locked' under concurrent writers")
-        #expect(a.waitForExit() == 0 && b.waitForExit() == 0)
+        let (exitA, exitB) = (await a.waitForExit(), await b.waitForExit())
+        #expect(exitA == 0 && exitB == 0)
     }
 
-    @Test func pipedREPLHasNoPromptOrEscapes() throws {
-        let result = try runMediahost([], input: "providers\nhistory\nfavs\nhelp\n")
+    @Test func pipedREPLHasNoPromptOrEscapes() async throws {
+        let result = try await runMediahost([], input: "providers\nhistory\nfavs\nhelp\n")
         #expect(result.status == 0)
         #expect(!result.stdout.contains("mediahost>"))
         #expect(!result.stdout.contains("\u{1B}"))
@@ -58,55 +59,55 @@ import TestSupport
         #expect(result.stdout.contains("favorites.list"))
     }
 
-    @Test func replJSONPrintsOneResultPerLine() throws {
-        let result = try runMediahost(["--json"], input: "favs\nhistory\nconfig log.level\n")
+    @Test func replJSONPrintsOneResultPerLine() async throws {
+        let result = try await runMediahost(["--json"], input: "favs\nhistory\nconfig log.level\n")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         #expect(try JSONValue(parsing: lines[0]) == ["items": []])
         #expect(try JSONValue(parsing: lines[1]) == [])
     }
 
-    @Test func runStopsAtTheFirstFailingCommand() throws {
+    @Test func runStopsAtTheFirstFailingCommand() async throws {
         let directory = try makeTemporaryDirectory()
         let script = directory + "/script.mh"
         try "# favorites then a typo\nfavs\nfrobnicate\nhistory\n".write(toFile: script, atomically: true, encoding: .utf8)
-        let stopped = try runMediahost(["run", script, "--json"])
+        let stopped = try await runMediahost(["run", script, "--json"])
         #expect(stopped.status == 1)
         #expect(stopped.stdout.split(separator: "\n").count == 1)
         #expect(stopped.stderr.contains("unknown command 'frobnicate'"))
         #expect(stopped.stderr.contains("stopped at line 3"))
-        let all = try runMediahost(["run", "--keep-going", "--json", script])
+        let all = try await runMediahost(["run", "--keep-going", "--json", script])
         #expect(all.status == 1)
         #expect(all.stdout.split(separator: "\n").count == 2)
-        let missing = try runMediahost(["run", directory + "/nope.mh"])
+        let missing = try await runMediahost(["run", directory + "/nope.mh"])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("cannot read"))
     }
 
-    @Test func helpEverywhere() throws {
-        let root = try runMediahost(["--help"])
+    @Test func helpEverywhere() async throws {
+        let root = try await runMediahost(["--help"])
         #expect(root.status == 0)
         for subcommand in ["repl", "rpc", "call", "run"] { #expect(root.stdout.contains(subcommand)) }
         for arguments in [["rpc", "--help"], ["call", "--help"], ["run", "--help"], ["repl", "--help"]] {
-            let result = try runMediahost(arguments)
+            let result = try await runMediahost(arguments)
             #expect(result.status == 0, "\(arguments)")
             #expect(result.stdout.contains("USAGE"), "\(arguments)")
             #expect(result.stdout.contains("--data-dir"), "\(arguments)")
         }
-        let completion = try runMediahost(["--generate-completion-script", "bash"])
+        let completion = try await runMediahost(["--generate-completion-script", "bash"])
         #expect(completion.status == 0)
         #expect(completion.stdout.contains("complete"))
-        let version = try runMediahost(["--version"])
+        let version = try await runMediahost(["--version"])
         #expect(version.stdout.contains("0.1.0"))
     }
 
-    @Test func badLogLevelAndUnreadableConfigAreClear() throws {
-        let level = try runMediahost(["call", "host.info", "--log-level", "loud"])
+    @Test func badLogLevelAndUnreadableConfigAreClear() async throws {
+        let level = try await runMediahost(["call", "host.info", "--log-level", "loud"])
         #expect(level.status != 0)
         #expect(level.stderr.contains("--log-level must be one of"))
         let directory = try makeTemporaryDirectory()
         try "not = [valid".write(toFile: directory + "/bad.toml", atomically: true, encoding: .utf8)
-        let config = try runMediahost(["call", "host.info", "--config", directory + "/bad.toml"])
+        let config = try await runMediahost(["call", "host.info", "--config", directory + "/bad.toml"])
         #expect(config.status != 0)
         #expect(config.stderr.contains("bad.toml") || config.stdout.contains("bad.toml"))
     }

@@ -13,7 +13,7 @@ import TestSupport
 
     /// Sends one message and returns the replies it caused (none for notifications), checking
     /// that replies use the client's framing.
-    func exchange(_ process: MediahostProcess, _ text: String, _ framing: Framing, expect count: Int) -> [JSONValue] {
+    func exchange(_ process: MediahostProcess, _ text: String, _ framing: Framing, expect count: Int) async -> [JSONValue] {
         process.send(frame(text, framing))
         // A sentinel request proves that nothing else was sent in between.
         process.send(frame(#"{"jsonrpc":"2.0","id":"sentinel","method":"host.info"}"#, framing))
@@ -22,7 +22,7 @@ import TestSupport
         var replies: [JSONValue] = []
         var sentinelSeen = false
         var quiet: Duration = .seconds(10)
-        while let message = process.next(timeout: quiet) {
+        while let message = await process.next(timeout: quiet) {
             #expect(message.framing == framing)
             guard let value = message.value else {
                 Issue.record("reply is not JSON: \(String(decoding: message.raw, as: UTF8.self))")
@@ -37,81 +37,81 @@ import TestSupport
     }
 
     @Test(arguments: framings)
-    func specificationExamples(framing: Framing) throws {
+    func specificationExamples(framing: Framing) async throws {
         let process = try MediahostProcess(["rpc"])
         defer { process.closeInput() }
 
         // rpc call with positional parameters: our methods take named params.
-        var r = exchange(process, #"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#, framing, expect: 1)
+        var r = await exchange(process, #"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#, framing, expect: 1)
         #expect(r[0] == ["jsonrpc": "2.0", "id": 1, "error": r[0]["error"]!])
         #expect(r[0]["error"]?["code"] == -32601)
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"host.info","params":[42,23],"id":2}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","params":[42,23],"id":2}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32602)
         #expect(r[0]["id"] == 2)
 
         // rpc call with named parameters.
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"config.get","params":{"key":"log.level"},"id":3}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"config.get","params":{"key":"log.level"},"id":3}"#, framing, expect: 1)
         #expect(r[0]["result"]?.arrayValue?.first?["key"] == "log.level")
         #expect(r[0]["id"] == 3)
         #expect(r[0]["error"] == nil)
 
         // Ids of every allowed type are echoed exactly.
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":"abc"}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":"abc"}"#, framing, expect: 1)
         #expect(r[0]["id"] == "abc")
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":12345678901234567890}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":12345678901234567890}"#, framing, expect: 1)
         #expect(r[0]["id"] == .number("12345678901234567890"))
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":null}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":null}"#, framing, expect: 1)
         #expect(r[0]["id"] == .null)
         #expect(r[0]["result"] != nil)
 
         // Notifications.
-        _ = exchange(process, #"{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}"#, framing, expect: 0)
-        _ = exchange(process, #"{"jsonrpc":"2.0","method":"foobar"}"#, framing, expect: 0)
-        _ = exchange(process, #"{"jsonrpc":"2.0","method":"host.info"}"#, framing, expect: 0)
+        _ = await exchange(process, #"{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}"#, framing, expect: 0)
+        _ = await exchange(process, #"{"jsonrpc":"2.0","method":"foobar"}"#, framing, expect: 0)
+        _ = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info"}"#, framing, expect: 0)
 
         // rpc call of non-existent method.
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"foobar","id":"1"}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"foobar","id":"1"}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32601)
         #expect(r[0]["id"] == "1")
 
         // rpc call with invalid JSON.
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32700)
         #expect(r[0]["id"] == .null)
 
         // rpc call with invalid Request object.
-        r = exchange(process, #"{"jsonrpc":"2.0","method":1,"params":"bar"}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":1,"params":"bar"}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32600)
         #expect(r[0]["id"] == .null)
-        r = exchange(process, #"{"jsonrpc":"1.0","method":"host.info","id":9}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"1.0","method":"host.info","id":9}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32600)
         #expect(r[0]["id"] == 9)
-        r = exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":{"a":1}}"#, framing, expect: 1)
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":{"a":1}}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32600)
         #expect(r[0]["id"] == .null)
 
         // rpc call Batch, invalid JSON.
-        r = exchange(
+        r = await exchange(
             process, #"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method""#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32700)
 
         // rpc call with an empty Array: one error object, never an empty array.
-        r = exchange(process, "[]", framing, expect: 1)
+        r = await exchange(process, "[]", framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32600)
         #expect(r[0]["id"] == .null)
 
         // rpc call with an invalid Batch (but not empty).
-        r = exchange(process, "[1]", framing, expect: 1)
+        r = await exchange(process, "[1]", framing, expect: 1)
         #expect(r[0].arrayValue?.count == 1)
         #expect(r[0].arrayValue?.first?["error"]?["code"] == -32600)
 
         // rpc call with invalid Batch.
-        r = exchange(process, "[1,2,3]", framing, expect: 1)
+        r = await exchange(process, "[1,2,3]", framing, expect: 1)
         #expect(r[0].arrayValue?.count == 3)
         #expect(r[0].arrayValue?.allSatisfy { $0["error"]?["code"] == -32600 && $0["id"] == .null } == true)
 
         // rpc call Batch: results, errors and notifications mixed.
-        r = exchange(
+        r = await exchange(
             process,
             """
             [{"jsonrpc":"2.0","method":"host.info","id":"1"},
@@ -131,32 +131,32 @@ import TestSupport
         #expect(byID["\"9\""]?["error"]?["code"] == -32601)
 
         // rpc call Batch (all notifications): nothing at all.
-        _ = exchange(
+        _ = await exchange(
             process, #"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
             framing, expect: 0)
 
         process.closeInput()
-        #expect(process.waitForExit() == 0)
+        #expect(await process.waitForExit() == 0)
     }
 
-    @Test func cancelRequestForAnUnknownIDIsHarmless() throws {
+    @Test func cancelRequestForAnUnknownIDIsHarmless() async throws {
         let process = try MediahostProcess(["rpc"])
         process.sendLine(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":42}}"#)
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#)
-        let replies = process.messages(1)
+        let replies = await process.messages(1)
         #expect(replies.first?["id"] == 1)
         process.closeInput()
-        #expect(process.waitForExit() == 0)
+        #expect(await process.waitForExit() == 0)
     }
 
-    @Test func eofAnswersEverythingThenExitsZero() throws {
+    @Test func eofAnswersEverythingThenExitsZero() async throws {
         let process = try MediahostProcess(["rpc"])
         for id in 1...200 { process.sendLine(#"{"jsonrpc":"2.0","id":\#(id),"method":"favorites.list"}"#) }
         process.closeInput()
-        let replies = process.messages(200)
+        let replies = await process.messages(200)
         #expect(Set(replies.compactMap { $0["id"]?.intValue }) == Set(1...200))
         #expect(replies.allSatisfy { $0["result"]?["items"] == [] })
-        #expect(process.next(timeout: .milliseconds(300)) == nil, "exactly one reply per request")
-        #expect(process.waitForExit() == 0)
+        #expect(await process.next(timeout: .milliseconds(300)) == nil, "exactly one reply per request")
+        #expect(await process.waitForExit() == 0)
     }
 }

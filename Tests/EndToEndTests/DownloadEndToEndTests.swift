@@ -10,11 +10,11 @@ import TestSupport
 /// the mediahost process is killed with SIGKILL in the middle.
 @Suite struct DownloadEndToEndTests {
     /// Starts `mediahost sandbox` and returns it with its podcasts base URL.
-    func sandbox(rate: Int) throws -> (MediahostProcess, String) {
+    func sandbox(rate: Int) async throws -> (MediahostProcess, String) {
         let process = try MediahostProcess(["sandbox", "--port", "0", "--media-rate", String(rate)])
         var base: String?
         for _ in 0..<5 {
-            guard let line = process.next(timeout: .seconds(20)) else { break }
+            guard let line = await process.next(timeout: .seconds(20)) else { break }
             let text = String(decoding: line.raw, as: UTF8.self)
             if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { base = String(text[range.upperBound...]) }
             if base != nil { break }
@@ -34,37 +34,37 @@ import TestSupport
     }
 
     /// Runs `mediahost rpc`, starts downloading an episode, and returns the process and the download's path.
-    func startDownload(dataDir: String, base: String) throws -> (MediahostProcess, String, String) {
+    func startDownload(dataDir: String, base: String) async throws -> (MediahostProcess, String, String) {
         let rpc = try MediahostProcess(["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         rpc.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.children","params":{"id":"podcasts:podcast:1000007919"}}"#)
-        let episodes = try #require(rpc.messages(1).first)
+        let episodes = try #require(await rpc.messages(1).first)
         let episode = try #require(episodes["result"]?["items"]?.arrayValue?.first)
         let media = try #require(episode["enclosure"]?["url"]?.stringValue)
         rpc.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"downloads.start","params":{"id":\#(episode["id"]!.jsonString)}}"#)
         var path: String?
-        while let message = rpc.next(timeout: .seconds(10)) {
+        while let message = await rpc.next(timeout: .seconds(10)) {
             if message.value?["id"] == 2 { path = message.value?["result"]?["path"]?.stringValue; break }
         }
         return (rpc, try #require(path), media)
     }
 
     /// Waits for the `.part` to grow past `bytes`.
-    func waitForPart(_ path: String, over bytes: Int) throws {
+    func waitForPart(_ path: String, over bytes: Int) async throws {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let size = (try? FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0
             if size > bytes { return }
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         throw TimeoutError(what: "the .part never grew past \(bytes)")
     }
 
     /// Restarts `mediahost rpc` and waits for the download's "completed" notification.
-    func resumeToCompletion(dataDir: String, base: String) throws {
+    func resumeToCompletion(dataDir: String, base: String) async throws {
         let again = try MediahostProcess(["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         defer { again.closeInput() }
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, let message = again.next(timeout: .seconds(30)) {
+        while Date() < deadline, let message = await again.next(timeout: .seconds(30)) {
             if message.value?["method"] == "downloads.state", message.value?["params"]?["state"] == "completed" { return }
             if message.value?["params"]?["state"] == "failed" {
                 throw TimeoutError(what: "the download failed: \(message.value?["params"]?["error"]?.stringValue ?? "")")
@@ -74,17 +74,17 @@ import TestSupport
     }
 
     @Test func killedMidDownloadResumesByteIdentical() async throws {
-        let (server, base) = try sandbox(rate: 2_000_000)
+        let (server, base) = try await sandbox(rate: 2_000_000)
         defer { server.process.terminate() }
         let dataDir = try makeTemporaryDirectory()
-        let (rpc, path, media) = try startDownload(dataDir: dataDir, base: base)
-        try waitForPart(path, over: 500_000)
+        let (rpc, path, media) = try await startDownload(dataDir: dataDir, base: base)
+        try await waitForPart(path, over: 500_000)
         kill(rpc.process.processIdentifier, SIGKILL)
-        _ = rpc.waitForExit()
+        _ = await rpc.waitForExit()
         let partBefore = (try FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0
         #expect(!FileManager.default.fileExists(atPath: path), "never a partial final file")
 
-        try resumeToCompletion(dataDir: dataDir, base: base)
+        try await resumeToCompletion(dataDir: dataDir, base: base)
         let downloaded = try #require(FileManager.default.contents(atPath: path))
         let source = try await fetch(media)
         #expect(downloaded == source, "byte-identical to the source")
@@ -93,33 +93,33 @@ import TestSupport
     }
 
     @Test func fileChangedBetweenRunsRestartsWithIfRange() async throws {
-        let (server, base) = try sandbox(rate: 2_000_000)
+        let (server, base) = try await sandbox(rate: 2_000_000)
         defer { server.process.terminate() }
         let dataDir = try makeTemporaryDirectory()
-        let (rpc, path, media) = try startDownload(dataDir: dataDir, base: base)
-        try waitForPart(path, over: 300_000)
+        let (rpc, path, media) = try await startDownload(dataDir: dataDir, base: base)
+        try await waitForPart(path, over: 300_000)
         kill(rpc.process.processIdentifier, SIGKILL)
-        _ = rpc.waitForExit()
+        _ = await rpc.waitForExit()
         // The host publishes a new file at the same URL.
         let mediaPath = URL(string: media)!.path
         try await post(base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/media"), #"{"path":"\#(mediaPath)","version":7}"#)
-        try resumeToCompletion(dataDir: dataDir, base: base)
+        try await resumeToCompletion(dataDir: dataDir, base: base)
         let downloaded = try #require(FileManager.default.contents(atPath: path))
         let source = try await fetch(media)
         #expect(downloaded == source, "the new version, whole")
     }
 
-    @Test func scriptDownloadsAndWaitsForThem() throws {
-        let (server, base) = try sandbox(rate: 0)
+    @Test func scriptDownloadsAndWaitsForThem() async throws {
+        let (server, base) = try await sandbox(rate: 0)
         defer { server.process.terminate() }
         let dataDir = try makeTemporaryDirectory()
-        let result = try runMediahost(
+        let result = try await runMediahost(
             [], input: "open podcasts:podcast:1000007919\ndownload 1\ndownload 2\ndownloads\n", dataDir: dataDir,
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("✓ Episode 26: Tiny Houses: done →"))
         #expect(result.stderr.contains("✓ Episode 25: Jazz Standards: done →"))
-        let listed = try runMediahost(["call", "downloads.list"], dataDir: dataDir)
+        let listed = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
         let downloads = try JSONValue(parsing: listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).arrayValue ?? []
         #expect(downloads.count == 2)
         #expect(downloads.allSatisfy { $0["state"] == "completed" })

@@ -6,58 +6,58 @@ import TestSupport
 
 /// Input meant to break the endpoint: each gets a JSON-RPC error, never a crash or a hang.
 @Suite struct HostileInputTests {
-    func stillServes(_ process: MediahostProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+    func stillServes(_ process: MediahostProcess, sourceLocation: SourceLocation = #_sourceLocation) async {
         process.sendLine(#"{"jsonrpc":"2.0","id":"alive","method":"host.info"}"#)
         // Earlier replies may still be on their way; the process is alive when "alive" is answered.
-        while let message = process.next(timeout: .seconds(20)) {
+        while let message = await process.next(timeout: .seconds(20)) {
             if message.value?["id"] == "alive" { return }
         }
         Issue.record("the process stopped serving", sourceLocation: sourceLocation)
     }
 
-    @Test func messagesOver16MiB() throws {
+    @Test func messagesOver16MiB() async throws {
         let process = try MediahostProcess(["rpc"])
         let padding = String(repeating: "a", count: 16 << 20)
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info","params":{"pad":"\#(padding)"}}"#)
-        let reply = process.next(timeout: .seconds(30))?.value
+        let reply = await process.next(timeout: .seconds(30))?.value
         #expect(reply?["error"]?["code"] == -32600)
         #expect(reply?["error"]?["message"]?.stringValue?.contains("16 MiB") == true)
-        stillServes(process)
+        await stillServes(process)
         // The same with Content-Length framing: the body is skipped, not buffered.
         let body = Array(#"{"jsonrpc":"2.0","id":2,"method":"host.info","params":{"pad":"\#(padding)"}}"#.utf8)
         process.send(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
-        #expect(process.next(timeout: .seconds(30))?.value?["error"]?["code"] == -32600)
+        #expect(await process.next(timeout: .seconds(30))?.value?["error"]?["code"] == -32600)
         process.send(Framing.contentLength.frame(Array(#"{"jsonrpc":"2.0","id":3,"method":"host.info"}"#.utf8)))
-        #expect(process.next(timeout: .seconds(10))?.value?["id"] == 3)
+        #expect(await process.next(timeout: .seconds(10))?.value?["id"] == 3)
         process.closeInput()
-        #expect(process.waitForExit() == 0)
+        #expect(await process.waitForExit() == 0)
     }
 
-    @Test func invalidUTF8() throws {
+    @Test func invalidUTF8() async throws {
         let process = try MediahostProcess(["rpc"])
         var bytes = Array(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"query":"x"#.utf8)
         bytes += [0xFF, 0xFE, 0xC0, 0xAF]
         bytes += Array(#""}}"#.utf8) + [0x0A]
         process.send(bytes)
-        let reply = process.next()?.value
+        let reply = await process.next()?.value
         #expect(reply?["error"]?["code"] == -32700)
         #expect(reply?["id"] == .null)
-        stillServes(process)
+        await stillServes(process)
     }
 
-    @Test func nesting10000Levels() throws {
+    @Test func nesting10000Levels() async throws {
         let process = try MediahostProcess(["rpc"])
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         process.sendLine(deep)
-        #expect(process.next()?.value?["error"]?["code"] == -32700)
+        #expect(await process.next()?.value?["error"]?["code"] == -32700)
         let deepParams = #"{"jsonrpc":"2.0","id":1,"method":"host.info","params":{"a":"# + String(repeating: "{\"a\":", count: 10_000)
             + "1" + String(repeating: "}", count: 10_001) + "}"
         process.sendLine(deepParams)
-        #expect(process.next()?.value?["error"]?["code"] == -32700)
-        stillServes(process)
+        #expect(await process.next()?.value?["error"]?["code"] == -32700)
+        await stillServes(process)
     }
 
-    @Test func wrongParamTypes() throws {
+    @Test func wrongParamTypes() async throws {
         let process = try MediahostProcess(["rpc"])
         let cases = [
             #"{"jsonrpc":"2.0","id":1,"method":"favorites.list","params":{"limit":"50"}}"#,
@@ -69,16 +69,16 @@ import TestSupport
             #"{"jsonrpc":"2.0","id":7,"method":"favorites.list","params":"nope"}"#,
         ]
         for text in cases { process.sendLine(text) }
-        let replies = process.messages(cases.count)
+        let replies = await process.messages(cases.count)
         #expect(replies.count == cases.count)
         for reply in replies {
             let expected: JSONValue = reply["id"] == 7 ? -32600 : -32602
             #expect(reply["error"]?["code"] == expected, "\(reply)")
         }
-        stillServes(process)
+        await stillServes(process)
     }
 
-    @Test func tenThousandRandomByteStrings() throws {
+    @Test func tenThousandRandomByteStrings() async throws {
         let process = try MediahostProcess(["rpc"])
         var random = SplitMix64(seed: 0x6D65_6469_6168_6F73)
         var sent = 0
@@ -97,13 +97,13 @@ import TestSupport
             }
         }
         process.send(batch)
-        let replies = process.messages(sent, timeout: .seconds(30))
+        let replies = await process.messages(sent, timeout: .seconds(30))
         #expect(replies.count == sent, "every line gets exactly one reply")
         #expect(replies.allSatisfy { $0["error"]?["code"] == -32700 || $0["error"]?["code"] == -32600 })
-        stillServes(process)
+        await stillServes(process)
     }
 
-    @Test func tenThousandMutatedRequests() throws {
+    @Test func tenThousandMutatedRequests() async throws {
         let process = try MediahostProcess(["rpc"])
         var random = SplitMix64(seed: 42)
         let templates = [
@@ -154,7 +154,7 @@ import TestSupport
         var answered = Set<Int>()
         var replies = 0
         // Replies come in any order; the stream goes quiet once every request is answered.
-        while let message = process.next(timeout: .seconds(3)) {
+        while let message = await process.next(timeout: .seconds(3)) {
             guard let value = message.value else {
                 Issue.record("a reply is not JSON")
                 break
@@ -171,6 +171,6 @@ import TestSupport
         #expect(replies <= 10_000, "never more than one reply per message")
         #expect(expectedIDs.count > 1000, "the corpus keeps enough valid requests to mean something")
         #expect(answered.count >= expectedIDs.count)
-        stillServes(process)
+        await stillServes(process)
     }
 }

@@ -70,7 +70,7 @@ final class MediahostProcess: @unchecked Sendable {
     var bytesReceived: Int { state.outputBytes.withLock { $0 } }
 
     /// The next message on stdout, or nil when none arrives in time.
-    func next(timeout: Duration = .seconds(10)) -> (value: JSONValue?, framing: Framing, raw: [UInt8])? {
+    func next(timeout: Duration = .seconds(10)) async -> (value: JSONValue?, framing: Framing, raw: [UInt8])? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let event = state.output.withLock({ $0.next() }) {
@@ -78,21 +78,23 @@ final class MediahostProcess: @unchecked Sendable {
                 return (try? JSONParser.parse(bytes), framing, bytes)
             }
             if state.eof.withLock({ $0 }) && state.output.withLock({ $0.pendingCount == 0 }) { return nil }
-            usleep(500)
+            // Sleeping, not blocking: a blocked thread would starve the (2-thread) concurrency pool
+            // that every other test runs on.
+            try? await Task.sleep(for: .milliseconds(1))
         }
         return nil
     }
 
     /// Exactly `count` messages, then nothing more within `quiet`.
-    func messages(_ count: Int, timeout: Duration = .seconds(20)) -> [JSONValue] {
+    func messages(_ count: Int, timeout: Duration = .seconds(20)) async -> [JSONValue] {
         var values: [JSONValue] = []
-        while values.count < count, let message = next(timeout: timeout) { values.append(message.value ?? "<not JSON>") }
+        while values.count < count, let message = await next(timeout: timeout) { values.append(message.value ?? "<not JSON>") }
         return values
     }
 
-    func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+    func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { usleep(2000) }
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         if process.isRunning {
             process.terminate()
             return nil
@@ -108,13 +110,13 @@ final class MediahostProcess: @unchecked Sendable {
 /// Runs `mediahost` to completion and returns its status and output.
 func runMediahost(
     _ arguments: [String], input: String? = nil, dataDir: String? = nil, environment: [String: String] = [:]
-) throws -> (status: Int32, stdout: String, stderr: String) {
+) async throws -> (status: Int32, stdout: String, stderr: String) {
     let process = try MediahostProcess(arguments, dataDir: dataDir, environment: environment)
     if let input { process.send(input) }
     process.closeInput()
     var out: [UInt8] = []
-    let status = process.waitForExit() ?? -1
-    while let message = process.next(timeout: .milliseconds(200)) { out += message.raw + [0x0A] }
+    let status = await process.waitForExit() ?? -1
+    while let message = await process.next(timeout: .milliseconds(200)) { out += message.raw + [0x0A] }
     return (status, String(decoding: out, as: UTF8.self), process.errors)
 }
 

@@ -5,18 +5,18 @@ import TestSupport
 
 /// The shipped binary with real providers against the sandbox: what `make run` shows a person.
 @Suite struct SandboxEndToEndTests {
-    @Test func callSearchesPodcastsOnTheSandbox() throws {
-        let result = try runMediahost(["--sandbox", "call", "media.search", #"{"provider":"podcasts","query":"garden"}"#])
+    @Test func callSearchesPodcastsOnTheSandbox() async throws {
+        let result = try await runMediahost(["--sandbox", "call", "media.search", #"{"provider":"podcasts","query":"garden"}"#])
         #expect(result.status == 0, "\(result.stderr)")
         let value = try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         let items = value["items"]?.arrayValue ?? []
         #expect(!items.isEmpty)
         #expect(items.allSatisfy { $0["kind"] == "podcast" && $0["title"]?.stringValue?.contains("Garden") == true })
         // Options after the subcommand work too.
-        #expect(try runMediahost(["call", "providers.categories", #"{"provider":"podcasts"}"#, "--sandbox"]).status == 0)
+        #expect(try await runMediahost(["call", "providers.categories", #"{"provider":"podcasts"}"#, "--sandbox"]).status == 0)
     }
 
-    @Test func replWalkthroughFromTheIssue() throws {
+    @Test func replWalkthroughFromTheIssue() async throws {
         let dataDir = try makeTemporaryDirectory()
         let script = """
             search podcasts kitchen
@@ -30,7 +30,7 @@ import TestSupport
             favs
             history
             """
-        let result = try runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
+        let result = try await runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("The Electric Kitchen 77"))
         #expect(result.stdout.contains("Society & Culture"))
@@ -39,45 +39,45 @@ import TestSupport
         #expect(result.stdout.contains("kitchen  podcasts"))
 
         // Favorites are snapshots: another process sees them with no sandbox and no network.
-        let offline = try runMediahost(["call", "favorites.list", #"{"provider":"podcasts"}"#], dataDir: dataDir)
+        let offline = try await runMediahost(["call", "favorites.list", #"{"provider":"podcasts"}"#], dataDir: dataDir)
         #expect(offline.status == 0)
         let favorites = try JSONValue(parsing: offline.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(favorites["items"]?.arrayValue?.count == 1)
         #expect(favorites["items"]?.arrayValue?.first?["kind"] == "episode")
     }
 
-    @Test func rpcDrivesTheSameFlow() throws {
+    @Test func rpcDrivesTheSameFlow() async throws {
         let process = try MediahostProcess(["rpc", "--sandbox"])
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"provider":"podcasts","query":"orbit"}}"#)
-        let search = try #require(process.messages(1).first)
+        let search = try #require(await process.messages(1).first)
         let podcast = try #require(search["result"]?["items"]?.arrayValue?.first?["id"])
         process.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"media.children","params":{"id":\#(podcast.jsonString)}}"#)
         process.sendLine(#"{"jsonrpc":"2.0","id":3,"method":"favorites.add","params":{"id":\#(podcast.jsonString)}}"#)
-        let replies = process.messages(2)
+        let replies = await process.messages(2)
         let byID = Dictionary(replies.map { ($0["id"]?.intValue ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
         #expect((byID[2]?["result"]?["items"]?.arrayValue?.count ?? 0) > 0)
         #expect(byID[3]?["result"]?["favorite"] == true)
         process.sendLine(#"{"jsonrpc":"2.0","id":4,"method":"media.search","params":{"query":"orbit"}}"#)
-        let all = try #require(process.messages(1).first)
+        let all = try #require(await process.messages(1).first)
         #expect(all["result"]?["errors"] == [])
         #expect(all["result"]?["items"]?.arrayValue?.contains { $0["id"] == podcast && $0["favorite"] == true } == true)
         process.closeInput()
-        #expect(process.waitForExit() == 0)
+        #expect(await process.waitForExit() == 0)
     }
 
-    @Test func standaloneSandboxServesAnotherProcess() throws {
+    @Test func standaloneSandboxServesAnotherProcess() async throws {
         let sandbox = try MediahostProcess(["sandbox", "--port", "0"])
         defer { sandbox.process.terminate() }
         // It prints "  podcasts: MEDIAHOST_PODCASTS_BASE_URL=http://127.0.0.1:PORT/podcasts".
         var baseURL: String?
         for _ in 0..<5 {
-            guard let line = sandbox.next(timeout: .seconds(20)) else { break }
+            guard let line = await sandbox.next(timeout: .seconds(20)) else { break }
             let text = String(decoding: line.raw, as: UTF8.self)
             if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { baseURL = String(text[range.upperBound...]) }
             if baseURL != nil { break }
         }
         let base = try #require(baseURL)
-        let result = try runMediahost(
+        let result = try await runMediahost(
             ["call", "providers.categories", #"{"provider":"podcasts"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Technology"))
@@ -87,30 +87,30 @@ import TestSupport
         curl.arguments = ["-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#, base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults")]
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
             try curl.run()
-            curl.waitUntilExit()
-            let failing = try runMediahost(
+            while curl.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+            let failing = try await runMediahost(
                 ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
             #expect(failing.status == 1)
             #expect(failing.stderr.contains("503"))
         }
     }
 
-    @Test func standardProxyVariablesAreHonoured() throws {
+    @Test func standardProxyVariablesAreHonoured() async throws {
         // The sandbox answers absolute-form requests like a proxy would. The provider's host does
         // not resolve, so the call can only succeed through the proxy.
         let proxy = try MediahostProcess(["sandbox", "--port", "0"])
         defer { proxy.process.terminate() }
         var port: String?
-        if let line = proxy.next(timeout: .seconds(20)) {
+        if let line = await proxy.next(timeout: .seconds(20)) {
             port = String(decoding: line.raw, as: UTF8.self).split(separator: ":").last.map(String.init)
         }
         let proxyPort = try #require(port)
-        let through = try runMediahost(
+        let through = try await runMediahost(
             ["call", "media.get", #"{"id":"podcasts:podcast:1000000000"}"#],
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": "http://127.0.0.1:\(proxyPort)"])
         #expect(through.status == 0, "\(through.stderr)")
         #expect(through.stdout.contains("The Swift Journal 0"))
-        let without = try runMediahost(
+        let without = try await runMediahost(
             ["call", "media.get", #"{"id":"podcasts:podcast:1000000000"}"#],
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": ""])
         #expect(without.status == 1)

@@ -50,6 +50,7 @@ public struct FavoritesList: RPCMethod {
             throw HostError.invalidArgument("cursor does not belong to favorites.list")
         }
         // Snapshots are favorites by definition; annotating adds their download state.
-        return try await host.annotate(host.store.favorites(provider: provider, kind: kind, limit: limit, after: cursor))
+        return try await host.annotate(
+            host.store.favorites(provider: provider, kind: kind, limit: limit, after: cursor), allFavorites: true)
     }
 }
