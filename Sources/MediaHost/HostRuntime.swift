@@ -114,6 +114,16 @@ public final class HostRuntime: Sendable {
         }
     }
 
+    /// The item from its provider, or when that fails (offline, say) a favorite's snapshot.
+    func itemOrSnapshot(_ id: ItemID) async throws -> MediaItem {
+        do {
+            return try await withProvider(id.provider) { try await $0.item(id) }
+        } catch {
+            guard let snapshot = try await store.favorite(id) else { throw error }
+            return snapshot
+        }
+    }
+
     /// Where an item's media is now, or nil when the provider cannot say (offline, say).
     func freshSource(_ id: ItemID) async -> DownloadSource? {
         try? await withProvider(id.provider) { try await $0.downloadSource(for: id) }

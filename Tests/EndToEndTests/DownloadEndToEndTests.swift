@@ -9,19 +9,7 @@ import TestSupport
 /// Downloads through the real binary: a separate sandbox process serves the media slowly, and
 /// the mediahost process is killed with SIGKILL in the middle.
 @Suite struct DownloadEndToEndTests {
-    /// Starts `mediahost sandbox` and returns it with its podcasts base URL.
-    func sandbox(rate: Int) async throws -> (MediahostProcess, String) {
-        let process = try MediahostProcess(["sandbox", "--port", "0", "--media-rate", String(rate)])
-        var base: String?
-        for _ in 0..<5 {
-            guard let line = await process.next(timeout: .seconds(20)) else { break }
-            let text = String(decoding: line.raw, as: UTF8.self)
-            if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { base = String(text[range.upperBound...]) }
-            if base != nil { break }
-        }
-        guard let base else { throw TimeoutError(what: "the sandbox did not start") }
-        return (process, base)
-    }
+    func sandbox(rate: Int) async throws -> (MediahostProcess, String) { try await startSandboxProcess(rate: rate) }
 
     func post(_ url: String, _ json: String) async throws {
         _ = try await MediaHTTPClient().send(HTTPRequest(method: "POST", url: URL(string: url)!, body: Data(json.utf8)))

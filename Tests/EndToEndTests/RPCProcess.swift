@@ -107,6 +107,22 @@ final class MediahostProcess: @unchecked Sendable {
     }
 }
 
+/// Starts `mediahost sandbox --port 0` and returns it with the podcasts base URL it prints.
+func startSandboxProcess(rate: Int? = nil) async throws -> (MediahostProcess, String) {
+    let process = try MediahostProcess(["sandbox", "--port", "0"] + (rate.map { ["--media-rate", String($0)] } ?? []))
+    for _ in 0..<5 {
+        guard let line = await process.next(timeout: .seconds(20)) else { break }
+        let text = String(decoding: line.raw, as: UTF8.self)
+        if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { return (process, String(text[range.upperBound...])) }
+    }
+    process.process.terminate()
+    throw SandboxStartFailure()
+}
+
+struct SandboxStartFailure: Error, CustomStringConvertible {
+    var description: String { "mediahost sandbox did not print its base URL" }
+}
+
 /// Runs `mediahost` to completion and returns its status and output.
 func runMediahost(
     _ arguments: [String], input: String? = nil, dataDir: String? = nil, environment: [String: String] = [:]

@@ -66,17 +66,8 @@ import TestSupport
     }
 
     @Test func standaloneSandboxServesAnotherProcess() async throws {
-        let sandbox = try MediahostProcess(["sandbox", "--port", "0"])
+        let (sandbox, base) = try await startSandboxProcess()
         defer { sandbox.process.terminate() }
-        // It prints "  podcasts: MEDIAHOST_PODCASTS_BASE_URL=http://127.0.0.1:PORT/podcasts".
-        var baseURL: String?
-        for _ in 0..<5 {
-            guard let line = await sandbox.next(timeout: .seconds(20)) else { break }
-            let text = String(decoding: line.raw, as: UTF8.self)
-            if let range = text.range(of: "MEDIAHOST_PODCASTS_BASE_URL=") { baseURL = String(text[range.upperBound...]) }
-            if baseURL != nil { break }
-        }
-        let base = try #require(baseURL)
         let result = try await runMediahost(
             ["call", "providers.categories", #"{"provider":"podcasts"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         #expect(result.status == 0, "\(result.stderr)")

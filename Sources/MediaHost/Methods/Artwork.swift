@@ -17,14 +17,8 @@ public struct MediaArtwork: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Result {
-        let item: MediaItem
-        do {
-            item = try await host.withProvider(id.provider) { try await $0.item(id) }
-        } catch {
-            // Offline: a favorite's snapshot still knows its artwork.
-            guard let snapshot = try await host.store.favorite(id) else { throw error }
-            item = snapshot
-        }
+        // Offline, a favorite's snapshot still knows its artwork.
+        let item = try await host.itemOrSnapshot(id)
         guard let url = item.artwork else {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
         }

@@ -31,13 +31,7 @@ public struct PlayerOpen: RPCMethod {
             target = download.path
             local = true
         } else {
-            let item: MediaItem
-            do {
-                item = try await host.withProvider(id.provider) { try await $0.item(id) }
-            } catch {
-                guard let snapshot = try await host.store.favorite(id) else { throw error }
-                item = snapshot
-            }
+            let item = try await host.itemOrSnapshot(id)
             target = item.enclosure?.url ?? item.url
         }
         guard let target else { throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has nothing to play")) }
