@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "Podcasts",
+                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -53,6 +53,11 @@ let package = Package(
             name: "PodcastsSandbox",
             dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Providers/Podcasts/Sandbox", swiftSettings: strict),
+        .target(name: "YouTube", dependencies: ["MediaKit"], path: "Providers/YouTube/Sources", swiftSettings: strict),
+        .target(
+            name: "YouTubeSandbox",
+            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Providers/YouTube/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -60,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -79,6 +84,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "YouTubeTests",
+            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit"],
+            path: "Providers/YouTube/Tests", swiftSettings: strict),
         .testTarget(
             name: "PodcastsTests",
             dependencies: ["Podcasts", "PodcastsSandbox", "Sandbox", "MediaHTTP", "MediaKit"],

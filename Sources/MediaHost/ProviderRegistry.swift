@@ -1,6 +1,7 @@
 import MediaKit
 import Podcasts
 import Synchronization
+import YouTube
 
 /// How the host creates one provider: its descriptor and a factory.
 public struct ProviderRegistration: Sendable {
@@ -20,7 +21,8 @@ public struct ProviderRegistration: Sendable {
 /// The providers this build ships. Adding a provider is one line here.
 public enum BuiltinProviders {
     public static let all: [ProviderRegistration] = [
-        .of(PodcastsProvider.self)
+        .of(PodcastsProvider.self),
+        .of(YouTubeProvider.self),
     ]
 }
 

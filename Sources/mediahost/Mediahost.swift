@@ -7,6 +7,7 @@ import MediaKit
 import MediaREPL
 import PodcastsSandbox
 import Sandbox
+import YouTubeSandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -95,6 +96,9 @@ struct GlobalOptions: ParsableArguments {
             for id in server.replicaIDs {
                 environment["MEDIAHOST_\(id.uppercased())_BASE_URL"] = server.baseURL(for: id)
             }
+            for (name, value) in SandboxReplicas.credentials where environment[name]?.isEmpty ?? true {
+                environment[name] = value
+            }
             RunningSandbox.server = server
         }
         do {
@@ -110,7 +114,10 @@ struct GlobalOptions: ParsableArguments {
 
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
-    static let all: [any SandboxReplica] = [PodcastsReplica()]
+    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica()]
+
+    /// Credentials the replicas accept, used when none are configured: --sandbox needs no keys.
+    static let credentials = ["YOUTUBE_API_KEY": "sandbox-key"]
 
     /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
     /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.

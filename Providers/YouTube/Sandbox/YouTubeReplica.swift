@@ -1,0 +1,239 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Sandbox
+import Synchronization
+
+/// The YouTube Data API v3 as the real service answers it: paths, parameters, page tokens,
+/// string-typed statistics, error bodies, and quota accounting per key.
+public struct YouTubeReplica: SandboxReplica {
+    public let id = "youtube"
+    let catalogue = YouTubeCatalogue()
+    let quota = Quota()
+
+    /// Units spent per key today; a call past the limit answers quotaExceeded like the real API.
+    public final class Quota: Sendable {
+        private let state = Mutex<(limit: Int, used: [String: Int])>((10_000, [:]))
+        public var limit: Int {
+            get { state.withLock { $0.limit } }
+            set { state.withLock { $0.limit = newValue } }
+        }
+        func spend(_ units: Int, key: String) -> Bool {
+            state.withLock { state in
+                let used = state.used[key, default: 0] + units
+                guard used <= state.limit else { return false }
+                state.used[key] = used
+                return true
+            }
+        }
+        public func reset() { state.withLock { $0.used = [:] } }
+    }
+
+    public init() {}
+
+    public func register(_ routes: SandboxRoutes) {
+        let api = routes.group("youtube/v3")
+        api.get("videoCategories") { request, _ in try guarded(request, cost: 1) { try videoCategories(request) } }
+        api.get("videos") { request, _ in try guarded(request, cost: 1) { try videos(request) } }
+        api.get("search") { request, _ in try guarded(request, cost: 100) { try search(request) } }
+        api.get("channels") { request, _ in try guarded(request, cost: 1) { try channels(request) } }
+        api.get("playlistItems") { request, _ in try guarded(request, cost: 1) { try playlistItems(request) } }
+        routes.post("_quota") { request, context in
+            struct Change: Decodable { var limit: Int?; var reset: Bool? }
+            let change = try await request.decode(as: Change.self, context: context)
+            if let limit = change.limit { quota.limit = limit }
+            if change.reset == true { quota.reset() }
+            return Response(status: .noContent)
+        }
+    }
+
+    // MARK: Keys, quota, errors
+
+    private func guarded(_ request: Request, cost: Int, _ body: () throws -> Response) throws -> Response {
+        guard let key = request.uri.queryParameters.get("key"), !key.isEmpty else {
+            return Self.error(
+                403, "The request is missing a valid API key.", reason: "forbidden", domain: "global", status: "PERMISSION_DENIED")
+        }
+        if key.hasPrefix("bad") {
+            return Self.error(
+                400, "API key not valid. Please pass a valid API key.", reason: "badRequest", domain: "global",
+                status: "INVALID_ARGUMENT", details: "API_KEY_INVALID")
+        }
+        guard quota.spend(cost, key: key) else {
+            return Self.error(
+                403, "The request cannot be completed because you have exceeded your <a href=\"/youtube/v3/getting-started#quota\">quota</a>.",
+                reason: "quotaExceeded", domain: "youtube.quota", status: "PERMISSION_DENIED")
+        }
+        return try body()
+    }
+
+    static func error(_ code: Int, _ message: String, reason: String, domain: String, status: String, details: String? = nil) -> Response {
+        var error: [String: Any] = [
+            "code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]], "status": status,
+        ]
+        if let details { error["details"] = [["@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": details, "domain": "googleapis.com"]] }
+        return json(["error": error], status: .init(code: code))
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=UTF-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    // MARK: Paging
+
+    /// Page tokens are opaque to clients; here they encode an offset.
+    static func token(_ offset: Int) -> String { "CB" + String(offset, radix: 36).uppercased() + "AQ" }
+    static func offset(_ token: String?) -> Int? {
+        guard let token else { return 0 }
+        guard token.hasPrefix("CB"), token.hasSuffix("AQ") else { return nil }
+        return Int(token.dropFirst(2).dropLast(2), radix: 36)
+    }
+
+    private func page<T>(_ all: [T], _ request: Request, kind: String, item: (T) -> [String: Any]) -> Response {
+        let query = request.uri.queryParameters
+        let size = min(max(Int(query.get("maxResults") ?? "5") ?? 5, 0), 50)
+        guard let offset = Self.offset(query.get("pageToken")) else {
+            return Self.error(400, "The request specifies an invalid page token.", reason: "invalidPageToken", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+        }
+        let end = min(offset + size, all.count)
+        var body: [String: Any] = [
+            "kind": kind, "etag": "\"sandbox\"", "items": offset < end ? all[offset..<end].map(item) : [],
+            "pageInfo": ["totalResults": all.count, "resultsPerPage": size],
+        ]
+        if end < all.count { body["nextPageToken"] = Self.token(end) }
+        if offset > 0 { body["prevPageToken"] = Self.token(max(0, offset - size)) }
+        return Self.json(body)
+    }
+
+    // MARK: Resources
+
+    private func thumbnails(_ id: String, maxres: Bool) -> [String: Any] {
+        var sizes: [String: Any] = [
+            "default": ["url": "https://i.ytimg.com/vi/\(id)/default.jpg", "width": 120, "height": 90],
+            "medium": ["url": "https://i.ytimg.com/vi/\(id)/mqdefault.jpg", "width": 320, "height": 180],
+            "high": ["url": "https://i.ytimg.com/vi/\(id)/hqdefault.jpg", "width": 480, "height": 360],
+        ]
+        if maxres { sizes["maxres"] = ["url": "https://i.ytimg.com/vi/\(id)/maxresdefault.jpg", "width": 1280, "height": 720] }
+        return sizes
+    }
+
+    private func snippet(_ video: YouTubeCatalogue.Video) -> [String: Any] {
+        let channel = catalogue.channels[video.channel]
+        return [
+            "publishedAt": ISO8601DateFormatter().string(from: video.published), "channelId": channel.id, "title": video.title,
+            "description": video.description, "thumbnails": thumbnails(video.id, maxres: video.hasMaxres), "channelTitle": channel.title,
+            "categoryId": video.category, "liveBroadcastContent": "none",
+        ]
+    }
+
+    private func videoResource(_ video: YouTubeCatalogue.Video) -> [String: Any] {
+        [
+            "kind": "youtube#video", "etag": "\"\(video.id)\"", "id": video.id, "snippet": snippet(video),
+            "contentDetails": ["duration": video.duration, "dimension": "2d", "definition": "hd", "caption": "false"],
+            // The real API sends counts as strings.
+            "statistics": ["viewCount": String(video.views), "likeCount": String(video.likes), "favoriteCount": "0", "commentCount": String(video.comments)],
+        ]
+    }
+
+    private func videoCategories(_ request: Request) throws -> Response {
+        Self.json([
+            "kind": "youtube#videoCategoryListResponse", "etag": "\"sandbox\"",
+            "items": YouTubeCatalogue.categories.map { category in
+                [
+                    "kind": "youtube#videoCategory", "etag": "\"\(category.id)\"", "id": category.id,
+                    "snippet": ["title": category.title, "assignable": category.assignable, "channelId": "UCBR8-60-B28hp2BmDPdntcQ"],
+                ]
+            },
+        ])
+    }
+
+    private func videos(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        if let ids = query.get("id") {
+            let list = ids.split(separator: ",").map(String.init)
+            guard list.count <= 50 else {
+                return Self.error(400, "The request specifies too many ids.", reason: "invalidFilters", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+            }
+            return Self.json(["kind": "youtube#videoListResponse", "etag": "\"sandbox\"", "items": list.compactMap(catalogue.video).map(videoResource),
+                              "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count]])
+        }
+        guard query.get("chart") == "mostPopular" else {
+            return Self.error(400, "No filter selected. Expected one of: chart, id, myRating", reason: "missingRequiredParameter", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+        }
+        let category = query.get("videoCategoryId")
+        if let category, let known = YouTubeCatalogue.categories.first(where: { $0.id == category }), !known.assignable {
+            return Self.error(404, "Requested entity was not found.", reason: "videoChartNotFound", domain: "youtube.video", status: "NOT_FOUND")
+        }
+        let chart = catalogue.videos.filter { category == nil || $0.category == category }.sorted { $0.views > $1.views }
+        return page(chart, request, kind: "youtube#videoListResponse", item: videoResource)
+    }
+
+    private func search(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters
+        let words = (query.get("q") ?? "").lowercased().replacingOccurrences(of: "+", with: " ").split(separator: " ").map(String.init)
+        let types = Set((query.get("type") ?? "video,channel,playlist").split(separator: ",").map(String.init))
+        var results: [[String: Any]] = []
+        func matches(_ text: String) -> Bool { let lower = text.lowercased(); return words.allSatisfy { lower.contains($0) } }
+        if types.contains("channel") {
+            for channel in catalogue.channels where matches(channel.title) {
+                results.append([
+                    "kind": "youtube#searchResult", "etag": "\"\(channel.id)\"", "id": ["kind": "youtube#channel", "channelId": channel.id],
+                    "snippet": ["publishedAt": "2015-01-01T00:00:00Z", "channelId": channel.id, "title": channel.title,
+                                "description": "The \(channel.title) channel.", "thumbnails": thumbnails(channel.id, maxres: false), "channelTitle": channel.title],
+                ])
+            }
+        }
+        if types.contains("playlist") {
+            for channel in catalogue.channels where matches(channel.title + " playlist") {
+                for playlist in channel.playlists {
+                    results.append([
+                        "kind": "youtube#searchResult", "id": ["kind": "youtube#playlist", "playlistId": playlist],
+                        "snippet": ["publishedAt": "2020-01-01T00:00:00Z", "channelId": channel.id, "title": "\(channel.title) playlist",
+                                    "description": "", "thumbnails": thumbnails(playlist, maxres: false), "channelTitle": channel.title],
+                    ])
+                }
+            }
+        }
+        if types.contains("video") {
+            for video in catalogue.videos where matches(video.title + " " + video.description) {
+                var snippet = snippet(video)
+                snippet["categoryId"] = nil
+                results.append(["kind": "youtube#searchResult", "etag": "\"\(video.id)\"", "id": ["kind": "youtube#video", "videoId": video.id], "snippet": snippet])
+            }
+        }
+        return page(results, request, kind: "youtube#searchListResponse") { $0 }
+    }
+
+    private func channels(_ request: Request) throws -> Response {
+        let ids = (request.uri.queryParameters.get("id") ?? "").split(separator: ",").map(String.init)
+        let items: [[String: Any]] = ids.compactMap { catalogue.channel($0) }.map { channel in
+            let uploads = catalogue.playlist(channel.uploads)?.count ?? 0
+            return [
+                "kind": "youtube#channel", "etag": "\"\(channel.id)\"", "id": channel.id,
+                "snippet": ["title": channel.title, "description": "The \(channel.title) channel.", "customUrl": "@" + channel.title.replacingOccurrences(of: " ", with: "").lowercased(),
+                            "publishedAt": "2015-01-01T00:00:00Z", "thumbnails": thumbnails(channel.id, maxres: false)],
+                "contentDetails": ["relatedPlaylists": ["likes": "", "uploads": channel.uploads]],
+                "statistics": ["viewCount": String(channel.subscribers * 40), "subscriberCount": String(channel.subscribers),
+                               "hiddenSubscriberCount": false, "videoCount": String(uploads)],
+            ]
+        }
+        return Self.json(["kind": "youtube#channelListResponse", "etag": "\"sandbox\"", "pageInfo": ["totalResults": items.count, "resultsPerPage": 5], "items": items])
+    }
+
+    private func playlistItems(_ request: Request) throws -> Response {
+        guard let id = request.uri.queryParameters.get("playlistId"), let videos = catalogue.playlist(id) else {
+            return Self.error(404, "The playlist identified with the request's <code>playlistId</code> parameter cannot be found.",
+                              reason: "playlistNotFound", domain: "youtube.playlistItem", status: "NOT_FOUND")
+        }
+        return page(Array(videos.enumerated()), request, kind: "youtube#playlistItemListResponse") { position, video in
+            var snippet = snippet(video)
+            snippet["playlistId"] = id
+            snippet["position"] = position
+            snippet["resourceId"] = ["kind": "youtube#video", "videoId": video.id]
+            snippet["videoOwnerChannelId"] = snippet["channelId"]
+            return ["kind": "youtube#playlistItem", "etag": "\"\(video.id)\"", "id": "PI" + video.id, "snippet": snippet,
+                    "contentDetails": ["videoId": video.id, "videoPublishedAt": snippet["publishedAt"] ?? ""]]
+        }
+    }
+}

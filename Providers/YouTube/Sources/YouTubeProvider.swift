@@ -1,0 +1,240 @@
+import Foundation
+import MediaKit
+import Synchronization
+
+/// YouTube through the Data API v3: categories and their most popular videos, search for
+/// videos, channels and playlists, a channel's uploads, a playlist's items, details.
+public struct YouTubeProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
+        capabilities: [.categories, .browse, .search, .item, .children],
+        configKeys: [
+            .init(name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console)", secret: true, required: true, environment: ["YOUTUBE_API_KEY"]),
+            .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://www.googleapis.com"),
+            .init(name: "region", summary: "Region for categories and charts", defaultValue: "US"),
+        ],
+        auth: .apiKey)
+
+    static let pageSize = 20
+
+    let base: URL
+    let key: String
+    let region: String
+    let http: any HTTPClient
+    let memo = CategoryMemo()
+
+    public init(context: ProviderContext) throws {
+        let text = context.config["base_url"] ?? "https://www.googleapis.com"
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
+            throw ProviderError.notConfigured("providers.youtube.base_url '\(text)' is not a URL")
+        }
+        base = url
+        key = context.config["api_key"] ?? ""
+        region = context.config["region"] ?? "US"
+        http = context.http
+    }
+
+    // MARK: Categories and charts
+
+    public func categories() async throws -> [MediaCategory] {
+        if let cached = memo.value { return cached }
+        let list: YTList<YTCategory> = try await get("videoCategories", ["part": "snippet", "regionCode": region])
+        let categories = (list.items ?? []).compactMap { category -> MediaCategory? in
+            guard let id = category.id, category.snippet?.assignable != false else { return nil }
+            return MediaCategory(id: id, name: category.snippet?.title ?? id)
+        }
+        memo.value = categories
+        return categories
+    }
+
+    /// The most popular videos of a category (by id or name), with the API's page tokens both ways.
+    public func browse(category: String, cursor: Cursor?) async throws -> Page {
+        var id = category
+        if Int(category) == nil {
+            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) else {
+                throw ProviderError.notFound("no YouTube category '\(category)'; `categories youtube` lists them")
+            }
+            id = match.id
+        }
+        var query = [
+            "part": "snippet,contentDetails,statistics", "chart": "mostPopular", "videoCategoryId": id, "regionCode": region,
+            "maxResults": String(Self.pageSize),
+        ]
+        if let cursor { query["pageToken"] = cursor.rawValue }
+        let list: YTList<YTVideo> = try await get("videos", query)
+        return Page(
+            items: (list.items ?? []).compactMap { item(from: $0) }, next: list.nextPageToken.map { Cursor($0) },
+            prev: list.prevPageToken.map { Cursor($0) }, total: list.pageInfo?.totalResults)
+    }
+
+    // MARK: Search
+
+    public func search(_ query: SearchQuery) async throws -> Page {
+        let type: String
+        switch query.kind {
+        case nil, .video?: type = "video"
+        case .channel?: type = "channel"
+        case .playlist?: type = "playlist"
+        case let other?: throw ProviderError.unsupported("YouTube searches videos, channels and playlists, not \(other.rawValue)s")
+        }
+        var parameters = ["part": "snippet", "q": query.text, "type": type, "maxResults": String(Self.pageSize), "regionCode": region]
+        if let cursor = query.cursor { parameters["pageToken"] = cursor.rawValue }
+        let list: YTList<YTSearchResult> = try await get("search", parameters)
+        let results = list.items ?? []
+        // Search results lack durations and counts: one batched videos.list completes them.
+        let details = try await videos(results.compactMap { $0.id?.videoId })
+        let items = results.compactMap { result -> MediaItem? in
+            if let videoID = result.id?.videoId { return details[videoID] ?? item(fromSnippet: result.snippet, kind: .video, id: videoID) }
+            if let channelID = result.id?.channelId { return item(fromSnippet: result.snippet, kind: .channel, id: channelID) }
+            if let playlistID = result.id?.playlistId { return item(fromSnippet: result.snippet, kind: .playlist, id: playlistID) }
+            return nil
+        }
+        return Page(
+            items: items, next: list.nextPageToken.map { Cursor($0) }, prev: list.prevPageToken.map { Cursor($0) },
+            total: list.pageInfo?.totalResults)
+    }
+
+    /// Full video resources by id, at most 50 per request, as few requests as possible.
+    func videos(_ ids: [String]) async throws -> [String: MediaItem] {
+        var found: [String: MediaItem] = [:]
+        for start in stride(from: 0, to: ids.count, by: 50) {
+            let batch = ids[start..<min(start + 50, ids.count)]
+            let list: YTList<YTVideo> = try await get("videos", ["part": "snippet,contentDetails,statistics", "id": batch.joined(separator: ",")])
+            for video in list.items ?? [] { if let id = video.id, let item = item(from: video) { found[id] = item } }
+        }
+        return found
+    }
+
+    // MARK: Details and children
+
+    public func item(_ id: ItemID) async throws -> MediaItem {
+        switch id.kind {
+        case .video:
+            guard let item = try await videos([id.nativeID])[id.nativeID] else { throw ProviderError.notFound("no YouTube video \(id.nativeID)") }
+            return item
+        case .channel:
+            return item(from: try await channel(id.nativeID))
+        default:
+            throw ProviderError.unsupported("details of YouTube \(id.kind.rawValue)s are not available; open it to see its videos")
+        }
+    }
+
+    /// A channel's uploads (newest first), or a playlist's items.
+    public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        let playlist: String
+        switch id.kind {
+        case .channel:
+            guard let uploads = try await channel(id.nativeID).contentDetails?.relatedPlaylists?["uploads"] else {
+                throw ProviderError.notFound("channel \(id.nativeID) has no uploads")
+            }
+            playlist = uploads
+        case .playlist: playlist = id.nativeID
+        default: throw ProviderError.unsupported("YouTube \(id.kind.rawValue)s have no children")
+        }
+        var parameters = ["part": "snippet,contentDetails", "playlistId": playlist, "maxResults": String(Self.pageSize)]
+        if let cursor { parameters["pageToken"] = cursor.rawValue }
+        let list: YTList<YTPlaylistItem> = try await get("playlistItems", parameters)
+        let ids = (list.items ?? []).compactMap { $0.contentDetails?.videoId ?? $0.snippet?.resourceId?.videoId }
+        let details = try await videos(ids)
+        return Page(
+            items: ids.compactMap { details[$0] }, next: list.nextPageToken.map { Cursor($0) }, prev: list.prevPageToken.map { Cursor($0) },
+            total: list.pageInfo?.totalResults)
+    }
+
+    private func channel(_ id: String) async throws -> YTChannel {
+        let list: YTList<YTChannel> = try await get("channels", ["part": "snippet,statistics,contentDetails", "id": id])
+        guard let channel = list.items?.first else { throw ProviderError.notFound("no YouTube channel \(id)") }
+        return channel
+    }
+
+    // MARK: Requests and errors
+
+    private func get<T: Decodable>(_ resource: String, _ parameters: [String: String]) async throws -> T {
+        var components = URLComponents(url: base.appendingPathComponent("youtube/v3/\(resource)"), resolvingAgainstBaseURL: false)
+        var items = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        items.append(URLQueryItem(name: "key", value: key))
+        components?.queryItems = items
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
+        let response = try await http.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
+        guard response.status == 200 else { throw Self.error(for: response) }
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw ProviderError.invalidResponse("YouTube answered \(resource) with JSON that cannot be read")
+        }
+    }
+
+    /// The API's error body mapped to a typed error; the key is never part of the message.
+    static func error(for response: HTTPResponse) -> ProviderError {
+        let body = (try? JSONDecoder().decode(YTErrorBody.self, from: response.body))?.error
+        let reasons = Set(((body?.errors ?? []) + (body?.details ?? [])).compactMap(\.reason))
+        let message = (body?.message ?? "HTTP \(response.status)").replacingOccurrences(of: #"<[^>]+>"#, with: "", options: .regularExpression)
+        if reasons.contains("quotaExceeded") || reasons.contains("dailyLimitExceeded") {
+            return .quotaExceeded("the YouTube API quota for this key is used up for today (it resets at midnight Pacific time)")
+        }
+        if reasons.contains("rateLimitExceeded") || reasons.contains("userRateLimitExceeded") || response.status == 429 {
+            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        }
+        if reasons.contains("keyInvalid") || reasons.contains("API_KEY_INVALID") || reasons.contains("keyExpired") {
+            return .unauthorized("the YouTube API key is not valid; set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`")
+        }
+        if response.status == 401 || reasons.contains("forbidden") && response.status == 403 {
+            return .unauthorized("YouTube refused the request: \(message)")
+        }
+        if response.status == 404 || reasons.contains(where: { $0.hasSuffix("NotFound") }) {
+            return .notFound("YouTube: \(message)")
+        }
+        return .upstream(status: response.status, message: message)
+    }
+
+    // MARK: Items
+
+    func item(from video: YTVideo) -> MediaItem? {
+        guard let id = video.id else { return nil }
+        var item = item(fromSnippet: video.snippet, kind: .video, id: id)
+        item.duration = video.contentDetails?.duration.flatMap(ISO8601Duration.seconds)
+        var stats: [String: Int] = [:]
+        for (name, key) in [("views", "viewCount"), ("likes", "likeCount"), ("comments", "commentCount")] {
+            if let value = video.statistics?[key].flatMap({ Int($0) }) { stats[name] = value }
+        }
+        item.stats = stats.isEmpty ? nil : stats
+        return item
+    }
+
+    func item(from channel: YTChannel) -> MediaItem {
+        let id = channel.id ?? ""
+        var item = item(fromSnippet: channel.snippet, kind: .channel, id: id)
+        var stats: [String: Int] = [:]
+        for (name, key) in [("subscribers", "subscriberCount"), ("videos", "videoCount"), ("views", "viewCount")] {
+            if let value = channel.statistics?[key]?.text.flatMap({ Int($0) }) { stats[name] = value }
+        }
+        item.stats = stats.isEmpty ? nil : stats
+        if let uploads = channel.contentDetails?.relatedPlaylists?["uploads"] { item.extra?["uploads"] = "youtube:playlist:\(uploads)" }
+        if let handle = channel.snippet?.customUrl { item.extra?["handle"] = handle }
+        return item
+    }
+
+    func item(fromSnippet snippet: YTSnippet?, kind: MediaKind, id: String) -> MediaItem {
+        let url: String = switch kind {
+        case .channel: "https://www.youtube.com/channel/\(id)"
+        case .playlist: "https://www.youtube.com/playlist?list=\(id)"
+        default: "https://www.youtube.com/watch?v=\(id)"
+        }
+        var extra: [String: String] = [:]
+        if kind != .channel, let channel = snippet?.channelId { extra["channel"] = "youtube:channel:\(channel)" }
+        if let category = snippet?.categoryId { extra["category"] = category }
+        return MediaItem(
+            id: ItemID(provider: "youtube", kind: kind, nativeID: id), title: snippet?.title ?? id,
+            subtitle: kind == .channel ? nil : snippet?.channelTitle, summary: snippet?.description, url: url,
+            artwork: snippet?.bestThumbnail, published: snippet?.publishedAt, creator: snippet?.channelTitle, extra: extra)
+    }
+}
+
+/// Categories change rarely: kept for the life of the provider.
+final class CategoryMemo: Sendable {
+    private let state = Mutex<[MediaCategory]?>(nil)
+    var value: [MediaCategory]? {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
+    }
+}
