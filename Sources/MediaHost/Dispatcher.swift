@@ -33,6 +33,7 @@ public struct Dispatcher: RPCHandler {
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self, DownloadsRemove.self,
         MediaArtwork.self, CacheStats.self, CacheClear.self, PlayerOpen.self,
+        AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
     ]
 

@@ -21,7 +21,7 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "prev", usage: "prev", method: "(last listing's method)", summary: "the previous page of the last listing"),
         CommandSpec(name: "fav", usage: "fav <n|id>", method: "favorites.add", summary: "keep an item as a favorite"),
         CommandSpec(name: "unfav", usage: "unfav <n|id>", method: "favorites.remove", summary: "forget a favorite"),
-        CommandSpec(name: "favs", usage: "favs [<provider>]", method: "favorites.list", summary: "favorites, newest first (works offline)"),
+        CommandSpec(name: "favs", usage: "favs [<provider> [--remote]]", method: "favorites.list", summary: "favorites, newest first (works offline); --remote: the account's"),
         CommandSpec(name: "download", usage: "download <n|id>", method: "downloads.start", summary: "download an item's media (episodes)"),
         CommandSpec(name: "downloads", usage: "downloads", method: "downloads.list", summary: "downloads with state, size, progress"),
         CommandSpec(name: "pause", usage: "pause <n|id>", method: "downloads.pause", summary: "pause a download (keeps what it has)"),
@@ -29,6 +29,8 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "cancel", usage: "cancel <n|id>", method: "downloads.cancel", summary: "stop a download and delete its partial file"),
         CommandSpec(name: "play", usage: "play <n|id>", method: "player.open", summary: "play in the configured player (the download if any, else the stream)"),
         CommandSpec(name: "artwork", usage: "artwork <n|id>", method: "media.artwork", summary: "an item's image as a local file (cached)"),
+        CommandSpec(name: "login", usage: "login <provider>", method: "auth.login", summary: "sign in (a device code to enter, or a username and password)"),
+        CommandSpec(name: "logout", usage: "logout <provider>", method: "auth.logout", summary: "sign out and revoke the session"),
         CommandSpec(name: "history", usage: "history [<provider>] | history clear [<provider>]", method: "history.list / history.clear", summary: "the last 100 searches, newest first"),
         CommandSpec(name: "config", usage: "config [<key> [<value>|--unset]]", method: "config.get / config.set", summary: "show or change settings"),
         CommandSpec(name: "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params"),
@@ -97,8 +99,17 @@ struct CommandParser {
             return .call(method: "favorites.remove", params: ["id": .string(try item(rest, usage: "unfav <n|id>").description)], listing: .none)
         case "favs", "favorites":
             var params: [String: JSONValue] = [:]
-            if !rest.isEmpty { params["provider"] = .string(try requireProvider(rest, usage: "favs [<provider>]")) }
+            var words = rest
+            if words.hasSuffix("--remote") {
+                params["remote"] = true
+                words = String(words.dropLast("--remote".count)).trimmingSpaces()
+            }
+            if !words.isEmpty { params["provider"] = .string(try requireProvider(words, usage: "favs [<provider> [--remote]]")) }
             return .call(method: "favorites.list", params: .object(params), listing: .items)
+        case "login":
+            return .call(method: "auth.login", params: ["provider": .string(try requireProvider(rest, usage: "login <provider>"))], listing: .none)
+        case "logout":
+            return .call(method: "auth.logout", params: ["provider": .string(try requireProvider(rest, usage: "logout <provider>"))], listing: .none)
         case "download", "dl":
             return .call(method: "downloads.start", params: ["id": .string(try item(rest, usage: "download <n|id>").description)], listing: .download)
         case "play":

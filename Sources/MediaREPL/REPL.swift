@@ -28,8 +28,8 @@ public final class REPL: @unchecked Sendable {
     let host: HostRuntime
     let options: Options
     let renderer: Renderer
-    private let write: (String) -> Void
-    private let writeError: (String) -> Void
+    private let write: @Sendable (String) -> Void
+    private let writeError: @Sendable (String) -> Void
 
     // What the last listing showed, so row numbers and next/prev refer to it.
     private var listing: Command.Listing = .none
@@ -52,8 +52,8 @@ public final class REPL: @unchecked Sendable {
 
     public init(
         host: HostRuntime, options: Options,
-        write: @escaping (String) -> Void = { print($0) },
-        writeError: @escaping (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        write: @escaping @Sendable (String) -> Void = { print($0) },
+        writeError: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     ) {
         self.host = host
         self.options = options
@@ -61,7 +61,15 @@ public final class REPL: @unchecked Sendable {
         self.write = write
         self.writeError = writeError
         let board = board
-        subscription = host.events.subscribe { method, params in board.receive(method, params) }
+        let write = write
+        subscription = host.events.subscribe { method, params in
+            if method == "auth.prompt" {
+                // The login command is waiting for this: show it at once.
+                write(params["message"]?.stringValue ?? "")
+            } else {
+                board.receive(method, params)
+            }
+        }
     }
 
     deinit {
@@ -253,13 +261,17 @@ public final class REPL: @unchecked Sendable {
             switch method {
             case "favorites.remove":
                 let result = try decoder.decode(FavoritesRemove.Result.self, from: data)
-                text = result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite"
+                text = (result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite")
+                    + (result.account.map { "; " + $0 } ?? "")
             case "player.open":
                 let result = try decoder.decode(PlayerOpen.Result.self, from: data)
                 text = "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
             case "media.artwork":
                 let result = try decoder.decode(MediaArtwork.Result.self, from: data)
                 text = result.path + renderer.dim(result.cached ? "  (cached)" : "")
+            case "auth.login", "auth.logout":
+                let status = try decoder.decode(AuthStatusEntry.self, from: data)
+                text = status.loggedIn ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "") : "logged out of \(status.provider)"
             case "history.clear":
                 let result = try decoder.decode(HistoryClear.Result.self, from: data)
                 text = "forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")"

@@ -44,6 +44,13 @@ public protocol SandboxReplica: Sendable {
     /// The provider id; the replica's base URL is `http://host:port/<id>`.
     var id: String { get }
     func register(_ routes: SandboxRoutes)
+    /// Settings that point the provider at this replica besides its base URL (other endpoints,
+    /// credentials the replica accepts), by env var name.
+    func environment(baseURL: String) -> [String: String]
+}
+
+extension SandboxReplica {
+    public func environment(baseURL: String) -> [String: String] { [:] }
 }
 
 /// The local replica server: every provider's API on one loopback port, with fault injection.
@@ -100,6 +107,17 @@ public final class SandboxServer: Sendable {
     }
 
     public var replicaIDs: [String] { replicas.map(\.id) }
+
+    /// Every env var that points the providers at this server: base URLs, then extra settings.
+    public func providerEnvironment(host: String = "127.0.0.1") -> [String: String] {
+        var environment: [String: String] = [:]
+        for replica in replicas {
+            guard let base = baseURL(for: replica.id, host: host) else { continue }
+            environment["MEDIAHOST_\(replica.id.uppercased())_BASE_URL"] = base
+            environment.merge(replica.environment(baseURL: base)) { $1 }
+        }
+        return environment
+    }
 
     public func stop() {
         state.withLock { $0.task }?.cancel()

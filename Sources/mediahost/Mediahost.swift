@@ -93,10 +93,8 @@ struct GlobalOptions: ParsableArguments {
             } catch {
                 throw StartupFailure(message: "cannot start the sandbox: \(error)")
             }
-            for id in server.replicaIDs {
-                environment["MEDIAHOST_\(id.uppercased())_BASE_URL"] = server.baseURL(for: id)
-            }
-            for (name, value) in SandboxReplicas.credentials where environment[name]?.isEmpty ?? true {
+            // Endpoints always point at the sandbox; credentials only fill in what is not set.
+            for (name, value) in server.providerEnvironment() where name.hasSuffix("_URL") || environment[name]?.isEmpty ?? true {
                 environment[name] = value
             }
             RunningSandbox.server = server
@@ -115,9 +113,6 @@ struct GlobalOptions: ParsableArguments {
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
     static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica()]
-
-    /// Credentials the replicas accept, used when none are configured: --sandbox needs no keys.
-    static let credentials = ["YOUTUBE_API_KEY": "sandbox-key"]
 
     /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
     /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.
@@ -158,6 +153,11 @@ struct SandboxCommand: AsyncParsableCommand {
         print("sandbox listening on http://\(host):\(bound)")
         for id in server.replicaIDs {
             print("  \(id): MEDIAHOST_\(id.uppercased())_BASE_URL=\(server.baseURL(for: id, host: host) ?? "")")
+        }
+        let extra = server.providerEnvironment(host: host).filter { !$0.key.hasSuffix("_BASE_URL") || $0.key.contains("OAUTH") }
+        if !extra.isEmpty {
+            print("  other settings the replicas accept:")
+            for (name, value) in extra.sorted(by: { $0.key < $1.key }) { print("    \(name)=\(value)") }
         }
         fflush(nil)
         while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }

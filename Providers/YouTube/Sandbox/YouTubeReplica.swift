@@ -10,6 +10,8 @@ public struct YouTubeReplica: SandboxReplica {
     public let id = "youtube"
     let catalogue = YouTubeCatalogue()
     let quota = Quota()
+    /// The device-flow login and the account's likes.
+    public let accounts = YouTubeAccounts()
 
     /// Units spent per key today; a call past the limit answers quotaExceeded like the real API.
     public final class Quota: Sendable {
@@ -31,6 +33,13 @@ public struct YouTubeReplica: SandboxReplica {
 
     public init() {}
 
+    public func environment(baseURL: String) -> [String: String] {
+        [
+            "MEDIAHOST_YOUTUBE_OAUTH_BASE_URL": baseURL + "/oauth2", "YOUTUBE_API_KEY": "sandbox-key",
+            "MEDIAHOST_YOUTUBE_CLIENT_ID": "sandbox-client.apps.googleusercontent.com", "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "sandbox-secret",
+        ]
+    }
+
     public func register(_ routes: SandboxRoutes) {
         let api = routes.group("youtube/v3")
         api.get("videoCategories") { request, _ in try guarded(request, cost: 1) { try videoCategories(request) } }
@@ -38,6 +47,19 @@ public struct YouTubeReplica: SandboxReplica {
         api.get("search") { request, _ in try guarded(request, cost: 100) { try search(request) } }
         api.get("channels") { request, _ in try guarded(request, cost: 1) { try channels(request) } }
         api.get("playlistItems") { request, _ in try guarded(request, cost: 1) { try playlistItems(request) } }
+        api.post("videos/rate") { request, _ in
+            guard accounts.authorized(request) else { return Self.unauthenticated() }
+            let query = request.uri.queryParameters
+            guard let id = query.get("id"), catalogue.video(id) != nil else {
+                return Self.error(404, "The video that you are trying to rate cannot be found.", reason: "videoNotFound", domain: "youtube.video", status: "NOT_FOUND")
+            }
+            guard let rating = query.get("rating"), ["like", "dislike", "none"].contains(rating) else {
+                return Self.error(400, "Invalid rating.", reason: "invalidRating", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+            }
+            accounts.like(id, rating)
+            return Response(status: .noContent)
+        }
+        accounts.register(routes)
         routes.post("_quota") { request, context in
             struct Change: Decodable { var limit: Int?; var reset: Bool? }
             let change = try await request.decode(as: Change.self, context: context)
@@ -49,7 +71,20 @@ public struct YouTubeReplica: SandboxReplica {
 
     // MARK: Keys, quota, errors
 
+    static func unauthenticated() -> Response {
+        error(401, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+              reason: "authError", domain: "global", status: "UNAUTHENTICATED")
+    }
+
     private func guarded(_ request: Request, cost: Int, _ body: () throws -> Response) throws -> Response {
+        if request.headers[.authorization] != nil {
+            // OAuth requests need no key, but a live token.
+            guard accounts.authorized(request) else { return Self.unauthenticated() }
+            guard quota.spend(cost, key: "oauth") else {
+                return Self.error(403, "The request cannot be completed because you have exceeded your quota.", reason: "quotaExceeded", domain: "youtube.quota", status: "PERMISSION_DENIED")
+            }
+            return try body()
+        }
         guard let key = request.uri.queryParameters.get("key"), !key.isEmpty else {
             return Self.error(
                 403, "The request is missing a valid API key.", reason: "forbidden", domain: "global", status: "PERMISSION_DENIED")
@@ -158,6 +193,10 @@ public struct YouTubeReplica: SandboxReplica {
             return Self.json(["kind": "youtube#videoListResponse", "etag": "\"sandbox\"", "items": list.compactMap(catalogue.video).map(videoResource),
                               "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count]])
         }
+        if query.get("myRating") == "like" {
+            guard accounts.authorized(request) else { return Self.unauthenticated() }
+            return page(accounts.likes.compactMap(catalogue.video), request, kind: "youtube#videoListResponse", item: videoResource)
+        }
         guard query.get("chart") == "mostPopular" else {
             return Self.error(400, "No filter selected. Expected one of: chart, id, myRating", reason: "missingRequiredParameter", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
         }
@@ -206,7 +245,8 @@ public struct YouTubeReplica: SandboxReplica {
     }
 
     private func channels(_ request: Request) throws -> Response {
-        let ids = (request.uri.queryParameters.get("id") ?? "").split(separator: ",").map(String.init)
+        var ids = (request.uri.queryParameters.get("id") ?? "").split(separator: ",").map(String.init)
+        if request.uri.queryParameters.get("mine") == "true" { ids = [catalogue.channels[0].id] }
         let items: [[String: Any]] = ids.compactMap { catalogue.channel($0) }.map { channel in
             let uploads = catalogue.playlist(channel.uploads)?.count ?? 0
             return [

@@ -7,13 +7,17 @@ import Synchronization
 public struct YouTubeProvider: MediaProvider {
     public static let descriptor = ProviderDescriptor(
         id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
-        capabilities: [.categories, .browse, .search, .item, .children],
+        capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],
         configKeys: [
             .init(name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console)", secret: true, required: true, environment: ["YOUTUBE_API_KEY"]),
             .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://www.googleapis.com"),
             .init(name: "region", summary: "Region for categories and charts", defaultValue: "US"),
+            .init(name: "client_id", summary: "OAuth client id (type: TV and Limited Input devices), for `login youtube`"),
+            .init(name: "client_secret", summary: "OAuth client secret", secret: true),
+            .init(name: "oauth_base_url", summary: "Google's OAuth 2.0 endpoint", defaultValue: "https://oauth2.googleapis.com"),
         ],
-        auth: .apiKey)
+        auth: .oauthDevice,
+        notes: "Reading needs an API key; likes (favorites on the account) need `login youtube`.")
 
     static let pageSize = 20
 
@@ -22,6 +26,10 @@ public struct YouTubeProvider: MediaProvider {
     let region: String
     let http: any HTTPClient
     let memo = CategoryMemo()
+    let oauthBase: URL?
+    let clientID: String?
+    let clientSecret: String?
+    let now: @Sendable () -> Date
 
     public init(context: ProviderContext) throws {
         let text = context.config["base_url"] ?? "https://www.googleapis.com"
@@ -32,6 +40,10 @@ public struct YouTubeProvider: MediaProvider {
         key = context.config["api_key"] ?? ""
         region = context.config["region"] ?? "US"
         http = context.http
+        oauthBase = URL(string: context.config["oauth_base_url"] ?? "https://oauth2.googleapis.com")
+        clientID = context.config["client_id"]
+        clientSecret = context.config["client_secret"]
+        now = context.now
     }
 
     // MARK: Categories and charts
@@ -149,19 +161,31 @@ public struct YouTubeProvider: MediaProvider {
 
     // MARK: Requests and errors
 
-    private func get<T: Decodable>(_ resource: String, _ parameters: [String: String]) async throws -> T {
-        var components = URLComponents(url: base.appendingPathComponent("youtube/v3/\(resource)"), resolvingAgainstBaseURL: false)
-        var items = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        items.append(URLQueryItem(name: "key", value: key))
-        components?.queryItems = items
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
-        let response = try await http.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
-        guard response.status == 200 else { throw Self.error(for: response) }
+    /// A Data API call: with the API key, or with the account's token when `session` is given.
+    func get<T: Decodable>(_ resource: String, _ parameters: [String: String], session: AuthSession? = nil, method: String = "GET") async throws -> T {
+        let response = try await call(resource, parameters, session: session, method: method)
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {
             throw ProviderError.invalidResponse("YouTube answered \(resource) with JSON that cannot be read")
         }
+    }
+
+    func call(_ resource: String, _ parameters: [String: String], session: AuthSession?, method: String) async throws -> HTTPResponse {
+        var components = URLComponents(url: base.appendingPathComponent("youtube/v3/\(resource)"), resolvingAgainstBaseURL: false)
+        var items = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        var headers = ["Accept": "application/json"]
+        if let session {
+            headers["Authorization"] = "Bearer \(session.accessToken)"
+        } else {
+            items.append(URLQueryItem(name: "key", value: key))
+        }
+        components?.queryItems = items
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
+        let response = try await http.send(
+            HTTPRequest(method: method, url: url, headers: headers, body: method == "POST" ? Data() : nil))
+        guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
+        return response
     }
 
     /// The API's error body mapped to a typed error; the key is never part of the message.
@@ -178,7 +202,7 @@ public struct YouTubeProvider: MediaProvider {
         if reasons.contains("keyInvalid") || reasons.contains("API_KEY_INVALID") || reasons.contains("keyExpired") {
             return .unauthorized("the YouTube API key is not valid; set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`")
         }
-        if response.status == 401 || reasons.contains("forbidden") && response.status == 403 {
+        if response.status == 401 || reasons.contains("authError") || (reasons.contains("forbidden") && response.status == 403) {
             return .unauthorized("YouTube refused the request: \(message)")
         }
         if response.status == 404 || reasons.contains(where: { $0.hasSuffix("NotFound") }) {

@@ -11,6 +11,7 @@ public struct FavoritesAdd: RPCMethod {
         var item = try await host.withProvider(id.provider) { try await $0.item(id) }
         try await host.store.addFavorite(item)
         item = try await host.annotate(item)
+        if let note = await host.syncAccountFavorite(id, true) { item.extra = (item.extra ?? [:]).merging(["account": note]) { $1 } }
         return item
     }
 }
@@ -24,10 +25,31 @@ public struct FavoritesRemove: RPCMethod {
         public var id: ItemID
         /// False when it was not a favorite.
         public var removed: Bool
+        /// What happened on the provider's account, when logged in.
+        public var account: String?
     }
 
     public func run(on host: HostRuntime) async throws -> Result {
-        Result(id: id, removed: try await host.store.removeFavorite(id))
+        let removed = try await host.store.removeFavorite(id)
+        return Result(id: id, removed: removed, account: await host.syncAccountFavorite(id, false))
+    }
+}
+
+extension HostRuntime {
+    /// Mirrors a favorite to the provider's account when logged in. A failure there leaves the
+    /// local favorite as it is and is reported.
+    /// - Returns: what happened on the account, or nil when there is no account involved.
+    func syncAccountFavorite(_ id: ItemID, _ favorite: Bool) async -> String? {
+        guard (try? registry.registration(id.provider).descriptor.capabilities.contains(.remoteFavorites)) == true,
+            sessions.load(id.provider) != nil
+        else { return nil }
+        do {
+            try await withAccount(id.provider) { account, session in try await account.setAccountFavorite(id, favorite, session: session) }
+            return favorite ? "saved to your \(id.provider) account" : "removed from your \(id.provider) account"
+        } catch {
+            let rpc = Dispatcher.rpcError(for: error, method: "favorites", logger: logger)
+            return "kept here, but your \(id.provider) account was not updated: \(rpc.message)"
+        }
     }
 }
 
@@ -42,8 +64,15 @@ public struct FavoritesList: RPCMethod {
     public var limit: Int?
     /// The `next` of an earlier page.
     public var cursor: Cursor?
+    /// The favorites kept on the provider's account (needs `provider` and a login).
+    public var remote: Bool?
 
     public func run(on host: HostRuntime) async throws -> Page {
+        if remote == true {
+            guard let provider else { throw HostError.invalidArgument("remote favorites need a provider") }
+            let cursor = cursor
+            return try await host.annotate(host.withAccount(provider) { try await $0.accountFavorites(cursor: cursor, session: $1) })
+        }
         let limit = limit ?? 50
         guard (1...500).contains(limit) else { throw HostError.invalidArgument("limit must be between 1 and 500") }
         if let cursor, !cursor.rawValue.hasPrefix("fav|") {

@@ -1,0 +1,172 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Sandbox
+import Synchronization
+
+/// Google's OAuth 2.0 device flow for limited-input devices, as oauth2.googleapis.com answers
+/// it, plus the account state behind ratings. The sandbox approves a device code by itself
+/// after `approveAfter` seconds (or denies it), so a login runs end to end offline.
+public final class YouTubeAccounts: Sendable {
+    struct Device {
+        var userCode: String
+        var created: Date
+        var expires: Date
+        var interval: Double
+        var lastPoll: Date?
+        var consumed = false
+    }
+
+    struct State {
+        var approveAfter: Double = 2
+        var deny = false
+        var codeLifetime: Double = 300
+        var tokenLifetime: Double = 3600
+        var interval: Double = 1
+        var devices: [String: Device] = [:]
+        var accessTokens: [String: Date] = [:]
+        var refreshTokens: Set<String> = []
+        /// Liked videos, newest first.
+        var likes: [String] = []
+        var counter = 0
+    }
+
+    let state = Mutex(State())
+
+    /// Changes how the next logins behave (tests): approval delay, denial, lifetimes.
+    public func configure(approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil, interval: Double? = nil) {
+        state.withLock { state in
+            if let approveAfter { state.approveAfter = approveAfter }
+            if let deny { state.deny = deny }
+            if let codeLifetime { state.codeLifetime = codeLifetime }
+            if let tokenLifetime { state.tokenLifetime = tokenLifetime }
+            if let interval { state.interval = interval }
+        }
+    }
+
+    public var likes: [String] { state.withLock { $0.likes } }
+
+    /// Whether `request` carries a live access token.
+    func authorized(_ request: Request) -> Bool {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
+        let token = String(header.dropFirst(7))
+        return state.withLock { ($0.accessTokens[token].map { $0 > Date() }) ?? false }
+    }
+
+    func like(_ id: String, _ rating: String) {
+        state.withLock { state in
+            state.likes.removeAll { $0 == id }
+            if rating == "like" { state.likes.insert(id, at: 0) }
+        }
+    }
+
+    func register(_ routes: SandboxRoutes) {
+        let oauth = routes.group("oauth2")
+        oauth.post("device/code") { request, _ in
+            let form = try await Self.form(request)
+            guard let client = form["client_id"], !client.isEmpty else {
+                return Self.oauthError(401, "invalid_client", "The OAuth client was not found.")
+            }
+            let (device, user, lifetime, interval) = self.state.withLock { state -> (String, String, Double, Double) in
+                state.counter += 1
+                let device = "AH-device-\(state.counter)-\(UUID().uuidString.prefix(8))"
+                let user = String(format: "SBX-%03d", state.counter % 1000)
+                state.devices[device] = Device(
+                    userCode: user, created: Date(), expires: Date().addingTimeInterval(state.codeLifetime), interval: state.interval)
+                return (device, user, state.codeLifetime, state.interval)
+            }
+            return Self.json([
+                "device_code": device, "user_code": user, "verification_url": "https://www.google.com/device",
+                "expires_in": Int(lifetime), "interval": Int(interval.rounded(.up)),
+            ])
+        }
+        oauth.post("token") { request, _ in
+            let form = try await Self.form(request)
+            switch form["grant_type"] {
+            case "urn:ietf:params:oauth:grant-type:device_code":
+                return self.poll(form["device_code"] ?? "", client: form["client_id"], secret: form["client_secret"])
+            case "refresh_token":
+                let refresh = form["refresh_token"] ?? ""
+                let (access, lifetime) = self.state.withLock { state -> (String?, Double) in
+                    guard state.refreshTokens.contains(refresh) else { return (nil, 0) }
+                    let access = "ya29.sandbox-\(UUID().uuidString)"
+                    state.accessTokens[access] = Date().addingTimeInterval(state.tokenLifetime)
+                    return (access, state.tokenLifetime)
+                }
+                guard let access else { return Self.oauthError(400, "invalid_grant", "Token has been expired or revoked.") }
+                return Self.json(["access_token": access, "expires_in": Int(lifetime), "scope": "https://www.googleapis.com/auth/youtube", "token_type": "Bearer"])
+            default:
+                return Self.oauthError(400, "unsupported_grant_type", "Invalid grant_type.")
+            }
+        }
+        oauth.post("revoke") { request, _ in
+            let form = try await Self.form(request)
+            let token = form["token"] ?? request.uri.queryParameters.get("token") ?? ""
+            let known = self.state.withLock { state in
+                let known = state.accessTokens.removeValue(forKey: token) != nil || state.refreshTokens.remove(token) != nil
+                return known
+            }
+            return known ? Response(status: .ok) : Self.oauthError(400, "invalid_token", "Token expired or revoked")
+        }
+    }
+
+    private func poll(_ code: String, client: String?, secret: String?) -> Response {
+        guard client?.isEmpty == false, secret?.isEmpty == false else {
+            return Self.oauthError(401, "invalid_client", "Unauthorized")
+        }
+        enum Answer { case pending, slowDown, denied, expired, unknown, tokens(String, String, Double) }
+        let answer: Answer = state.withLock { state in
+            guard var device = state.devices[code], !device.consumed else { return .unknown }
+            let now = Date()
+            defer { state.devices[code] = device }
+            if now > device.expires { return .expired }
+            if let last = device.lastPoll, now.timeIntervalSince(last) < device.interval * 0.9 {
+                device.lastPoll = now
+                device.interval += 5
+                return .slowDown
+            }
+            device.lastPoll = now
+            if now.timeIntervalSince(device.created) < state.approveAfter { return .pending }
+            if state.deny { return .denied }
+            device.consumed = true
+            let access = "ya29.sandbox-\(UUID().uuidString)"
+            let refresh = "1//sandbox-refresh-\(UUID().uuidString)"
+            state.accessTokens[access] = now.addingTimeInterval(state.tokenLifetime)
+            state.refreshTokens.insert(refresh)
+            return .tokens(access, refresh, state.tokenLifetime)
+        }
+        switch answer {
+        case .pending: return Self.oauthError(428, "authorization_pending", "Precondition Required")
+        case .slowDown: return Self.oauthError(403, "slow_down", "Forbidden")
+        case .denied: return Self.oauthError(403, "access_denied", "Forbidden")
+        case .expired: return Self.oauthError(400, "expired_token", "Bad Request")
+        case .unknown: return Self.oauthError(400, "invalid_grant", "Malformed auth code.")
+        case .tokens(let access, let refresh, let lifetime):
+            return Self.json([
+                "access_token": access, "expires_in": Int(lifetime), "refresh_token": refresh,
+                "scope": "https://www.googleapis.com/auth/youtube", "token_type": "Bearer",
+            ])
+        }
+    }
+
+    static func form(_ request: Request) async throws -> [String: String] {
+        var request = request
+        let buffer = try await request.collectBody(upTo: 64 * 1024)
+        let text = String(buffer: buffer)
+        var values: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            if parts.count == 2 { values[parts[0]] = parts[1] }
+        }
+        return values
+    }
+
+    static func oauthError(_ status: Int, _ error: String, _ description: String) -> Response {
+        json(["error": error, "error_description": description], status: .init(code: status))
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import JSONRPC
+import MediaKit
+
+/// Whether a provider has a logged-in account.
+public struct AuthStatusEntry: Codable, Sendable, Equatable {
+    public var provider: String
+    public var auth: ProviderDescriptor.AuthKind
+    public var loggedIn: Bool
+    public var account: String?
+    /// When the access token expires (it is refreshed before use).
+    public var expiresAt: String?
+}
+
+/// Login state of every provider with accounts, or of one.
+public struct AuthStatus: RPCMethod {
+    public static let method = "auth.status"
+    public typealias Result = [AuthStatusEntry]
+    public var provider: String?
+
+    public func run(on host: HostRuntime) async throws -> Result {
+        let ids = try provider.map { [try host.registry.registration($0).descriptor.id] } ?? host.providerIDs
+        return ids.compactMap { host.authStatus($0) }
+    }
+}
+
+/// Logs in to a provider. Device flows send an `auth.prompt` notification (and the REPL shows
+/// it) and answer once the user approved; session logins take a username and password, which
+/// are never stored or returned.
+public struct AuthLogin: RPCMethod {
+    public static let method = "auth.login"
+    public typealias Result = AuthStatusEntry
+    public var provider: String
+    public var username: String?
+    public var password: String?
+
+    public func run(on host: HostRuntime) async throws -> Result {
+        let account = try host.accountProvider(provider)
+        let events = host.events
+        let session = try await host.tagging(provider) {
+            try await account.login(LoginCredentials(username: username, password: password)) { prompt in
+                if let value = try? JSONParser.parse(Array((try? JSONEncoder().encode(prompt)) ?? Data())) {
+                    events.publish("auth.prompt", value)
+                }
+            }
+        }
+        try host.sessions.save(session)
+        return host.authStatus(provider)!
+    }
+}
+
+/// Logs out: revokes the session on the service (best effort) and forgets it here.
+public struct AuthLogout: RPCMethod {
+    public static let method = "auth.logout"
+    public typealias Result = AuthStatusEntry
+    public var provider: String
+
+    public func run(on host: HostRuntime) async throws -> Result {
+        let account = try host.accountProvider(provider)
+        if let session = host.sessions.load(provider) {
+            do {
+                try await account.logout(session)
+            } catch {
+                host.logger.notice("\(provider): revoking the session failed (\(error)); forgetting it anyway")
+            }
+        }
+        host.sessions.delete(provider)
+        return host.authStatus(provider)!
+    }
+}
+
+extension HostRuntime {
+    var sessions: SessionStore { SessionStore(folder: paths.dataDir + "/auth") }
+
+    func authStatus(_ provider: String) -> AuthStatusEntry? {
+        guard let descriptor = try? registry.registration(provider).descriptor,
+            descriptor.capabilities.contains(.login)
+        else { return nil }
+        let session = sessions.load(provider)
+        return AuthStatusEntry(
+            provider: provider, auth: descriptor.auth, loggedIn: session != nil, account: session?.account,
+            expiresAt: session?.expiresAt.map { ISO8601DateFormatter().string(from: $0) })
+    }
+
+    /// The provider, if it has accounts.
+    /// - Throws: `unsupported` for providers without login.
+    func accountProvider(_ id: String) throws -> any AccountProvider {
+        guard let account = try provider(id) as? any AccountProvider else {
+            throw ProviderFailure(provider: id, error: .unsupported("\(id) has no accounts to log in to"))
+        }
+        return account
+    }
+
+    /// The provider's session, refreshed when it is about to expire; nil when not logged in.
+    func session(for id: String) async throws -> AuthSession? {
+        guard var session = sessions.load(id) else { return nil }
+        if session.needsRefresh(), session.refreshToken != nil {
+            let account = try accountProvider(id)
+            session = try await tagging(id) { try await account.refresh(session) }
+            try sessions.save(session)
+        }
+        return session
+    }
+
+    /// Runs an account call with a fresh session, refreshing once more if the service says the
+    /// token is no longer valid.
+    func withAccount<T: Sendable>(_ id: String, _ body: (any AccountProvider, AuthSession) async throws -> T) async throws -> T {
+        let account = try accountProvider(id)
+        guard var session = try await session(for: id) else {
+            throw ProviderFailure(provider: id, error: .unauthorized("not logged in to \(id); run `login \(id)` (auth.login)"))
+        }
+        do {
+            return try await tagging(id) { try await body(account, session) }
+        } catch let failure as ProviderFailure {
+            guard case .unauthorized = failure.error, session.refreshToken != nil else { throw failure }
+            session = try await tagging(id) { try await account.refresh(session) }
+            try sessions.save(session)
+            return try await tagging(id) { try await body(account, session) }
+        }
+    }
+}
