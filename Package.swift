@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
         .testTarget(
             name: "YouTubeTests",
-            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit"],
+            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC"],
             path: "Providers/YouTube/Tests", swiftSettings: strict),
         .testTarget(
             name: "PodcastsTests",

@@ -107,4 +107,49 @@ import TestSupport
         #expect(without.status == 1)
         #expect(without.stderr.contains("podcasts.invalid"))
     }
+
+    @Test func youtubeWalkthroughFromTheIssue() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let script = """
+            categories youtube
+            browse youtube Music
+            next
+            prev
+            search youtube swift concurrency
+            search youtube --kind channel swift
+            open 1
+            show 1
+            fav 1
+            login youtube
+            fav 2
+            favs youtube
+            favs youtube --remote
+            """
+        let result = try await runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Science & Technology"))
+        #expect(result.stdout.contains("240 in all · `prev` for the previous page · `next` for more"))
+        #expect(result.stdout.contains("Swift Academy  channel"))
+        #expect(result.stdout.contains("To sign in to youtube, open https://www.google.com/device and enter the code"))
+        #expect(result.stdout.contains("logged in to youtube as Swift Academy"))
+        #expect(result.stdout.contains("saved to your youtube account"))
+        #expect(result.stdout.contains("https://www.youtube.com/watch?v="))
+        let favorites = try await runMediahost(["call", "favorites.list", #"{"provider":"youtube"}"#], dataDir: dataDir)
+        #expect(try JSONValue(parsing: favorites.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.count == 2)
+    }
+
+    @Test func rpcClientsGetTheAuthPrompt() async throws {
+        let process = try MediahostProcess(["rpc", "--sandbox"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"auth.login","params":{"provider":"youtube"}}"#)
+        var prompt: JSONValue?
+        var result: JSONValue?
+        while result == nil, let message = await process.next(timeout: .seconds(20)) {
+            if message.value?["method"] == "auth.prompt" { prompt = message.value?["params"] }
+            if message.value?["id"] == 1 { result = message.value?["result"] }
+        }
+        #expect(prompt?["code"]?.stringValue?.hasPrefix("SBX-") == true)
+        #expect(result?["loggedIn"] == true)
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
 }

@@ -23,6 +23,8 @@ public final class YouTubeAccounts: Sendable {
         var codeLifetime: Double = 300
         var tokenLifetime: Double = 3600
         var interval: Double = 1
+        /// The interval enforced, when it differs from the one advertised (to provoke slow_down).
+        var enforcedInterval: Double?
         var devices: [String: Device] = [:]
         var accessTokens: [String: Date] = [:]
         var refreshTokens: Set<String> = []
@@ -34,8 +36,12 @@ public final class YouTubeAccounts: Sendable {
     let state = Mutex(State())
 
     /// Changes how the next logins behave (tests): approval delay, denial, lifetimes.
-    public func configure(approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil, interval: Double? = nil) {
+    public func configure(
+        approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil, interval: Double? = nil,
+        enforcedInterval: Double? = nil
+    ) {
         state.withLock { state in
+            if let enforcedInterval { state.enforcedInterval = enforcedInterval }
             if let approveAfter { state.approveAfter = approveAfter }
             if let deny { state.deny = deny }
             if let codeLifetime { state.codeLifetime = codeLifetime }
@@ -45,6 +51,9 @@ public final class YouTubeAccounts: Sendable {
     }
 
     public var likes: [String] { state.withLock { $0.likes } }
+
+    /// Invalidates every access token, as their expiry would (refresh tokens stay valid).
+    public func expireAccessTokens() { state.withLock { $0.accessTokens = [:] } }
 
     /// Whether `request` carries a live access token.
     func authorized(_ request: Request) -> Bool {
@@ -72,7 +81,8 @@ public final class YouTubeAccounts: Sendable {
                 let device = "AH-device-\(state.counter)-\(UUID().uuidString.prefix(8))"
                 let user = String(format: "SBX-%03d", state.counter % 1000)
                 state.devices[device] = Device(
-                    userCode: user, created: Date(), expires: Date().addingTimeInterval(state.codeLifetime), interval: state.interval)
+                    userCode: user, created: Date(), expires: Date().addingTimeInterval(state.codeLifetime),
+                    interval: state.enforcedInterval ?? state.interval)
                 return (device, user, state.codeLifetime, state.interval)
             }
             return Self.json([
@@ -120,9 +130,9 @@ public final class YouTubeAccounts: Sendable {
             let now = Date()
             defer { state.devices[code] = device }
             if now > device.expires { return .expired }
-            if let last = device.lastPoll, now.timeIntervalSince(last) < device.interval * 0.9 {
+            let since = device.lastPoll ?? device.created
+            if now.timeIntervalSince(since) < device.interval * 0.9 {
                 device.lastPoll = now
-                device.interval += 5
                 return .slowDown
             }
             device.lastPoll = now
