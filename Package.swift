@@ -86,11 +86,11 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
         .testTarget(
             name: "YouTubeTests",
-            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC"],
+            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],
             path: "Providers/YouTube/Tests", swiftSettings: strict),
         .testTarget(
             name: "PodcastsTests",
-            dependencies: ["Podcasts", "PodcastsSandbox", "Sandbox", "MediaHTTP", "MediaKit"],
+            dependencies: ["Podcasts", "PodcastsSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
             path: "Providers/Podcasts/Tests", swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),

@@ -3,20 +3,7 @@ import MediaKit
 @testable import Podcasts
 import Synchronization
 import Testing
-
-/// Answers from responses recorded in the real services' formats, by path; records the URLs asked.
-final class RecordedHTTPClient: HTTPClient {
-    let responses: [String: (Int, String)]
-    let asked = Mutex<[URL]>([])
-
-    init(_ responses: [String: (Int, String)]) { self.responses = responses }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        asked.withLock { $0.append(request.url) }
-        let (status, body) = responses[request.url.path] ?? (404, "")
-        return HTTPResponse(status: status, headers: ["content-type": "text/javascript; charset=utf-8"], body: Data(body.utf8), url: request.url)
-    }
-}
+import TestSupport
 
 /// The provider on recorded iTunes answers: the real field names, nesting and quirks.
 @Suite struct RecordedResponsesTests {
@@ -52,7 +39,7 @@ final class RecordedHTTPClient: HTTPClient {
         #expect(item.extra?["feed"] == "https://softwareengineeringdaily.com/category/podcast/feed/")
         #expect(item.stats?["episodes"] == 100)
         #expect(page.next == nil, "fewer results than a page")
-        #expect(client.asked.withLock { $0 }.first?.absoluteString.hasPrefix("https://itunes.apple.com/search?") == true)
+        #expect(client.urls.first?.absoluteString.hasPrefix("https://itunes.apple.com/search?") == true)
     }
 
     @Test func singleEntryChart() async throws {
