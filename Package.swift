@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube",
+                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -58,6 +58,11 @@ let package = Package(
             name: "YouTubeSandbox",
             dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Providers/YouTube/Sandbox", swiftSettings: strict),
+        .target(name: "TMDB", dependencies: ["MediaKit"], path: "Providers/TMDB/Sources", swiftSettings: strict),
+        .target(
+            name: "TMDBSandbox",
+            dependencies: ["Sandbox", "YouTubeSandbox", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Providers/TMDB/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -65,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -84,6 +89,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "TMDBTests",
+            dependencies: ["TMDB", "TMDBSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],
+            path: "Providers/TMDB/Tests", swiftSettings: strict),
         .testTarget(
             name: "YouTubeTests",
             dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],

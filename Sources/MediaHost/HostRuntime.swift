@@ -80,20 +80,22 @@ public final class HostRuntime: Sendable {
     /// The registered providers' ids, in registration order.
     public var providerIDs: [String] { registry.ids }
 
-    func isConfigured(_ descriptor: ProviderDescriptor) -> Bool {
-        let config = config
-        return descriptor.configKeys.filter(\.required).allSatisfy { config["providers.\(descriptor.id).\($0.name)"] != nil }
-    }
+    func isConfigured(_ descriptor: ProviderDescriptor) -> Bool { configureHint(descriptor) == nil }
 
     /// How to configure a provider that is missing required settings.
     func configureHint(_ descriptor: ProviderDescriptor) -> String? {
         let config = config
-        let missing = descriptor.configKeys.filter { $0.required && config["providers.\(descriptor.id).\($0.name)"] == nil }
-        guard !missing.isEmpty else { return nil }
-        return missing.map { key in
+        func isSet(_ name: String) -> Bool { config["providers.\(descriptor.id).\(name)"] != nil }
+        func how(_ key: ProviderDescriptor.ConfigKey) -> String {
             let env = (key.environment + [descriptor.environmentName(for: key.name)]).first!
             return "set \(env) or run `config providers.\(descriptor.id).\(key.name) <value>`"
-        }.joined(separator: "; ")
+        }
+        var hints = descriptor.configKeys.filter { $0.required && !isSet($0.name) }.map(how)
+        for group in descriptor.requiredAnyOf where !group.contains(where: isSet) {
+            let keys = descriptor.configKeys.filter { group.contains($0.name) }
+            hints.append(keys.map(how).joined(separator: ", or "))
+        }
+        return hints.isEmpty ? nil : hints.joined(separator: "; ")
     }
 
     /// The configured provider `id`, ready to call.

@@ -1,6 +1,7 @@
 import MediaKit
 import Podcasts
 import Synchronization
+import TMDB
 import YouTube
 
 /// How the host creates one provider: its descriptor and a factory.
@@ -23,6 +24,7 @@ public enum BuiltinProviders {
     public static let all: [ProviderRegistration] = [
         .of(PodcastsProvider.self),
         .of(YouTubeProvider.self),
+        .of(TMDBProvider.self),
     ]
 }
 

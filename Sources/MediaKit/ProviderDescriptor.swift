@@ -9,11 +9,14 @@ public struct ProviderDescriptor: Codable, Sendable, Equatable {
     public var auth: AuthKind
     /// Anything a user should know about the provider's limits, shown in `providers.list`.
     public var notes: String?
+    /// Groups of config keys of which at least one must be set (e.g. an API key or a token).
+    public var requiredAnyOf: [[String]]
 
     public init(
         id: String, name: String, kinds: [MediaKind], capabilities: [Capability],
-        configKeys: [ConfigKey] = [], auth: AuthKind = .none, notes: String? = nil
+        configKeys: [ConfigKey] = [], auth: AuthKind = .none, notes: String? = nil, requiredAnyOf: [[String]] = []
     ) {
+        self.requiredAnyOf = requiredAnyOf
         precondition(Self.isValidID(id), "provider id '\(id)' is not valid")
         self.id = id
         self.name = name

@@ -29,7 +29,7 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "cancel", usage: "cancel <n|id>", method: "downloads.cancel", summary: "stop a download and delete its partial file"),
         CommandSpec(name: "play", usage: "play <n|id>", method: "player.open", summary: "play in the configured player (the download if any, else the stream)"),
         CommandSpec(name: "artwork", usage: "artwork <n|id>", method: "media.artwork", summary: "an item's image as a local file (cached)"),
-        CommandSpec(name: "login", usage: "login <provider>", method: "auth.login", summary: "sign in (a device code to enter, or a username and password)"),
+        CommandSpec(name: "login", usage: "login <provider> [<username> [<password>]]", method: "auth.login", summary: "sign in: a device code to enter, or a username and password (asked without echo)"),
         CommandSpec(name: "logout", usage: "logout <provider>", method: "auth.logout", summary: "sign out and revoke the session"),
         CommandSpec(name: "history", usage: "history [<provider>] | history clear [<provider>]", method: "history.list / history.clear", summary: "the last 100 searches, newest first"),
         CommandSpec(name: "config", usage: "config [<key> [<value>|--unset]]", method: "config.get / config.set", summary: "show or change settings"),
@@ -107,7 +107,12 @@ struct CommandParser {
             if !words.isEmpty { params["provider"] = .string(try requireProvider(words, usage: "favs [<provider> [--remote]]")) }
             return .call(method: "favorites.list", params: .object(params), listing: .items)
         case "login":
-            return .call(method: "auth.login", params: ["provider": .string(try requireProvider(rest, usage: "login <provider>"))], listing: .none)
+            let words = rest.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            guard let provider = words.first else { throw usage("login <provider> [<username> [<password>]]") }
+            var params: [String: JSONValue] = ["provider": .string(try requireProvider(provider, usage: "login <provider>"))]
+            if words.count > 1 { params["username"] = .string(words[1]) }
+            if words.count > 2 { params["password"] = .string(words[2...].joined(separator: " ")) }
+            return .call(method: "auth.login", params: .object(params), listing: .none)
         case "logout":
             return .call(method: "auth.logout", params: ["provider": .string(try requireProvider(rest, usage: "logout <provider>"))], listing: .none)
         case "download", "dl":

@@ -22,6 +22,32 @@ final class LineEditor: Sendable {
         _ = read_history(historyPath)
     }
 
+    /// Asks a question; a secret answer is read with echo off and kept out of the history.
+    func ask(_ question: String, secret: Bool) async -> String? {
+        guard secret else {
+            return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                Thread {
+                    let raw = readline(question)
+                    continuation.resume(returning: raw.map { line in defer { free(line) }; return String(cString: line) })
+                }.start()
+            }
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            Thread {
+                FileHandle.standardOutput.write(Data(question.utf8))
+                var original = termios()
+                tcgetattr(0, &original)
+                var silent = original
+                silent.c_lflag &= ~tcflag_t(ECHO)
+                tcsetattr(0, TCSANOW, &silent)
+                let answer = Swift.readLine(strippingNewline: true)
+                tcsetattr(0, TCSANOW, &original)
+                FileHandle.standardOutput.write(Data("\n".utf8))
+                continuation.resume(returning: answer)
+            }.start()
+        }
+    }
+
     /// Reads one line on a thread of its own so the concurrency pool never blocks on the terminal.
     func readLine(prompt: String) async -> String? {
         await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in

@@ -46,6 +46,7 @@ extension REPL {
         {
             for download in known { board.setTitle(download.title, for: download.id.description) }
         }
+        ask = { question, secret in await editor.ask(question, secret: secret) }
         let progress = InPlaceProgress(board: board, color: options.color)
         idleHook = { progress.draw() }
         defer { idleHook = nil }

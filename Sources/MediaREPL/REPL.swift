@@ -49,6 +49,8 @@ public final class REPL: @unchecked Sendable {
 
     /// Set by `quit`.
     public private(set) var finished = false
+    /// Asks the person something at the terminal (secret: no echo); nil when there is no terminal.
+    var ask: ((_ question: String, _ secret: Bool) async -> String?)?
 
     public init(
         host: HostRuntime, options: Options,
@@ -107,6 +109,21 @@ public final class REPL: @unchecked Sendable {
         case .openRow(let text):
             return await open(text)
         case .call(let method, var params, let listing):
+            if method == "auth.login", case .object(var members) = params, members["password"] == nil,
+                let provider = members["provider"]?.stringValue, host.needsPassword(provider)
+            {
+                guard let ask else {
+                    writeError(renderer.red("error: ") + "usage in scripts: login \(provider) <username> <password>")
+                    return false
+                }
+                if members["username"] == nil {
+                    guard let name = await ask("\(provider) username: ", false), !name.isEmpty else { return false }
+                    members["username"] = .string(name)
+                }
+                guard let password = await ask("\(provider) password: ", true) else { return false }
+                members["password"] = .string(password)
+                params = .object(members)
+            }
             if method == "media.browse", case .object(var members) = params,
                 let provider = members["provider"]?.stringValue, let category = members["category"]?.stringValue
             {

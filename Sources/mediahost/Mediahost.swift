@@ -7,6 +7,7 @@ import MediaKit
 import MediaREPL
 import PodcastsSandbox
 import Sandbox
+import TMDBSandbox
 import YouTubeSandbox
 
 #if canImport(Glibc)
@@ -112,7 +113,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
-    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica()]
+    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica()]
 
     /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
     /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.

@@ -107,3 +107,8 @@ struct YouTubeCatalogue: Sendable {
         return String((0..<length).map { _ in alphabet[Int(random.next() % 64)] })
     }
 }
+
+/// Ids of videos the YouTube replica serves, for other replicas to link to (TMDB trailers).
+public enum YouTubeSandboxVideos {
+    public static let ids: [String] = YouTubeCatalogue().videos.prefix(500).map(\.id)
+}

@@ -70,6 +70,11 @@ public struct AuthLogout: RPCMethod {
 }
 
 extension HostRuntime {
+    /// Whether logging in to `provider` takes a username and password.
+    public func needsPassword(_ provider: String) -> Bool {
+        (try? registry.registration(provider).descriptor.auth) == .sessionLogin
+    }
+
     var sessions: SessionStore { SessionStore(folder: paths.dataDir + "/auth") }
 
     func authStatus(_ provider: String) -> AuthStatusEntry? {

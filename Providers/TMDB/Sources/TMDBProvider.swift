@@ -1,0 +1,224 @@
+import Foundation
+import MediaKit
+import Synchronization
+
+/// The Movie Database (API v3): genres and their most popular movies, the popular / now playing /
+/// top rated / upcoming lists, search, details with cast, director and trailers, similar and
+/// recommended movies; with a TMDB login, favorites are kept on the account too.
+public struct TMDBProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "tmdb", name: "The Movie Database", kinds: [.movie],
+        capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],
+        configKeys: [
+            .init(name: "access_token", summary: "API read access token (v4), sent as a Bearer header", secret: true, environment: ["TMDB_ACCESS_TOKEN"]),
+            .init(name: "api_key", summary: "API key (v3), sent as api_key", secret: true, environment: ["TMDB_API_KEY"]),
+            .init(name: "language", summary: "Language of titles and overviews", defaultValue: "en-US"),
+            .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://api.themoviedb.org"),
+        ],
+        auth: .sessionLogin,
+        notes: "Needs TMDB_ACCESS_TOKEN or TMDB_API_KEY; `login tmdb` keeps favorites on your TMDB account.",
+        requiredAnyOf: [["access_token", "api_key"]])
+
+    /// Lists offered beside the genres.
+    static let lists: [(id: String, name: String)] = [
+        ("popular", "Popular"), ("now_playing", "Now Playing"), ("top_rated", "Top Rated"), ("upcoming", "Upcoming"),
+    ]
+
+    let base: URL
+    let token: String?
+    let key: String?
+    let language: String
+    let http: any HTTPClient
+    let memo = TMDBMemo()
+
+    public init(context: ProviderContext) throws {
+        let text = context.config["base_url"] ?? "https://api.themoviedb.org"
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
+            throw ProviderError.notConfigured("providers.tmdb.base_url '\(text)' is not a URL")
+        }
+        base = url
+        token = context.config["access_token"]
+        key = context.config["api_key"]
+        language = context.config["language"] ?? "en-US"
+        http = context.http
+    }
+
+    // MARK: Categories and browsing
+
+    public func categories() async throws -> [MediaCategory] {
+        let genres: TMDBGenres = try await get("genre/movie/list", ["language": language])
+        return Self.lists.map { MediaCategory(id: $0.id, name: $0.name) }
+            + (genres.genres ?? []).compactMap { genre in genre.id.map { MediaCategory(id: String($0), name: genre.name ?? String($0)) } }
+    }
+
+    /// A genre's most popular movies (discover), or one of the lists; paged by the API's pages.
+    public func browse(category: String, cursor: Cursor?) async throws -> Page {
+        let page = try Self.page(cursor)
+        if let list = Self.lists.first(where: { $0.id == category || $0.name.caseInsensitiveCompare(category) == .orderedSame }) {
+            return try await movies("movie/\(list.id)", ["language": language, "page": String(page)])
+        }
+        var genre = category
+        if Int(category) == nil {
+            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) else {
+                throw ProviderError.notFound("no TMDB genre '\(category)'; `categories tmdb` lists them")
+            }
+            genre = match.id
+        }
+        return try await movies(
+            "discover/movie", ["with_genres": genre, "sort_by": "popularity.desc", "language": language, "page": String(page)])
+    }
+
+    public func search(_ query: SearchQuery) async throws -> Page {
+        guard query.kind == nil || query.kind == .movie else {
+            throw ProviderError.unsupported("mediahost searches TMDB for movies; people and TV are not among its kinds yet")
+        }
+        return try await movies("search/movie", ["query": query.text, "language": language, "page": String(try Self.page(query.cursor))])
+    }
+
+    // MARK: Details and related movies
+
+    public func item(_ id: ItemID) async throws -> MediaItem {
+        guard id.kind == .movie, Int(id.nativeID) != nil else { throw ProviderError.notFound("no TMDB \(id.kind.rawValue) \(id.nativeID)") }
+        let movie: TMDBMovie = try await get("movie/\(id.nativeID)", ["language": language, "append_to_response": "credits,videos"])
+        return try await item(from: movie, details: true)
+    }
+
+    /// Similar movies (the first page) and recommendations, paged.
+    public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        guard id.kind == .movie else { throw ProviderError.unsupported("only movies have related movies") }
+        let kind = cursor?.rawValue.hasPrefix("r") == true ? "recommendations" : "similar"
+        let page = try Self.page(cursor.map { Cursor(String($0.rawValue.drop { $0 == "r" || $0 == "s" })) })
+        var result = try await movies("movie/\(id.nativeID)/\(kind)", ["language": language, "page": String(page)])
+        let prefix = kind == "recommendations" ? "r" : "s"
+        result.next = result.next.map { Cursor(prefix + $0.rawValue) }
+        result.prev = result.prev.map { Cursor(prefix + $0.rawValue) }
+        return result
+    }
+
+    // MARK: Requests
+
+    func movies(_ path: String, _ parameters: [String: String], session: AuthSession? = nil) async throws -> Page {
+        let page: TMDBPage<TMDBMovie> = try await get(path, parameters, session: session)
+        var items: [MediaItem] = []
+        for movie in page.results ?? [] { if let item = try? await item(from: movie, details: false) { items.append(item) } }
+        let current = page.page ?? 1
+        let pages = page.total_pages ?? current
+        return Page(
+            items: items, next: current < min(pages, 500) ? Cursor(String(current + 1)) : nil, prev: current > 1 ? Cursor(String(current - 1)) : nil,
+            total: page.total_results)
+    }
+
+    static func page(_ cursor: Cursor?) throws -> Int {
+        guard let cursor else { return 1 }
+        guard let page = Int(cursor.rawValue), (1...500).contains(page) else { throw ProviderError.invalidArgument("cursor '\(cursor)' is not a TMDB page") }
+        return page
+    }
+
+    func get<T: Decodable>(_ path: String, _ parameters: [String: String], session: AuthSession? = nil) async throws -> T {
+        try decode(try await send("GET", path, parameters, session: session))
+    }
+
+    func send(_ method: String, _ path: String, _ parameters: [String: String], body: [String: Any]? = nil, session: AuthSession? = nil) async throws -> HTTPResponse {
+        guard token != nil || key != nil else {
+            throw ProviderError.notConfigured("set TMDB_ACCESS_TOKEN or TMDB_API_KEY (or `config providers.tmdb.api_key <key>`)")
+        }
+        var components = URLComponents(url: base.appendingPathComponent("3/\(path)"), resolvingAgainstBaseURL: false)
+        var query = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        var headers = ["Accept": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" } else if let key { query.append(URLQueryItem(name: "api_key", value: key)) }
+        if let session { query.append(URLQueryItem(name: "session_id", value: session.accessToken)) }
+        components?.queryItems = query.isEmpty ? nil : query
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a TMDB URL for \(path)") }
+        var data: Data?
+        if let body {
+            headers["Content-Type"] = "application/json;charset=utf-8"
+            data = try JSONSerialization.data(withJSONObject: body)
+        }
+        let response = try await http.send(HTTPRequest(method: method, url: url, headers: headers, body: data))
+        guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
+        return response
+    }
+
+    func decode<T: Decodable>(_ response: HTTPResponse) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw ProviderError.invalidResponse("TMDB answered with JSON that cannot be read (\(response.url.path))")
+        }
+    }
+
+    /// TMDB's status codes: 7/10 invalid key, 34 not found, 25 rate limit, 3/17/30/33 session and login.
+    static func error(for response: HTTPResponse) -> ProviderError {
+        let status = try? JSONDecoder().decode(TMDBStatus.self, from: response.body)
+        let message = status?.status_message ?? "HTTP \(response.status)"
+        switch status?.status_code {
+        case 7?, 10?: return .unauthorized("the TMDB API key or token is not valid; set TMDB_ACCESS_TOKEN or TMDB_API_KEY")
+        case 34?, 6?: return .notFound("TMDB: \(message)")
+        case 25?: return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        case 30?: return .unauthorized("TMDB: invalid username or password")
+        case 33?: return .unauthorized("TMDB: the login took too long (the request token expired); try `login tmdb` again")
+        case 3?, 17?: return .unauthorized("TMDB refused the session; run `login tmdb` again")
+        default: break
+        }
+        switch response.status {
+        case 429: return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        case 401, 403: return .unauthorized("TMDB: \(message)")
+        case 404: return .notFound("TMDB: \(message)")
+        default: return .upstream(status: response.status, message: message)
+        }
+    }
+
+    // MARK: Items
+
+    /// Image URLs come from the configuration endpoint, fetched once.
+    func imageBase() async throws -> (base: String, poster: String, backdrop: String) {
+        if let cached = memo.images { return cached }
+        let configuration: TMDBConfiguration = try await get("configuration", [:])
+        let images = configuration.images
+        let base = images?.secure_base_url ?? images?.base_url ?? "https://image.tmdb.org/t/p/"
+        let poster = images?.poster_sizes?.first { $0 == "w500" } ?? images?.poster_sizes?.last ?? "original"
+        let backdrop = images?.backdrop_sizes?.first { $0 == "w1280" } ?? images?.backdrop_sizes?.last ?? "original"
+        memo.images = (base, poster, backdrop)
+        return (base, poster, backdrop)
+    }
+
+    func item(from movie: TMDBMovie, details: Bool) async throws -> MediaItem {
+        guard let id = movie.id else { throw ProviderError.invalidResponse("a TMDB movie without an id") }
+        let images = try await imageBase()
+        let year = movie.release_date.map { String($0.prefix(4)) }
+        var item = MediaItem(
+            id: ItemID(provider: "tmdb", kind: .movie, nativeID: String(id)), title: movie.title ?? "Movie \(id)",
+            subtitle: year, summary: movie.overview, url: "https://www.themoviedb.org/movie/\(id)",
+            artwork: movie.poster_path.map { images.base + images.poster + $0 }, published: movie.release_date,
+            duration: movie.runtime.map { Double($0 * 60) })
+        var extra: [String: String] = [:]
+        if let rating = movie.vote_average { extra["rating"] = String(format: "%.1f/10", rating) }
+        if let backdrop = movie.backdrop_path { extra["backdrop"] = images.base + images.backdrop + backdrop }
+        if let genres = movie.genres?.compactMap(\.name), !genres.isEmpty { extra["genres"] = genres.joined(separator: ", ") }
+        if let tagline = movie.tagline, !tagline.isEmpty { extra["tagline"] = tagline }
+        if details {
+            let cast = (movie.credits?.cast ?? []).sorted { ($0.order ?? 0) < ($1.order ?? 0) }.prefix(5).compactMap(\.name)
+            if !cast.isEmpty { extra["cast"] = cast.joined(separator: ", ") }
+            if let director = movie.credits?.crew?.first(where: { $0.job == "Director" })?.name {
+                extra["director"] = director
+                item.creator = director
+            }
+            // Trailers on YouTube link into the youtube provider: `show`/`play` follow them.
+            let trailers = (movie.videos?.results ?? []).filter { $0.site == "YouTube" && $0.key != nil }
+                .sorted { ($0.type == "Trailer" ? 0 : 1) < ($1.type == "Trailer" ? 0 : 1) }
+            if let first = trailers.first?.key { extra["trailer"] = "youtube:video:\(first)" }
+            if trailers.count > 1 { extra["trailers"] = trailers.compactMap { $0.key.map { "youtube:video:\($0)" } }.joined(separator: " ") }
+        }
+        item.extra = extra
+        if let votes = movie.vote_count { item.stats = ["votes": votes] }
+        return item
+    }
+}
+
+final class TMDBMemo: Sendable {
+    private let state = Mutex<(base: String, poster: String, backdrop: String)?>(nil)
+    var images: (base: String, poster: String, backdrop: String)? {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
+    }
+}
