@@ -152,4 +152,35 @@ import TestSupport
         process.closeInput()
         #expect(await process.waitForExit() == 0)
     }
+
+    @Test func tmdbWalkthroughFromTheIssue() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let player = dataDir + "/player.sh"
+        try "#!/bin/sh\necho \"$@\" > \(dataDir)/played\n".write(toFile: player, atomically: true, encoding: .utf8)
+        chmod(player, 0o755)
+        let script = """
+            config player.command \(player)
+            categories tmdb
+            browse tmdb Comedy
+            next
+            search tmdb fight club
+            show 1
+            login tmdb sandbox sandbox
+            fav 1
+            favs tmdb
+            favs tmdb --remote
+            play youtube:video:Haq6TT5LPnT
+            """
+        let result = try await runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Now Playing"))
+        #expect(result.stdout.contains("`prev` for the previous page"))
+        #expect(result.stdout.contains("Fight Club"))
+        #expect(result.stdout.contains("trailer    youtube:video:Haq6TT5LPnT"))
+        #expect(result.stdout.contains("logged in to tmdb as sandbox"))
+        #expect(result.stdout.contains("saved to your tmdb account"))
+        #expect(result.stdout.contains("playing the stream"))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect((try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains("https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
+    }
 }
