@@ -109,3 +109,13 @@ public struct MediaFile: Sendable {
         return start..<(end + 1)
     }
 }
+
+/// A JSON response from Foundation values, as the replicas build their bodies.
+public func jsonResponse(
+    _ object: Any, status: HTTPResponse.Status = .ok, contentType: String = "application/json; charset=utf-8"
+) -> Response {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
+    var headers = HTTPFields()
+    headers[.contentType] = contentType
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}

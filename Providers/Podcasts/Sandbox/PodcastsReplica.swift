@@ -158,9 +158,7 @@ public struct PodcastsReplica: SandboxReplica {
     }
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        jsonResponse(object, status: status, contentType: "text/javascript; charset=utf-8")
     }
 
     /// A 1x1 PNG.

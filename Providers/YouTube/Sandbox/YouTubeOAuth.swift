@@ -176,7 +176,6 @@ public final class YouTubeAccounts: Sendable {
     }
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        jsonResponse(object, status: status, contentType: "application/json; charset=utf-8")
     }
 }
