@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB",
+                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB", "Mastodon",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -63,6 +63,11 @@ let package = Package(
             name: "TMDBSandbox",
             dependencies: ["Sandbox", "YouTubeSandbox", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Providers/TMDB/Sandbox", swiftSettings: strict),
+        .target(name: "Mastodon", dependencies: ["MediaKit"], path: "Providers/Mastodon/Sources", swiftSettings: strict),
+        .target(
+            name: "MastodonSandbox",
+            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Providers/Mastodon/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -70,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox", "MastodonSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -89,6 +94,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "MastodonTests",
+            dependencies: ["Mastodon", "MastodonSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
+            path: "Providers/Mastodon/Tests", swiftSettings: strict),
         .testTarget(
             name: "TMDBTests",
             dependencies: ["TMDB", "TMDBSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],

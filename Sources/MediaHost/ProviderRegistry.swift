@@ -1,4 +1,5 @@
 import MediaKit
+import Mastodon
 import Podcasts
 import Synchronization
 import TMDB
@@ -25,6 +26,7 @@ public enum BuiltinProviders {
         .of(PodcastsProvider.self),
         .of(YouTubeProvider.self),
         .of(TMDBProvider.self),
+        .of(MastodonProvider.self),
     ]
 }
 

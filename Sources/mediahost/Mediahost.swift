@@ -5,6 +5,7 @@ import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaREPL
+import MastodonSandbox
 import PodcastsSandbox
 import Sandbox
 import TMDBSandbox
@@ -113,7 +114,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
-    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica()]
+    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica(), MastodonReplica()]
 
     /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
     /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.

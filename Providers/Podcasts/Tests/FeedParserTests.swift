@@ -1,4 +1,5 @@
 import Foundation
+import MediaKit
 @testable import Podcasts
 import Testing
 

@@ -3,8 +3,8 @@
 ///
 /// Works on UTF-8 bytes: feeds carry thousands of descriptions, and Character-by-Character
 /// String walking was most of the time spent parsing them.
-enum HTMLText {
-    static func plain(_ html: String) -> String {
+public enum HTMLText {
+    public static func plain(_ html: String) -> String {
         var html = html
         return html.withUTF8 { input in
             var out: [UInt8] = []
@@ -46,7 +46,7 @@ enum HTMLText {
     }
 
     /// Decodes entities only (for text that is not HTML but may hold &amp; and friends).
-    static func decodeEntities(_ text: String) -> String {
+    public static func decodeEntities(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
         var text = text
         return text.withUTF8 { input in
@@ -72,7 +72,7 @@ enum HTMLText {
     ]
 
     /// Decodes the entity at `start` ('&'), appending its UTF-8; returns the index after ';'.
-    private static func decodeEntity(_ input: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) -> Int? {
+    static func decodeEntity(_ input: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) -> Int? {
         let limit = min(input.count, start + 12)
         var semicolon = start + 1
         while semicolon < limit, input[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
@@ -178,5 +178,86 @@ enum HTMLText {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A link found while converting HTML: where its text sits in the plain text (Unicode scalar
+/// offsets, end exclusive), its target, its classes (Mastodon marks mentions and hashtags).
+public struct HTMLLink: Sendable, Equatable {
+    public var start: Int
+    public var end: Int
+    public var href: String
+    public var classes: [String]
+    public var text: String
+}
+
+extension HTMLText {
+    /// Plain text of short HTML (a post): paragraphs as blank lines, `<br>` as line breaks,
+    /// entities decoded, and every link with its position. Text inside `class="invisible"` spans
+    /// is dropped and `class="ellipsis"` spans end with "…", as Mastodon renders long URLs.
+    public static func plainWithLinks(_ html: String) -> (text: String, links: [HTMLLink]) {
+        var out = String.UnicodeScalarView()
+        var links: [HTMLLink] = []
+        var open: (start: Int, href: String, classes: [String])?
+        var hidden = 0
+        var spans: [String] = []  // the kind of each open span: "invisible", "ellipsis" or ""
+        var paragraphs = 0
+        var index = html.startIndex
+        func append(_ text: String) {
+            guard hidden == 0 else { return }
+            out.append(contentsOf: text.unicodeScalars)
+        }
+        while index < html.endIndex {
+            let character = html[index]
+            if character == "<", let close = html[index...].firstIndex(of: ">") {
+                let tag = String(html[html.index(after: index)..<close])
+                let closing = tag.hasPrefix("/")
+                let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }.lowercased()
+                let classes = attribute("class", in: tag)?.split(separator: " ").map(String.init) ?? []
+                switch name {
+                case "p":
+                    if closing { paragraphs += 1 } else if paragraphs > 0 { append("\n\n") }
+                case "br": append("\n")
+                case "a" where !closing:
+                    open = (out.count, decodeEntities(attribute("href", in: tag) ?? ""), classes)
+                case "a":
+                    if let link = open {
+                        let text = String(String.UnicodeScalarView(out[out.index(out.startIndex, offsetBy: link.start)...]))
+                        links.append(HTMLLink(start: link.start, end: out.count, href: link.href, classes: link.classes, text: text))
+                    }
+                    open = nil
+                case "span" where !closing:
+                    let kind = classes.contains("invisible") ? "invisible" : classes.contains("ellipsis") ? "ellipsis" : ""
+                    spans.append(kind)
+                    if kind == "invisible" { hidden += 1 }
+                case "span":
+                    let kind = spans.popLast() ?? ""
+                    if kind == "invisible" { hidden -= 1 }
+                    if kind == "ellipsis" { append("…") }
+                default: break
+                }
+                index = html.index(after: close)
+                continue
+            }
+            if character == "&", let semicolon = html[index...].prefix(12).firstIndex(of: ";") {
+                let decoded = decodeEntities(String(html[index...semicolon]))
+                if decoded != String(html[index...semicolon]) {
+                    append(decoded)
+                    index = html.index(after: semicolon)
+                    continue
+                }
+            }
+            append(String(character))
+            index = html.index(after: index)
+        }
+        return (String(out), links)
+    }
+
+    /// The value of `name="…"` in a tag's text.
+    private static func attribute(_ name: String, in tag: String) -> String? {
+        guard let range = tag.range(of: "\(name)=\"") else { return nil }
+        let rest = tag[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
     }
 }

@@ -1,0 +1,162 @@
+import Foundation
+import MediaKit
+
+/// A Mastodon instance: `#tag` timelines, `@user` posts, trending tags as categories, and text
+/// search with an access token. Posts carry their hashtags, mentions, links and media as entities.
+public struct MastodonProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "mastodon", name: "Mastodon", kinds: [.post, .user],
+        capabilities: [.categories, .browse, .search, .item, .children],
+        configKeys: [
+            .init(name: "instance", summary: "The Mastodon server", defaultValue: "https://mastodon.social", environment: ["MASTODON_INSTANCE"]),
+            .init(name: "access_token", summary: "An access token (needed for text search)", secret: true, environment: ["MASTODON_ACCESS_TOKEN"]),
+            .init(name: "base_url", summary: "The API's base URL when it differs from the instance (a proxy, the sandbox)"),
+        ],
+        auth: .optionalToken,
+        notes: "Works without a token: #tags, @users, trending tags. Text search needs MASTODON_ACCESS_TOKEN.")
+
+    static let pageSize = 20
+    let base: URL
+    let token: String?
+    let http: any HTTPClient
+
+    public init(context: ProviderContext) throws {
+        let text = context.config["base_url"] ?? context.config["instance"] ?? "https://mastodon.social"
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
+            throw ProviderError.notConfigured("'\(text)' is not a Mastodon server URL; set MASTODON_INSTANCE")
+        }
+        base = url
+        token = context.config["access_token"]
+        http = context.http
+    }
+
+    public func categories() async throws -> [MediaCategory] {
+        struct Trend: Decodable { var name: String? }
+        let (trends, _): ([Trend], HTTPResponse) = try await get("api/v1/trends/tags", ["limit": "20"])
+        return trends.compactMap { $0.name.map { MediaCategory(id: $0, name: "#" + $0) } }
+    }
+
+    public func browse(category: String, cursor: Cursor?) async throws -> Page {
+        try await timeline("api/v1/timelines/tag/\(Self.tag(category))", cursor: cursor)
+    }
+
+    /// `#tag`: the tag's timeline; `@user`: their posts; other words: text search (with a token).
+    public func search(_ query: SearchQuery) async throws -> Page {
+        let text = query.text.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("#") { return try await timeline("api/v1/timelines/tag/\(Self.tag(text))", cursor: query.cursor) }
+        if text.hasPrefix("@") {
+            let user = try await lookup(String(text.dropFirst()))
+            return try await timeline("api/v1/accounts/\(user.id ?? "")/statuses", cursor: query.cursor)
+        }
+        guard token != nil else {
+            throw ProviderError.unsupported(
+                "Mastodon searches #tags and @users without a token; text search needs MASTODON_ACCESS_TOKEN")
+        }
+        let (result, _): (MSearch, HTTPResponse) = try await get("api/v2/search", ["q": text, "type": "statuses", "limit": String(Self.pageSize)])
+        return Page(items: (result.statuses ?? []).compactMap(item(from:)))
+    }
+
+    public func item(_ id: ItemID) async throws -> MediaItem {
+        switch id.kind {
+        case .post:
+            let (status, _): (MStatus, HTTPResponse) = try await get("api/v1/statuses/\(id.nativeID)", [:])
+            guard let item = item(from: status) else { throw ProviderError.invalidResponse("a Mastodon status without an id") }
+            return item
+        case .user:
+            let (account, _): (MAccount, HTTPResponse) = try await get("api/v1/accounts/\(id.nativeID)", [:])
+            return item(from: account)
+        default:
+            throw ProviderError.unsupported("Mastodon has posts and users, not \(id.kind.rawValue)s")
+        }
+    }
+
+    /// A user's posts; a post's replies.
+    public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        switch id.kind {
+        case .user: return try await timeline("api/v1/accounts/\(id.nativeID)/statuses", cursor: cursor)
+        case .post:
+            let (context, _): (MContext, HTTPResponse) = try await get("api/v1/statuses/\(id.nativeID)/context", [:])
+            return Page(items: (context.descendants ?? []).compactMap(item(from:)))
+        default: throw ProviderError.unsupported("Mastodon \(id.kind.rawValue)s have no children")
+        }
+    }
+
+    // MARK: Requests
+
+    func lookup(_ acct: String) async throws -> MAccount {
+        let (account, _): (MAccount, HTTPResponse) = try await get("api/v1/accounts/lookup", ["acct": acct])
+        return account
+    }
+
+    /// A timeline page; cursors come from the Link header (`max:<id>` older, `min:<id>` newer).
+    func timeline(_ path: String, cursor: Cursor?) async throws -> Page {
+        var parameters = ["limit": String(Self.pageSize)]
+        if let cursor {
+            let parts = cursor.rawValue.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[0] == "max" || parts[0] == "min" else {
+                throw ProviderError.invalidArgument("cursor '\(cursor)' is not from a Mastodon timeline")
+            }
+            parameters["\(parts[0])_id"] = parts[1]
+        }
+        let (statuses, response): ([MStatus], HTTPResponse) = try await get(path, parameters)
+        let links = Self.links(response.header("link") ?? "")
+        return Page(
+            items: statuses.compactMap(item(from:)), next: links["next"].flatMap { Self.cursor($0, "max_id", "max") },
+            prev: links["prev"].flatMap { Self.cursor($0, "min_id", "min") })
+    }
+
+    func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> (T, HTTPResponse) {
+        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !parameters.isEmpty { components?.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a Mastodon URL for \(path)") }
+        var headers = ["Accept": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        let response = try await http.send(HTTPRequest(url: url, headers: headers))
+        guard response.status == 200 else { throw Self.error(for: response) }
+        do {
+            return (try JSONDecoder().decode(T.self, from: response.body), response)
+        } catch {
+            throw ProviderError.invalidResponse("Mastodon answered \(path) with JSON that cannot be read")
+        }
+    }
+
+    static func error(for response: HTTPResponse) -> ProviderError {
+        let message = (try? JSONDecoder().decode(MError.self, from: response.body))?.error ?? "HTTP \(response.status)"
+        switch response.status {
+        case 429:
+            let reset = response.header("x-ratelimit-reset").flatMap { ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0) }
+            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init) ?? reset.map { max(0, $0.timeIntervalSinceNow) })
+        case 401, 403: return .unauthorized("Mastodon: \(message)")
+        case 404: return .notFound("Mastodon: \(message)")
+        default: return .upstream(status: response.status, message: message)
+        }
+    }
+
+    static var fractional: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+
+    /// `<url>; rel="next", <url>; rel="prev"` -> ["next": url, "prev": url].
+    static func links(_ header: String) -> [String: String] {
+        var links: [String: String] = [:]
+        for part in header.split(separator: ",") {
+            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">"),
+                let rel = pieces.dropFirst().first(where: { $0.hasPrefix("rel=") })
+            else { continue }
+            links[rel.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\""))] = String(target.dropFirst().dropLast())
+        }
+        return links
+    }
+
+    static func cursor(_ url: String, _ parameter: String, _ prefix: String) -> Cursor? {
+        URLComponents(string: url)?.queryItems?.first { $0.name == parameter }?.value.map { Cursor("\(prefix):\($0)") }
+    }
+
+    static func tag(_ text: String) -> String {
+        let tag = text.trimmingCharacters(in: CharacterSet(charactersIn: "# ")).lowercased()
+        return tag.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? tag
+    }
+}
