@@ -13,7 +13,8 @@ public struct MastodonReplica: SandboxReplica {
 
     public init() {}
 
-    public func environment(baseURL: String) -> [String: String] { [:] }
+    /// Text search needs a token; the replica accepts any.
+    public func environment(baseURL: String) -> [String: String] { ["MASTODON_ACCESS_TOKEN": "sandbox-token"] }
 
     public func register(_ routes: SandboxRoutes) {
         let v1 = routes.group("api/v1")

@@ -51,7 +51,7 @@ final class PromptLog: Sendable {
     @Test func deviceLoginThenLikesThenLogout() async throws {
         let f = try await AccountFixture()
         defer { f.server.stop() }
-        f.replica.accounts.configure(approveAfter: 1.2)
+        f.replica.accounts.configure(approveAfter: 2.5)
         #expect(try await f.call("auth.status") == [["provider": "youtube", "auth": "oauthDevice", "loggedIn": false]])
         let status = try await f.call("auth.login", ["provider": "youtube"])
         #expect(status["loggedIn"] == true)
