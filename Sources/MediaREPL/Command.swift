@@ -51,7 +51,7 @@ enum Command: Equatable {
     case quit
 
     enum Listing: Equatable {
-        case items, categories(provider: String), history, providers, none, detail, config, downloads, download
+        case items, categories(provider: String), history, providers, none, detail, config, downloads, download, sections
     }
 }
 

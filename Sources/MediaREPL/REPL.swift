@@ -39,6 +39,9 @@ public final class REPL: @unchecked Sendable {
     private var historyRows: [SearchRecord] = []
     private var providerRows: [ProvidersList.ProviderInfo] = []
     private var downloadRows: [Download] = []
+    /// The section rows of the last post shown, and its provider.
+    private var sectionRows: [TextEntity] = []
+    private var sectionProvider = ""
     /// Running downloads' progress, from the host's notifications.
     let board = ProgressBoard()
     private var subscription: Int?
@@ -146,6 +149,17 @@ public final class REPL: @unchecked Sendable {
                 if let provider = record.provider { params["provider"] = .string(provider) }
                 if let kind = record.kind { params["kind"] = .string(kind.rawValue) }
                 return await call("media.search", params: .object(params), listing: .items)
+            case .sections where (1...sectionRows.count).contains(row):
+                let entity = sectionRows[row - 1]
+                switch entity.type {
+                case .hashtag:
+                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string("#" + entity.value)], listing: .items)
+                case .mention:
+                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string("@" + entity.value)], listing: .items)
+                case .url, .media:
+                    write(entity.value)
+                    return true
+                }
             case .providers where (1...providerRows.count).contains(row):
                 let provider = providerRows[row - 1].id
                 return await call("providers.categories", params: ["provider": .string(provider)], listing: .categories(provider: provider))
@@ -258,7 +272,18 @@ public final class REPL: @unchecked Sendable {
             listing = .providers
             text = renderer.providers(providerRows)
         case .detail:
-            text = renderer.detail(try decoder.decode(MediaItem.self, from: data))
+            let item = try decoder.decode(MediaItem.self, from: data)
+            text = renderer.detail(item)
+            // A post's hashtags, users, links and media become rows: `open <n>` follows them.
+            if let entities = item.entities, !entities.isEmpty {
+                let order: [TextEntity.EntityType] = [.media, .url, .hashtag, .mention]
+                sectionRows = order.flatMap { type in entities.filter { $0.type == type } }
+                sectionProvider = item.provider
+                listing = .sections
+                text = (text ?? "") + "\n\n" + renderer.sections(sectionRows)
+            }
+        case .sections:
+            break
         case .downloads:
             downloadRows = try decoder.decode([Download].self, from: data)
             listing = .downloads

@@ -80,9 +80,62 @@ struct Renderer {
         for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) { field(key, value) }
         if let download = item.download { field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " ")) }
         field("favorite", item.favorite == true ? star("★ yes") : "no")
+        if item.extra?["sensitive"] == "true" { field("media", red("sensitive: not previewed")) }
+        if let warning = item.extra?["contentWarning"] {
+            lines.append("")
+            lines.append("  " + red("content warning: ") + Self.clean(warning))
+        }
         if let summary = item.summary, !summary.isEmpty {
             lines.append("")
-            lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(width, 100), indent: "  "))
+            if let entities = item.entities, !entities.isEmpty {
+                // Wrapping would move entity offsets: posts are short, keep their own lines.
+                lines.append(highlighted(summary, entities: entities).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+            } else {
+                lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(width, 100), indent: "  "))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A post's text with its entities coloured (hashtags cyan, mentions magenta, links blue and
+    /// underlined) and media markers after it.
+    func highlighted(_ text: String, entities: [TextEntity]) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var out = ""
+        var position = 0
+        func plain(_ range: Range<Int>) -> String {
+            Self.clean(String(String.UnicodeScalarView(scalars[range.clamped(to: 0..<scalars.count)])), keepNewlines: true)
+        }
+        for entity in entities.filter({ $0.type != .media }).sorted(by: { $0.start < $1.start }) where entity.start >= position && entity.end <= scalars.count {
+            out += plain(position..<entity.start)
+            let span = plain(entity.start..<entity.end)
+            switch entity.type {
+            case .hashtag: out += style("36", span)
+            case .mention: out += style("35", span)
+            case .url: out += style("34;4", span)
+            case .media: out += span
+            }
+            position = entity.end
+        }
+        out += plain(position..<scalars.count)
+        let markers = entities.filter { $0.type == .media }.map { Self.clean($0.text) }
+        if !markers.isEmpty { out += "\n" + markers.joined(separator: " ") }
+        return out
+    }
+
+    /// The sections of a post (TweeterTags' mentions view): numbered rows to `open`.
+    func sections(_ rows: [TextEntity]) -> String {
+        var lines: [String] = []
+        var number = 0
+        for (type, heading) in [(TextEntity.EntityType.media, "Media"), (.url, "URLs"), (.hashtag, "Hashtags"), (.mention, "Users")] {
+            let matching = rows.filter { $0.type == type }
+            guard !matching.isEmpty else { continue }
+            lines.append(bold(heading))
+            for entity in matching {
+                number += 1
+                let text = type == .media || type == .url ? entity.value : entity.text
+                lines.append(String(format: "%3d  ", number) + Self.clean(text))
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -166,4 +166,25 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "history ", word: "") == ["broken", "catalog", "clear"])
         #expect(completer.candidates(before: "config ", word: "log") == ["log.level"])
     }
+
+    @Test func postsAreHighlightedOnlyWithColor() {
+        let text = "Hi #swift @ada see x.com/a 🎉"
+        let entities = [
+            TextEntity(type: .hashtag, start: 3, end: 9, text: "#swift", value: "swift"),
+            TextEntity(type: .mention, start: 10, end: 14, text: "@ada", value: "ada"),
+            TextEntity(type: .url, start: 19, end: 26, text: "x.com/a", value: "https://x.com/a"),
+            TextEntity(type: .media, start: 28, end: 28, text: "[image]", value: "https://img/1.jpg"),
+        ]
+        let colored = Renderer(color: true).highlighted(text, entities: entities)
+        #expect(colored.contains("\u{1B}[36m#swift\u{1B}[0m"))
+        #expect(colored.contains("\u{1B}[35m@ada\u{1B}[0m"))
+        #expect(colored.contains("\u{1B}[34;4mx.com/a\u{1B}[0m"))
+        #expect(colored.hasSuffix("\n[image]"))
+        let plain = Renderer(color: false).highlighted(text, entities: entities)
+        #expect(plain == text + "\n[image]")
+        let sections = Renderer(color: false).sections(entities)
+        #expect(sections == "Media\n  1  https://img/1.jpg\nURLs\n  2  https://x.com/a\nHashtags\n  3  #swift\nUsers\n  4  @ada")
+        // Control sequences in network text never reach the terminal, entities or not.
+        #expect(!Renderer(color: false).highlighted("a\u{1B}[2J #x", entities: [TextEntity(type: .hashtag, start: 6, end: 8, text: "#x", value: "x")]).contains("\u{1B}"))
+    }
 }

@@ -58,7 +58,9 @@ public struct MastodonReplica: SandboxReplica {
             guard request.headers[.authorization]?.hasPrefix("Bearer ") == true else {
                 return Self.json(["error": "The access token is invalid"], status: .unauthorized)
             }
-            let statuses = data.statuses.filter { $0.plain.lowercased().contains(text) }.prefix(20).map(data.json)
+            // A boost is found by the post it shows.
+            let statuses = data.statuses.filter { ($0.boostOf.map { data.statuses[$0] } ?? $0).plain.lowercased().contains(text) }
+                .prefix(20).map(data.json)
             return Self.json(["accounts": [Any](), "statuses": Array(statuses), "hashtags": [Any]()])
         }
     }
