@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB", "Mastodon",
+                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB", "Mastodon", "Twitter",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -68,6 +68,11 @@ let package = Package(
             name: "MastodonSandbox",
             dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Providers/Mastodon/Sandbox", swiftSettings: strict),
+        .target(name: "Twitter", dependencies: ["MediaKit"], path: "Providers/Twitter/Sources", swiftSettings: strict),
+        .target(
+            name: "TwitterSandbox",
+            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Providers/Twitter/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -75,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox", "MastodonSandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox", "MastodonSandbox", "TwitterSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -94,6 +99,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "TwitterTests",
+            dependencies: ["Twitter", "TwitterSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
+            path: "Providers/Twitter/Tests", swiftSettings: strict),
         .testTarget(
             name: "MastodonTests",
             dependencies: ["Mastodon", "MastodonSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],

@@ -3,6 +3,7 @@ import Mastodon
 import Podcasts
 import Synchronization
 import TMDB
+import Twitter
 import YouTube
 
 /// How the host creates one provider: its descriptor and a factory.
@@ -27,6 +28,7 @@ public enum BuiltinProviders {
         .of(YouTubeProvider.self),
         .of(TMDBProvider.self),
         .of(MastodonProvider.self),
+        .of(TwitterProvider.self),
     ]
 }
 

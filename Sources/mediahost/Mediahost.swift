@@ -9,6 +9,7 @@ import MastodonSandbox
 import PodcastsSandbox
 import Sandbox
 import TMDBSandbox
+import TwitterSandbox
 import YouTubeSandbox
 
 #if canImport(Glibc)
@@ -114,7 +115,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// Every provider's replica of its real API.
 enum SandboxReplicas {
-    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica(), MastodonReplica()]
+    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica(), MastodonReplica(), TwitterReplica()]
 
     /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
     /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.

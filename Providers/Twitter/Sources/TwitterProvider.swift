@@ -1,0 +1,116 @@
+import Foundation
+import MediaKit
+
+/// X/Twitter through API v2 with an app bearer token: `#tag` and text search of recent posts,
+/// `@user` posts, one post and its replies. There are no categories (v2 has no public trends).
+public struct TwitterProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "twitter", name: "X (Twitter)", kinds: [.post, .user], capabilities: [.search, .item, .children],
+        configKeys: [
+            .init(name: "bearer_token", summary: "App bearer token (developer portal)", secret: true, required: true, environment: ["TWITTER_BEARER_TOKEN"]),
+            .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://api.twitter.com"),
+        ],
+        auth: .apiKey,
+        notes: "No categories: API v2 has no public trends. Recent search covers the last 7 days.")
+
+    static let pageSize = 20
+    static let fields = [
+        "expansions": "author_id,attachments.media_keys",
+        "tweet.fields": "created_at,entities,public_metrics,attachments,author_id,possibly_sensitive,referenced_tweets,conversation_id",
+        "user.fields": "name,username,profile_image_url,description,public_metrics",
+        "media.fields": "type,url,preview_image_url,alt_text",
+    ]
+
+    let base: URL
+    let token: String
+    let http: any HTTPClient
+    let now: @Sendable () -> Date
+
+    public init(context: ProviderContext) throws {
+        let text = context.config["base_url"] ?? "https://api.twitter.com"
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
+            throw ProviderError.notConfigured("providers.twitter.base_url '\(text)' is not a URL")
+        }
+        base = url
+        token = context.config["bearer_token"] ?? ""
+        http = context.http
+        now = context.now
+    }
+
+    public func categories() async throws -> [MediaCategory] {
+        throw ProviderError.unsupported("X has no categories: API v2 offers no public trends; search #tags or @users instead")
+    }
+
+    /// `#tag` and words: recent search; `@user`: that user's posts.
+    public func search(_ query: SearchQuery) async throws -> Page {
+        let text = query.text.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("@"), !text.contains(" ") {
+            let user = try await lookup(String(text.dropFirst()))
+            return try await timeline("2/users/\(user)/tweets", [:], cursor: query.cursor, tokenName: "pagination_token")
+        }
+        return try await timeline("2/tweets/search/recent", ["query": text], cursor: query.cursor, tokenName: "next_token")
+    }
+
+    public func item(_ id: ItemID) async throws -> MediaItem {
+        guard id.kind == .post else { throw ProviderError.unsupported("X details are available for posts") }
+        let response: TWResponse<TWTweet> = try await get("2/tweets/\(id.nativeID)", Self.fields)
+        guard let tweet = response.data, let item = item(from: tweet, includes: response.includes) else {
+            throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no post \(id.nativeID)")")
+        }
+        return item
+    }
+
+    /// A user's posts; a post's replies (its conversation).
+    public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        switch id.kind {
+        case .user: return try await timeline("2/users/\(id.nativeID)/tweets", [:], cursor: cursor, tokenName: "pagination_token")
+        case .post: return try await timeline("2/tweets/search/recent", ["query": "conversation_id:\(id.nativeID)"], cursor: cursor, tokenName: "next_token")
+        default: throw ProviderError.unsupported("X \(id.kind.rawValue)s have no children")
+        }
+    }
+
+    // MARK: Requests
+
+    func lookup(_ username: String) async throws -> String {
+        let response: TWResponse<TWUser> = try await get("2/users/by/username/\(username)", ["user.fields": Self.fields["user.fields"]!])
+        guard let id = response.data?.id else { throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no user @\(username)")") }
+        return id
+    }
+
+    func timeline(_ path: String, _ parameters: [String: String], cursor: Cursor?, tokenName: String) async throws -> Page {
+        var query = parameters.merging(Self.fields) { a, _ in a }
+        query["max_results"] = String(Self.pageSize)
+        if let cursor { query[tokenName] = cursor.rawValue }
+        let response: TWResponse<[TWTweet]> = try await get(path, query)
+        // Partial errors (a missing media item, say) come beside good data, which is kept.
+        return Page(
+            items: (response.data ?? []).compactMap { item(from: $0, includes: response.includes) },
+            next: response.meta?.next_token.map { Cursor($0) }, prev: response.meta?.previous_token.map { Cursor($0) })
+    }
+
+    func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> T {
+        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        components?.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build an X URL for \(path)") }
+        let response = try await http.send(HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"]))
+        guard response.status == 200 else { throw error(for: response) }
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw ProviderError.invalidResponse("X answered \(path) with JSON that cannot be read")
+        }
+    }
+
+    func error(for response: HTTPResponse) -> ProviderError {
+        let problem = try? JSONDecoder().decode(TWProblem.self, from: response.body)
+        switch response.status {
+        case 429:
+            let reset = response.header("x-rate-limit-reset").flatMap(Double.init).map { max(0, $0 - now().timeIntervalSince1970) }
+            return .rateLimited(retryAfter: reset)
+        case 401: return .unauthorized("X refused the bearer token; set TWITTER_BEARER_TOKEN")
+        case 403: return .unauthorized("X: \(problem?.detail ?? "forbidden") (your access level may not include this endpoint)")
+        case 404: return .notFound("X: \(problem?.detail ?? "not found")")
+        default: return .upstream(status: response.status, message: problem?.detail ?? problem?.title ?? "HTTP \(response.status)")
+        }
+    }
+}
