@@ -52,6 +52,17 @@ public struct TwitterReplica: SandboxReplica {
                 return Self.json(["data": data.user(user)])
             }
         }
+        api.get("users/:id") { request, context in
+            try authorized(request) {
+                let id = context.parameters.get("id") ?? ""
+                guard let user = data.users.first(where: { $0.id == id }) else {
+                    return Self.json(["errors": [["value": id, "detail": "Could not find user with id: [\(id)].", "title": "Not Found Error",
+                                                   "resource_type": "user", "parameter": "id", "resource_id": id,
+                                                   "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
+                }
+                return Self.json(["data": data.user(user)])
+            }
+        }
         api.get("users/:id/tweets") { request, context in
             try authorized(request) {
                 let id = context.parameters.get("id") ?? ""

@@ -65,4 +65,18 @@ extension TwitterProvider {
         }
         return item
     }
+
+    func item(from user: TWUser) -> MediaItem {
+        let id = user.id ?? ""
+        var item = MediaItem(
+            id: ItemID(provider: "twitter", kind: .user, nativeID: id), title: user.name.flatMap { $0.isEmpty ? nil : $0 } ?? user.username ?? id,
+            subtitle: user.username.map { "@" + $0 }, summary: user.description, url: user.username.map { "https://x.com/\($0)" },
+            artwork: user.profile_image_url)
+        var stats: [String: Int] = [:]
+        for (name, key) in [("followers", "followers_count"), ("following", "following_count"), ("posts", "tweet_count")] {
+            if let value = user.public_metrics?[key] { stats[name] = value }
+        }
+        item.stats = stats
+        return item
+    }
 }

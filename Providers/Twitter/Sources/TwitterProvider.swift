@@ -52,7 +52,12 @@ public struct TwitterProvider: MediaProvider {
     }
 
     public func item(_ id: ItemID) async throws -> MediaItem {
-        guard id.kind == .post else { throw ProviderError.unsupported("X details are available for posts") }
+        if id.kind == .user {
+            let response: TWResponse<TWUser> = try await get("2/users/\(id.nativeID)", ["user.fields": Self.fields["user.fields"]!])
+            guard let user = response.data else { throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no user \(id.nativeID)")") }
+            return item(from: user)
+        }
+        guard id.kind == .post else { throw ProviderError.unsupported("X details are available for posts and users") }
         let response: TWResponse<TWTweet> = try await get("2/tweets/\(id.nativeID)", Self.fields)
         guard let tweet = response.data, let item = item(from: tweet, includes: response.includes) else {
             throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no post \(id.nativeID)")")

@@ -61,6 +61,10 @@ struct TwitterFixture {
         #expect(try await f.provider.children(of: author, cursor: nil).items == first.items)
         let post = try await f.provider.item(first.items[0].id)
         #expect(post.id == first.items[0].id && post.stats?["likes"] != nil)
+        let user = try await f.provider.item(author)
+        #expect(user.subtitle == "@swiftlang" && user.url == "https://x.com/swiftlang")
+        #expect(user.stats?["posts"] ?? 0 > 20 && user.artwork != nil)
+        await #expect(throws: ProviderError.self) { try await f.provider.item(ItemID(provider: "twitter", kind: .user, nativeID: "404")) }
     }
 
     @Test func partialErrorsKeepTheData() async throws {
