@@ -183,4 +183,56 @@ import TestSupport
         try await Task.sleep(for: .milliseconds(300))
         #expect((try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains("https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
     }
+
+    @Test func postsWalkthroughFromTheIssue() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let script = """
+            search mastodon #swift
+            show 1
+            open 4
+            search twitter @swiftlang
+            show 1
+            categories mastodon
+            browse mastodon caturday
+            history
+            """
+        let result = try await runMediahost(["--sandbox"], input: script + "\n", dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        // The mentions view: numbered sections, and the hashtag row opened as a search.
+        for heading in ["Media", "URLs", "Hashtags", "Users"] { #expect(result.stdout.contains("\(heading)\n")) }
+        #expect(result.stdout.contains("4  #Books\n"))
+        #expect(result.stdout.contains("media      sensitive: not previewed"))
+        #expect(result.stdout.contains("— @swiftlang  post"))
+        #expect(result.stdout.contains("url        https://x.com/swiftlang/status/"))
+        #expect(result.stdout.contains("3  #caturday  caturday"))
+        // Not a terminal: no colour codes reach the output.
+        #expect(!result.stdout.contains("\u{1B}["))
+        let history = result.stdout.components(separatedBy: "\n").suffix(4).joined(separator: "\n")
+        #expect(history.contains("1  @swiftlang  twitter"))
+        #expect(history.contains("2  #books  mastodon"))
+        #expect(history.contains("3  #swift  mastodon"))
+        let rpc = try await runMediahost(["call", "history.list", #"{"limit":100}"#], dataDir: dataDir)
+        let searches = try JSONValue(parsing: rpc.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).arrayValue ?? []
+        #expect(searches.map { $0["query"]?.stringValue ?? "" } == ["@swiftlang", "#books", "#swift"])
+    }
+
+    @Test func postProvidersTalkToAnotherServerByTheirVariables() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let root = String(base.dropLast("/podcasts".count))
+        let mastodon = try await runMediahost(
+            ["call", "media.search", ##"{"provider":"mastodon","query":"#caturday"}"##], environment: ["MASTODON_INSTANCE": root + "/mastodon"])
+        #expect(mastodon.status == 0, "\(mastodon.stderr)")
+        #expect(mastodon.stdout.contains("#caturday"))
+        let twitter = try await runMediahost(
+            ["call", "media.search", #"{"provider":"twitter","query":"@swiftlang"}"#],
+            environment: ["MEDIAHOST_TWITTER_BASE_URL": root + "/twitter", "TWITTER_BEARER_TOKEN": "token"])
+        #expect(twitter.status == 0, "\(twitter.stderr)")
+        #expect(twitter.stdout.contains("twitter:post:"))
+        let unauthorized = try await runMediahost(
+            ["call", "media.search", ##"{"provider":"twitter","query":"#swift"}"##],
+            environment: ["MEDIAHOST_TWITTER_BASE_URL": root + "/twitter", "TWITTER_BEARER_TOKEN": "bad"])
+        #expect(unauthorized.status == 1)
+        #expect(unauthorized.stderr.contains("TWITTER_BEARER_TOKEN"))
+    }
 }
