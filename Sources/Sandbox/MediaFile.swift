@@ -119,3 +119,48 @@ public func jsonResponse(
     headers[.contentType] = contentType
     return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
 }
+
+/// Stand-ins for a service's file hosts (its CDN): replicas write image URLs on the real hosts,
+/// as the service does, and `localized` points them at `/<replica>/files/<host>/…` on the sandbox,
+/// which answers with a small image, so artwork can be fetched offline.
+public struct FileHosts: Sendable {
+    let replica: String
+    let hosts: [String]
+
+    public init(replica: String, hosts: [String]) {
+        self.replica = replica
+        self.hosts = hosts
+    }
+
+    public func register(_ routes: SandboxRoutes) {
+        routes.get("files/**") { request, _ in
+            let path = request.uri.path.lowercased()
+            guard [".png", ".jpg", ".jpeg"].contains(where: { path.hasSuffix($0) }) else {
+                return Response(status: .notFound)
+            }
+            return Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
+        }
+    }
+
+    /// `object` with every URL on one of the hosts rewritten to this sandbox, as the request reached it.
+    public func localized(_ object: Any, for request: Request) -> Any {
+        let base = "http://\(request.head.authority ?? "127.0.0.1")/\(replica)/files/"
+        func walk(_ value: Any) -> Any {
+            switch value {
+            case let text as String:
+                for host in hosts where text.hasPrefix("https://\(host)/") {
+                    return base + host + "/" + text.dropFirst("https://\(host)/".count)
+                }
+                return text
+            case let array as [Any]: return array.map(walk)
+            case let dictionary as [String: Any]: return dictionary.mapValues(walk)
+            default: return value
+            }
+        }
+        return walk(object)
+    }
+
+    /// A 1×1 PNG.
+    public static let png: [UInt8] = Array(
+        Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!)
+}

@@ -191,6 +191,7 @@ import TestSupport
             show 1
             open 4
             search twitter @swiftlang
+            artwork 1
             show 1
             categories mastodon
             browse mastodon caturday
@@ -205,6 +206,9 @@ import TestSupport
         #expect(result.stdout.contains("— @swiftlang  post"))
         #expect(result.stdout.contains("url        https://x.com/swiftlang/status/"))
         #expect(result.stdout.contains("3  #caturday  caturday"))
+        // The post's image, fetched into the artwork cache.
+        let path = try #require(result.stdout.components(separatedBy: "\n").first { $0.hasPrefix("/") && $0.hasSuffix(".png") })
+        #expect(path.hasPrefix(dataDir) && FileManager.default.fileExists(atPath: path))
         // Not a terminal: no colour codes reach the output.
         #expect(!result.stdout.contains("\u{1B}["))
         let history = result.stdout.components(separatedBy: "\n").suffix(4).joined(separator: "\n")

@@ -10,6 +10,7 @@ import Sandbox
 public struct MastodonReplica: SandboxReplica {
     public let id = "mastodon"
     let data = MastodonData()
+    static let files = FileHosts(replica: "mastodon", hosts: ["files.mastodon.social"])
 
     public init() {}
 
@@ -17,6 +18,7 @@ public struct MastodonReplica: SandboxReplica {
     public func environment(baseURL: String) -> [String: String] { ["MASTODON_ACCESS_TOKEN": "sandbox-token"] }
 
     public func register(_ routes: SandboxRoutes) {
+        Self.files.register(routes)
         let v1 = routes.group("api/v1")
         v1.get("timelines/tag/:tag") { request, context in
             let tag = (context.parameters.get("tag") ?? "").lowercased()
@@ -25,25 +27,25 @@ public struct MastodonReplica: SandboxReplica {
         v1.get("accounts/lookup") { request, _ in
             let acct = (request.uri.queryParameters.get("acct").map { String($0) } ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "@")).lowercased()
             guard let account = data.accounts.first(where: { $0.username.lowercased() == acct }) else { return Self.notFound() }
-            return Self.json(data.account(account))
+            return Self.json(data.account(account), for: request)
         }
-        v1.get("accounts/:id") { _, context in
+        v1.get("accounts/:id") { request, context in
             guard let account = data.accounts.first(where: { $0.id == context.parameters.get("id") }) else { return Self.notFound() }
-            return Self.json(data.account(account))
+            return Self.json(data.account(account), for: request)
         }
         v1.get("accounts/:id/statuses") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard data.accounts.contains(where: { $0.id == id }) else { return Self.notFound() }
             return page(data.statuses.filter { $0.author == id }, request, path: "/api/v1/accounts/\(id)/statuses")
         }
-        v1.get("statuses/:id") { _, context in
+        v1.get("statuses/:id") { request, context in
             guard let status = data.statuses.first(where: { $0.id == context.parameters.get("id") }) else { return Self.notFound() }
-            return Self.json(data.json(status))
+            return Self.json(data.json(status), for: request)
         }
-        v1.get("statuses/:id/context") { _, context in
+        v1.get("statuses/:id/context") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard data.statuses.contains(where: { $0.id == id }) else { return Self.notFound() }
-            return Self.json(["ancestors": [Any](), "descendants": data.statuses.filter { $0.replyTo == id }.map(data.json)])
+            return Self.json(["ancestors": [Any](), "descendants": data.statuses.filter { $0.replyTo == id }.map(data.json)], for: request)
         }
         v1.get("trends/tags") { request, _ in
             let limit = min(Int(request.uri.queryParameters.get("limit") ?? "10") ?? 10, 20)
@@ -61,7 +63,7 @@ public struct MastodonReplica: SandboxReplica {
             // A boost is found by the post it shows.
             let statuses = data.statuses.filter { ($0.boostOf.map { data.statuses[$0] } ?? $0).plain.lowercased().contains(text) }
                 .prefix(20).map(data.json)
-            return Self.json(["accounts": [Any](), "statuses": Array(statuses), "hashtags": [Any]()])
+            return Self.json(["accounts": [Any](), "statuses": Array(statuses), "hashtags": [Any]()], for: request)
         }
     }
 
@@ -77,7 +79,7 @@ public struct MastodonReplica: SandboxReplica {
         } else {
             slice = Array(all.prefix(limit))
         }
-        var response = Self.json(slice.map(data.json))
+        var response = Self.json(slice.map(data.json), for: request)
         let base = "http://\(request.head.authority ?? "127.0.0.1")/mastodon\(path)"
         var links: [String] = []
         if let last = slice.last, all.contains(where: { MastodonData.compare($0.id, last.id) < 0 }) {
@@ -92,8 +94,9 @@ public struct MastodonReplica: SandboxReplica {
 
     static func notFound() -> Response { json(["error": "Record not found"], status: .notFound) }
 
-    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        var response = jsonResponse(object, status: status)
+    /// `request`: the body holds files' URLs, which point at the sandbox as it was reached.
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok, for request: Request? = nil) -> Response {
+        var response = jsonResponse(request.map { files.localized(object, for: $0) } ?? object, status: status)
         response.headers[HTTPField.Name("X-RateLimit-Limit")!] = "300"
         response.headers[HTTPField.Name("X-RateLimit-Remaining")!] = "299"
         response.headers[HTTPField.Name("X-RateLimit-Reset")!] = ISO8601DateFormatter().string(from: Date().addingTimeInterval(300))

@@ -26,7 +26,7 @@ public struct PodcastsReplica: SandboxReplica {
         routes.get("feeds/:file") { request, context in try feed(request, context) }
         routes.get("media/:show/:file") { request, context in try media(request, context) }
         routes.get("artwork/:file") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
+            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: FileHosts.png)))
         }
     }
 
@@ -160,8 +160,4 @@ public struct PodcastsReplica: SandboxReplica {
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
         jsonResponse(object, status: status, contentType: "text/javascript; charset=utf-8")
     }
-
-    /// A 1x1 PNG.
-    static let png: [UInt8] = Array(
-        Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!)
 }

@@ -10,12 +10,14 @@ import Sandbox
 public struct TwitterReplica: SandboxReplica {
     public let id = "twitter"
     let data = TwitterData()
+    static let files = FileHosts(replica: "twitter", hosts: ["pbs.twimg.com"])
 
     public init() {}
 
     public func environment(baseURL: String) -> [String: String] { ["TWITTER_BEARER_TOKEN": "sandbox-bearer"] }
 
     public func register(_ routes: SandboxRoutes) {
+        Self.files.register(routes)
         let api = routes.group("2")
         api.get("tweets/search/recent") { request, _ in
             try authorized(request) {
@@ -49,7 +51,7 @@ public struct TwitterReplica: SandboxReplica {
                                                    "resource_type": "user", "parameter": "username", "resource_id": name,
                                                    "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
                 }
-                return Self.json(["data": data.user(user)])
+                return Self.json(["data": data.user(user)], for: request)
             }
         }
         api.get("users/:id") { request, context in
@@ -60,7 +62,7 @@ public struct TwitterReplica: SandboxReplica {
                                                    "resource_type": "user", "parameter": "id", "resource_id": id,
                                                    "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
                 }
-                return Self.json(["data": data.user(user)])
+                return Self.json(["data": data.user(user)], for: request)
             }
         }
         api.get("users/:id/tweets") { request, context in
@@ -75,7 +77,7 @@ public struct TwitterReplica: SandboxReplica {
                     return Self.json(["errors": [["value": context.parameters.get("id") ?? "", "detail": "Could not find tweet with id.", "title": "Not Found Error",
                                                    "resource_type": "tweet", "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
                 }
-                return Self.json(["data": data.json(tweet), "includes": data.includes([tweet])])
+                return Self.json(["data": data.json(tweet), "includes": data.includes([tweet])], for: request)
             }
         }
     }
@@ -116,11 +118,12 @@ public struct TwitterReplica: SandboxReplica {
             body["errors"] = [["value": "999", "detail": "Could not find media with key: [3_999].", "title": "Not Found Error", "resource_type": "media",
                                "type": "https://api.twitter.com/2/problems/resource-not-found"]]
         }
-        return Self.json(body)
+        return Self.json(body, for: request)
     }
 
-    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        var response = jsonResponse(object, status: status)
+    /// `request`: the body holds files' URLs, which point at the sandbox as it was reached.
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok, for request: Request? = nil) -> Response {
+        var response = jsonResponse(request.map { files.localized(object, for: $0) } ?? object, status: status)
         response.headers[HTTPField.Name("x-rate-limit-limit")!] = "450"
         return response
     }
