@@ -45,24 +45,13 @@ public struct TwitterReplica: SandboxReplica {
         api.get("users/by/username/:username") { request, context in
             try authorized(request) {
                 let name = (context.parameters.get("username") ?? "").lowercased()
-                guard let user = data.users.first(where: { $0.username.lowercased() == name }) else {
-                    // The API answers 200 with only an errors array for a missing user.
-                    return Self.json(["errors": [["value": name, "detail": "Could not find user with username: [\(name)].", "title": "Not Found Error",
-                                                   "resource_type": "user", "parameter": "username", "resource_id": name,
-                                                   "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
-                }
-                return Self.json(["data": data.user(user)], for: request)
+                return user(data.users.first { $0.username.lowercased() == name }, parameter: "username", value: name, request)
             }
         }
         api.get("users/:id") { request, context in
             try authorized(request) {
                 let id = context.parameters.get("id") ?? ""
-                guard let user = data.users.first(where: { $0.id == id }) else {
-                    return Self.json(["errors": [["value": id, "detail": "Could not find user with id: [\(id)].", "title": "Not Found Error",
-                                                   "resource_type": "user", "parameter": "id", "resource_id": id,
-                                                   "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
-                }
-                return Self.json(["data": data.user(user)], for: request)
+                return user(data.users.first { $0.id == id }, parameter: "id", value: id, request)
             }
         }
         api.get("users/:id/tweets") { request, context in
@@ -80,6 +69,16 @@ public struct TwitterReplica: SandboxReplica {
                 return Self.json(["data": data.json(tweet), "includes": data.includes([tweet])], for: request)
             }
         }
+    }
+
+    /// The API answers 200 with only an errors array for a missing user.
+    private func user(_ user: TwitterData.User?, parameter: String, value: String, _ request: Request) -> Response {
+        guard let user else {
+            return Self.json(["errors": [["value": value, "detail": "Could not find user with \(parameter): [\(value)].", "title": "Not Found Error",
+                                           "resource_type": "user", "parameter": parameter, "resource_id": value,
+                                           "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
+        }
+        return Self.json(["data": data.user(user)], for: request)
     }
 
     private func authorized(_ request: Request, _ body: () throws -> Response) throws -> Response {
