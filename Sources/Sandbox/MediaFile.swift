@@ -148,8 +148,10 @@ public struct FileHosts: Sendable {
         func walk(_ value: Any) -> Any {
             switch value {
             case let text as String:
-                for host in hosts where text.hasPrefix("https://\(host)/") {
-                    return base + host + "/" + text.dropFirst("https://\(host)/".count)
+                for host in hosts {
+                    for prefix in ["https://\(host)/", "http://\(host)/"] where text.hasPrefix(prefix) {
+                        return base + host + "/" + text.dropFirst(prefix.count)
+                    }
                 }
                 return text
             case let array as [Any]: return array.map(walk)

@@ -116,6 +116,7 @@ import TestSupport
             next
             prev
             search youtube swift concurrency
+            artwork 1
             search youtube --kind channel swift
             open 1
             show 1
@@ -134,6 +135,7 @@ import TestSupport
         #expect(result.stdout.contains("logged in to youtube as Swift Academy"))
         #expect(result.stdout.contains("saved to your youtube account"))
         #expect(result.stdout.contains("https://www.youtube.com/watch?v="))
+        #expect(result.stdout.contains(dataDir + "/cache/mediahost/artwork/"))
         let favorites = try await runMediahost(["call", "favorites.list", #"{"provider":"youtube"}"#], dataDir: dataDir)
         #expect(try JSONValue(parsing: favorites.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.count == 2)
     }

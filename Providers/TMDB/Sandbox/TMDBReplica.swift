@@ -18,8 +18,9 @@ public struct TMDBReplica: SandboxReplica {
     public func environment(baseURL: String) -> [String: String] { ["TMDB_API_KEY": "sandbox-key"] }
 
     public func register(_ routes: SandboxRoutes) {
+        Self.files.register(routes)
         let api = routes.group("3")
-        api.get("configuration") { request, _ in try authorized(request) { Self.json(Self.configuration) } }
+        api.get("configuration") { request, _ in try authorized(request) { Self.json(Self.files.localized(Self.configuration, for: request)) } }
         api.get("genre/movie/list") { request, _ in
             try authorized(request) { Self.json(["genres": TMDBCatalogue.genres.map { ["id": $0.id, "name": $0.name] }]) }
         }
@@ -128,6 +129,9 @@ public struct TMDBReplica: SandboxReplica {
         }
         return body
     }
+
+    /// Posters and backdrops: the configuration's image base points at the sandbox.
+    static let files = FileHosts(replica: "tmdb", hosts: ["image.tmdb.org"])
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
         jsonResponse(object, status: status, contentType: "application/json;charset=utf-8")

@@ -50,8 +50,10 @@ struct TMDBFixture {
         let movie = try await f.provider.item(ItemID(provider: "tmdb", kind: .movie, nativeID: "550"))
         #expect(movie.title == "Fight Club")
         #expect(movie.duration == Double(139 * 60))
-        #expect(movie.artwork == "https://image.tmdb.org/t/p/w500/p550x.jpg")
-        #expect(movie.extra?["backdrop"] == "https://image.tmdb.org/t/p/w1280/b550x.jpg")
+        // The configuration's image base (on the sandbox's stand-in for image.tmdb.org), size, path.
+        let images = f.server.baseURL(for: "tmdb")! + "/files/image.tmdb.org/t/p/"
+        #expect(movie.artwork == images + "w500/p550x.jpg")
+        #expect(movie.extra?["backdrop"] == images + "w1280/b550x.jpg")
         #expect(movie.extra?["rating"] == "8.4/10")
         #expect(movie.extra?["cast"]?.split(separator: ",").count == 5)
         #expect(movie.extra?["director"] != nil && movie.creator == movie.extra?["director"])

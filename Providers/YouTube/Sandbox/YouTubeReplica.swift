@@ -41,6 +41,7 @@ public struct YouTubeReplica: SandboxReplica {
     }
 
     public func register(_ routes: SandboxRoutes) {
+        Self.files.register(routes)
         let api = routes.group("youtube/v3")
         api.get("videoCategories") { request, _ in try guarded(request, cost: 1) { try videoCategories(request) } }
         api.get("videos") { request, _ in try guarded(request, cost: 1) { try videos(request) } }
@@ -110,8 +111,11 @@ public struct YouTubeReplica: SandboxReplica {
         return json(["error": error], status: .init(code: code))
     }
 
-    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        jsonResponse(object, status: status, contentType: "application/json; charset=UTF-8")
+    static let files = FileHosts(replica: "youtube", hosts: ["i.ytimg.com"])
+
+    /// `request`: the body holds thumbnails, which point at the sandbox as it was reached.
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok, for request: Request? = nil) -> Response {
+        jsonResponse(request.map { files.localized(object, for: $0) } ?? object, status: status, contentType: "application/json; charset=UTF-8")
     }
 
     // MARK: Paging
@@ -137,7 +141,7 @@ public struct YouTubeReplica: SandboxReplica {
         ]
         if end < all.count { body["nextPageToken"] = Self.token(end) }
         if offset > 0 { body["prevPageToken"] = Self.token(max(0, offset - size)) }
-        return Self.json(body)
+        return Self.json(body, for: request)
     }
 
     // MARK: Resources
@@ -190,7 +194,7 @@ public struct YouTubeReplica: SandboxReplica {
                 return Self.error(400, "The request specifies too many ids.", reason: "invalidFilters", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
             }
             return Self.json(["kind": "youtube#videoListResponse", "etag": "\"sandbox\"", "items": list.compactMap(catalogue.video).map(videoResource),
-                              "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count]])
+                              "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count]], for: request)
         }
         if query.get("myRating") == "like" {
             guard accounts.authorized(request) else { return Self.unauthenticated() }
@@ -257,7 +261,7 @@ public struct YouTubeReplica: SandboxReplica {
                                "hiddenSubscriberCount": false, "videoCount": String(uploads)],
             ]
         }
-        return Self.json(["kind": "youtube#channelListResponse", "etag": "\"sandbox\"", "pageInfo": ["totalResults": items.count, "resultsPerPage": 5], "items": items])
+        return Self.json(["kind": "youtube#channelListResponse", "etag": "\"sandbox\"", "pageInfo": ["totalResults": items.count, "resultsPerPage": 5], "items": items], for: request)
     }
 
     private func playlistItems(_ request: Request) throws -> Response {

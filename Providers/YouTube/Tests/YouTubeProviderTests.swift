@@ -62,7 +62,8 @@ struct YouTubeFixture {
         #expect(video.url == "https://www.youtube.com/watch?v=\(video.id.nativeID)")
         #expect(video.duration != nil)
         #expect(video.stats?["views"] != nil && video.stats?["likes"] != nil && video.stats?["comments"] != nil)
-        #expect(video.artwork?.hasPrefix("https://i.ytimg.com/vi/\(video.id.nativeID)/") == true)
+        // The replica's thumbnails are on the sandbox's stand-in for i.ytimg.com.
+        #expect(video.artwork?.hasPrefix(f.server.baseURL(for: "youtube")! + "/files/i.ytimg.com/vi/\(video.id.nativeID)/") == true)
         #expect(video.extra?["channel"]?.hasPrefix("youtube:channel:UC") == true)
         #expect(video.published != nil && video.subtitle != nil)
         let again = try await f.provider.item(video.id)
