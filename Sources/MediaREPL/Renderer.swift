@@ -59,9 +59,10 @@ struct Renderer {
 
     func detail(_ item: MediaItem) -> String {
         var lines = [bold(Self.clean(item.title))]
-        func field(_ name: String, _ value: String?) {
+        // Values are cleaned before they are styled, so the style's own escapes survive.
+        func field(_ name: String, _ value: String?, style: (String) -> String = { $0 }) {
             guard let value, !value.isEmpty else { return }
-            lines.append("  " + dim(name.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + Self.clean(value))
+            lines.append("  " + dim(name.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + style(Self.clean(value)))
         }
         field("id", item.id.description)
         field("kind", item.kind.rawValue)
@@ -79,8 +80,8 @@ struct Renderer {
         }
         for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) { field(key, value) }
         if let download = item.download { field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " ")) }
-        field("favorite", item.favorite == true ? star("★ yes") : "no")
-        if item.extra?["sensitive"] == "true" { field("media", red("sensitive: not previewed")) }
+        if item.favorite == true { field("favorite", "★ yes", style: star) } else { field("favorite", "no") }
+        if item.extra?["sensitive"] == "true" { field("media", "sensitive: not previewed", style: red) }
         if let warning = item.extra?["contentWarning"] {
             lines.append("")
             lines.append("  " + red("content warning: ") + Self.clean(warning))

@@ -187,4 +187,16 @@ final class CapturedREPL: @unchecked Sendable {
         // Control sequences in network text never reach the terminal, entities or not.
         #expect(!Renderer(color: false).highlighted("a\u{1B}[2J #x", entities: [TextEntity(type: .hashtag, start: 6, end: 8, text: "#x", value: "x")]).contains("\u{1B}"))
     }
+
+    @Test func styledFieldsKeepTheirEscapesAndValuesLoseTheirs() {
+        var item = MediaItem(id: ItemID(provider: "mastodon", kind: .post, nativeID: "1"), title: "t\u{1B}]0;x\u{07}")
+        item.favorite = true
+        item.extra = ["sensitive": "true", "boostedBy": "@a\u{1B}[2J"]
+        let colored = Renderer(color: true).detail(item)
+        #expect(colored.contains("\u{1B}[33m★ yes\u{1B}[0m"))
+        #expect(colored.contains("\u{1B}[31msensitive: not previewed\u{1B}[0m"))
+        #expect(!colored.contains("]0;x\u{07}") && !colored.contains("\u{1B}[2J"))
+        let plain = Renderer(color: false).detail(item)
+        #expect(!plain.contains("\u{1B}") && plain.contains("favorite   ★ yes") && plain.contains("media      sensitive: not previewed"))
+    }
 }
