@@ -3,6 +3,22 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
+/// A provider's three targets, from Providers/<name>/{Sources,Sandbox,Tests}: the module (which
+/// sees only the SDK), its sandbox replica, and its tests against that replica.
+func provider(_ name: String, sandbox: [Target.Dependency] = [], tests: [Target.Dependency] = []) -> [Target] {
+    [
+        .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: strict),
+        .target(
+            name: "\(name)Sandbox",
+            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")] + sandbox,
+            path: "Providers/\(name)/Sandbox", swiftSettings: strict),
+        .testTarget(
+            name: "\(name)Tests",
+            dependencies: [.target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"] + tests,
+            path: "Providers/\(name)/Tests", swiftSettings: strict),
+    ]
+}
+
 let package = Package(
     name: "mediahost",
     platforms: [.macOS(.v14)],
@@ -47,32 +63,6 @@ let package = Package(
             name: "Sandbox",
             dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: strict),
-        // Providers: each is Providers/<Name>/{Sources,Sandbox,Tests}.
-        .target(name: "Podcasts", dependencies: ["MediaKit"], path: "Providers/Podcasts/Sources", swiftSettings: strict),
-        .target(
-            name: "PodcastsSandbox",
-            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Providers/Podcasts/Sandbox", swiftSettings: strict),
-        .target(name: "YouTube", dependencies: ["MediaKit"], path: "Providers/YouTube/Sources", swiftSettings: strict),
-        .target(
-            name: "YouTubeSandbox",
-            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Providers/YouTube/Sandbox", swiftSettings: strict),
-        .target(name: "TMDB", dependencies: ["MediaKit"], path: "Providers/TMDB/Sources", swiftSettings: strict),
-        .target(
-            name: "TMDBSandbox",
-            dependencies: ["Sandbox", "YouTubeSandbox", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Providers/TMDB/Sandbox", swiftSettings: strict),
-        .target(name: "Mastodon", dependencies: ["MediaKit"], path: "Providers/Mastodon/Sources", swiftSettings: strict),
-        .target(
-            name: "MastodonSandbox",
-            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Providers/Mastodon/Sandbox", swiftSettings: strict),
-        .target(name: "Twitter", dependencies: ["MediaKit"], path: "Providers/Twitter/Sources", swiftSettings: strict),
-        .target(
-            name: "TwitterSandbox",
-            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Providers/Twitter/Sandbox", swiftSettings: strict),
         .target(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
@@ -99,26 +89,6 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
-        .testTarget(
-            name: "TwitterTests",
-            dependencies: ["Twitter", "TwitterSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
-            path: "Providers/Twitter/Tests", swiftSettings: strict),
-        .testTarget(
-            name: "MastodonTests",
-            dependencies: ["Mastodon", "MastodonSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
-            path: "Providers/Mastodon/Tests", swiftSettings: strict),
-        .testTarget(
-            name: "TMDBTests",
-            dependencies: ["TMDB", "TMDBSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],
-            path: "Providers/TMDB/Tests", swiftSettings: strict),
-        .testTarget(
-            name: "YouTubeTests",
-            dependencies: ["YouTube", "YouTubeSandbox", "Sandbox", "MediaHTTP", "MediaKit", "MediaHost", "JSONRPC", "TestSupport"],
-            path: "Providers/YouTube/Tests", swiftSettings: strict),
-        .testTarget(
-            name: "PodcastsTests",
-            dependencies: ["Podcasts", "PodcastsSandbox", "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"],
-            path: "Providers/Podcasts/Tests", swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
@@ -134,6 +104,11 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "mediahost"],
             swiftSettings: strict),
-    ],
+    ]
+        + provider("Podcasts")
+        + provider("YouTube", tests: ["MediaHost", "JSONRPC"])
+        + provider("TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "JSONRPC"])
+        + provider("Mastodon")
+        + provider("Twitter"),
     swiftLanguageModes: [.v6]
 )
