@@ -71,6 +71,18 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 }
 
+extension URL {
+    /// An API endpoint: `path` under this base URL with `query` sorted by name (stable URLs for
+    /// caches and recorded answers), then `extra` (credentials) in its own order; nil when the
+    /// pieces do not form a URL.
+    public func endpoint(_ path: String, query: [String: String] = [:], extra: [URLQueryItem] = []) -> URL? {
+        var components = URLComponents(url: appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        let items = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } + extra
+        components?.queryItems = items.isEmpty ? nil : items
+        return components?.url
+    }
+}
+
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     /// Header names lower-cased.

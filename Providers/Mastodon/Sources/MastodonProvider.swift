@@ -106,9 +106,7 @@ public struct MastodonProvider: MediaProvider {
     }
 
     func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> (T, HTTPResponse) {
-        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !parameters.isEmpty { components?.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a Mastodon URL for \(path)") }
+        guard let url = base.endpoint(path, query: parameters) else { throw ProviderError.invalidArgument("cannot build a Mastodon URL for \(path)") }
         var headers = ["Accept": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let response = try await http.send(HTTPRequest(url: url, headers: headers))

@@ -210,9 +210,7 @@ public struct PodcastsProvider: MediaProvider {
     }
 
     private func get(_ path: String, _ query: [String: String], what: String) async throws -> Data {
-        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a URL for \(what)") }
+        guard let url = base.endpoint(path, query: query) else { throw ProviderError.invalidArgument("cannot build a URL for \(what)") }
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]))

@@ -122,13 +122,11 @@ public struct TMDBProvider: MediaProvider {
         guard token != nil || key != nil else {
             throw ProviderError.notConfigured("set TMDB_ACCESS_TOKEN or TMDB_API_KEY (or `config providers.tmdb.api_key <key>`)")
         }
-        var components = URLComponents(url: base.appendingPathComponent("3/\(path)"), resolvingAgainstBaseURL: false)
-        var query = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        var credentials: [URLQueryItem] = []
         var headers = ["Accept": "application/json"]
-        if let token { headers["Authorization"] = "Bearer \(token)" } else if let key { query.append(URLQueryItem(name: "api_key", value: key)) }
-        if let session { query.append(URLQueryItem(name: "session_id", value: session.accessToken)) }
-        components?.queryItems = query.isEmpty ? nil : query
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a TMDB URL for \(path)") }
+        if let token { headers["Authorization"] = "Bearer \(token)" } else if let key { credentials.append(URLQueryItem(name: "api_key", value: key)) }
+        if let session { credentials.append(URLQueryItem(name: "session_id", value: session.accessToken)) }
+        guard let url = base.endpoint("3/\(path)", query: parameters, extra: credentials) else { throw ProviderError.invalidArgument("cannot build a TMDB URL for \(path)") }
         var data: Data?
         if let body {
             headers["Content-Type"] = "application/json;charset=utf-8"

@@ -94,9 +94,7 @@ public struct TwitterProvider: MediaProvider {
     }
 
     func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> T {
-        var components = URLComponents(url: base.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        components?.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build an X URL for \(path)") }
+        guard let url = base.endpoint(path, query: parameters) else { throw ProviderError.invalidArgument("cannot build an X URL for \(path)") }
         let response = try await http.send(HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"]))
         guard response.status == 200 else { throw error(for: response) }
         do {

@@ -172,16 +172,14 @@ public struct YouTubeProvider: MediaProvider {
     }
 
     func call(_ resource: String, _ parameters: [String: String], session: AuthSession?, method: String) async throws -> HTTPResponse {
-        var components = URLComponents(url: base.appendingPathComponent("youtube/v3/\(resource)"), resolvingAgainstBaseURL: false)
-        var items = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        var credentials: [URLQueryItem] = []
         var headers = ["Accept": "application/json"]
         if let session {
             headers["Authorization"] = "Bearer \(session.accessToken)"
         } else {
-            items.append(URLQueryItem(name: "key", value: key))
+            credentials.append(URLQueryItem(name: "key", value: key))
         }
-        components?.queryItems = items
-        guard let url = components?.url else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
+        guard let url = base.endpoint("youtube/v3/\(resource)", query: parameters, extra: credentials) else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
         let response = try await http.send(
             HTTPRequest(method: method, url: url, headers: headers, body: method == "POST" ? Data() : nil))
         guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
