@@ -192,3 +192,11 @@ public struct DownloadSource: Sendable, Equatable {
         self.headers = headers
     }
 }
+
+extension MediaItem {
+    /// A title for an untitled text (a post): its first line, cut to `limit` characters with "…".
+    public static func headline(_ text: String, limit: Int = 80) -> String {
+        let line = text.split(separator: "\n").first.map(String.init) ?? ""
+        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
+    }
+}

@@ -36,10 +36,9 @@ extension MastodonProvider {
         if status.reblog != nil, let booster = status.account?.acct { extra["boostedBy"] = "@" + booster; extra["boost"] = wrapperID }
         if let reply = shown.in_reply_to_id { extra["inReplyTo"] = "mastodon:post:\(reply)" }
         if let account = author?.id { extra["author"] = "mastodon:user:\(account)" }
-        let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
         var item = MediaItem(
             id: ItemID(provider: "mastodon", kind: .post, nativeID: id),
-            title: extra["contentWarning"].map { "CW: " + $0 } ?? (firstLine.count > 80 ? String(firstLine.prefix(79)) + "…" : firstLine),
+            title: extra["contentWarning"].map { "CW: " + $0 } ?? MediaItem.headline(text),
             subtitle: handle, summary: text, url: shown.url,
             // Sensitive media are not previewed: the author's avatar stands in.
             artwork: shown.sensitive == true ? author?.avatar : shown.media_attachments?.first?.preview_url ?? author?.avatar,

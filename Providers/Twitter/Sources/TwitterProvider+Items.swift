@@ -37,7 +37,9 @@ extension TwitterProvider {
             position = span.end
         }
         if position < source.count { text.append(contentsOf: source[position...]) }
-        let plain = String(text).trimmingCharacters(in: .whitespaces)
+        // Only the end is trimmed (where removed media links leave spaces): offsets count from the start.
+        while let last = text.last, last.properties.isWhitespace, last != "\n" { text.removeLast() }
+        let plain = String(text)
         let end = plain.unicodeScalars.count
         let media = (tweet.attachments?.media_keys ?? []).compactMap { key in includes?.media?.first { $0.media_key == key } }
         for item in media {
@@ -50,9 +52,8 @@ extension TwitterProvider {
         if tweet.possibly_sensitive == true { extra["sensitive"] = "true" }
         if let author = tweet.author_id { extra["author"] = "twitter:user:\(author)" }
         if let reply = tweet.referenced_tweets?.first(where: { $0.type == "replied_to" })?.id { extra["inReplyTo"] = "twitter:post:\(reply)" }
-        let firstLine = plain.split(separator: "\n").first.map(String.init) ?? ""
         var item = MediaItem(
-            id: ItemID(provider: "twitter", kind: .post, nativeID: id), title: firstLine.count > 80 ? String(firstLine.prefix(79)) + "…" : firstLine,
+            id: ItemID(provider: "twitter", kind: .post, nativeID: id), title: MediaItem.headline(plain),
             subtitle: handle, summary: plain, url: author?.username.map { "https://x.com/\($0)/status/\(id)" },
             artwork: tweet.possibly_sensitive == true ? author?.profile_image_url : media.first.flatMap { $0.url ?? $0.preview_image_url } ?? author?.profile_image_url,
             published: tweet.created_at, creator: author?.name ?? handle, entities: entities, extra: extra)

@@ -123,4 +123,14 @@ struct TwitterFixture {
         #expect(post.subtitle == "@XDevelopers")
         #expect(post.stats?["likes"] == 99)
     }
+
+    @Test func leadingSpaceKeepsOffsetsAndTrailingMediaLinkLeaves() throws {
+        let json = #"{"id":"1","text":"  #a https://t.co/p","entities":{"hashtags":[{"start":2,"end":4,"tag":"a"}],"urls":[{"start":5,"end":19,"url":"https://t.co/p","media_key":"3_1"}]}}"#
+        let tweet = try JSONDecoder().decode(TWTweet.self, from: Data(json.utf8))
+        let provider = try TwitterProvider(context: ProviderContext(config: ProviderConfig(["bearer_token": "t"]), http: RecordedHTTPClient([:]), logger: Logger(label: "test")))
+        let post = try #require(provider.item(from: tweet, includes: nil))
+        #expect(post.summary == "  #a")
+        let tag = try #require(post.entities?.first)
+        #expect(String(String.UnicodeScalarView(Array(post.summary!.unicodeScalars)[tag.start..<tag.end])) == "#a")
+    }
 }
