@@ -152,10 +152,9 @@ public final class REPL: @unchecked Sendable {
             case .sections where (1...sectionRows.count).contains(row):
                 let entity = sectionRows[row - 1]
                 switch entity.type {
-                case .hashtag:
-                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string("#" + entity.value)], listing: .items)
-                case .mention:
-                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string("@" + entity.value)], listing: .items)
+                case .hashtag, .mention:
+                    let query = (entity.type == .hashtag ? "#" : "@") + entity.value
+                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string(query)], listing: .items)
                 case .url, .media:
                     write(entity.value)
                     return true
@@ -276,8 +275,7 @@ public final class REPL: @unchecked Sendable {
             text = renderer.detail(item)
             // A post's hashtags, users, links and media become rows: `open <n>` follows them.
             if let entities = item.entities, !entities.isEmpty {
-                let order: [TextEntity.EntityType] = [.media, .url, .hashtag, .mention]
-                sectionRows = order.flatMap { type in entities.filter { $0.type == type } }
+                sectionRows = Renderer.sectionRows(entities)
                 sectionProvider = item.provider
                 listing = .sections
                 text = (text ?? "") + "\n\n" + renderer.sections(sectionRows)

@@ -124,11 +124,18 @@ struct Renderer {
         return out
     }
 
+    static let sectionHeadings: [(TextEntity.EntityType, String)] = [(.media, "Media"), (.url, "URLs"), (.hashtag, "Hashtags"), (.mention, "Users")]
+
+    /// A post's entities in the order its sections number them: row n is element n - 1.
+    static func sectionRows(_ entities: [TextEntity]) -> [TextEntity] {
+        sectionHeadings.flatMap { type, _ in entities.filter { $0.type == type } }
+    }
+
     /// The sections of a post (TweeterTags' mentions view): numbered rows to `open`.
     func sections(_ rows: [TextEntity]) -> String {
         var lines: [String] = []
         var number = 0
-        for (type, heading) in [(TextEntity.EntityType.media, "Media"), (.url, "URLs"), (.hashtag, "Hashtags"), (.mention, "Users")] {
+        for (type, heading) in Self.sectionHeadings {
             let matching = rows.filter { $0.type == type }
             guard !matching.isEmpty else { continue }
             lines.append(bold(heading))
