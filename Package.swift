@@ -84,7 +84,7 @@ let package = Package(
         // Test doubles and helpers: used by test targets only, never by the shipped binary.
         .target(
             name: "TestSupport",
-            dependencies: ["MediaKit", "MediaHost", "JSONRPC"],
+            dependencies: ["MediaKit", "MediaHost", "JSONRPC", "Sandbox", "MediaHTTP"],
             path: "Tests/TestSupport",
             swiftSettings: strict),
 

@@ -4,6 +4,7 @@ import MediaHTTP
 import MediaKit
 import Sandbox
 import Testing
+import TestSupport
 @testable import Mastodon
 
 struct MastodonFixture {
@@ -12,12 +13,7 @@ struct MastodonFixture {
 
     init(token: String? = nil) async throws {
         try await server.start()
-        var config = ["base_url": server.baseURL(for: "mastodon")!]
-        if let token { config["access_token"] = token }
-        var configuration = MediaHTTPClient.Configuration()
-        configuration.maxRetries = 0
-        provider = try MastodonProvider(
-            context: ProviderContext(config: ProviderConfig(config), http: MediaHTTPClient(configuration: configuration), logger: Logger(label: "test")))
+        provider = try MastodonProvider(context: server.providerContext("mastodon", token.map { ["access_token": $0] } ?? [:]))
     }
 }
 

@@ -6,6 +6,7 @@ import PodcastsSandbox
 import Sandbox
 import Synchronization
 import Testing
+import TestSupport
 
 /// A provider's cache in memory, standing in for the host's store.
 final class MemoryCache: ProviderCache {
@@ -21,13 +22,7 @@ struct PodcastsFixture {
 
     init(retries: Int = 0) async throws {
         try await server.start()
-        var configuration = MediaHTTPClient.Configuration()
-        configuration.maxRetries = retries
-        configuration.baseDelay = 0.01
-        provider = try PodcastsProvider(
-            context: ProviderContext(
-                config: ProviderConfig(["base_url": server.baseURL(for: "podcasts")!]),
-                http: MediaHTTPClient(configuration: configuration), logger: Logger(label: "test"), cache: MemoryCache()))
+        provider = try PodcastsProvider(context: server.providerContext("podcasts", retries: retries, cache: MemoryCache()))
     }
 }
 

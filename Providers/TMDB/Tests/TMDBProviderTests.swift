@@ -5,6 +5,7 @@ import MediaHost
 import MediaKit
 import Sandbox
 import Testing
+import TestSupport
 @testable import TMDB
 import TMDBSandbox
 
@@ -16,12 +17,7 @@ struct TMDBFixture {
     init(credentials: [String: String] = ["api_key": "test-key"]) async throws {
         server = SandboxServer(replicas: [replica])
         try await server.start()
-        var configuration = MediaHTTPClient.Configuration()
-        configuration.maxRetries = 0
-        provider = try TMDBProvider(
-            context: ProviderContext(
-                config: ProviderConfig(credentials.merging(["base_url": server.baseURL(for: "tmdb")!]) { $1 }),
-                http: MediaHTTPClient(configuration: configuration), logger: Logger(label: "test")))
+        provider = try TMDBProvider(context: server.providerContext("tmdb", credentials))
     }
 
     func requests(_ path: String) -> [Sandbox.TrafficLog.RequestRecord] { server.traffic.requests.filter { $0.path == "/tmdb/3/" + path } }

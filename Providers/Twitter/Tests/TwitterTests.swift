@@ -13,12 +13,7 @@ struct TwitterFixture {
 
     init(token: String = "t") async throws {
         try await server.start()
-        var configuration = MediaHTTPClient.Configuration()
-        configuration.maxRetries = 0
-        provider = try TwitterProvider(
-            context: ProviderContext(
-                config: ProviderConfig(["base_url": server.baseURL(for: "twitter")!, "bearer_token": token]),
-                http: MediaHTTPClient(configuration: configuration), logger: Logger(label: "test")))
+        provider = try TwitterProvider(context: server.providerContext("twitter", ["bearer_token": token]))
     }
 }
 

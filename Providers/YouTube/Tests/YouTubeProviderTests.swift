@@ -3,6 +3,7 @@ import MediaHTTP
 import MediaKit
 import Sandbox
 import Testing
+import TestSupport
 @testable import YouTube
 import YouTubeSandbox
 
@@ -13,12 +14,7 @@ struct YouTubeFixture {
 
     init(key: String = "test-key") async throws {
         try await server.start()
-        var configuration = MediaHTTPClient.Configuration()
-        configuration.maxRetries = 0
-        provider = try YouTubeProvider(
-            context: ProviderContext(
-                config: ProviderConfig(["base_url": server.baseURL(for: "youtube")!, "api_key": key]),
-                http: MediaHTTPClient(configuration: configuration), logger: Logger(label: "test")))
+        provider = try YouTubeProvider(context: server.providerContext("youtube", ["api_key": key]))
     }
 
     func requests(_ resource: String) -> [Sandbox.TrafficLog.RequestRecord] {
