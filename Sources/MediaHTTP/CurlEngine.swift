@@ -118,9 +118,9 @@ final class Transfer: @unchecked Sendable {
         _ = mh_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
         _ = mh_curl_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = mh_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        _ = mh_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(finite: configuration.connectTimeout * 1000) ?? 10_000)
         if let timeout = request.timeout ?? configuration.timeout {
-            _ = mh_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
+            _ = mh_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(finite: max(0, timeout) * 1000) ?? 0)
         }
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, Int(configuration.lowSpeedLimit))
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, Int(configuration.lowSpeedTime))

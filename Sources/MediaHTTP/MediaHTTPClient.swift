@@ -133,16 +133,7 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     }
 
     /// Seconds to wait from a Retry-After header: delta-seconds or an HTTP date.
-    public static func retryAfter(_ value: String?) -> Double? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value) { return max(0, seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
-    }
+    public static func retryAfter(_ value: String?) -> Double? { RetryAfter.seconds(value) }
 }
 
 /// At most `limit` requests in flight per host, the rest wait in order.

@@ -3,28 +3,105 @@ import MediaKit
 import TOMLKit
 
 /// One setting the host knows: a host key like `log.level` or a provider key like
-/// `providers.podcasts.base_url`.
+/// `providers.podcasts.base_url`. Its default and its range are declared here and nowhere else.
 public struct ConfigKeyInfo: Sendable {
+    /// What values a setting takes; `config.set`, config.toml and the environment are all checked
+    /// against it, and the text of a refusal names the range.
+    public enum Kind: Sendable, Equatable {
+        case text
+        /// A whole number in the range.
+        case integer(ClosedRange<Int>)
+        /// A number of seconds in the range (fractions allowed).
+        case seconds(ClosedRange<Double>)
+        /// One of these words.
+        case choice([String])
+        /// A program and its arguments, split like a shell does (quotes group words).
+        case command
+    }
+
     public var key: String
     public var summary: String
     public var secret: Bool
     public var defaultValue: String?
     /// Env vars that override it, first found wins.
     public var environment: [String]
-    /// Returns why a value is unacceptable, or nil.
-    public var validate: @Sendable (String) -> String?
+    public var kind: Kind
 
     public init(
         key: String, summary: String, secret: Bool = false, defaultValue: String? = nil,
-        environment: [String] = [], validate: @escaping @Sendable (String) -> String? = { _ in nil }
+        environment: [String] = [], kind: Kind = .text
     ) {
         self.key = key
         self.summary = summary
         self.secret = secret
         self.defaultValue = defaultValue
         self.environment = environment
-        self.validate = validate
+        self.kind = kind
     }
+
+    /// Why `value` is not acceptable, or nil when it is.
+    public func problem(with value: String) -> String? {
+        switch kind {
+        case .text:
+            return nil
+        case .integer(let range):
+            guard let number = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+                return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+            }
+            return nil
+        case .seconds(let range):
+            guard let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite, range.contains(number) else {
+                return "must be a number of seconds from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
+            }
+            return nil
+        case .choice(let words):
+            return words.contains(value) ? nil : "must be one of \(words.joined(separator: ", "))"
+        case .command:
+            switch ShellWords.split(value) {
+            case .success(let words) where !words.isEmpty: return nil
+            case .success: return "must name a program"
+            case .failure(let error): return error.description
+            }
+        }
+    }
+
+    /// The range as people read it, for `config` and errors ("1–32", "one of …").
+    public var rangeText: String? {
+        switch kind {
+        case .text, .command: nil
+        case .integer(let range): "\(range.lowerBound)–\(range.upperBound)"
+        case .seconds(let range): "\(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) s"
+        case .choice(let words): words.joined(separator: " | ")
+        }
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// The host's own settings. Read them with `HostConfig.integer(_:)` and friends, which return
+/// the declared default when nothing valid is set.
+public enum HostSettings {
+    public static let logLevel = ConfigKeyInfo(
+        key: "log.level", summary: "Log level on stderr", defaultValue: "warning", environment: ["MEDIAHOST_LOG_LEVEL"],
+        kind: .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]))
+    public static let downloadsConcurrency = ConfigKeyInfo(
+        key: "downloads.concurrency", summary: "Downloads running at once; the rest wait in order", defaultValue: "3",
+        environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY"], kind: .integer(1...32))
+    public static let cacheMaxMB = ConfigKeyInfo(
+        key: "cache.max_mb", summary: "Artwork cache size in MB; the least recently used images go first", defaultValue: "500",
+        environment: ["MEDIAHOST_CACHE_MAX_MB"], kind: .integer(1...1_000_000))
+    public static let playerCommand = ConfigKeyInfo(
+        key: "player.command",
+        summary: "The media player `play` hands files and stream URLs to (split like a shell: quote words with spaces)",
+        defaultValue: "mpv", environment: ["MEDIAHOST_PLAYER"], kind: .command)
+    public static let httpTimeout = ConfigKeyInfo(
+        key: "http.timeout",
+        summary: "Longest a call waits on the network, retries included, in seconds (downloads are not bounded by it)",
+        defaultValue: "20", environment: ["MEDIAHOST_HTTP_TIMEOUT"], kind: .seconds(1...600))
+
+    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout]
 }
 
 /// A setting's effective value and where it came from, as `config.get` shows it.
@@ -38,7 +115,11 @@ public struct ConfigEntry: Codable, Sendable, Equatable {
     public var summary: String
     /// The env vars that override it.
     public var environment: [String]
-    /// Set when a stored value is shadowed by the environment.
+    /// The built-in default, when there is one.
+    public var `default`: String?
+    /// The values it takes ("1–32", "trace | debug | …"), when limited.
+    public var range: String?
+    /// Why a value is shadowed by the environment or ignored (out of range).
     public var note: String?
 }
 
@@ -53,32 +134,13 @@ public struct HostConfig: Sendable {
     /// Keys in config.toml that no one reads, reported at start-up.
     public private(set) var unknownFileKeys: [String] = []
 
-    public static let hostKeys: [ConfigKeyInfo] = [
-        ConfigKeyInfo(
-            key: "log.level", summary: "Log level on stderr: trace, debug, info, notice, warning, error, critical",
-            defaultValue: "warning", environment: ["MEDIAHOST_LOG_LEVEL"],
-            validate: { Logger.Level(rawValue: $0) == nil ? "must be one of trace, debug, info, notice, warning, error, critical" : nil }),
-        ConfigKeyInfo(
-            key: "downloads.concurrency", summary: "Downloads running at once; the rest wait in order", defaultValue: "3",
-            environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY"],
-            validate: { Int($0).map { (1...32).contains($0) } == true ? nil : "must be a whole number from 1 to 32" }),
-        ConfigKeyInfo(
-            key: "cache.max_mb", summary: "Artwork cache size in MB; the least recently used images go first", defaultValue: "500",
-            environment: ["MEDIAHOST_CACHE_MAX_MB"],
-            validate: { Int($0).map { $0 >= 1 } == true ? nil : "must be a whole number of megabytes, at least 1" }),
-        ConfigKeyInfo(
-            key: "player.command", summary: "The media player `play` hands files and stream URLs to (words split on spaces)",
-            defaultValue: "mpv", environment: ["MEDIAHOST_PLAYER"],
-            validate: { $0.trimmingCharacters(in: .whitespaces).isEmpty ? "must name a program" : nil }),
-    ]
-
     /// - Throws: `HostError.badConfigFile` when config.toml exists but cannot be read.
     public init(
         file: String?, providers: [ProviderDescriptor], storeValues: [String: String] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
         var keys: [String: ConfigKeyInfo] = [:]
-        for info in Self.hostKeys { keys[info.key] = info }
+        for info in HostSettings.all { keys[info.key] = info }
         for descriptor in providers {
             for configKey in descriptor.configKeys {
                 let key = "providers.\(descriptor.id).\(configKey.name)"
@@ -124,31 +186,84 @@ public struct HostConfig: Sendable {
         }
     }
 
-    /// The effective value of a key and its source.
+    /// The effective value of a key and its source. A value outside the setting's range, from any
+    /// layer, is passed over (a lower layer or the default applies); `problems(_:)` says why.
     public func resolve(_ key: String) -> (value: String?, source: ConfigEntry.Source) {
-        if let info = keys[key] {
-            for name in info.environment { if let value = environment[name], !value.isEmpty { return (value, .environment) } }
+        for candidate in candidates(key) where keys[key]?.problem(with: candidate.value) == nil {
+            return (candidate.value, candidate.source)
         }
-        if let value = storeValues[key] { return (value, .store) }
-        if let value = fileValues[key] { return (value, .file) }
-        if let value = keys[key]?.defaultValue { return (value, .default) }
         return (nil, .unset)
     }
 
+    /// Every value set for `key`, highest layer first, with where each came from.
+    private func candidates(_ key: String) -> [(value: String, source: ConfigEntry.Source, origin: String)] {
+        var found: [(value: String, source: ConfigEntry.Source, origin: String)] = []
+        if let info = keys[key] {
+            for name in info.environment { if let value = environment[name], !value.isEmpty { found.append((value, .environment, name)) } }
+        }
+        if let value = storeValues[key] { found.append((value, .store, "the stored value")) }
+        if let value = fileValues[key] { found.append((value, .file, "config.toml")) }
+        if let value = keys[key]?.defaultValue { found.append((value, .default, "the default")) }
+        return found
+    }
+
+    /// Why values set for `key` are being ignored (out of range, wrong type), one sentence each.
+    public func problems(_ key: String) -> [String] {
+        guard let info = keys[key] else { return [] }
+        return candidates(key).compactMap { candidate in
+            info.problem(with: candidate.value).map { reason in
+                let shown = info.secret ? "" : " ('\(Self.shorten(candidate.value))')"
+                return "\(candidate.origin) of \(key)\(shown) is ignored: \(reason)"
+            }
+        }
+    }
+
+    /// Every ignored value of every setting, for a warning at start-up.
+    public var allProblems: [String] { sortedKeys.flatMap(problems) }
+
+    private static func shorten(_ value: String) -> String {
+        value.count > 40 ? String(value.prefix(40)) + "…" : value
+    }
+
     public subscript(key: String) -> String? { resolve(key).value }
+
+    /// A host setting's text, or its declared default.
+    public func string(_ info: ConfigKeyInfo) -> String { self[info.key] ?? info.defaultValue ?? "" }
+
+    /// An integer setting, always inside its declared range.
+    public func integer(_ info: ConfigKeyInfo) -> Int {
+        guard case .integer(let range) = info.kind else { preconditionFailure("\(info.key) is not an integer setting") }
+        let value = self[info.key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Int($0) } ?? range.lowerBound
+        return min(max(value, range.lowerBound), range.upperBound)
+    }
+
+    /// A seconds setting, always inside its declared range.
+    public func seconds(_ info: ConfigKeyInfo) -> Double {
+        guard case .seconds(let range) = info.kind else { preconditionFailure("\(info.key) is not a seconds setting") }
+        let value = self[info.key].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Double($0) } ?? range.lowerBound
+        return value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : range.lowerBound
+    }
+
+    /// A command setting split into the program and its arguments.
+    public func command(_ info: ConfigKeyInfo) -> [String] {
+        let text = self[info.key] ?? info.defaultValue ?? ""
+        return (try? ShellWords.split(text).get()) ?? []
+    }
 
     /// The entry `config.get` shows, with secrets redacted.
     public func entry(_ key: String) -> ConfigEntry? {
         guard let info = keys[key] else { return nil }
         let (value, source) = resolve(key)
-        var note: String?
+        var notes = problems(key)
         if source == .environment, storeValues[key] != nil || fileValues[key] != nil {
-            let name = info.environment.first { environment[$0]?.isEmpty == false } ?? ""
-            note = "\(name) is set in the environment and takes precedence over the stored value"
+            let name = info.environment.first { environment[$0]?.isEmpty == false && info.problem(with: environment[$0]!) == nil } ?? ""
+            notes.insert("\(name) is set in the environment and takes precedence over the stored value", at: 0)
         }
+        let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         return ConfigEntry(
             key: key, value: info.secret && value != nil ? Self.redacted : value, source: source, secret: info.secret,
-            summary: info.summary, environment: info.environment, note: note)
+            summary: info.summary, environment: info.environment, default: info.secret ? nil : info.defaultValue,
+            range: info.rangeText, note: note)
     }
 
     public var sortedKeys: [String] { keys.keys.sorted() }

@@ -45,20 +45,21 @@ public final class HostRuntime: Sendable {
         let redactor = Redactor()
         redactor.update(config.secretValues)
         self.redactor = redactor
-        let level = logLevel ?? config["log.level"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let level = logLevel ?? Logger.Level(rawValue: config.string(HostSettings.logLevel)) ?? .warning
         logger = Logger(label: HostRuntime.name) { StderrLogHandler(label: $0, level: level, redactor: redactor) }
         for key in config.unknownFileKeys {
             logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
         }
+        for problem in config.allProblems { logger.warning("\(problem)") }
         let configBox = self.configBox
         let sources = SourceLookup()
         downloads = DownloadManager(
             store: store, http: http, events: events, logger: logger, root: paths.downloads,
-            concurrency: { configBox.state.withLock { $0["downloads.concurrency"].flatMap(Int.init) } ?? 3 },
+            concurrency: { configBox.state.withLock { $0.integer(HostSettings.downloadsConcurrency) } },
             refreshSource: { id in await sources.host?.freshSource(id) })
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
-            limit: { (configBox.state.withLock { $0["cache.max_mb"].flatMap(Int64.init) } ?? 500) * 1_000_000 })
+            limit: { Int64(configBox.state.withLock { $0.integer(HostSettings.cacheMaxMB) }) * 1_000_000 })
         sources.host = self
     }
 

@@ -83,7 +83,7 @@ final class ProgressBoard: Sendable {
         let fraction = entry.total.map { $0 > 0 ? min(1, Double(entry.bytes) / Double($0)) : 0 }
         let size = entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes)
         var tail = "  \(size)"
-        if entry.state == "queued" { tail += "  queued" } else if entry.rate > 0 { tail += "  \(Renderer.bytes(Int64(entry.rate)))/s" }
+        if entry.state == "queued" { tail += "  queued" } else if entry.rate > 0 { tail += "  \(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s" }
         if let eta = entry.eta, entry.state == "running" { tail += "  eta \(Renderer.duration(eta))" }
         let barWidth = 20
         let filled = Int((fraction ?? 0) * Double(barWidth))

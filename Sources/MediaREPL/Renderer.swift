@@ -212,7 +212,7 @@ struct Renderer {
     }
 
     static func duration(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
+        let total = Int(finite: seconds.rounded()) ?? 0
         let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
         return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
     }

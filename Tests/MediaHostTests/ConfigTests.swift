@@ -78,3 +78,69 @@ import TestSupport
         #expect(HostPaths.resolve(configFlag: "/c.toml", dataDirFlag: "/flag", environment: env).dataDir == "/flag")
     }
 }
+
+/// Every numeric setting has a range, checked however it is set; an out-of-range value from a
+/// file or the environment is ignored with a note naming the range, never a trap.
+@Suite struct ConfigRangeTests {
+    static let extremes: [JSONValue] = [
+        9_223_372_036_855, "9223372036854775807", "-1", 0, "0", "1e3", .number("1.5"), "", " ", "abc", "１２", true,
+    ]
+
+    @Test(arguments: ["cache.max_mb", "downloads.concurrency", "http.timeout"])
+    func configSetRefusesOutOfRangeNamingTheRange(key: String) async throws {
+        let fixture = try HostFixture()
+        for value in Self.extremes {
+            if key == "http.timeout", value == .number("1.5") { continue }  // fractions of seconds are fine
+            let error = await fixture.error("config.set", ["key": .string(key), "value": value])
+            #expect(error?.code == -32602, "\(key) = \(value)")
+            #expect(error?.message.contains(" from ") == true && error?.message.contains(" to ") == true, "\(error?.message ?? "")")
+        }
+        // Nothing was stored, so every reader still works.
+        #expect(try await fixture.call("cache.stats")["limit"] == 500_000_000)
+    }
+
+    @Test func hugeCacheSizeFromEnvironmentOrFileIsIgnoredNotATrap() async throws {
+        for (environment, file) in [
+            (["MEDIAHOST_CACHE_MAX_MB": "9223372036855"], nil as String?),
+            ([:], "[cache]\nmax_mb = 9223372036855\n"),
+            (["MEDIAHOST_CACHE_MAX_MB": "-4"], "[cache]\nmax_mb = 250\n"),
+        ] {
+            let fixture = try HostFixture(environment: environment, configText: file)
+            let stats = try await fixture.call("cache.stats")
+            let expected: JSONValue = file?.contains("250") == true ? JSONValue(250_000_000) : JSONValue(500_000_000)
+            #expect(stats["limit"] == expected, "\(environment) \(file ?? "")")
+            let entry = try await fixture.call("config.get", ["key": "cache.max_mb"]).arrayValue?.first
+            #expect(entry?["note"]?.stringValue?.contains("must be a whole number from 1 to 1000000") == true, "\(entry as Any)")
+            #expect(entry?["range"] == "1–1000000")
+            #expect(entry?["default"] == "500")
+        }
+    }
+
+    @Test func concurrencyAndTimeoutFromEnvironmentStayInRange() async throws {
+        let fixture = try HostFixture(environment: ["MEDIAHOST_DOWNLOADS_CONCURRENCY": "100000", "MEDIAHOST_HTTP_TIMEOUT": "inf"])
+        #expect(fixture.host.config.integer(HostSettings.downloadsConcurrency) == 3)
+        #expect(fixture.host.config.seconds(HostSettings.httpTimeout) == 20)
+        let set = try await fixture.call("config.set", ["key": "http.timeout", "value": .number("2.5")])
+        #expect(set["value"] == "2.5")
+        #expect(fixture.host.config.seconds(HostSettings.httpTimeout) == 2.5)
+    }
+
+    @Test func playerCommandIsSplitLikeAShell() async throws {
+        let fixture = try HostFixture()
+        let set = try await fixture.call("config.set", ["key": "player.command", "value": #"mpv --ao=null "--title=My Show" 'a b'"#])
+        #expect(set["source"] == "store")
+        #expect(fixture.host.config.command(HostSettings.playerCommand) == ["mpv", "--ao=null", "--title=My Show", "a b"])
+        let error = await fixture.error("config.set", ["key": "player.command", "value": #""mpv"#])
+        #expect(error?.message.contains("not closed") == true)
+    }
+
+    @Test func shellWords() throws {
+        #expect(try ShellWords.split(#"a  "b c" 'd "e"' f\ g h\\i "j\"k" ''"#).get() == ["a", "b c", #"d "e""#, "f g", #"h\i"#, #"j"k"#, ""])
+        #expect(try ShellWords.split("").get() == [])
+        #expect(throws: ShellWords.SplitError.self) { try ShellWords.split("'open").get() }
+        #expect(throws: ShellWords.SplitError.self) { try ShellWords.split("end\\").get() }
+        for word in ["plain", "with space", "it's", "a\"b", "", "tab\tx", "$HOME"] {
+            #expect(try ShellWords.split(ShellWords.quote(word)).get() == [word], "\(word)")
+        }
+    }
+}

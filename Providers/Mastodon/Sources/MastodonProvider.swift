@@ -123,7 +123,7 @@ public struct MastodonProvider: MediaProvider {
         switch response.status {
         case 429:
             let reset = response.header("x-ratelimit-reset").flatMap { ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0) }
-            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init) ?? reset.map { max(0, $0.timeIntervalSinceNow) })
+            return .rateLimited(retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
         case 401, 403: return .unauthorized("Mastodon: \(message)")
         case 404: return .notFound("Mastodon: \(message)")
         default: return .upstream(status: response.status, message: message)

@@ -44,7 +44,10 @@ enum FeedDates {
                     if bytes[i] == UInt8(ascii: ":") {
                         numbers.append(value)
                         value = 0
+                        digits = 0
                     } else {
+                        // More digits than any date field has: not a date (and no overflow).
+                        guard digits < 9 else { return nil }
                         value = value * 10 + Int(bytes[i] - 0x30)
                         digits += 1
                     }
@@ -69,7 +72,7 @@ enum FeedDates {
                 i += 1
             }
         }
-        guard let day, let month, let year, year > 1900 else { return nil }
+        guard let day, let month, let year, year > 1900, year < 10_000 else { return nil }
         let (hour, minute, second) = time ?? (0, 0, 0)
         guard hour < 24, minute < 60, second < 61, day <= daysIn(month, year) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
@@ -107,14 +110,17 @@ enum FeedDates {
         return formatter.date(from: String(text.prefix(10)))
     }
 
+    /// Ten years: a longer "duration" is a typo or an attack, not an episode.
+    static let maxDuration: Double = 315_576_000
+
     /// itunes:duration: seconds ("3723", "3723.5") or [HH:]MM:SS.
     static func duration(_ text: String) -> Double? {
         let trimmed = FeedParser.trim(text)
         guard !trimmed.isEmpty else { return nil }
-        if let seconds = Double(trimmed) { return seconds >= 0 ? seconds : nil }
-        let parts = trimmed.split(separator: ":").map { Double($0) }
-        guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
-        return parts.reduce(0) { $0 * 60 + $1! }
+        if let seconds = Double(trimmed) { return seconds.within(0...maxDuration) }
+        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).compactMap { Double($0)?.within(0...maxDuration) }
+        guard (2...3).contains(parts.count), parts.count == trimmed.split(separator: ":", omittingEmptySubsequences: false).count else { return nil }
+        return parts.reduce(0) { $0 * 60 + $1 }.within(0...maxDuration)
     }
 
     static func isoString(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }

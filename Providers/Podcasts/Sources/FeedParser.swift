@@ -187,7 +187,9 @@ public final class FeedParser: NSObject, XMLParserDelegate {
                 episode = nil
             case "title": episode?.title = HTMLText.decodeEntities(value)
             case "guid", "id": if !value.isEmpty { episode?.guid = value }
-            case "pubDate", "published", "dc:date": episode?.published = FeedDates.parse(value) ?? episode?.published
+            // A bad date costs the date only; an earlier good one stays. (Not `x?.a = f() ?? x?.a`:
+            // reading what the statement modifies is a fatal exclusivity violation at run time.)
+            case "pubDate", "published", "dc:date": if let date = FeedDates.parse(value) { episode?.published = date }
             case "updated": if episode?.published == nil { episode?.published = FeedDates.parse(value) }
             case "itunes:duration": episode?.duration = FeedDates.duration(value)
             case "itunes:season": episode?.season = Int(value)

@@ -91,7 +91,10 @@ extension PodcastsProvider {
 
     static func offset(_ cursor: Cursor?) throws -> Int {
         guard let cursor else { return 0 }
-        guard let offset = Int(cursor.rawValue), offset >= 0 else { throw ProviderError.invalidArgument("cursor '\(cursor)' is not from podcasts") }
+        // Bounded so that no arithmetic on a client's cursor can overflow.
+        guard let offset = Int(cursor.rawValue), (0...10_000_000).contains(offset) else {
+            throw ProviderError.invalidArgument("cursor '\(cursor.rawValue.prefix(40))' is not from podcasts")
+        }
         return offset
     }
 

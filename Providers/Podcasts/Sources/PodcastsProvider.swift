@@ -225,7 +225,7 @@ public struct PodcastsProvider: MediaProvider {
         switch response.status {
         case 404: return .notFound("\(what) was not found (HTTP 404)")
         case 429, 403 where response.header("retry-after") != nil:
-            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+            return .rateLimited(retryAfter: response.retryAfter)
         default:
             let text = String(decoding: response.body.prefix(200), as: UTF8.self)
             return .upstream(status: response.status, message: "\(what) failed" + (text.isEmpty ? "" : ": \(text)"))

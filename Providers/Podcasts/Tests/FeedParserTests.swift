@@ -190,3 +190,49 @@ import Testing
         #expect(HTMLText.plain("5 < 6 and 7 > 3") == "5 < 6 and 7 > 3")
     }
 }
+
+/// Dates and numbers a feed may hold that once crashed the process (a fatal exclusivity
+/// violation on a bad date after a good one, an overflow on a long run of digits).
+@Suite struct FeedParserHostileValueTests {
+    let url = URL(string: "https://feeds.example.invalid/show/feed.xml")!
+
+    func episode(_ inner: String) throws -> ParsedEpisode? {
+        let xml = "<rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>t</title><item><title>e</title>\(inner)</item></channel></rss>"
+        return try FeedParser.parse(Data(xml.utf8), url: url).episodes.first
+    }
+
+    @Test(arguments: [
+        "<pubDate></pubDate>", "<pubDate>not a date</pubDate>", "<pubDate>   </pubDate>",
+        "<pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><pubDate>garbage</pubDate>",
+        "<pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><pubDate></pubDate>",
+        "<pubDate>1 Jan 99999999999999999999999</pubDate>", "<pubDate>99999999999:99999999999:9</pubDate>",
+        "<pubDate>31 Feb 2025</pubDate>", "<pubDate>10 Jun 2025 25:00:00</pubDate>",
+    ])
+    func badDatesCostTheDateOnly(inner: String) throws {
+        let parsed = try #require(try episode(inner))
+        #expect(parsed.title == "e")
+        if inner.contains("09:41:00") {
+            #expect(parsed.published == Date(timeIntervalSince1970: 1_749_548_460), "a later bad date keeps the good one")
+        } else {
+            #expect(parsed.published == nil)
+        }
+    }
+
+    @Test func atomPublishedYesterday() throws {
+        let xml = """
+            <feed xmlns="http://www.w3.org/2005/Atom"><title>a</title>
+            <entry><title>x</title><published>yesterday</published></entry>
+            <entry><title>y</title><published>2025-06-10T09:41:00Z</published><published></published></entry></feed>
+            """
+        let feed = try FeedParser.parse(Data(xml.utf8), url: url)
+        #expect(feed.episodes.map(\.title) == ["x", "y"])
+        #expect(feed.episodes[0].published == nil)
+        #expect(feed.episodes[1].published == Date(timeIntervalSince1970: 1_749_548_460))
+    }
+
+    @Test(arguments: ["1e300", "inf", "nan", "-1", "99999999999999:00", "1:99999999999999999999:00", "1e400"])
+    func absurdDurationsAreNoDuration(text: String) throws {
+        #expect(FeedDates.duration(text) == nil, "\(text)")
+        #expect(try episode("<itunes:duration>\(text)</itunes:duration>")?.duration == nil)
+    }
+}

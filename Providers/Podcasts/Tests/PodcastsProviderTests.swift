@@ -208,3 +208,13 @@ struct PodcastsFixture {
         #expect(fromA.map(\.0) == fromB.map(\.0) && fromA.map(\.1) == fromB.map(\.1))
     }
 }
+
+@Suite struct PodcastsCursorTests {
+    /// A client's cursor is outside input: no arithmetic on it may overflow.
+    @Test(arguments: ["9223372036854775807", "9223372036854775800", "-1", "10000001", "abc", ""])
+    func hostileCursorsAreRefused(cursor: String) async throws {
+        #expect(throws: ProviderError.self) {
+            try PodcastsProvider.page([1, 2, 3], cursor: Cursor(cursor), size: 20) { MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:\($0)"), title: "\($0)") }
+        }
+    }
+}

@@ -152,14 +152,14 @@ public struct TMDBProvider: MediaProvider {
         switch status?.status_code {
         case 7?, 10?: return .unauthorized("the TMDB API key or token is not valid; set TMDB_ACCESS_TOKEN or TMDB_API_KEY")
         case 34?, 6?: return .notFound("TMDB: \(message)")
-        case 25?: return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        case 25?: return .rateLimited(retryAfter: response.retryAfter)
         case 30?: return .unauthorized("TMDB: invalid username or password")
         case 33?: return .unauthorized("TMDB: the login took too long (the request token expired); try `login tmdb` again")
         case 3?, 17?: return .unauthorized("TMDB refused the session; run `login tmdb` again")
         default: break
         }
         switch response.status {
-        case 429: return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+        case 429: return .rateLimited(retryAfter: response.retryAfter)
         case 401, 403: return .unauthorized("TMDB: \(message)")
         case 404: return .notFound("TMDB: \(message)")
         default: return .upstream(status: response.status, message: message)

@@ -108,7 +108,7 @@ public struct TwitterProvider: MediaProvider {
         let problem = try? JSONDecoder().decode(TWProblem.self, from: response.body)
         switch response.status {
         case 429:
-            let reset = response.header("x-rate-limit-reset").flatMap(Double.init).map { max(0, $0 - now().timeIntervalSince1970) }
+            let reset = RetryAfter.untilEpoch(response.header("x-rate-limit-reset"), now: now())
             return .rateLimited(retryAfter: reset)
         case 401: return .unauthorized("X refused the bearer token; set TWITTER_BEARER_TOKEN")
         case 403: return .unauthorized("X: \(problem?.detail ?? "forbidden") (your access level may not include this endpoint)")

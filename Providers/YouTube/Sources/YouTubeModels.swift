@@ -120,6 +120,6 @@ enum ISO8601Duration {
                 }
             }
         }
-        return number.isEmpty && sawUnit ? total : nil
+        return number.isEmpty && sawUnit ? total.within(0...315_576_000) : nil
     }
 }

@@ -195,7 +195,7 @@ public struct YouTubeProvider: MediaProvider {
             return .quotaExceeded("the YouTube API quota for this key is used up for today (it resets at midnight Pacific time)")
         }
         if reasons.contains("rateLimitExceeded") || reasons.contains("userRateLimitExceeded") || response.status == 429 {
-            return .rateLimited(retryAfter: response.header("retry-after").flatMap(Double.init))
+            return .rateLimited(retryAfter: response.retryAfter)
         }
         if reasons.contains("keyInvalid") || reasons.contains("API_KEY_INVALID") || reasons.contains("keyExpired") {
             return .unauthorized("the YouTube API key is not valid; set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`")

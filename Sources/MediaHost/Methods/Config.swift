@@ -35,7 +35,7 @@ public struct ConfigSet: RPCMethod {
         case .bool(let b)?: text = String(b)
         default: throw HostError.invalidConfigValue(key: key, reason: "must be a string, number or boolean")
         }
-        if let text, let reason = info.validate(text) { throw HostError.invalidConfigValue(key: key, reason: reason) }
+        if let text, let reason = info.problem(with: text) { throw HostError.invalidConfigValue(key: key, reason: reason) }
         try await host.store.setSetting(key, value: text)
         host.updateConfig { $0.storeValues[key] = text }
         return host.config.entry(key)!

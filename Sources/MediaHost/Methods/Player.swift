@@ -35,7 +35,7 @@ public struct PlayerOpen: RPCMethod {
             target = item.enclosure?.url ?? item.url
         }
         guard let target else { throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has nothing to play")) }
-        let words = (host.config["player.command"] ?? "mpv").split(separator: " ").map(String.init)
+        let words = host.config.command(HostSettings.playerCommand)
         guard let program = words.first, let executable = Self.find(program) else {
             throw HostError.player(
                 "the player '\(words.first ?? "")' was not found; install it or set player.command (e.g. `config player.command vlc`)")
