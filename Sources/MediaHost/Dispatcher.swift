@@ -63,11 +63,11 @@ public struct Dispatcher: RPCHandler {
     /// - Returns: the result as JSON text.
     /// - Throws: the `RPCError` to answer with.
     public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
-        guard let invoke = Self.table[method] else { throw .methodNotFound(method) }
+        guard let invoke = Self.table[method] else { throw .methodNotFound(String(host.redactor.scrub(method).prefix(100))) }
         do {
-            return try await invoke(host, params)
+            return host.redactor.redact(bytes: try await invoke(host, params))
         } catch {
-            throw Self.rpcError(for: error, method: method, logger: host.logger)
+            throw host.outgoing(Self.rpcError(for: error, method: method, logger: host.logger))
         }
     }
 
@@ -134,6 +134,11 @@ public struct Dispatcher: RPCHandler {
 }
 
 extension HostRuntime {
+    /// An error as it may leave the host: no secret, no control character in its text.
+    func outgoing(_ error: RPCError) -> RPCError {
+        RPCError(code: error.code, message: redactor.scrub(error.message), data: error.data.map(redactor.redact))
+    }
+
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
         let provider = try provider(id)

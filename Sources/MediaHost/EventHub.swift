@@ -7,8 +7,10 @@ public final class EventHub: Sendable {
     public typealias Handler = @Sendable (_ method: String, _ params: JSONValue) -> Void
     private let handlers = Mutex<[Int: Handler]>([:])
     private let nextToken = Mutex(0)
+    /// Removes secrets from every notification before anyone sees it.
+    private let redactor: Redactor?
 
-    public init() {}
+    public init(redactor: Redactor? = nil) { self.redactor = redactor }
 
     /// - Returns: a token for `unsubscribe`.
     @discardableResult
@@ -24,6 +26,7 @@ public final class EventHub: Sendable {
     public func unsubscribe(_ token: Int) { handlers.withLock { $0[token] = nil } }
 
     public func publish(_ method: String, _ params: JSONValue) {
+        let params = redactor?.redact(params) ?? params
         for handler in handlers.withLock({ Array($0.values) }) { handler(method, params) }
     }
 }

@@ -20,7 +20,7 @@ public final class HostRuntime: Sendable {
     let http: any HTTPClient
     private let configBox: ConfigBox
     /// Server notifications for RPC clients and the REPL.
-    public let events = EventHub()
+    public let events: EventHub
     public let downloads: DownloadManager
     public let artwork: ArtworkCache
 
@@ -43,8 +43,8 @@ public final class HostRuntime: Sendable {
             environment: environment)
         configBox = ConfigBox(config)
         let redactor = Redactor()
-        redactor.update(config.secretValues)
         self.redactor = redactor
+        events = EventHub(redactor: redactor)
         let level = logLevel ?? Logger.Level(rawValue: config.string(HostSettings.logLevel)) ?? .warning
         logger = Logger(label: HostRuntime.name) { StderrLogHandler(label: $0, level: level, redactor: redactor) }
         for key in config.unknownFileKeys {
@@ -54,13 +54,25 @@ public final class HostRuntime: Sendable {
         let configBox = self.configBox
         let sources = SourceLookup()
         downloads = DownloadManager(
-            store: store, http: http, events: events, logger: logger, root: paths.downloads,
+            store: store, http: http, events: events, logger: logger, redactor: redactor, root: paths.downloads,
             concurrency: { configBox.state.withLock { $0.integer(HostSettings.downloadsConcurrency) } },
             refreshSource: { id in await sources.host?.freshSource(id) })
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
             limit: { Int64(configBox.state.withLock { $0.integer(HostSettings.cacheMaxMB) }) * 1_000_000 })
         sources.host = self
+        refreshSecrets()
+    }
+
+    /// Tells the redactor every secret now in effect: secret settings and login sessions' tokens.
+    func refreshSecrets() {
+        var values = config.secretValues
+        for id in registry.ids {
+            guard let session = sessions.load(id) else { continue }
+            values.append(session.accessToken)
+            if let refresh = session.refreshToken { values.append(refresh) }
+        }
+        redactor.update(values)
     }
 
     /// The one entry point of both front ends.
@@ -70,11 +82,8 @@ public final class HostRuntime: Sendable {
 
     /// Changes configuration and re-creates providers so the change applies at once.
     func updateConfig(_ change: (inout HostConfig) -> Void) {
-        let secrets = configBox.state.withLock { config in
-            change(&config)
-            return config.secretValues
-        }
-        redactor.update(secrets)
+        configBox.state.withLock { change(&$0) }
+        refreshSecrets()
         registry.invalidate()
     }
 

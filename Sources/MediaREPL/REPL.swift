@@ -63,10 +63,13 @@ public final class REPL: @unchecked Sendable {
         self.host = host
         self.options = options
         self.renderer = Renderer(color: options.color)
-        self.write = write
-        self.writeError = writeError
+        // Nothing the REPL prints carries a secret, whatever a server echoed; error lines (which
+        // quote servers and the user's own input) carry no control characters either.
+        let redactor = host.redactor
+        self.write = { write(redactor.redact($0)) }
+        self.writeError = { writeError(redactor.redact($0)) }
         let board = board
-        let write = write
+        let write = self.write
         subscription = host.events.subscribe { method, params in
             if method == "auth.prompt" {
                 // The login command is waiting for this: show it at once.
@@ -75,6 +78,12 @@ public final class REPL: @unchecked Sendable {
                 board.receive(method, params)
             }
         }
+    }
+
+    /// An error line: red label, then the message cleaned of control characters (it may quote a
+    /// server or the person's own input).
+    private func fail(_ message: String, label: String = "error") {
+        writeError(renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
     }
 
     deinit {
@@ -90,7 +99,7 @@ public final class REPL: @unchecked Sendable {
         do {
             command = try parser.parse(line)
         } catch {
-            writeError(renderer.red("error: ") + error.description)
+            fail(error.description)
             return false
         }
         guard let command else { return true }
@@ -103,7 +112,7 @@ public final class REPL: @unchecked Sendable {
             return true
         case .page(let forward):
             guard let request = pagedRequest, let cursor = forward ? cursors.next : cursors.prev else {
-                writeError(renderer.red("error: ") + (forward ? "no next page" : "no previous page") + " in the last listing")
+                fail((forward ? "no next page" : "no previous page") + " in the last listing")
                 return false
             }
             var params = request.params
@@ -116,7 +125,7 @@ public final class REPL: @unchecked Sendable {
                 let provider = members["provider"]?.stringValue, host.needsPassword(provider)
             {
                 guard let ask else {
-                    writeError(renderer.red("error: ") + "usage in scripts: login \(provider) <username> <password>")
+                    fail("usage in scripts: login \(provider) <username> <password>")
                     return false
                 }
                 if members["username"] == nil {
@@ -167,7 +176,7 @@ public final class REPL: @unchecked Sendable {
         }
         let id: ItemID
         do { id = try resolveItem(text) } catch {
-            writeError(renderer.red("error: ") + error.description)
+            fail(error.description)
             return false
         }
         if id.kind.isContainer {
@@ -219,14 +228,14 @@ public final class REPL: @unchecked Sendable {
         do {
             bytes = try await host.dispatcher.call(method, params: params)
         } catch {
-            writeError(renderer.red("error: ") + error.message)
+            fail(error.message)
             return false
         }
         if options.json { write(String(decoding: bytes, as: UTF8.self)) }
         do {
             try remember(method, params: params, listing: newListing, bytes: bytes)
         } catch {
-            writeError(renderer.red("error: ") + "cannot read the result of \(method): \(error)")
+            fail("cannot read the result of \(method): \(error)")
             return false
         }
         return true
@@ -243,7 +252,7 @@ public final class REPL: @unchecked Sendable {
                 let result = try decoder.decode(MediaSearch.Result.self, from: data)
                 page = Page(items: result.items, next: result.next, prev: result.prev, total: result.total)
                 for failure in result.errors ?? [] {
-                    writeError(renderer.red("warning: ") + failure.message)
+                    fail(failure.message, label: "warning")
                 }
             } else {
                 page = try decoder.decode(Page.self, from: data)

@@ -17,17 +17,7 @@ struct Renderer {
 
     /// Text from the network with terminal control sequences made harmless.
     static func clean(_ text: String, keepNewlines: Bool = false) -> String {
-        var out = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if scalar == "\n" || scalar == "\t" {
-                out.append(keepNewlines ? scalar : " ")
-            } else if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format && scalar.value == 0x202E {
-                continue
-            } else {
-                out.append(scalar)
-            }
-        }
-        return String(out)
+        DisplayText.clean(text, keepNewlines: keepNewlines)
     }
 
     func truncate(_ text: String, _ limit: Int) -> String {

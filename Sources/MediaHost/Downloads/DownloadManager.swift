@@ -16,6 +16,8 @@ public actor DownloadManager {
     let http: any HTTPClient
     let events: EventHub
     let logger: Logger
+    /// Errors are kept without secrets (a server may echo the request's key back).
+    let redactor: Redactor
     /// The downloads folder; nothing is written outside it.
     public nonisolated let root: String
     let concurrency: @Sendable () -> Int
@@ -29,7 +31,7 @@ public actor DownloadManager {
     static let transientRetries = 3
 
     init(
-        store: MediaStore, http: any HTTPClient, events: EventHub, logger: Logger, root: String,
+        store: MediaStore, http: any HTTPClient, events: EventHub, logger: Logger, redactor: Redactor = Redactor(), root: String,
         concurrency: @escaping @Sendable () -> Int,
         refreshSource: @escaping @Sendable (ItemID) async -> DownloadSource? = { _ in nil }
     ) {
@@ -38,6 +40,7 @@ public actor DownloadManager {
         self.http = http
         self.events = events
         self.logger = logger
+        self.redactor = redactor
         self.root = root
         self.concurrency = concurrency
     }
@@ -247,7 +250,7 @@ public actor DownloadManager {
                 continue
             case .transient(let reason), .permanent(let reason):
                 record.state = .failed
-                record.error = reason
+                record.error = redactor.scrub(reason, keepNewlines: false)
                 try? await save(record, announce: true)
             }
             break

@@ -45,6 +45,7 @@ public struct AuthLogin: RPCMethod {
             }
         }
         try host.sessions.save(session)
+        host.refreshSecrets()
         return host.authStatus(provider)!
     }
 }
@@ -65,6 +66,7 @@ public struct AuthLogout: RPCMethod {
             }
         }
         host.sessions.delete(provider)
+        host.refreshSecrets()
         return host.authStatus(provider)!
     }
 }
@@ -103,6 +105,7 @@ extension HostRuntime {
             let account = try accountProvider(id)
             session = try await tagging(id) { try await account.refresh(session) }
             try sessions.save(session)
+            refreshSecrets()
         }
         return session
     }
@@ -120,6 +123,7 @@ extension HostRuntime {
             guard case .unauthorized = failure.error, session.refreshToken != nil else { throw failure }
             session = try await tagging(id) { try await account.refresh(session) }
             try sessions.save(session)
+            refreshSecrets()
             return try await tagging(id) { try await body(account, session) }
         }
     }

@@ -97,7 +97,7 @@ public struct MediaSearch: RPCMethod {
                 if let cursor = page.prev { prev.cursors[id] = cursor.rawValue }
             case .failure(let error):
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
-                let rpc = Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger)
+                let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
                 failures.append(Failure(provider: id, code: rpc.code, message: rpc.message))
             }
         }
