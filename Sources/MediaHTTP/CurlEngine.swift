@@ -115,7 +115,11 @@ final class Transfer: @unchecked Sendable {
         _ = mh_curl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_MAXREDIRS, Int(configuration.maxRedirects))
-        _ = mh_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        if request.acceptsCompression {
+            _ = mh_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        } else {
+            _ = mh_curl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        }
         _ = mh_curl_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = mh_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(finite: configuration.connectTimeout * 1000) ?? 10_000)

@@ -88,6 +88,8 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     ) async throws -> (status: Int, headers: [String: String]) {
         try validate(request.url)
         var unlimited = request
+        // Streams are media: stored as sent, never inflated on the way to the disk.
+        unlimited.acceptsCompression = false
         if unlimited.timeout == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
         // The header, not CURLOPT_RESUME_FROM: curl would fail a 200 answer, and a 200 is how a
         // server says "the file changed, here is all of it" (If-Range) — the caller handles it.

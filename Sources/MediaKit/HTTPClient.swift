@@ -48,11 +48,15 @@ public struct HTTPRequest: Sendable, Equatable {
     public var timeout: Double?
     /// The largest body accepted, in bytes; the client's default (32 MiB) when nil.
     public var maxBodySize: Int?
+    /// Ask for and decode gzip/brotli. Off for media: a file is stored as sent, and a small
+    /// compressed answer cannot expand to fill the disk.
+    public var acceptsCompression: Bool
 
     public init(
         method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil,
-        timeout: Double? = nil, maxBodySize: Int? = nil
+        timeout: Double? = nil, maxBodySize: Int? = nil, acceptsCompression: Bool = true
     ) {
+        self.acceptsCompression = acceptsCompression
         self.method = method
         self.url = url
         self.headers = headers

@@ -227,6 +227,7 @@ public actor DownloadManager {
                 // Paused or cancelled: keep where it got to; cancel() then deletes the .part.
                 // This task is cancelled, and the store refuses work from cancelled tasks.
                 record.state = stop
+                discardUnresumablePart(&record)
                 let stopped = record
                 await Task.detached { try? await self.save(stopped, announce: true) }.value
                 break
@@ -251,11 +252,20 @@ public actor DownloadManager {
             case .transient(let reason), .permanent(let reason):
                 record.state = .failed
                 record.error = redactor.scrub(reason, keepNewlines: false)
+                discardUnresumablePart(&record)
                 try? await save(record, announce: true)
             }
             break
         }
         finished(record.id)
+    }
+
+    /// A `.part` that cannot be resumed (nothing in it, or no validator to ask the server whether
+    /// it is still the same file) is only wasted disk: remove it.
+    private func discardUnresumablePart(_ record: inout DownloadRecord) {
+        guard record.bytes == 0 || (record.etag == nil && record.lastModified == nil) else { return }
+        try? FileManager.default.removeItem(atPath: record.partPath)
+        record.bytes = 0
     }
 
     private func existing(_ id: ItemID) async throws -> DownloadRecord {

@@ -46,6 +46,8 @@ struct Transfer {
         var lastModified: String?
         var writeError: Int32?
         var badRange = false
+        /// The server sent more than the length it announced.
+        var overrun = false
         var lastReport: Double = 0
         var rateStart: (time: Double, bytes: Int64) = (0, 0)
         init(fd: Int32) { self.fd = fd }
@@ -117,6 +119,14 @@ struct Transfer {
                     }
                 },
                 onData: { chunk in
+                    // A download is bounded by the length its server announced: a body that keeps
+                    // coming is a broken or hostile server, not a bigger file.
+                    let overrun = progress.lock.withLock { () -> Bool in
+                        guard let total = progress.total, progress.bytes + Int64(chunk.count) > total else { return false }
+                        progress.overrun = true
+                        return true
+                    }
+                    if overrun { return false }
                     var remaining = chunk.count
                     var pointer = chunk.baseAddress
                     while remaining > 0, let base = pointer {
@@ -145,6 +155,9 @@ struct Transfer {
         if let code = progress.lock.withLock({ progress.writeError }) {
             let reason = code == ENOSPC || code == EDQUOT ? "disk full while writing \(record.partPath)" : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
             return with(outcome, .permanent(reason))
+        }
+        if progress.lock.withLock({ progress.overrun }) {
+            return with(outcome, .permanent("the server sent more than the \(outcome.total ?? 0) bytes it announced"))
         }
         if progress.lock.withLock({ progress.badRange }) {
             // The server answered another range: throw the .part away and start again.
