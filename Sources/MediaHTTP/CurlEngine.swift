@@ -88,6 +88,7 @@ final class Transfer: @unchecked Sendable {
     private(set) var headers: [String: String] = [:]
     private(set) var body: [UInt8] = []
     let maxBodySize: Int
+    let maxRedirects: Int
     private(set) var bodyTooLarge = false
 
     /// Streaming: called once with the response head before the first body bytes; returning
@@ -107,6 +108,7 @@ final class Transfer: @unchecked Sendable {
         self.easy = easy
         self.url = request.url
         self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
+        self.maxRedirects = configuration.maxRedirects
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         _ = mh_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
@@ -188,6 +190,8 @@ final class Transfer: @unchecked Sendable {
         var numeric = 0
         _ = mh_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &numeric)
         status = numeric
+        var redirects = 0
+        _ = mh_curl_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects)
         guard let continuation else { return }
         self.continuation = nil
         if cancelled {
@@ -202,15 +206,25 @@ final class Transfer: @unchecked Sendable {
                 throwing: HTTPClientError(.bodyTooLarge, url: url, detail: "response body is larger than \(maxBodySize) bytes"))
         case CURLE_WRITE_ERROR where sinkStopped:
             continuation.resume()
-        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_UNSUPPORTED_PROTOCOL where redirects > 0:
             continuation.resume(throwing: HTTPClientError(.unsupportedScheme, url: url, detail: "redirected to a scheme other than http or https"))
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY:
+            // curl says "unsupported protocol" when no status line arrives (it would be HTTP/0.9).
+            continuation.resume(
+                throwing: HTTPClientError(.connection, url: url, detail: "the server's answer is not HTTP (no valid status line)"))
+        case CURLE_OUT_OF_MEMORY where status == 0:
+            // What curl reports for a status line or header that never ends.
+            continuation.resume(
+                throwing: HTTPClientError(
+                    .connection, url: url, detail: "the server's answer is not HTTP (its status line or headers never end)"))
         case CURLE_TOO_MANY_REDIRECTS:
-            continuation.resume(throwing: HTTPClientError(.tooManyRedirects, url: url, detail: "more than 5 redirects"))
+            continuation.resume(throwing: HTTPClientError(.tooManyRedirects, url: url, detail: "more than \(maxRedirects) redirects"))
         case CURLE_OPERATION_TIMEDOUT:
             continuation.resume(throwing: HTTPClientError(.timedOut, url: url, detail: "timed out: \(Self.describe(code))"))
         case CURLE_URL_MALFORMAT:
             continuation.resume(throwing: HTTPClientError(.invalidURL, url: url, detail: "malformed URL"))
         default:
+            // curl's own sentence ("Could not connect to server"); the description adds the URL.
             continuation.resume(throwing: HTTPClientError(.connection, url: url, detail: Self.describe(code)))
         }
     }

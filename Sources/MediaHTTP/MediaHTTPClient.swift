@@ -42,6 +42,17 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
         }
     }
     private let limiter: HostLimiter
+    /// Where requests, retries and their timings are logged (debug); nil until the host sets it.
+    private let logger = Mutex<Logger?>(nil)
+
+    /// Logs every request (redacted URL, status, bytes, time, whether a conditional GET hit) and
+    /// every retry with its reason at debug level.
+    public func setLogger(_ logger: Logger) { self.logger.withLock { $0 = logger } }
+
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> String) {
+        guard let logger = logger.withLock({ $0 }), logger.logLevel <= level else { return }
+        logger.log(level: level, "\(message())")
+    }
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -50,12 +61,21 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try validate(request.url)
+        let deadline = CallDeadline.current
         var attempt = 0
         while true {
+            var limited = request
+            if let deadline {
+                // Each attempt gets what is left of the call's budget, no more.
+                let left = deadline.remaining
+                guard left > 0.05 else { throw Self.deadlineError(request.url, deadline) }
+                limited.timeout = min(request.timeout ?? configuration.timeout ?? left, left)
+            }
             let outcome: Result<HTTPResponse, HTTPClientError>
             do {
-                outcome = .success(try await once(request))
+                outcome = .success(try await once(limited))
             } catch let error as HTTPClientError {
+                if error.kind == .timedOut, let deadline, deadline.remaining <= 0.05 { throw Self.deadlineError(request.url, deadline) }
                 outcome = .failure(error)
             }
             let retryable = request.isIdempotent && attempt < configuration.maxRetries
@@ -63,14 +83,30 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
             case .success(let response):
                 guard retryable, response.status == 429 || (500...599).contains(response.status) else { return response }
                 let delay = Self.retryAfter(response.header("retry-after")) ?? backoff(attempt)
-                guard delay <= configuration.maxRetryAfter else { return response }
+                // Retry only while the call's budget leaves room for another attempt after waiting.
+                guard delay <= configuration.maxRetryAfter, delay < (deadline?.remaining ?? .infinity) - 0.5 else { return response }
+                log(.debug, "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: HTTP \(response.status)")
                 try await Task.sleep(for: .seconds(delay))
             case .failure(let error):
                 guard retryable, error.isTransient else { throw error }
-                try await Task.sleep(for: .seconds(backoff(attempt)))
+                let delay = backoff(attempt)
+                guard delay < (deadline?.remaining ?? .infinity) - 0.5 else { throw error }
+                log(.debug, "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: \(error.detail)")
+                try await Task.sleep(for: .seconds(delay))
             }
             attempt += 1
         }
+    }
+
+    /// "timed out after 20 s waiting for example.com", for a call whose budget ran out.
+    static func deadlineError(_ url: URL, _ deadline: CallDeadline) -> HTTPClientError {
+        HTTPClientError(
+            .timedOut, url: url,
+            detail: "timed out after \(format(deadline.seconds)) s waiting for \(url.host ?? "the server") (the http.timeout setting)")
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(finite: seconds) ?? 0) : String(format: "%.1f", seconds)
     }
 
     /// Streams a response body to `onData` as it arrives, for downloads of any size.
@@ -108,18 +144,30 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     private func once(_ request: HTTPRequest) async throws -> HTTPResponse {
         let transfer = try Transfer(request: request, configuration: configuration)
         let host = request.url.host ?? ""
+        let started = ContinuousClock.now
         await limiter.acquire(host)
         do {
             try await transfer.run(on: engine)
         } catch {
             await limiter.release(host)
+            log(.debug, "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) failed after \(Self.milliseconds(since: started)) ms: \(error)")
             throw error
         }
         await limiter.release(host)
         var finalURL = request.url
         var effective: UnsafeMutablePointer<CChar>?
         if mh_effective_url(transfer, &effective), let effective, let url = URL(string: String(cString: effective)) { finalURL = url }
+        log(
+            .debug,
+            "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) -> \(transfer.status)"
+                + (transfer.status == 304 ? " (not modified: the kept copy is used)" : "")
+                + ", \(transfer.body.count) bytes in \(Self.milliseconds(since: started)) ms")
         return HTTPResponse(status: transfer.status, headers: transfer.headers, body: Data(transfer.body), url: finalURL)
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private func validate(_ url: URL) throws {

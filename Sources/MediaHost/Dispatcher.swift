@@ -11,9 +11,14 @@ public protocol RPCMethod: Decodable, Sendable {
     func run(on host: HostRuntime) async throws -> Result
     /// The result as JSON text; JSONEncoder unless the method has its text already.
     static func encode(_ result: Result) throws -> [UInt8]
+    /// Whether the call's network work is bounded by `http.timeout` (interactive calls are; a
+    /// device login, which waits for a person, is not).
+    static var hasDeadline: Bool { get }
 }
 
 extension RPCMethod {
+    public static var hasDeadline: Bool { true }
+
     public static func encode(_ result: Result) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -50,8 +55,15 @@ public struct Dispatcher: RPCHandler {
     private static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
         { host, params in
             let request = try decodeParams(M.self, params)
-            let result = try await request.run(on: host)
-            return try M.encode(result)
+            let started = ContinuousClock.now
+            do {
+                let result = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
+                host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
+                return try M.encode(result)
+            } catch {
+                host.logger.debug("\(M.method) failed after \(HostRuntime.milliseconds(since: started)) ms: \(error)")
+                throw error
+            }
         }
     }
 
@@ -139,9 +151,24 @@ extension HostRuntime {
         RPCError(code: error.code, message: redactor.scrub(error.message), data: error.data.map(redactor.redact))
     }
 
+    /// Runs `body` within the call's network budget (`http.timeout`) when `bounded`.
+    func withDeadline<T: Sendable>(_ bounded: Bool, _ body: () async throws -> T) async throws -> T {
+        guard bounded, CallDeadline.current == nil else { return try await body() }
+        return try await CallDeadline.$current.withValue(CallDeadline(seconds: config.seconds(HostSettings.httpTimeout))) {
+            try await body()
+        }
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
         let provider = try provider(id)
+        let started = ContinuousClock.now
+        defer { logger.debug("provider \(id) worked \(Self.milliseconds(since: started)) ms") }
         return try await tagging(id) { try await body(provider) }
     }
 

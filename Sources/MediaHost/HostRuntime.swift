@@ -23,6 +23,8 @@ public final class HostRuntime: Sendable {
     public let events: EventHub
     public let downloads: DownloadManager
     public let artwork: ArtworkCache
+    /// Artwork URLs of items lately returned, so their images load without the provider.
+    let recentArtwork = RecentArtwork()
 
     /// Opens the store and reads the configuration.
     /// - Parameters:
@@ -145,6 +147,7 @@ public final class HostRuntime: Sendable {
     /// - Parameter allFavorites: the items are favorites already (their snapshots): skip that lookup.
     func annotate(_ items: [MediaItem], allFavorites: Bool = false) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
+        recentArtwork.remember(items)
         let ids = items.map(\.id)
         let favorites = allFavorites ? Set(ids) : try await store.favoriteIDs(among: ids)
         let downloads = try await store.downloads(for: ids)

@@ -140,3 +140,25 @@ public enum URLRedaction {
         return components.string ?? url
     }
 }
+
+/// How long the call being served may still wait on the network, across all its requests and
+/// their retries. The host sets it per call (the `http.timeout` setting); work that is not an
+/// interactive call (downloads) runs without one.
+public struct CallDeadline: Sendable {
+    public let end: ContinuousClock.Instant
+    /// The whole budget, for messages ("timed out after 20 s").
+    public let seconds: Double
+
+    public init(seconds: Double) {
+        self.seconds = seconds
+        end = ContinuousClock.now + .milliseconds(Int(finite: seconds * 1000) ?? 0)
+    }
+
+    /// Seconds left; zero or less when it has passed.
+    public var remaining: Double {
+        let left = end - ContinuousClock.now
+        return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+    }
+
+    @TaskLocal public static var current: CallDeadline?
+}

@@ -103,10 +103,15 @@ struct GlobalOptions: ParsableArguments {
             RunningSandbox.server = server
         }
         do {
-            return try HostRuntime(
+            let http = MediaHTTPClient()
+            let host = try HostRuntime(
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
-                providers: BuiltinProviders.all, http: MediaHTTPClient(), environment: environment,
+                providers: BuiltinProviders.all, http: http, environment: environment,
                 logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
+            http.setLogger(Logger(label: "\(HostRuntime.name).http") { [host] in
+                StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
+            })
+            return host
         } catch {
             throw StartupFailure(message: "\(error)")
         }

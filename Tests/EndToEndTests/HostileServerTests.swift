@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import Testing
+import Synchronization
 import TestSupport
 
 /// The real binary against servers that attack it: escape sequences in error bodies, requests
@@ -111,5 +112,123 @@ import TestSupport
                 #expect(data.range(of: Data(secret.utf8)) == nil, "\(secret) is stored in \(file)", sourceLocation: sourceLocation)
             }
         }
+    }
+}
+
+/// Slow, silent and broken servers: each call has a total deadline across its retries, says
+/// "timed out after N s" with the host, and artwork never waits on a feed.
+@Suite struct SlowServerTests {
+    /// A directory with one show whose feed is whatever `feed` does, and a fast image host.
+    static func directory(feed: @escaping @Sendable (HostileServer.Connection) -> Void) throws -> HostileServer {
+        let base = Mutex("")
+        let server = try HostileServer { request, connection in
+            let root = base.withLock { $0 }
+            if request.path.contains("/search") || request.path.contains("/lookup") {
+                let body = #"{"resultCount":1,"results":[{"wrapperType":"track","kind":"podcast","collectionId":42,"trackId":42,"collectionName":"Slow Show","artistName":"Ada","feedUrl":"\#(root)/feed.xml","artworkUrl600":"\#(root)/art.png","artworkUrl100":"\#(root)/art.png"}]}"#
+                connection.respond(headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+            } else if request.path.hasSuffix("/art.png") {
+                connection.respond(headers: ["Content-Type": "image/png"], body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64))
+            } else {
+                feed(connection)
+            }
+        }
+        base.withLock { $0 = server.baseURL }
+        return server
+    }
+
+    static func environment(_ server: HostileServer, timeout: Int = 3) -> [String: String] {
+        ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL, "MEDIAHOST_HTTP_TIMEOUT": String(timeout)]
+    }
+
+    static let dripping: @Sendable (HostileServer.Connection) -> Void = { connection in
+        guard connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: 100000\r\n\r\n") else { return }
+        for byte in Array("<rss><channel><title>drip".utf8) + [UInt8](repeating: 0x20, count: 2000) {
+            guard connection.write([byte]) else { return }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+    }
+
+    static let silent: @Sendable (HostileServer.Connection) -> Void = { connection in connection.hold(limit: 60) }
+
+    @Test(arguments: ["drip", "silent"])
+    func aSlowFeedCostsAtMostTheDeadline(kind: String) async throws {
+        let server = try Self.directory(feed: kind == "drip" ? Self.dripping : Self.silent)
+        defer { server.stop() }
+        for method in ["media.get", "media.children"] {
+            let started = ContinuousClock.now
+            let result = try await runMediahost(
+                ["call", method, #"{"id":"podcasts:podcast:42"}"#], environment: Self.environment(server))
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed < .seconds(10), "\(method) on a \(kind) feed took \(elapsed)")
+            if method == "media.children" {
+                #expect(result.status == 1)
+                #expect(result.stderr.contains("timed out after 3 s"), "\(result.stderr)")
+                #expect(result.stderr.contains("127.0.0.1"), "the message names the host: \(result.stderr)")
+            } else {
+                // The directory entry is still worth showing; the feed's failure is noted on it.
+                #expect(result.stdout.contains("timed out after 3 s"), "\(result.stdout) \(result.stderr)")
+            }
+        }
+    }
+
+    @Test func artworkOfAListedShowDoesNotWaitOnItsFeed() async throws {
+        let server = try Self.directory(feed: Self.silent)
+        defer { server.stop() }
+        let process = try MediahostProcess(["rpc"], environment: Self.environment(server, timeout: 30))
+        process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"provider":"podcasts","query":"slow"}}"#)
+        #expect(await process.next(timeout: .seconds(20))?.value?["result"]?["items"]?.arrayValue?.first?["id"] == "podcasts:podcast:42")
+        let started = ContinuousClock.now
+        process.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"media.artwork","params":{"id":"podcasts:podcast:42"}}"#)
+        let reply = await process.next(timeout: .seconds(20))?.value
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(reply?["result"]?["url"]?.stringValue?.hasSuffix("/art.png") == true, "\(reply as Any)")
+        #expect(server.requests.withLock { $0.contains { $0.path.hasSuffix("feed.xml") } } == false, "no feed was fetched for the image")
+        process.closeInput()
+        _ = await process.waitForExit()
+    }
+
+    @Test func aStatusLineThatNeverEndsIsReportedAsNotHTTP() async throws {
+        let server = try HostileServer { _, connection in
+            guard connection.write("HTTP/1.1 200 OK") else { return }
+            for _ in 0..<4096 where connection.write(String(repeating: "K", count: 256)) {}
+        }
+        defer { server.stop() }
+        let result = try await runMediahost(
+            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
+        #expect(result.status == 1)
+        #expect(!result.stderr.contains("redirect"), "\(result.stderr)")
+        #expect(result.stderr.contains("not HTTP") || result.stderr.contains("header"), "\(result.stderr)")
+    }
+}
+
+@Suite struct LoggingTests {
+    @Test func debugLogsEachRequestRetryAndCallWithoutSecrets() async throws {
+        let attempts = Mutex(0)
+        let server = try HostileServer { request, connection in
+            // The first attempt fails with 503, then the directory answers.
+            if attempts.withLock({ $0 += 1; return $0 }) == 1 {
+                connection.respond(status: 503, reason: "Busy", headers: ["Retry-After": "0"], body: [])
+                return
+            }
+            connection.respond(headers: ["Content-Type": "application/json"], body: Array(#"{"resultCount":0,"results":[]}"#.utf8))
+        }
+        defer { server.stop() }
+        let quiet = try await runMediahost(
+            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
+        #expect(quiet.stderr.isEmpty, "nothing is logged at the default level: \(quiet.stderr)")
+        attempts.withLock { $0 = 0 }
+        let result = try await runMediahost(
+            ["--log-level", "debug", "call", "media.search", #"{"provider":"youtube","query":"x"}"#],
+            environment: [
+                "MEDIAHOST_YOUTUBE_BASE_URL": server.baseURL, "YOUTUBE_API_KEY": "yt-SECRET-key-0123456789",
+            ])
+        #expect(result.stderr.contains("GET http://127.0.0.1:\(server.port)/youtube/v3/search?") || result.stderr.contains("GET http://127.0.0.1:\(server.port)/"), "\(result.stderr)")
+        #expect(result.stderr.contains("-> 503"), "\(result.stderr)")
+        #expect(result.stderr.contains("retrying"), "\(result.stderr)")
+        #expect(result.stderr.contains("-> 200"), "\(result.stderr)")
+        #expect(result.stderr.contains(" ms"), "\(result.stderr)")
+        #expect(result.stderr.contains("media.search answered in") || result.stderr.contains("media.search failed after"), "\(result.stderr)")
+        #expect(result.stderr.contains("provider youtube worked"), "\(result.stderr)")
+        #expect(!result.stderr.contains("SECRET"), "\(result.stderr)")
     }
 }

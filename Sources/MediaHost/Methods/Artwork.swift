@@ -17,9 +17,11 @@ public struct MediaArtwork: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Result {
-        // Offline, a favorite's snapshot still knows its artwork.
-        let item = try await host.itemOrSnapshot(id)
-        guard let url = item.artwork else {
+        // An item just listed: its image alone, without asking the provider again. Else the
+        // provider, and offline a favorite's snapshot.
+        var url = host.recentArtwork.url(for: id)
+        if url == nil { url = try await host.itemOrSnapshot(id).artwork }
+        guard let url else {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
         }
         let (entry, cached) = try await host.tagging(id.provider) { try await host.artwork.file(for: url) }

@@ -29,6 +29,8 @@ public struct AuthStatus: RPCMethod {
 /// are never stored or returned.
 public struct AuthLogin: RPCMethod {
     public static let method = "auth.login"
+    /// A device login waits for a person to approve it, for minutes.
+    public static var hasDeadline: Bool { false }
     public typealias Result = AuthStatusEntry
     public var provider: String
     public var username: String?
