@@ -92,8 +92,14 @@ public final class HostileServer: @unchecked Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// Closes the listener once: a second close could hit a descriptor number that another
+    /// test's file (a database, say) has reused since.
     public func stop() {
-        stopped.withLock { $0 = true }
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
