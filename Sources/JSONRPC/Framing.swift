@@ -39,6 +39,14 @@ public struct MessageSplitter {
     private var skippingLine = false
     /// Where to resume scanning for a newline in the current line.
     private var scanFrom = 0
+    /// Skipping the body of a message whose header was unreadable.
+    private var skippingBody = false
+    /// Skipping the rest of an over-long header block, to its blank line.
+    private var skippingHeaderBlock = false
+    /// The Content-Length that block announced, if it was read before the block grew too long.
+    private var skippedBlockLength: Int?
+    /// At the end of input: header-looking lines are read as lines too.
+    private var treatRestAsLines = false
 
     public init(maxMessageSize: Int = 16 << 20) { self.maxMessageSize = maxMessageSize }
 
@@ -76,15 +84,41 @@ public struct MessageSplitter {
                 scanFrom = start
                 skippingLine = false
             }
+            if skippingHeaderBlock {
+                // Line by line (however long), until the blank line; then the body goes too.
+                while true {
+                    guard let newline = firstIndex(of: 0x0A, from: start) else {
+                        start = max(start, buffer.count - 1)  // keep a possible '\r' of the next line
+                        scanFrom = start
+                        return nil
+                    }
+                    let blank = newline == start || (newline == start + 1 && buffer[start] == 0x0D)
+                    start = newline + 1
+                    scanFrom = start
+                    if blank { break }
+                }
+                skippingHeaderBlock = false
+                // Its body goes with it: the announced length, or one JSON value.
+                if let length = skippedBlockLength { skipBytes = length } else { skippingBody = true }
+                skippedBlockLength = nil
+                continue
+            }
+            if skippingBody {
+                guard skipBrokenBody() else { return nil }
+                skippingBody = false
+                continue
+            }
             // Skip blank space between messages.
             while start < buffer.count, [0x20, 0x09, 0x0D, 0x0A].contains(buffer[start]) { start += 1 }
             if scanFrom < start { scanFrom = start }
             guard start < buffer.count else { return nil }
 
-            switch headerPrefixState() {
-            case .needMore: return nil
-            case .header: return nextHeaderMessage()
-            case .notHeader: break
+            if !treatRestAsLines {
+                switch headerPrefixState() {
+                case .needMore: return nil
+                case .header: return nextHeaderMessage()
+                case .notHeader: break
+                }
             }
 
             guard let newline = firstIndex(of: 0x0A, from: scanFrom) else {
@@ -129,41 +163,66 @@ public struct MessageSplitter {
         byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
     }
 
+    /// A header block: `Name: value` lines, then a blank line, then Content-Length bytes.
+    /// A line that is not a header ends the block as an error and is read again as what it is
+    /// (a newline-framed request, say), so no request after a broken header is lost.
     private mutating func nextHeaderMessage() -> Event? {
-        // Find the blank line that ends the headers.
-        var i = start
-        var headerEnd: Int?
-        var bodyStart = 0
-        while i < buffer.count {
-            if buffer[i] == 0x0A {
-                if i + 1 < buffer.count, buffer[i + 1] == 0x0A { headerEnd = i; bodyStart = i + 2; break }
-                if i + 2 < buffer.count, buffer[i + 1] == 0x0D, buffer[i + 2] == 0x0A { headerEnd = i; bodyStart = i + 3; break }
+        var lineStart = start
+        var length: Int?
+        var lengthText: String?
+        while true {
+            guard let newline = firstIndex(of: 0x0A, from: lineStart) else {
+                // No complete line yet: wait, unless the block is already absurdly long.
+                if buffer.count - start > Self.maxHeaderBlock {
+                    start = lineStart
+                    scanFrom = start
+                    skippingHeaderBlock = true
+                    skippedBlockLength = length
+                    return .badHeader("header block larger than 8 KiB")
+                }
+                return nil
             }
-            i += 1
-        }
-        guard let headerEnd else {
-            if buffer.count - start > 8192 {
-                skippingLine = true
-                start = buffer.count
+            var lineEnd = newline
+            if lineEnd > lineStart, buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if lineEnd == lineStart {
+                // The blank line: the body follows.
+                return headerBody(from: newline + 1, length: length, lengthText: lengthText)
+            }
+            guard let (name, value) = Self.headerLine(buffer[lineStart..<lineEnd]) else {
+                // Not a header: the block was broken. Report it and read this line anew.
+                start = lineStart
+                scanFrom = start
+                return .badHeader("a Content-Length header must be followed by a blank line, then the message")
+            }
+            if name == "content-length" {
+                lengthText = value
+                length = Int(value).flatMap { $0 >= 0 ? $0 : nil }
+            }
+            lineStart = newline + 1
+            if lineStart - start > Self.maxHeaderBlock {
+                // The rest of the block (to its blank line) and its body are skipped too.
+                start = lineStart
+                scanFrom = start
+                skippingHeaderBlock = true
+                skippedBlockLength = length
                 return .badHeader("header block larger than 8 KiB")
             }
-            return nil
         }
-        let headerText = String(decoding: buffer[start..<headerEnd], as: UTF8.self)
-        var length: Int?
-        for line in headerText.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            if parts[0].trimmingWhitespace().lowercased() == "content-length" {
-                length = Int(parts[1].trimmingWhitespace())
-            }
-        }
-        guard let length, length >= 0 else {
+    }
+
+    static let maxHeaderBlock = 8192
+
+    private mutating func headerBody(from bodyStart: Int, length: Int?, lengthText: String?) -> Event? {
+        guard let length else {
+            // The body that follows belongs to the broken message: skip it rather than run it.
             start = bodyStart
-            return .badHeader("missing or invalid Content-Length")
+            scanFrom = start
+            skippingBody = true
+            return .badHeader(lengthText.map { "invalid Content-Length '\($0.prefix(20))'" } ?? "missing Content-Length")
         }
         if length > maxMessageSize {
             start = bodyStart
+            scanFrom = start
             skipBytes = length
             return .tooLarge(.contentLength)
         }
@@ -172,6 +231,96 @@ public struct MessageSplitter {
         start = bodyStart + length
         scanFrom = start
         return .message(message, .contentLength)
+    }
+
+    /// `Name: value` with a token name, lower-cased; nil for anything else.
+    private static func headerLine(_ line: ArraySlice<UInt8>) -> (String, String)? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return nil }
+        for byte in line[line.startIndex..<colon] {
+            let isToken = (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == 0x2D || byte == 0x5F
+            guard isToken else { return nil }
+        }
+        let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased()
+        let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        return (name, value)
+    }
+
+    /// Skips the body of a message whose header was broken: one JSON value (or the rest of the
+    /// line when it is not one). Returns false when more bytes are needed.
+    private mutating func skipBrokenBody() -> Bool {
+        while start < buffer.count, [0x20, 0x09, 0x0D, 0x0A].contains(buffer[start]) { start += 1 }
+        guard start < buffer.count else { return false }
+        let first = buffer[start]
+        if first != UInt8(ascii: "{") && first != UInt8(ascii: "[") {
+            // Not JSON (or another header): only the rest of this line, and never a header.
+            if headerPrefixState() != .notHeader { return true }
+            skippingLine = true
+            return true
+        }
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var i = start
+        while i < buffer.count {
+            let byte = buffer[i]
+            if inString {
+                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
+            } else if byte == 0x22 {
+                inString = true
+            } else if byte == 0x7B || byte == 0x5B {
+                depth += 1
+            } else if byte == 0x7D || byte == 0x5D {
+                depth -= 1
+                if depth == 0 {
+                    start = i + 1
+                    scanFrom = start
+                    return true
+                }
+            }
+            i += 1
+            if i - start > maxMessageSize {
+                start = i
+                skippingLine = true
+                return true
+            }
+        }
+        return false
+    }
+
+    /// What is left when the input ends: a last line without a newline is a message; a message
+    /// cut short is reported, and its bytes are then read as lines so no request in them is lost.
+    public mutating func finish() -> [Event] {
+        var events: [Event] = []
+        while let event = next() { events.append(event) }
+        skipBytes = 0
+        skippingBody = false
+        skippingHeaderBlock = false
+        if skippingLine {
+            skippingLine = false
+            start = buffer.count
+        }
+        while start < buffer.count, [0x20, 0x09, 0x0D, 0x0A].contains(buffer[start]) { start += 1 }
+        guard start < buffer.count else { return events }
+        if headerPrefixState() == .header {
+            events.append(.badHeader("the input ended inside a Content-Length message"))
+            // Past the header block, if it ended: what follows is read as lines.
+            var i = start
+            while i + 1 < buffer.count {
+                if buffer[i] == 0x0A, buffer[i + 1] == 0x0A { start = i + 2; break }
+                if buffer[i] == 0x0A, i + 2 < buffer.count, buffer[i + 1] == 0x0D, buffer[i + 2] == 0x0A { start = i + 3; break }
+                i += 1
+            }
+            if i + 1 >= buffer.count { start = buffer.count }
+            treatRestAsLines = true
+            while let event = next() { events.append(event) }
+        }
+        while start < buffer.count, [0x20, 0x09, 0x0D, 0x0A].contains(buffer[start]) { start += 1 }
+        if start < buffer.count {
+            let message = Array(buffer[start...])
+            start = buffer.count
+            events.append(message.count > maxMessageSize ? .tooLarge(.newline) : .message(message, .newline))
+        }
+        return events
     }
 
     private func firstIndex(of byte: UInt8, from: Int) -> Int? {

@@ -55,11 +55,11 @@ public final class RPCConnection: Sendable {
         }
     }
 
-    /// Sends a server notification (e.g. `downloads.progress`) in the client's framing.
+    /// Sends a server notification (e.g. `downloads.progress`) in the framing the client used last.
     public func notify(method: String, params: JSONValue?) {
         var members: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
         if let params { members["params"] = params }
-        send(JSONWriter.bytes(.object(members)))
+        send(JSONWriter.bytes(.object(members)), framing: state.withLock { $0.framing })
     }
 
     private func readLoop() {
@@ -73,33 +73,36 @@ public final class RPCConnection: Sendable {
             splitter.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
             while let event = splitter.next() { receive(event) }
         }
+        // A last request without a newline, or one cut short, is still answered.
+        for event in splitter.finish() { receive(event) }
     }
 
     private func receive(_ event: MessageSplitter.Event) {
         switch event {
         case .message(let bytes, let framing):
             state.withLock { $0.framing = framing }
-            receive(message: bytes)
+            receive(message: bytes, framing: framing)
         case .tooLarge(let framing):
             state.withLock { $0.framing = framing }
-            send(Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")))
+            send(Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")), framing: framing)
         case .badHeader(let why):
-            send(Self.errorResponse(id: .null, .parseError(why)))
+            send(Self.errorResponse(id: .null, .parseError(why)), framing: .contentLength)
         }
     }
 
-    private func receive(message bytes: [UInt8]) {
+    /// Each reply goes out in the framing of the request it answers.
+    private func receive(message bytes: [UInt8], framing: Framing) {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
         } catch {
-            send(Self.errorResponse(id: .null, .parseError(error.description)))
+            send(Self.errorResponse(id: .null, .parseError(error.description)), framing: framing)
             return
         }
         switch value {
         case .array(let elements):
             guard !elements.isEmpty else {
-                send(Self.errorResponse(id: .null, .invalidRequest("empty batch")))
+                send(Self.errorResponse(id: .null, .invalidRequest("empty batch")), framing: framing)
                 return
             }
             startTask(key: nil) { [self] in
@@ -116,7 +119,7 @@ public final class RPCConnection: Sendable {
                     out.append(contentsOf: reply)
                 }
                 out.append(UInt8(ascii: "]"))
-                send(out)
+                send(out, framing: framing)
             }
         default:
             if case .object(let members) = value, members["method"]?.stringValue == Self.cancelMethod, members["id"] == nil {
@@ -125,7 +128,7 @@ public final class RPCConnection: Sendable {
             }
             let key: JSONValue? = if case .object(let members) = value, let id = members["id"], Self.isValidID(id) { id } else { nil }
             startTask(key: key) { [self] in
-                if let reply = await reply(to: value) { send(reply) }
+                if let reply = await reply(to: value) { send(reply, framing: framing) }
             }
         }
     }
@@ -225,8 +228,8 @@ public final class RPCConnection: Sendable {
         return out
     }
 
-    private func send(_ body: [UInt8]) {
-        let framed = state.withLock { $0.framing }.frame(body)
+    private func send(_ body: [UInt8], framing: Framing) {
+        let framed = framing.frame(body)
         let mustFlush = outbox.withLock { box in
             box.pending.append(contentsOf: framed)
             if box.flushing { return false }

@@ -174,3 +174,87 @@ import TestSupport
         await stillServes(process)
     }
 }
+
+/// Framing as clients really mix it: each reply in its request's framing, no request lost or
+/// answered twice, whatever comes before or after a broken header.
+@Suite struct FramingEndToEndTests {
+    func request(_ id: Int) -> String { #"{"jsonrpc":"2.0","id":\#(id),"method":"host.info"}"# }
+
+    @Test func repliesFollowEachRequestsFraming() async throws {
+        let process = try MediahostProcess(["rpc"])
+        var expected: [Int: Framing] = [:]
+        for id in 1...500 {
+            if id % 2 == 0 {
+                process.send(Framing.contentLength.frame(Array(request(id).utf8)))
+                expected[id] = .contentLength
+            } else {
+                process.sendLine(request(id))
+                expected[id] = .newline
+            }
+        }
+        var wrong = 0
+        var seen = Set<Int>()
+        for _ in 1...500 {
+            guard let message = await process.next(timeout: .seconds(20)), let id = message.value?["id"]?.intValue else { break }
+            seen.insert(id)
+            if expected[id] != message.framing { wrong += 1 }
+        }
+        #expect(seen.count == 500)
+        #expect(wrong == 0, "\(wrong) replies in the other framing")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test func requestsAfterAContentLengthWithoutBodyAreAnsweredAtEOF() async throws {
+        let process = try MediahostProcess(["rpc"])
+        // The length promises more than ever comes: at EOF the message is reported as cut short
+        // and the requests inside it are still answered.
+        process.send("Content-Length: 200\r\n\r\n" + request(1) + "\n" + request(2) + "\n")
+        process.closeInput()
+        let replies = await process.messages(3)
+        #expect(replies.contains { $0["error"]?["code"] == -32700 })
+        #expect(Set(replies.compactMap { $0["id"]?.intValue }) == [1, 2], "\(replies)")
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test func aHeaderWithoutBlankLineLosesNoRequest() async throws {
+        let process = try MediahostProcess(["rpc"])
+        process.send("Content-Length: 60\n" + request(1) + "\n" + request(2) + "\n")
+        let replies = await process.messages(3)
+        #expect(Set(replies.compactMap { $0["id"]?.intValue }) == [1, 2], "\(replies)")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test func anOverlongHeaderBlockDropsNoFollowingRequest() async throws {
+        let process = try MediahostProcess(["rpc"])
+        process.send("Content-Length: 5\r\n" + String(repeating: "X-Padding: 0123456789012345678901234567890123456789\r\n", count: 300))
+        process.send("\r\nhello")
+        process.sendLine(request(7))
+        let replies = await process.messages(2)
+        #expect(replies.first?["error"]?["code"] == -32700)
+        #expect(replies.contains { $0["id"] == 7 && $0["result"] != nil }, "\(replies)")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test func aNegativeLengthCostsItsBodyOnly() async throws {
+        let process = try MediahostProcess(["rpc"])
+        process.send("Content-Length: -5\r\n\r\n" + #"{"jsonrpc":"2.0","id":"body","method":"host.info"}"#)
+        process.sendLine(request(8))
+        let replies = await process.messages(2)
+        #expect(replies.first?["error"]?["code"] == -32700)
+        #expect(!replies.contains { $0["id"] == "body" }, "the broken message's body must not run: \(replies)")
+        #expect(replies.contains { $0["id"] == 8 })
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test func aLastLineWithoutNewlineIsAnswered() async throws {
+        let process = try MediahostProcess(["rpc"])
+        process.send(request(9))
+        process.closeInput()
+        #expect(await process.next()?.value?["id"] == 9)
+        #expect(await process.waitForExit() == 0)
+    }
+}

@@ -112,9 +112,42 @@ import Testing
         ])
     }
 
-    @Test func badHeadersAreReported() {
-        let result = events(["Content-Length: abc\r\n\r\n{}\n"])
-        #expect(result.first == .badHeader("missing or invalid Content-Length"))
-        #expect(result.dropFirst().first == message("{}", .newline))
+    @Test func aBadLengthCostsItsBodyNotTheNextMessage() {
+        // The body of a message whose length is unreadable belongs to it: skipped, not run.
+        #expect(events(["Content-Length: -5\r\n\r\n{\"a\":\"}\"}", "\n[2]\n"]) == [.badHeader("invalid Content-Length '-5'"), message("[2]", .newline)])
+        #expect(events(["Content-Length: abc\r\n\r\n{}\n"]) == [.badHeader("invalid Content-Length 'abc'")])
+        // A broken header followed at once by a good framed message keeps the good one.
+        #expect(events(["Content-Type: x\r\n\r\nContent-Length: 2\r\n\r\n{}"]) == [.badHeader("missing Content-Length"), message("{}", .contentLength)])
+    }
+
+    @Test func aHeaderWithoutItsBlankLineGivesBackTheLinesAfterIt() {
+        #expect(events(["Content-Length: 60\n{\"a\":1}\n{\"b\":2}\n"]) == [
+            .badHeader("a Content-Length header must be followed by a blank line, then the message"),
+            message("{\"a\":1}", .newline), message("{\"b\":2}", .newline),
+        ])
+    }
+
+    @Test func anOverlongHeaderBlockDropsNoFollowingLine() {
+        let block = "Content-Length: 5\r\n" + String(repeating: "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", count: 200)
+        let result = events([block, "\r\nhello", "{\"after\":1}\n"])
+        #expect(result.first == .badHeader("header block larger than 8 KiB"))
+        #expect(result.last == message("{\"after\":1}", .newline))
+    }
+
+    @Test func theEndOfInputLosesNoRequest() {
+        var splitter = MessageSplitter()
+        splitter.append(Array("{\"a\":1}\n{\"last\":true}".utf8))
+        var events: [MessageSplitter.Event] = []
+        while let event = splitter.next() { events.append(event) }
+        events += splitter.finish()
+        #expect(events == [message("{\"a\":1}", .newline), message("{\"last\":true}", .newline)])
+
+        var cut = MessageSplitter()
+        cut.append(Array("Content-Length: 60\r\n\r\n{\"x\":1}\n{\"y\":2}\n".utf8))
+        var after: [MessageSplitter.Event] = []
+        while let event = cut.next() { after.append(event) }
+        #expect(after.isEmpty, "60 bytes have not arrived yet")
+        after += cut.finish()
+        #expect(after == [.badHeader("the input ended inside a Content-Length message"), message("{\"x\":1}", .newline), message("{\"y\":2}", .newline)])
     }
 }
