@@ -12,6 +12,9 @@ public struct HostPaths: Sendable, Equatable {
     public var database: String { dataDir + "/mediahost.sqlite" }
     public var replHistory: String { dataDir + "/repl_history" }
     public var downloads: String { dataDir + "/downloads" }
+    /// Login sessions and secret settings: 0600 files in a 0700 folder.
+    public var authDir: String { dataDir + "/auth" }
+    public var secretSettings: String { authDir + "/settings.json" }
 
     public init(configFile: String, dataDir: String, cacheDir: String) {
         self.configFile = configFile

@@ -40,9 +40,9 @@ public final class HostRuntime: Sendable {
         self.http = http
         registry = ProviderRegistry(providers)
         store = try MediaStore(path: paths.database)
-        let config = try HostConfig(
-            file: paths.configFile, providers: providers.map(\.descriptor), storeValues: try store.settingsNow(),
-            environment: environment)
+        let descriptors = providers.map(\.descriptor)
+        let storeValues = try Self.storedSettings(store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
+        let config = try HostConfig(file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
         configBox = ConfigBox(config)
         let redactor = Redactor()
         self.redactor = redactor
@@ -76,6 +76,26 @@ public final class HostRuntime: Sendable {
         }
         redactor.update(values)
     }
+
+    /// Settings made with `config.set`: plain ones from the database, secret ones from the 0600
+    /// file beside the sessions. A secret an older version left in the database moves to the file.
+    private static func storedSettings(
+        store: MediaStore, secrets: SecretSettings, providers: [ProviderDescriptor]
+    ) throws -> [String: String] {
+        let secretKeys = Set(providers.flatMap { descriptor in
+            descriptor.configKeys.filter(\.secret).map { "providers.\(descriptor.id).\($0.name)" }
+        })
+        var values = try store.settingsNow()
+        for (key, value) in values where secretKeys.contains(key) {
+            try secrets.set(key, value)
+            try store.deleteSettingNow(key)
+            values[key] = nil
+        }
+        for (key, value) in secrets.load() where secretKeys.contains(key) { values[key] = value }
+        return values
+    }
+
+    var secretSettings: SecretSettings { SecretSettings(path: paths.secretSettings) }
 
     /// The one entry point of both front ends.
     public var dispatcher: Dispatcher { Dispatcher(host: self) }

@@ -49,7 +49,8 @@ final class LineEditor: Sendable {
     }
 
     /// Reads one line on a thread of its own so the concurrency pool never blocks on the terminal.
-    func readLine(prompt: String) async -> String? {
+    /// - Parameter remember: whether the line may go into the history file (lines with secrets may not).
+    func readLine(prompt: String, remember: @escaping @Sendable (String) -> Bool = { _ in true }) async -> String? {
         await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             let thread = Thread { [self] in
                 guard let raw = readline(prompt) else {
@@ -58,7 +59,7 @@ final class LineEditor: Sendable {
                 }
                 let line = String(cString: raw)
                 free(raw)
-                if !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                if !line.trimmingCharacters(in: .whitespaces).isEmpty, remember(line) {
                     add_history(line)
                     // Append at once so nothing is lost if the process is killed.
                     if append_history(1, historyPath) != 0 { _ = write_history(historyPath) }

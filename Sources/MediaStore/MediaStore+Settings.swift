@@ -29,4 +29,9 @@ extension MediaStore {
             }
         }
     }
+
+    /// Removes a setting synchronously, for start-up (moving a secret out of the database).
+    public func deleteSettingNow(_ key: String) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [key]) }
+    }
 }

@@ -29,6 +29,14 @@ public final class MediaStore: Sendable {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
         }
+        // What a person watched and searched is theirs alone: the folder too, even when it existed
+        // before (never a shared folder with the sticky bit, like /tmp).
+        var folderInfo = stat()
+        if stat(directory, &folderInfo) == 0, folderInfo.st_uid == getuid(), folderInfo.st_mode & S_ISVTX == 0,
+            folderInfo.st_mode & 0o077 != 0
+        {
+            chmod(directory, 0o700)
+        }
         // Create the file ourselves so it is never readable by others, even for an instant.
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

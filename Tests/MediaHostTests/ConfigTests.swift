@@ -144,3 +144,48 @@ import TestSupport
         }
     }
 }
+
+/// Secrets at rest: never in the database, only in 0600 files in the 0700 auth folder; the data
+/// folder is the user's alone.
+@Suite struct SecretsAtRestTests {
+    @Test func secretSettingsLiveBesideTheSessionsNotInTheDatabase() async throws {
+        let fixture = try HostFixture()
+        _ = try await fixture.call("config.set", ["key": "providers.catalog.api_key", "value": "stored-secret-0123456789"])
+        _ = try await fixture.call("config.set", ["key": "providers.catalog.region", "value": "JP"])
+        let data = fixture.directory + "/data"
+        for file in ["mediahost.sqlite", "mediahost.sqlite-wal"] {
+            let bytes = FileManager.default.contents(atPath: data + "/" + file) ?? Data()
+            #expect(bytes.range(of: Data("stored-secret-0123456789".utf8)) == nil, "the secret is in \(file)")
+        }
+        let settings = data + "/auth/settings.json"
+        #expect(String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains("stored-secret-0123456789"))
+        #expect(try FileManager.default.attributesOfItem(atPath: settings)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: data + "/auth")[.posixPermissions] as? Int == 0o700)
+        // A new process sees it (redacted), and unsetting removes it from the file.
+        let reopened = try HostRuntime(
+            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(), environment: [:])
+        #expect(reopened.config["providers.catalog.api_key"] == "stored-secret-0123456789")
+        #expect(reopened.config.entry("providers.catalog.api_key")?.value == "********")
+        _ = try await reopened.dispatcher.call("config.set", params: ["key": "providers.catalog.api_key", "value": nil])
+        #expect(!String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains("stored-secret"))
+    }
+
+    @Test func aSecretLeftInTheDatabaseMovesToTheFile() async throws {
+        let fixture = try HostFixture()
+        // As an older version stored it.
+        try await fixture.host.store.setSetting("providers.catalog.api_key", value: "legacy-secret-0123456789")
+        let reopened = try HostRuntime(
+            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(), environment: [:])
+        #expect(reopened.config["providers.catalog.api_key"] == "legacy-secret-0123456789")
+        #expect(try await reopened.store.settings()["providers.catalog.api_key"] == nil)
+    }
+
+    @Test func theDataFolderIsPrivateEvenWhenItExisted() throws {
+        let directory = try makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        _ = try HostRuntime(
+            paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            providers: [], http: NoNetwork(), environment: [:])
+        #expect(try FileManager.default.attributesOfItem(atPath: directory + "/data")[.posixPermissions] as? Int == 0o700)
+    }
+}

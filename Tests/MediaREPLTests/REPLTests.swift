@@ -200,3 +200,24 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(!plain.contains("\u{1B}") && plain.contains("favorite   ★ yes") && plain.contains("media      sensitive: not previewed"))
     }
 }
+
+/// Lines with secrets never reach the history file.
+@Suite struct HistorySecretTests {
+    @Test func linesCarryingSecretsAreNotRemembered() async throws {
+        let fixture = try HostFixture(environment: ["CATALOG_API_KEY": "env-secret-value-42"])
+        let host = fixture.host
+        let kept = [
+            "search catalog swift", "login catalog", "login catalog ada", "config log.level debug", "config providers.catalog.api_key",
+            "call config.set {\"key\":\"log.level\",\"value\":\"info\"}", "call auth.login {\"provider\":\"catalog\"}", "help",
+        ]
+        let refused = [
+            "login catalog ada s3cret-password", "login tmdb ada 'pass word'",
+            "config providers.catalog.api_key abcdef123456", "config providers.catalog.api_key \"abc def\"",
+            "call config.set {\"key\":\"providers.catalog.api_key\",\"value\":\"abcdef123456\"}",
+            "call auth.login {\"provider\":\"tmdb\",\"username\":\"ada\",\"password\":\"x\"}",
+            "search catalog env-secret-value-42",
+        ]
+        for line in kept { #expect(REPL.mayKeepInHistory(line, host: host), "\(line)") }
+        for line in refused { #expect(!REPL.mayKeepInHistory(line, host: host), "\(line)") }
+    }
+}

@@ -79,7 +79,7 @@ extension HostRuntime {
         (try? registry.registration(provider).descriptor.auth) == .sessionLogin
     }
 
-    var sessions: SessionStore { SessionStore(folder: paths.dataDir + "/auth") }
+    var sessions: SessionStore { SessionStore(folder: paths.authDir) }
 
     func authStatus(_ provider: String) -> AuthStatusEntry? {
         guard let descriptor = try? registry.registration(provider).descriptor,

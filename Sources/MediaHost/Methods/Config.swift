@@ -36,7 +36,8 @@ public struct ConfigSet: RPCMethod {
         default: throw HostError.invalidConfigValue(key: key, reason: "must be a string, number or boolean")
         }
         if let text, let reason = info.problem(with: text) { throw HostError.invalidConfigValue(key: key, reason: reason) }
-        try await host.store.setSetting(key, value: text)
+        // Secrets stay out of the database (a copied or shared database must carry none).
+        if info.secret { try host.secretSettings.set(key, text) } else { try await host.store.setSetting(key, value: text) }
         host.updateConfig { $0.storeValues[key] = text }
         return host.config.entry(key)!
     }
