@@ -11,8 +11,19 @@ public struct ProviderRegistration: Sendable {
     public let descriptor: ProviderDescriptor
     public let make: @Sendable (ProviderContext) throws -> any MediaProvider
 
+    /// A compiled-in provider. Account capabilities (`login`, `remoteFavorites`) follow from
+    /// whether it conforms to `AccountProvider`, whatever its descriptor lists: a provider that
+    /// conforms and forgets the capability, or lists it without conforming, cannot reach a path
+    /// that expects the other.
     public static func of<P: MediaProvider>(_ type: P.Type) -> ProviderRegistration {
-        ProviderRegistration(descriptor: P.descriptor, make: { try P(context: $0) })
+        var descriptor = P.descriptor
+        let accounts: [ProviderDescriptor.Capability] = [.login, .remoteFavorites]
+        if P.self is any AccountProvider.Type {
+            for capability in accounts where !descriptor.capabilities.contains(capability) { descriptor.capabilities.append(capability) }
+        } else {
+            descriptor.capabilities.removeAll { accounts.contains($0) }
+        }
+        return ProviderRegistration(descriptor: descriptor, make: { try P(context: $0) })
     }
 
     public init(descriptor: ProviderDescriptor, make: @escaping @Sendable (ProviderContext) throws -> any MediaProvider) {

@@ -48,7 +48,7 @@ public struct AuthLogin: RPCMethod {
         }
         try host.sessions.save(session)
         host.refreshSecrets()
-        return host.authStatus(provider)!
+        return try host.requireAuthStatus(provider)
     }
 }
 
@@ -69,7 +69,7 @@ public struct AuthLogout: RPCMethod {
         }
         host.sessions.delete(provider)
         host.refreshSecrets()
-        return host.authStatus(provider)!
+        return try host.requireAuthStatus(provider)
     }
 }
 
@@ -85,6 +85,17 @@ extension HostRuntime {
         guard let descriptor = try? registry.registration(provider).descriptor,
             descriptor.capabilities.contains(.login)
         else { return nil }
+        return authStatus(provider, descriptor: descriptor)
+    }
+
+    /// The status of a provider that was just logged in or out (it has accounts, whatever its
+    /// descriptor says).
+    func requireAuthStatus(_ provider: String) throws -> AuthStatusEntry {
+        let descriptor = try registry.registration(provider).descriptor
+        return authStatus(provider, descriptor: descriptor)
+    }
+
+    private func authStatus(_ provider: String, descriptor: ProviderDescriptor) -> AuthStatusEntry {
         let session = sessions.load(provider)
         return AuthStatusEntry(
             provider: provider, auth: descriptor.auth, loggedIn: session != nil, account: session?.account,

@@ -39,6 +39,7 @@ public struct ConfigSet: RPCMethod {
         // Secrets stay out of the database (a copied or shared database must carry none).
         if info.secret { try host.secretSettings.set(key, text) } else { try await host.store.setSetting(key, value: text) }
         host.updateConfig { $0.storeValues[key] = text }
-        return host.config.entry(key)!
+        guard let entry = host.config.entry(key) else { throw HostError.unknownConfigKey(key) }
+        return entry
     }
 }
