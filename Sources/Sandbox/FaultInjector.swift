@@ -136,7 +136,8 @@ struct SandboxMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         if rule.malformed == true {
             let isXML = response.headers[.contentType]?.contains("xml") == true
-            let garbage = isXML ? "<?xml version=\"1.0\"?><rss><channel><title>Broken" : #"{"resultCount": 3, "results": [{"#
+            // Not a feed at all (a truncated feed is still read, as feed readers do).
+            let garbage = isXML ? "<?xml version=\"1.0\"?>\n\u{0}\u{1}{not: xml}" : #"{"resultCount": 3, "results": [{"#
             response.body = .init(byteBuffer: ByteBuffer(string: garbage))
             response.headers[.contentLength] = String(garbage.utf8.count)
         }

@@ -1,11 +1,7 @@
 import Foundation
 import MediaKit
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
-/// A podcast feed, parsed: the show and its episodes in feed order.
+/// A podcast feed, parsed: the show and (when collected) its episodes in feed order.
 public struct ParsedFeed: Codable, Sendable, Equatable {
     public var title: String?
     public var author: String?
@@ -44,72 +40,379 @@ public struct FeedError: Error, CustomStringConvertible {
     public var description: String { "the feed \(feed) cannot be read: \(reason)" }
 }
 
-/// Streams RSS 2.0 and Atom (with the itunes and podcast namespaces) through XMLParser, the
-/// libxml2 SAX parser: memory stays proportional to what is kept, not to the document. It
-/// honours the declared encoding (ISO-8859-1, Windows-1252), rejects entity-expansion bombs and
-/// never resolves external entities.
-public final class FeedParser: NSObject, XMLParserDelegate {
-    private var feed = ParsedFeed()
-    private var episode: ParsedEpisode?
-    private var text = ""
-    private var path: [String] = []
-    private var isAtom = false
-    /// How good the episode's summary is so far (see didEndElement).
-    private var summaryRank = 0
-    private var channelSummaryFromDescription = false
-    private var sawRoot = false
-    private var closedRoot = false
+/// Reads RSS 2.0, RSS 1.0 and Atom feeds with the iTunes, content, Dublin Core, Media RSS and
+/// Podcasting 2.0 namespaces, streaming: bytes go in as they arrive, in chunks of any size, and
+/// each episode comes out when its element ends, so a 100 MB feed needs no more memory than one
+/// episode (`XMLStream` underneath; any encoding through `XMLTextDecoder`).
+///
+/// Namespaces are recognised by URI, case-insensitively, and the well-known prefixes (`itunes:`,
+/// `content:`, `media:`…) also when a feed uses them without declaring them. A bad element costs
+/// that element: an unreadable date is no date, an episode cut off by the end of the document
+/// is dropped, a stray end tag is ignored. Items without a media file are kept (listed, not
+/// downloadable).
+public final class FeedParser: XMLStreamDelegate {
+    /// Called with each episode as its element ends.
+    public typealias EpisodeHandler = (ParsedEpisode) throws -> Void
+
+    private var stream: XMLStream?
+    private var decoder: XMLTextDecoder
+    private var utf8: [UInt8] = []
     private let baseURL: URL?
+    private let name: String
+    private let onEpisode: EpisodeHandler
+    /// The channel's fields (and, when collecting, its episodes).
+    private var feed = ParsedFeed()
+    private var root: Root?
+    private var rootName: String?
+    private var names: [(ns: Namespace, local: String)] = []
+    private var episode: ParsedEpisode?
+    private var episodeDepth = 0
+    private var capture: Field?
+    private var captureDepth = 0
+    private var text: [UInt8] = []
+    /// How good the episode's notes are so far: content:encoded 3, description 2, itunes:summary 1.
+    private var notesRank = 0
+    private var channelSummaryFromDescription = false
+    private var itunesTitle: String?
+    private var mediaContent: (url: String, type: String?, length: Int64?)?
+    private var mediaThumbnail: String?
+    private var finishing = false
+    private var handlerError: (any Error)?
+    /// Episodes handed over so far.
+    public private(set) var episodeCount = 0
 
-    private init(baseURL: URL?) { self.baseURL = baseURL }
+    /// The longest text kept for one field; the rest of a hostile field is dropped.
+    static let maxFieldBytes = 1 << 20
 
-    /// - Parameter url: where the feed came from, for resolving relative links and naming it in errors.
-    public static func parse(_ data: Data, url: URL?) throws -> ParsedFeed {
-        let delegate = FeedParser(baseURL: url)
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = false
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        let ok = parser.parse()
-        let name = url.map { URLRedaction.redact($0.absoluteString) } ?? "(data)"
-        guard delegate.sawRoot else {
-            throw FeedError(feed: name, reason: parser.parserError.map { "not XML (\(Self.describe($0)))" } ?? "neither RSS nor Atom")
-        }
-        guard ok, delegate.closedRoot else {
-            throw FeedError(
-                feed: name,
-                reason: "malformed XML at line \(parser.lineNumber)" + (parser.parserError.map { ": \(Self.describe($0))" } ?? ""))
-        }
-        return delegate.resolved()
+    private enum Root { case rss, atom, rdf }
+
+    /// - Parameters:
+    ///   - url: where the feed came from, for relative links and for naming it in errors.
+    ///   - charset: the HTTP Content-Type's charset, if any.
+    public init(url: URL?, charset: String? = nil, onEpisode: @escaping EpisodeHandler) {
+        baseURL = url
+        name = url.map { URLRedaction.redact($0.absoluteString) } ?? "(data)"
+        decoder = XMLTextDecoder(httpCharset: charset)
+        self.onEpisode = onEpisode
     }
 
-    private static func describe(_ error: any Error) -> String {
-        let ns = error as NSError
-        return ns.localizedDescription.isEmpty ? "error \(ns.code)" : ns.localizedDescription
-    }
-
-    private func resolved() -> ParsedFeed {
-        var feed = feed
-        let channelBase = feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL
-        feed.link = feed.link.flatMap { resolve($0, against: baseURL) }
-        feed.artwork = feed.artwork.flatMap { resolve($0, against: baseURL) }
-        feed.episodes = feed.episodes.map { episode in
-            var episode = episode
-            episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
-            episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
-            episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
-            episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
-            return episode
-        }
+    /// Parses a whole feed held in memory, episodes included.
+    public static func parse(_ data: Data, url: URL?, charset: String? = nil) throws -> ParsedFeed {
+        var episodes: [ParsedEpisode] = []
+        let parser = FeedParser(url: url, charset: charset) { episodes.append($0) }
+        try data.withUnsafeBytes { try parser.feed($0) }
+        var feed = try parser.finish()
+        feed.episodes = episodes
         return feed
     }
 
-    /// Trims ASCII white space on UTF-8 (Foundation's trimming bridges through UTF-16 and was
-    /// most of the parse time).
+    /// Reads the next chunk of the document.
+    /// - Throws: `FeedError` when the document cannot be a feed, or what the episode handler threw.
+    public func feed(_ chunk: UnsafeRawBufferPointer) throws {
+        let stream = self.stream ?? XMLStream(delegate: self)
+        self.stream = stream
+        utf8.removeAll(keepingCapacity: true)
+        decoder.decode(chunk, into: &utf8)
+        do {
+            try stream.feed(utf8)
+        } catch let error as XMLStreamError {
+            throw FeedError(feed: name, reason: error.description)
+        }
+        try check()
+    }
+
+    /// Ends the document and returns the channel's fields (episodes went to the handler).
+    public func finish() throws -> ParsedFeed {
+        let stream = self.stream ?? XMLStream(delegate: self)
+        self.stream = stream
+        utf8.removeAll(keepingCapacity: true)
+        decoder.finish(into: &utf8)
+        finishing = false
+        do {
+            try stream.feed(utf8)
+            finishing = true
+            try stream.finish()
+        } catch let error as XMLStreamError {
+            throw FeedError(feed: name, reason: error.description)
+        }
+        try check()
+        guard root != nil else {
+            throw FeedError(
+                feed: name,
+                reason: rootName.map { "it is neither RSS nor Atom (the document is <\($0)>)" } ?? "it is not XML (no element in it)")
+        }
+        var feed = feed
+        feed.link = feed.link.flatMap { resolve($0, against: baseURL) }
+        feed.artwork = feed.artwork.flatMap { resolve($0, against: baseURL) }
+        return feed
+    }
+
+    private func check() throws {
+        if let handlerError { throw handlerError }
+        if stream?.stopped == true, root == nil, rootName != nil {
+            throw FeedError(feed: name, reason: "it is neither RSS nor Atom (the document is <\(rootName ?? "")>)")
+        }
+    }
+
+    // MARK: Names
+
+    private enum Namespace { case core, itunes, content, dc, podcast, media, googleplay, other }
+
+    private static let namespaces: [String: Namespace] = [
+        "http://www.itunes.com/dtds/podcast-1.0.dtd": .itunes, "https://www.itunes.com/dtds/podcast-1.0.dtd": .itunes,
+        "http://purl.org/rss/1.0/modules/content/": .content, "http://purl.org/rss/1.0/modules/content": .content,
+        "http://purl.org/dc/elements/1.1/": .dc, "http://purl.org/dc/elements/1.1": .dc,
+        "https://podcastindex.org/namespace/1.0": .podcast, "http://podcastindex.org/namespace/1.0": .podcast,
+        "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md": .podcast,
+        "http://search.yahoo.com/mrss/": .media, "http://search.yahoo.com/mrss": .media,
+        "http://www.google.com/schemas/play-podcasts/1.0": .googleplay,
+        "http://www.w3.org/2005/atom": .core, "http://purl.org/rss/1.0/": .core, "http://purl.org/rss/1.0": .core,
+        "http://backend.userland.com/rss2": .core, "http://blogs.law.harvard.edu/tech/rss": .core,
+    ]
+    private static let prefixes: [String: Namespace] = [
+        "itunes": .itunes, "content": .content, "dc": .dc, "podcast": .podcast, "media": .media, "googleplay": .googleplay,
+        "atom": .core,
+    ]
+
+    private func namespace(of name: XMLName) -> Namespace {
+        if let uri = name.namespace { return Self.namespaces[uri.lowercased()] ?? .other }
+        if name.prefix.isEmpty { return .core }
+        return Self.prefixes[name.prefix.lowercased()] ?? .other
+    }
+
+    /// An Atom element (a link with attributes, not text), by its namespace or in an Atom feed.
+    private func isAtom(_ name: XMLName) -> Bool {
+        if let uri = name.namespace { return uri.lowercased() == "http://www.w3.org/2005/atom" }
+        return name.prefix.lowercased() == "atom" || (name.prefix.isEmpty && root == .atom)
+    }
+
+    // MARK: Fields
+
+    private enum Field {
+        case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
+        case notes(rank: Int)
+        case channelTitle, author, authorFallback, channelSummary, channelSummaryFallback, channelLink, imageURL, icon
+    }
+
+    public func xmlStart(_ name: XMLName, attributes: [XMLAttribute]) {
+        let ns = namespace(of: name)
+        let local = name.local
+        defer { names.append((ns, local)) }
+        if root == nil {
+            guard names.isEmpty else { return }
+            switch (ns, local) {
+            case (.core, "rss"): root = .rss
+            case (.core, "feed"): root = .atom
+            case (_, "RDF"): root = .rdf
+            default:
+                rootName = String(name.qualified.prefix(40))
+                stream?.stop()
+            }
+            return
+        }
+        guard capture == nil else { return }
+        func attribute(_ key: String) -> String? {
+            attributes.first { $0.name.local == key && $0.name.prefix.isEmpty }?.value
+        }
+        let depth = names.count + 1
+        if episode == nil {
+            if ns == .core, local == "item" || local == "entry" {
+                episode = ParsedEpisode()
+                episodeDepth = depth
+                notesRank = 0
+                itunesTitle = nil
+                mediaContent = nil
+                mediaThumbnail = nil
+                return
+            }
+            channelStart(ns, local, name, attribute, depth: depth)
+            return
+        }
+        var field: Field?
+        switch (ns, local) {
+        case (.core, "title"): field = .title
+        case (.itunes, "title"): field = .itunesTitle
+        case (.core, "guid"), (.core, "id"): field = .guid
+        case (.core, "pubDate"), (.core, "published"), (.dc, "date"): field = .date
+        case (.core, "updated"), (.core, "modified"): field = .updated
+        case (.itunes, "duration"): field = .duration
+        case (.itunes, "season"), (.podcast, "season"): field = .season
+        case (.itunes, "episode"), (.podcast, "episode"): field = .episodeNumber
+        case (.content, "encoded"): field = .notes(rank: 3)
+        case (.core, "content"): field = .notes(rank: 3)
+        case (.core, "description"), (.core, "summary"): field = .notes(rank: 2)
+        case (.itunes, "summary"), (.googleplay, "description"): field = .notes(rank: 1)
+        case (.core, "link") where isAtom(name):
+            let rel = attribute("rel") ?? "alternate"
+            if rel == "enclosure" {
+                setEnclosure(attribute("href"), type: attribute("type"), length: attribute("length"))
+            } else if rel == "alternate", let href = attribute("href") {
+                episode?.link = href
+            }
+        case (.core, "link"): field = .link
+        case (.core, "enclosure"):
+            setEnclosure(attribute("url"), type: attribute("type"), length: attribute("length"))
+        case (.itunes, "image"), (.googleplay, "image"):
+            if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
+        case (.podcast, "transcript"):
+            if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
+        case (.media, "content"):
+            if mediaContent == nil, let url = attribute("url") {
+                mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
+            }
+        case (.media, "thumbnail"):
+            if mediaThumbnail == nil { mediaThumbnail = attribute("url") }
+        default: break
+        }
+        if let field { startCapture(field, depth: depth) }
+    }
+
+    private func channelStart(
+        _ ns: Namespace, _ local: String, _ name: XMLName, _ attribute: (String) -> String?, depth: Int
+    ) {
+        // The channel's own elements: children of <channel> (RSS) or of <feed> (Atom); the image
+        // URL one level further down.
+        let parent = names.last
+        let atChannel = (parent?.ns == .core && parent?.local == "channel") || (root == .atom && names.count == 1)
+        switch (ns, local) {
+        case (.itunes, "category"):
+            if let text = attribute("text") { feed.categories.append(text) }
+        case (.itunes, "image"), (.googleplay, "image") where atChannel:
+            if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
+        case (.core, "link") where atChannel && isAtom(name):
+            if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
+        case (.core, "url") where parent?.ns == .core && parent?.local == "image" && names.count >= 2
+            && names[names.count - 2].local == "channel":
+            startCapture(.imageURL, depth: depth)
+        case (.core, "name") where root == .atom && parent?.local == "author" && names.count == 2:
+            startCapture(.authorFallback, depth: depth)
+        default:
+            guard atChannel else { return }
+            let field: Field?
+            switch (ns, local) {
+            case (.core, "title"): field = .channelTitle
+            case (.itunes, "author"), (.googleplay, "author"): field = .author
+            case (.core, "managingEditor"), (.dc, "creator"): field = .authorFallback
+            case (.core, "description"), (.core, "subtitle"): field = .channelSummary
+            case (.itunes, "summary"), (.itunes, "subtitle"), (.googleplay, "description"): field = .channelSummaryFallback
+            case (.core, "link"): field = .channelLink
+            case (.core, "icon"), (.core, "logo"): field = .icon
+            default: field = nil
+            }
+            if let field { startCapture(field, depth: depth) }
+        }
+    }
+
+    private func startCapture(_ field: Field, depth: Int) {
+        capture = field
+        captureDepth = depth
+        text.removeAll(keepingCapacity: true)
+    }
+
+    private func setEnclosure(_ url: String?, type: String?, length: String?) {
+        guard let url, !url.isEmpty, episode?.enclosureURL == nil else { return }
+        episode?.enclosureURL = url
+        episode?.enclosureType = type
+        episode?.enclosureLength = length.flatMap(Self.length)
+    }
+
+    private static func length(_ text: String) -> Int64? {
+        Int64(text.trimmingCharacters(in: .whitespaces)).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    public func xmlText(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard capture != nil, text.count < Self.maxFieldBytes else { return }
+        text.append(contentsOf: bytes.prefix(Self.maxFieldBytes - text.count))
+    }
+
+    public func xmlEnd(_ name: XMLName, explicit: Bool) {
+        let depth = names.count
+        names.removeLast()
+        if let field = capture, depth == captureDepth {
+            capture = nil
+            store(field, Self.trimmed(text))
+        }
+        guard let current = episode, depth == episodeDepth else { return }
+        episode = nil
+        // Cut off by the end of the document: it may be missing anything; leave it out.
+        if !explicit, finishing { return }
+        deliver(current)
+    }
+
+    private func store(_ field: Field, _ value: String) {
+        switch field {
+        case .title: episode?.title = HTMLText.decodeEntities(value)
+        case .itunesTitle: if !value.isEmpty { itunesTitle = HTMLText.decodeEntities(value) }
+        case .guid: if !value.isEmpty { episode?.guid = value }
+        // A bad date costs the date only; an earlier good one stays. (Never `x?.a = f() ?? x?.a`:
+        // reading what a statement modifies is a fatal exclusivity violation at run time.)
+        case .date: if let date = FeedDates.parse(value) { episode?.published = date }
+        case .updated: if episode?.published == nil, let date = FeedDates.parse(value) { episode?.published = date }
+        case .duration: if let seconds = FeedDates.duration(value) { episode?.duration = seconds }
+        case .season: if let number = Int(value), number >= 0 { episode?.season = number }
+        case .episodeNumber: if let number = Int(value), number >= 0 { episode?.episode = number }
+        case .link: if !value.isEmpty { episode?.link = value }
+        case .notes(let rank):
+            if rank > notesRank || (rank == notesRank && episode?.notes == nil), !value.isEmpty {
+                episode?.notes = value
+                notesRank = rank
+            }
+        case .channelTitle: if feed.title == nil { feed.title = HTMLText.decodeEntities(value) }
+        case .author: if !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
+        case .authorFallback: if feed.author == nil, !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
+        case .channelSummary:
+            if !channelSummaryFromDescription, !value.isEmpty {
+                feed.summary = HTMLText.plain(value)
+                channelSummaryFromDescription = true
+            }
+        case .channelSummaryFallback: if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
+        case .channelLink: if feed.link == nil, !value.isEmpty { feed.link = value }
+        case .imageURL: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+        case .icon: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+        }
+    }
+
+    private func deliver(_ found: ParsedEpisode) {
+        guard handlerError == nil else { return }
+        var episode = found
+        if episode.title == nil || episode.title?.isEmpty == true { episode.title = itunesTitle ?? episode.title }
+        if episode.enclosureURL == nil, let media = mediaContent {
+            episode.enclosureURL = media.url
+            episode.enclosureType = media.type
+            episode.enclosureLength = media.length
+        }
+        if episode.artwork == nil { episode.artwork = mediaThumbnail }
+        let channelBase = feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL
+        episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
+        episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
+        episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
+        episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
+        do {
+            try onEpisode(episode)
+            episodeCount += 1
+        } catch {
+            handlerError = error
+            stream?.stop()
+        }
+    }
+
+    // MARK: Text
+
+    /// ASCII white space trimmed, on bytes.
+    private static func trimmed(_ bytes: [UInt8]) -> String {
+        var start = 0
+        var end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+
+    /// Trims ASCII white space on UTF-8 (Foundation's trimming bridges through UTF-16).
     static func trim(_ text: String) -> String {
         let utf8 = text.utf8
-        guard let first = utf8.firstIndex(where: { !Self.isSpace($0) }) else { return "" }
-        let last = utf8.lastIndex(where: { !Self.isSpace($0) })!
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         if first == utf8.startIndex, last == utf8.index(before: utf8.endIndex) { return text }
         return String(text[first...last])
     }
@@ -122,108 +425,5 @@ public final class FeedParser: NSObject, XMLParserDelegate {
         // Most links are absolute already: no URL parsing for them.
         if trimmed.hasPrefix("https://") || trimmed.hasPrefix("http://") { return trimmed }
         return URL(string: trimmed, relativeTo: base)?.absoluteURL.absoluteString ?? trimmed
-    }
-
-    // MARK: XMLParserDelegate
-
-    public func parser(
-        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
-    ) {
-        if path.isEmpty {
-            sawRoot = name == "rss" || name == "feed" || name == "rdf:RDF"
-            isAtom = name == "feed"
-            if !sawRoot { parser.abortParsing() }
-        }
-        path.append(name)
-        text = ""
-        switch name {
-        case "item", "entry":
-            episode = ParsedEpisode()
-            summaryRank = 0
-        case "enclosure":
-            episode?.enclosureURL = attributes["url"]
-            episode?.enclosureType = attributes["type"]
-            episode?.enclosureLength = attributes["length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 ? $0 : nil }
-        case "link" where isAtom:
-            let rel = attributes["rel"] ?? "alternate"
-            if rel == "enclosure", episode != nil {
-                episode?.enclosureURL = attributes["href"]
-                episode?.enclosureType = attributes["type"]
-                episode?.enclosureLength = attributes["length"].flatMap { Int64($0) }
-            } else if rel == "alternate" {
-                if episode != nil { episode?.link = attributes["href"] } else { feed.link = attributes["href"] }
-            }
-        case "itunes:image":
-            if let href = attributes["href"] {
-                if episode != nil { episode?.artwork = href } else { feed.artwork = href }
-            }
-        case "itunes:category":
-            if episode == nil, let category = attributes["text"] { feed.categories.append(HTMLText.decodeEntities(category)) }
-        case "podcast:transcript":
-            if episode?.transcript == nil { episode?.transcript = attributes["url"] }
-        default:
-            break
-        }
-    }
-
-    public func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    public func parser(_ parser: XMLParser, foundCDATA block: Data) {
-        text += String(decoding: block, as: UTF8.self)
-    }
-
-    public func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        defer {
-            path.removeLast()
-            text = ""
-            if path.isEmpty { closedRoot = true }
-        }
-        let value = Self.trim(text)
-        if episode != nil {
-            switch name {
-            case "item", "entry":
-                if let episode { feed.episodes.append(episode) }
-                episode = nil
-            case "title": episode?.title = HTMLText.decodeEntities(value)
-            case "guid", "id": if !value.isEmpty { episode?.guid = value }
-            // A bad date costs the date only; an earlier good one stays. (Not `x?.a = f() ?? x?.a`:
-            // reading what the statement modifies is a fatal exclusivity violation at run time.)
-            case "pubDate", "published", "dc:date": if let date = FeedDates.parse(value) { episode?.published = date }
-            case "updated": if episode?.published == nil { episode?.published = FeedDates.parse(value) }
-            case "itunes:duration": episode?.duration = FeedDates.duration(value)
-            case "itunes:season": episode?.season = Int(value)
-            case "itunes:episode": episode?.episode = Int(value)
-            case "link" where !isAtom: if !value.isEmpty { episode?.link = value }
-            // The fullest notes win: content:encoded, then description (Atom: content, summary), then itunes:summary.
-            case "content:encoded", "content":
-                if !value.isEmpty { episode?.notes = value; summaryRank = 3 }
-            case "description", "summary":
-                if summaryRank < 2, !value.isEmpty { episode?.notes = value; summaryRank = 2 }
-            case "itunes:summary":
-                if summaryRank < 1, !value.isEmpty { episode?.notes = value; summaryRank = 1 }
-            default: break
-            }
-            return
-        }
-        // Channel-level elements only (and the channel image's url).
-        guard path.count <= 3 || (name == "url" && path.dropLast().last == "image" && path.count == 4) else { return }
-        switch name {
-        case "title": if feed.title == nil { feed.title = HTMLText.decodeEntities(value) }
-        case "itunes:author": feed.author = HTMLText.decodeEntities(value)
-        case "name" where isAtom && path.dropLast().last == "author": feed.author = feed.author ?? value
-        case "managingEditor": feed.author = feed.author ?? value
-        case "description", "subtitle":
-            if !channelSummaryFromDescription, !value.isEmpty {
-                feed.summary = HTMLText.plain(value)
-                channelSummaryFromDescription = true
-            }
-        case "itunes:summary":
-            if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
-        case "link" where !isAtom: if feed.link == nil, !value.isEmpty { feed.link = value }
-        case "url" where path.dropLast().last == "image": if feed.artwork == nil { feed.artwork = value }
-        case "icon", "logo": if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
-        default: break
-        }
     }
 }

@@ -153,8 +153,14 @@ import Testing
         }
     }
 
-    @Test func malformedFeedsNameTheFeed() {
-        for text in ["<rss><channel><title>Broken", "<html><body>Not a feed</body></html>", "{\"json\": true}", ""] {
+    @Test func aFeedCutShortKeepsWhatItHas() throws {
+        let feed = try parse("<rss><channel><title>Broken</title><item><title>Whole</title></item><item><title>Cut")
+        #expect(feed.title == "Broken")
+        #expect(feed.episodes.map(\.title) == ["Whole"], "the episode cut off by the end is left out")
+    }
+
+    @Test func documentsThatAreNotFeedsNameTheFeed() {
+        for text in ["<html><body>Not a feed</body></html>", "{\"json\": true}", "", "\u{0}\u{1}garbage"] {
             #expect {
                 try FeedParser.parse(Data(text.utf8), url: url)
             } throws: { error in
@@ -234,5 +240,167 @@ import Testing
     func absurdDurationsAreNoDuration(text: String) throws {
         #expect(FeedDates.duration(text) == nil, "\(text)")
         #expect(try episode("<itunes:duration>\(text)</itunes:duration>")?.duration == nil)
+    }
+}
+
+/// What real feeds send that a strict reading refused (issue: real-world data).
+@Suite struct FeedParserRealWorldTests {
+    let url = URL(string: "https://feeds.example.invalid/show/feed.xml")!
+
+    static let body = """
+        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Café Show</title>
+        <itunes:author>Zoë</itunes:author><item><title>Ünïcode “quotes”</title><itunes:duration>10:00</itunes:duration>
+        <enclosure url="https://cdn.example.invalid/1.mp3" length="100" type="audio/mpeg"/></item></channel></rss>
+        """
+
+    @Test(arguments: ["\n", "\r\n\r\n", "   \t", "\u{FEFF}", "\u{FEFF}\n  "])
+    func whitespaceOrABOMBeforeTheDeclarationIsRead(prefix: String) throws {
+        let feed = try FeedParser.parse(Data((prefix + "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + Self.body).utf8), url: url)
+        #expect(feed.title == "Café Show")
+        #expect(feed.episodes.first?.duration == 600)
+    }
+
+    @Test func latin1WithoutADeclarationIsReadAsWindows1252() throws {
+        // The bytes a Windows-1252 editor writes: é = E9, “ ” = 93 94, no declaration, no charset.
+        var data = Data("<rss><channel><title>Caf".utf8)
+        data.append(0xE9)
+        data.append(contentsOf: Array(" Show</title><item><title>".utf8) + [0x93] + Array("Q".utf8) + [0x94])
+        data.append(contentsOf: Array("</title></item></channel></rss>".utf8))
+        let feed = try FeedParser.parse(data, url: url)
+        #expect(feed.title == "Café Show")
+        #expect(feed.episodes.first?.title == "“Q”")
+        // Valid UTF-8 stays UTF-8 in the same document.
+        #expect(try FeedParser.parse(Data(Self.body.utf8), url: url).episodes.first?.title == "Ünïcode “quotes”")
+    }
+
+    @Test func theHTTPCharsetAppliesWhenTheDocumentDeclaresNone() throws {
+        var data = Data("<rss><channel><title>".utf8)
+        data.append(contentsOf: [0xC0, 0xD2])  // "АТ" in KOI8-R... and "ÀÒ" in Latin-1
+        data.append(contentsOf: Array("</title></channel></rss>".utf8))
+        #expect(try FeedParser.parse(data, url: url, charset: "koi8-r").title == "юр")
+        #expect(try FeedParser.parse(data, url: url, charset: "iso-8859-1").title == "ÀÒ")
+        // A declaration wins over the HTTP charset.
+        let declared = Data("<?xml version=\"1.0\" encoding=\"koi8-r\"?>".utf8) + data
+        #expect(try FeedParser.parse(declared, url: url, charset: "iso-8859-1").title == "юр")
+    }
+
+    @Test(arguments: ["utf-16le", "utf-16be"])
+    func utf16FeedsAreRead(encoding: String) throws {
+        let text = "\u{FEFF}<?xml version=\"1.0\" encoding=\"UTF-16\"?>" + Self.body
+        let data = text.data(using: encoding == "utf-16le" ? .utf16LittleEndian : .utf16BigEndian)!
+        let feed = try FeedParser.parse(data, url: url)
+        #expect(feed.title == "Café Show")
+        #expect(feed.episodes.first?.title == "Ünïcode “quotes”")
+    }
+
+    @Test(arguments: [
+        "xmlns:it=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"|it",
+        "xmlns:itunes=\"http://www.itunes.com/DTDs/Podcast-1.0.dtd\"|itunes",
+        "|itunes",
+        "xmlns:ITUNES=\"https://www.itunes.com/dtds/podcast-1.0.dtd\"|ITUNES",
+    ])
+    func theITunesNamespaceIsKnownByItsURIOrItsUsualPrefix(declaration: String) throws {
+        let parts = declaration.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        let (xmlns, p) = (parts[0], parts[1])
+        let xml = """
+            <rss version="2.0" \(xmlns)><channel><title>T</title><\(p):author>Ada</\(p):author><\(p):image href="https://a.invalid/show.png"/>
+            <\(p):category text="Technology"/><item><title>E</title><\(p):duration>1:02:03</\(p):duration>
+            <\(p):image href="https://a.invalid/e.png"/><\(p):episode>4</\(p):episode><\(p):summary>Notes</\(p):summary></item></channel></rss>
+            """
+        let feed = try FeedParser.parse(Data(xml.utf8), url: url)
+        #expect(feed.author == "Ada")
+        #expect(feed.artwork == "https://a.invalid/show.png")
+        #expect(feed.categories == ["Technology"])
+        let episode = try #require(feed.episodes.first)
+        #expect(episode.duration == 3723)
+        #expect(episode.artwork == "https://a.invalid/e.png")
+        #expect(episode.episode == 4)
+        #expect(episode.summary == "Notes")
+    }
+
+    @Test func undeclaredContentAndMediaPrefixesAreRead() throws {
+        let xml = """
+            <rss version="2.0"><channel><title>T</title><item><title>E</title>
+            <content:encoded><![CDATA[<p>Full notes</p>]]></content:encoded>
+            <media:content url="https://cdn.invalid/m.mp3" type="audio/mpeg" fileSize="77"/>
+            <media:thumbnail url="https://cdn.invalid/t.jpg"/></item></channel></rss>
+            """
+        let episode = try #require(try FeedParser.parse(Data(xml.utf8), url: url).episodes.first)
+        #expect(episode.summary == "Full notes")
+        #expect(episode.enclosureURL == "https://cdn.invalid/m.mp3")
+        #expect(episode.enclosureLength == 77)
+        #expect(episode.artwork == "https://cdn.invalid/t.jpg")
+    }
+
+    @Test func anElementOfAnotherNamespaceWithAFamiliarNameIsNotMistaken() throws {
+        let xml = """
+            <rss version="2.0" xmlns:x="urn:other"><channel><title>T</title><item><title>E</title>
+            <x:duration>99</x:duration><x:title>Wrong</x:title></item></channel></rss>
+            """
+        let episode = try #require(try FeedParser.parse(Data(xml.utf8), url: url).episodes.first)
+        #expect(episode.title == "E")
+        #expect(episode.duration == nil)
+    }
+
+    @Test func entityBombsAreRefusedWithASentence() {
+        var bomb = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+        for level in 1...9 { bomb += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1 == 0 ? "" : String(level - 1));", count: 10) + "\">" }
+        bomb += "]><rss><channel><title>&lol9;</title></channel></rss>"
+        #expect {
+            try FeedParser.parse(Data(bomb.utf8), url: url)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("entity expansion") && text.contains("refused for safety") && !text.contains("error 89")
+        }
+    }
+
+    @Test func aDoctypeWithoutDeclarationsIsFine() throws {
+        let xml = """
+            <?xml version="1.0"?><!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" "http://my.netscape.com/publish/formats/rss-0.91.dtd">
+            <rss version="0.91"><channel><title>Old&nbsp;Show</title><item><title>A &eacute; B</title></item></channel></rss>
+            """
+        let feed = try FeedParser.parse(Data(xml.utf8), url: url)
+        #expect(feed.title == "Old\u{A0}Show" || feed.title == "Old Show")
+        #expect(feed.episodes.first?.title == "A é B")
+    }
+
+    /// A feed over the 10 MB that libxml2 refused whole, read in one piece and in chunks of every
+    /// kind of size, with the same result.
+    @Test func bigFeedsReadTheSameInOnePieceOrInChunks() throws {
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>Big</title>"
+        let notes = String(repeating: "Long show notes with &amp; entities, “quotes” and émojis 🎙. ", count: 40)
+        for n in 0..<4000 {
+            xml += "<item><title>Episode \(n)</title><guid>g\(n)</guid><pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate>"
+            xml += "<itunes:duration>\(n)</itunes:duration><description><![CDATA[<p>\(notes)</p>]]></description>"
+            xml += "<enclosure url=\"https://cdn.invalid/\(n).mp3\" length=\"\(n + 1)\" type=\"audio/mpeg\"/></item>"
+        }
+        xml += "</channel></rss>"
+        let data = Data(xml.utf8)
+        #expect(data.count > 10_000_000)
+        let whole = try FeedParser.parse(data, url: url)
+        #expect(whole.episodes.count == 4000)
+        #expect(whole.episodes.last?.title == "Episode 3999")
+        #expect(whole.episodes[1234].duration == 1234)
+        var generator = SystemRandomNumberGenerator()
+        for maxChunk in [1, 4096, 1 << 20] {
+            var episodes: [ParsedEpisode] = []
+            let parser = FeedParser(url: url) { episodes.append($0) }
+            var offset = 0
+            let limit = maxChunk == 1 ? 300_000 : data.count  // byte by byte: the first episodes only
+            try data.withUnsafeBytes { raw in
+                while offset < limit {
+                    let size = min(Int.random(in: 1...maxChunk, using: &generator), data.count - offset)
+                    try parser.feed(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + size)]))
+                    offset += size
+                }
+            }
+            if limit == data.count {
+                let feed = try parser.finish()
+                #expect(feed.title == "Big")
+                #expect(episodes == whole.episodes, "chunks of up to \(maxChunk) bytes")
+            } else {
+                #expect(episodes == Array(whole.episodes.prefix(episodes.count)) && episodes.count > 50)
+            }
+        }
     }
 }
