@@ -7,7 +7,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
 BENCH_PACKAGES := hyperfine
 BIN := .build/debug/mediahost
 
-.PHONY: all deps build run sandbox test bench format clean
+.PHONY: all deps build run sandbox test bench fuzz format clean
 
 all: build
 
@@ -41,6 +41,14 @@ sandbox: build
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+
+# The fuzz tests at length (feed parser and JSON-RPC endpoint): FUZZ_CASES cases each, a new
+# seed every run unless FUZZ_SEED is given. `make test` runs a few thousand of each.
+FUZZ_CASES ?= 200000
+fuzz: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	MEDIAHOST_FUZZ_CASES=$(FUZZ_CASES) MEDIAHOST_FUZZ_SEED=$${FUZZ_SEED:-$$(date +%s)} \
+	  $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter 'FeedFuzzTests|RPCFuzzTests'
 
 # Benchmarks on a release build; figures go to stdout (see the README's table).
 bench: deps

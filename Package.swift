@@ -4,7 +4,8 @@ import PackageDescription
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 /// A provider's three targets, from Providers/<name>/{Sources,Sandbox,Tests}: the module (which
-/// sees only the SDK), its sandbox replica, and its tests against that replica.
+/// sees only the SDK), its sandbox replica, and its tests against that replica and against the
+/// real services' recorded answers in Tests/Recorded (read from disk, see SOURCES.md there).
 func provider(_ name: String, sandbox: [Target.Dependency] = [], tests: [Target.Dependency] = []) -> [Target] {
     [
         .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: strict),
@@ -15,7 +16,7 @@ func provider(_ name: String, sandbox: [Target.Dependency] = [], tests: [Target.
         .testTarget(
             name: "\(name)Tests",
             dependencies: [.target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"] + tests,
-            path: "Providers/\(name)/Tests", swiftSettings: strict),
+            path: "Providers/\(name)/Tests", exclude: ["Recorded"], swiftSettings: strict),
     ]
 }
 

@@ -18,3 +18,25 @@ public final class RecordedHTTPClient: HTTPClient {
 
     public var urls: [URL] { asked.withLock { $0.map(\.url) } }
 }
+
+/// Files of a provider's recorded corpus (`Providers/<Name>/Tests/Recorded/`), found beside the
+/// test file that asks: `Recorded(#filePath).data("feeds/x.xml")`.
+public struct Recorded: Sendable {
+    public let root: URL
+
+    public init(_ testFile: String = #filePath) {
+        root = URL(fileURLWithPath: testFile).deletingLastPathComponent().appendingPathComponent("Recorded")
+    }
+
+    public func url(_ path: String) -> URL { root.appendingPathComponent(path) }
+
+    public func data(_ path: String) throws -> Data { try Data(contentsOf: url(path)) }
+
+    public func text(_ path: String) throws -> String { String(decoding: try data(path), as: UTF8.self) }
+
+    /// The files in a folder of the corpus, sorted, with `suffix`.
+    public func files(in folder: String, suffix: String = "") -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url(folder).path)) ?? []
+        return names.filter { $0.hasSuffix(suffix) }.sorted().map { folder + "/" + $0 }
+    }
+}

@@ -191,7 +191,7 @@ public final class FeedParser: XMLStreamDelegate {
     private enum Field {
         case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
         case notes(rank: Int)
-        case channelTitle, author, authorFallback, channelSummary, channelSummaryFallback, channelLink, imageURL, icon
+        case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink, imageURL, icon
     }
 
     public func xmlStart(_ name: XMLName, attributes: [XMLAttribute]) {
@@ -291,6 +291,7 @@ public final class FeedParser: XMLStreamDelegate {
             let field: Field?
             switch (ns, local) {
             case (.core, "title"): field = .channelTitle
+            case (.itunes, "title"): field = .channelTitleFallback
             case (.itunes, "author"), (.googleplay, "author"): field = .author
             case (.core, "managingEditor"), (.dc, "creator"): field = .authorFallback
             case (.core, "description"), (.core, "subtitle"): field = .channelSummary
@@ -357,7 +358,8 @@ public final class FeedParser: XMLStreamDelegate {
                 episode?.notes = value
                 notesRank = rank
             }
-        case .channelTitle: if feed.title == nil { feed.title = HTMLText.decodeEntities(value) }
+        case .channelTitle: if !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
+        case .channelTitleFallback: if feed.title == nil, !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
         case .author: if !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
         case .authorFallback: if feed.author == nil, !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
         case .channelSummary:

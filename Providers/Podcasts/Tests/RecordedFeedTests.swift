@@ -1,0 +1,105 @@
+import Foundation
+import MediaKit
+@testable import Podcasts
+import Testing
+import TestSupport
+
+/// The parser on recorded feeds (see Recorded/SOURCES.md), with gPodder's podcastparser as a
+/// second opinion: its test data carries its own reading of each feed.
+@Suite struct RecordedFeedTests {
+    static let corpus = Recorded()
+    static let podcastparserFeeds = corpus.files(in: "feeds/podcastparser", suffix: ".rss")
+
+    /// podcastparser's reading, as its JSON has it.
+    struct Reading: Decodable {
+        struct Episode: Decodable {
+            struct Enclosure: Decodable {
+                var url: String
+                var file_size: Int64?
+                var mime_type: String?
+            }
+            var title: String?
+            var guid: String?
+            var published: Double?
+            var total_time: Double?
+            var link: String?
+            var enclosures: [Enclosure]?
+            var number: Int?
+        }
+        var title: String?
+        var episodes: [Episode]?
+    }
+
+    @Test func theCorpusIsThere() {
+        #expect(Self.podcastparserFeeds.count > 60)
+    }
+
+    @Test(arguments: podcastparserFeeds)
+    func agreesWithPodcastparser(path: String) throws {
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let expected = try JSONDecoder().decode(Reading.self, from: Self.corpus.data("feeds/podcastparser/\(name).json"))
+        let feed = try FeedParser.parse(Self.corpus.data(path), url: URL(string: "file://tests/data/\(name).rss"))
+        if let title = feed.title, !title.isEmpty, let theirs = expected.title { #expect(title == theirs, "\(name): feed title") }
+        for theirs in expected.episodes ?? [] {
+            // The same episode: by title, else by its media file.
+            let firstURL = theirs.enclosures?.first?.url
+            guard let ours = feed.episodes.first(where: { ($0.title ?? "") == (theirs.title ?? "") && (firstURL == nil || $0.enclosureURL == firstURL || theirs.title?.isEmpty == false) })
+                ?? feed.episodes.first(where: { $0.enclosureURL != nil && $0.enclosureURL == firstURL })
+            else {
+                Issue.record("\(name): podcastparser reads episode '\(theirs.title ?? "")' that we do not")
+                continue
+            }
+            if let url = firstURL { #expect(ours.enclosureURL == url, "\(name): enclosure of '\(theirs.title ?? "")'") }
+            if let size = theirs.enclosures?.first?.file_size, size > 0 { #expect(ours.enclosureLength == size, "\(name): size") }
+            if let seconds = theirs.total_time, seconds > 0 { #expect(ours.duration == seconds, "\(name): duration") }
+            if let published = theirs.published, published > 0 {
+                #expect(ours.published?.timeIntervalSince1970 == published, "\(name): date")
+            }
+            if let number = theirs.number { #expect(ours.episode == number, "\(name): episode number") }
+        }
+    }
+
+    @Test(arguments: ["feeds/podcastindex-example.xml", "feeds/wdr-1live-planb-reportage.xml"] + corpus.files(in: "feeds/feedkit", suffix: ".xml"))
+    func readsOtherRecordedFeeds(path: String) throws {
+        let data = try Self.corpus.data(path)
+        let feed = try FeedParser.parse(data, url: URL(string: "https://recorded.invalid/feed.xml"))
+        let text = String(decoding: data, as: UTF8.self)
+        let elements = text.components(separatedBy: "<item").count - 1 + text.components(separatedBy: "<entry").count - 1
+        #expect(feed.episodes.count == elements, "\(path): every item or entry is an episode")
+        // The samples that carry a title (some show one namespace alone) give it.
+        if text.contains("<title") { #expect(feed.title?.isEmpty == false, "\(path)") }
+    }
+
+    @Test func hardcoreHistoryFromTheITunesSample() throws {
+        let feed = try FeedParser.parse(Self.corpus.data("feeds/feedkit/iTunes.xml"), url: URL(string: "https://feeds.feedburner.com/dancarlin/history"))
+        #expect(feed.title == "Dan Carlin's Hardcore History")
+        #expect(feed.author?.contains("Dan Carlin") == true)
+        let episode = try #require(feed.episodes.first)
+        #expect(episode.title == "Dan Carlin's Hardcore History", "itunes:title stands in for a missing title")
+        #expect((episode.duration ?? 0) > 0)
+    }
+
+    @Test func thePodcastIndexExampleInDetail() throws {
+        let feed = try FeedParser.parse(Self.corpus.data("feeds/podcastindex-example.xml"), url: URL(string: "https://example.com/feed.xml"))
+        #expect(feed.title == "Podcasting 2.0 Namespace Example")
+        #expect(feed.artwork == "https://example.com/images/pci_avatar-massive.jpg")
+        #expect(feed.episodes.count == 3)
+        let first = try #require(feed.episodes.first)
+        #expect(first.enclosureURL?.hasPrefix("https://") == true)
+        #expect(first.transcript?.hasPrefix("https://") == true)
+        #expect(first.published != nil)
+    }
+
+    @Test func theWDRFeedInDetail() throws {
+        let feed = try FeedParser.parse(Self.corpus.data("feeds/wdr-1live-planb-reportage.xml"), url: URL(string: "http://www.wdr.de/podcast.xml"))
+        #expect(feed.title == "1LIVE Plan B Reportage")
+        #expect(feed.author == "radio@wdr.de")
+        #expect(feed.artwork == "http://www.wdr.de/radio/podcast/img/2012/1LIVE/1live_planb600x600.jpg")
+        #expect(feed.summary?.contains("Im Dunkeln hört man besser!") == true)
+        #expect(feed.episodes.count == 2)
+        let first = try #require(feed.episodes.first)
+        #expect(first.title?.hasPrefix("1LIVE - Plan B Reportage: \"1 Beeck, 10 Festivals, 100 Aufgaben\"") == true)
+        #expect(first.enclosureLength == 17_567_124)
+        #expect(first.published == Date(timeIntervalSince1970: 1_378_245_600))
+    }
+}
