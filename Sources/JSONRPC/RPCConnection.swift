@@ -187,7 +187,8 @@ public final class RPCConnection: Sendable {
         guard case .string(let method) = members["method"] else {
             return Self.errorResponse(id: replyID, .invalidRequest("\"method\" must be a string"))
         }
-        let params = members["params"]
+        // `"params": null` means no params, as LSP servers take it (Emacs's jsonrpc.el sends it).
+        let params = members["params"] == .null ? nil : members["params"]
         switch params {
         case nil, .object?, .array?: break
         default:

@@ -124,9 +124,12 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     ) async throws -> (status: Int, headers: [String: String]) {
         try validate(request.url)
         var unlimited = request
-        // Streams are media: stored as sent, never inflated on the way to the disk.
-        unlimited.acceptsCompression = false
-        if unlimited.timeout == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
+        if unlimited.timeout == nil, CallDeadline.current == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
+        if let deadline = CallDeadline.current {
+            // A stream inside a call (a feed being read) shares the call's budget.
+            guard deadline.remaining > 0.05 else { throw Self.deadlineError(request.url, deadline) }
+            unlimited.timeout = min(request.timeout ?? deadline.remaining, deadline.remaining)
+        }
         // The header, not CURLOPT_RESUME_FROM: curl would fail a 200 answer, and a 200 is how a
         // server says "the file changed, here is all of it" (If-Range) — the caller handles it.
         if offset > 0 { unlimited.headers["Range"] = "bytes=\(offset)-" }
@@ -137,7 +140,16 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
         let host = request.url.host ?? ""
         await limiter.acquire(host)
         defer { Task { await limiter.release(host) } }
-        try await transfer.run(on: engine)
+        let started = ContinuousClock.now
+        do {
+            try await transfer.run(on: engine)
+        } catch let error as HTTPClientError {
+            if error.kind == .timedOut, let deadline = CallDeadline.current, deadline.remaining <= 0.05 {
+                throw Self.deadlineError(request.url, deadline)
+            }
+            throw error
+        }
+        log(.debug, "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) -> \(transfer.status), streamed in \(Self.milliseconds(since: started)) ms")
         return (transfer.status, transfer.headers)
     }
 

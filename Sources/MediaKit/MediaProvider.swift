@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @_exported import Logging
 
 /// A source of media behind the host: YouTube, TMDB, podcasts, Twitter, Mastodon.
@@ -53,7 +54,7 @@ public struct ProviderContext: Sendable {
     public var now: @Sendable () -> Date
 
     public init(
-        config: ProviderConfig, http: any HTTPClient, logger: Logger, cache: any ProviderCache = NoProviderCache(),
+        config: ProviderConfig, http: any HTTPClient, logger: Logger, cache: any ProviderCache = MemoryProviderCache(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.config = config
@@ -74,10 +75,37 @@ public struct ProviderConfig: Sendable, Equatable {
     }
 }
 
-/// A provider's persistent cache, kept by the host (providers never touch the store).
+/// A provider's persistent cache, kept by the host (providers never touch the store): single
+/// values, and lists of rows (a feed's episodes) that are written and read page by page, so a
+/// provider never needs a whole list in memory.
 public protocol ProviderCache: Sendable {
     func value(for key: String) async -> CachedValue?
     func store(_ value: CachedValue, for key: String) async
+    /// Replaces the list `key` with the rows `produce` appends (in batches, as they are made),
+    /// atomically: readers see the old list until `produce` returns, and keep it if it throws.
+    func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void) async throws
+    /// Rows of a list, highest `order` first, ties in the order they were appended; nil when
+    /// there is no such list.
+    func listRows(_ key: String, offset: Int, limit: Int) async -> [CachedRow]?
+    /// The first row of a list with this id.
+    func listRow(_ key: String, id: String) async -> CachedRow?
+    func listCount(_ key: String) async -> Int?
+}
+
+/// One row of a cached list.
+public struct CachedRow: Sendable, Equatable {
+    /// How the provider finds the row again (an episode's key).
+    public var id: String
+    /// Rows are read highest first; nil sorts after every number.
+    public var order: Double?
+    /// The provider's own encoding of the row.
+    public var data: Data
+
+    public init(id: String, order: Double?, data: Data) {
+        self.id = id
+        self.order = order
+        self.data = data
+    }
 }
 
 /// What a provider keeps: its own encoding of something it fetched, with the HTTP validators
@@ -96,9 +124,46 @@ public struct CachedValue: Sendable, Equatable {
     }
 }
 
-/// A cache that keeps nothing, for providers created outside a host.
-public struct NoProviderCache: ProviderCache {
+/// A cache in memory, for providers created outside a host (tests, tools): what it keeps lasts
+/// as long as the provider.
+public final class MemoryProviderCache: ProviderCache {
+    private struct State {
+        var values: [String: CachedValue] = [:]
+        var lists: [String: [CachedRow]] = [:]
+    }
+    private let state = Mutex(State())
+
     public init() {}
-    public func value(for key: String) async -> CachedValue? { nil }
-    public func store(_ value: CachedValue, for key: String) async {}
+
+    public func value(for key: String) async -> CachedValue? { state.withLock { $0.values[key] } }
+    public func store(_ value: CachedValue, for key: String) async { state.withLock { $0.values[key] = value } }
+
+    public func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void) async throws {
+        let rows = Mutex<[CachedRow]>([])
+        try await produce { batch in rows.withLock { $0 += batch } }
+        // Highest order first; the sort is stable, so ties keep their order.
+        let sorted = rows.withLock { $0 }.enumerated().sorted { a, b in
+            switch (a.element.order, b.element.order) {
+            case let (x?, y?) where x != y: return x > y
+            case (.some, nil): return true
+            case (nil, .some): return false
+            default: return a.offset < b.offset
+            }
+        }.map(\.element)
+        state.withLock { $0.lists[key] = sorted }
+    }
+
+    public func listRows(_ key: String, offset: Int, limit: Int) async -> [CachedRow]? {
+        state.withLock { state in
+            guard let rows = state.lists[key] else { return nil }
+            guard offset < rows.count, offset >= 0 else { return [] }
+            return Array(rows[offset..<min(rows.count, offset + max(0, limit))])
+        }
+    }
+
+    public func listRow(_ key: String, id: String) async -> CachedRow? {
+        state.withLock { $0.lists[key]?.first { $0.id == id } }
+    }
+
+    public func listCount(_ key: String) async -> Int? { state.withLock { $0.lists[key]?.count } }
 }

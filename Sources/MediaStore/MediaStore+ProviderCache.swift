@@ -35,3 +35,108 @@ extension MediaStore {
         }
     }
 }
+
+extension MediaStore {
+    /// Lists kept per provider; the least recently stored go first.
+    public static let providerListLimit = 100
+    /// Stands for "no order": below every real one, so such rows come last.
+    static let unordered = -1e300
+
+    /// Starts a new generation of a list (leftovers of an interrupted write are dropped).
+    public func beginList(provider: String, key: String) async throws -> Int64 {
+        try await pool.write { db in
+            let current = try Int64.fetchOne(
+                db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key]) ?? 0
+            try db.execute(
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?", arguments: [provider, key, current])
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(generation) FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, key]) ?? 0
+            return max(current, newest) + 1
+        }
+    }
+
+    /// Appends rows to a generation being written.
+    public func appendRows(_ rows: [CachedRow], provider: String, key: String, generation: Int64, firstSeq: Int) async throws {
+        guard !rows.isEmpty else { return }
+        try await pool.write { db in
+            let statement = try db.cachedStatement(
+                sql: "INSERT INTO providerRow (provider, key, generation, seq, id, sortKey, data) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            for (offset, row) in rows.enumerated() {
+                let order = row.order.flatMap { $0.isFinite ? $0 : nil } ?? Self.unordered
+                try statement.execute(arguments: [provider, key, generation, firstSeq + offset, row.id, order, row.data])
+            }
+        }
+    }
+
+    /// Makes a generation the list's current one and drops the old rows (and the oldest lists
+    /// beyond the limit).
+    public func commitList(provider: String, key: String, generation: Int64, count: Int) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO providerList (provider, key, generation, count, storedAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(provider, key) DO UPDATE SET generation = excluded.generation, count = excluded.count,
+                        storedAt = excluded.storedAt
+                    """,
+                arguments: [provider, key, generation, count, Date().timeIntervalSince1970])
+            try db.execute(
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?", arguments: [provider, key, generation])
+            let stale = try String.fetchAll(
+                db, sql: "SELECT key FROM providerList WHERE provider = ? ORDER BY storedAt DESC LIMIT -1 OFFSET ?",
+                arguments: [provider, Self.providerListLimit])
+            for old in stale {
+                try db.execute(sql: "DELETE FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, old])
+                try db.execute(sql: "DELETE FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, old])
+            }
+        }
+    }
+
+    /// Drops a generation that will not be committed.
+    public func discardList(provider: String, key: String, generation: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation = ?", arguments: [provider, key, generation])
+        }
+    }
+
+    public func listRows(provider: String, key: String, offset: Int, limit: Int) async throws -> [CachedRow]? {
+        try await pool.read { db in
+            guard
+                let generation = try Int64.fetchOne(
+                    db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
+            else { return nil }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, sortKey, data FROM providerRow WHERE provider = ? AND key = ? AND generation = ?
+                    ORDER BY sortKey DESC, seq LIMIT ? OFFSET ?
+                    """,
+                arguments: [provider, key, generation, max(0, limit), max(0, offset)]
+            ).map(Self.cachedRow)
+        }
+    }
+
+    public func listRow(provider: String, key: String, id: String) async throws -> CachedRow? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT r.id, r.sortKey, r.data FROM providerRow r JOIN providerList l
+                        ON l.provider = r.provider AND l.key = r.key AND l.generation = r.generation
+                    WHERE r.provider = ? AND r.key = ? AND r.id = ? ORDER BY r.seq LIMIT 1
+                    """,
+                arguments: [provider, key, id]
+            ).map(Self.cachedRow)
+        }
+    }
+
+    public func listCount(provider: String, key: String) async throws -> Int? {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
+        }
+    }
+
+    private static func cachedRow(_ row: Row) -> CachedRow {
+        let order: Double = row[1]
+        return CachedRow(id: row[0], order: order <= unordered ? nil : order, data: row[2])
+    }
+}

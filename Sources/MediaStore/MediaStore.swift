@@ -6,8 +6,8 @@ import MediaKit
     import Glibc
 #endif
 
-/// The host's SQLite database: favorites, search history and settings (later downloads, the
-/// artwork index and parsed feeds).
+/// The host's SQLite database: favorites, search history, settings, downloads, the artwork
+/// index and what providers keep (parsed feeds as lists of episodes).
 ///
 /// WAL mode and a busy timeout let a REPL and an RPC process share one file; the file is created
 /// with mode 0600 because it holds what a person watched and searched.
@@ -141,6 +141,31 @@ public final class MediaStore: Sendable {
                 );
                 CREATE INDEX artwork_access ON artwork(lastAccess);
                 CREATE INDEX artwork_hash ON artwork(hash);
+                """)
+        }
+        migrator.registerMigration("v4: provider lists") { db in
+            // Lists a provider keeps (a feed's episodes): written in a new generation, then made
+            // current in one transaction, so readers never see half a list.
+            try db.execute(sql: """
+                CREATE TABLE providerList (
+                    provider TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    generation INTEGER NOT NULL,
+                    count INTEGER NOT NULL,
+                    storedAt REAL NOT NULL,
+                    PRIMARY KEY (provider, key)
+                );
+                CREATE TABLE providerRow (
+                    provider TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    generation INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    id TEXT NOT NULL,
+                    sortKey REAL NOT NULL,
+                    data BLOB NOT NULL
+                );
+                CREATE INDEX providerRow_order ON providerRow(provider, key, generation, sortKey DESC, seq);
+                CREATE INDEX providerRow_id ON providerRow(provider, key, generation, id);
                 """)
         }
         return migrator

@@ -55,6 +55,13 @@ import TestSupport
         #expect(r[0]["id"] == 3)
         #expect(r[0]["error"] == nil)
 
+        // `"params": null` is no params, as LSP servers take it (Emacs's jsonrpc.el sends it on
+        // calls without params); other non-structured params stay invalid.
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"providers.list","params":null,"id":"eglot"}"#, framing, expect: 1)
+        #expect(r[0]["result"]?.arrayValue?.isEmpty == false, "\(r)")
+        r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","params":"x","id":"str"}"#, framing, expect: 1)
+        #expect(r[0]["error"]?["code"] == -32600)
+
         // Ids of every allowed type are echoed exactly.
         r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","id":"abc"}"#, framing, expect: 1)
         #expect(r[0]["id"] == "abc")

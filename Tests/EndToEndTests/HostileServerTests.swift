@@ -159,7 +159,8 @@ import TestSupport
             let result = try await runMediahost(
                 ["call", method, #"{"id":"podcasts:podcast:42"}"#], environment: Self.environment(server))
             let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(10), "\(method) on a \(kind) feed took \(elapsed)")
+            // 3 s of network budget; the rest is a debug process starting on a busy machine.
+            #expect(elapsed < .seconds(20), "\(method) on a \(kind) feed took \(elapsed)")
             if method == "media.children" {
                 #expect(result.status == 1)
                 #expect(result.stderr.contains("timed out after 3 s"), "\(result.stderr)")

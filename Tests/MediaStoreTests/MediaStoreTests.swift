@@ -107,3 +107,49 @@ import Testing
         }
     }
 }
+
+/// Provider lists (a feed's episodes): written in a generation, made current at once, read page
+/// by page in order; a failed write leaves the old list.
+@Suite struct ProviderListTests {
+    let store: MediaStore
+    init() throws { store = try MediaStore(path: NSTemporaryDirectory() + "mediahost-lists-" + UUID().uuidString + "/db.sqlite") }
+
+    func row(_ id: String, _ order: Double?) -> CachedRow { CachedRow(id: id, order: order, data: Data(id.utf8)) }
+
+    func write(_ key: String, _ rows: [CachedRow]) async throws {
+        let generation = try await store.beginList(provider: "p", key: key)
+        try await store.appendRows(Array(rows.prefix(2)), provider: "p", key: key, generation: generation, firstSeq: 0)
+        try await store.appendRows(Array(rows.dropFirst(2)), provider: "p", key: key, generation: generation, firstSeq: 2)
+        try await store.commitList(provider: "p", key: key, generation: generation, count: rows.count)
+    }
+
+    @Test func highestOrderFirstTiesInOrderUnorderedLast() async throws {
+        try await write("k", [row("a", 1), row("b", nil), row("c", 3), row("d", 1), row("e", nil), row("f", -5)])
+        let all = try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)
+        #expect(all?.map(\.id) == ["c", "a", "d", "f", "b", "e"])
+        #expect(all?.first?.order == 3)
+        #expect(all?.last?.order == nil)
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 2, limit: 2)?.map(\.id) == ["d", "f"])
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 99, limit: 2) == [])
+        #expect(try await store.listRow(provider: "p", key: "k", id: "d")?.data == Data("d".utf8))
+        #expect(try await store.listCount(provider: "p", key: "k") == 6)
+        #expect(try await store.listRows(provider: "p", key: "other", offset: 0, limit: 2) == nil)
+    }
+
+    @Test func anUncommittedGenerationIsInvisibleAndDiscarded() async throws {
+        try await write("k", [row("old", 1)])
+        let generation = try await store.beginList(provider: "p", key: "k")
+        try await store.appendRows([row("new", 2)], provider: "p", key: "k", generation: generation, firstSeq: 0)
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)?.map(\.id) == ["old"])
+        #expect(try await store.listRow(provider: "p", key: "k", id: "new") == nil)
+        try await store.discardList(provider: "p", key: "k", generation: generation)
+        try await write("k", [row("newer", 3)])
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)?.map(\.id) == ["newer"])
+    }
+
+    @Test func theOldestListsGoBeyondTheLimit() async throws {
+        for n in 0..<(MediaStore.providerListLimit + 3) { try await write("k\(n)", [row("r", 1)]) }
+        #expect(try await store.listCount(provider: "p", key: "k0") == nil)
+        #expect(try await store.listCount(provider: "p", key: "k\(MediaStore.providerListLimit + 2)") == 1)
+    }
+}

@@ -7,7 +7,7 @@ extension SandboxServer {
     /// A provider's context against this started sandbox: its replica's base URL plus `config`,
     /// and the real libcurl client with `retries` retries (none by default, so faults surface).
     public func providerContext(
-        _ replica: String, _ config: [String: String] = [:], retries: Int = 0, cache: any ProviderCache = NoProviderCache()
+        _ replica: String, _ config: [String: String] = [:], retries: Int = 0, cache: any ProviderCache = MemoryProviderCache()
     ) -> ProviderContext {
         var configuration = MediaHTTPClient.Configuration()
         configuration.maxRetries = retries

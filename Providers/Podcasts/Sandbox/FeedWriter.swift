@@ -21,7 +21,15 @@ struct FeedWriter {
     func mediaURL(_ show: PodcastCatalogue.Show, _ number: Int) -> String { "\(base)/media/\(show.id)/\(number).mp3" }
 
     private func rss(_ show: PodcastCatalogue.Show, encoding: String) -> String {
-        var out = """
+        var out = rssHeader(show, encoding: encoding)
+        for number in stride(from: show.episodeCount, through: 1, by: -1) { out += rssItem(show, number) }
+        return out + rssFooter
+    }
+
+    /// Some hosts put a newline (or several) before the XML declaration; real clients read it.
+    func rssHeader(_ show: PodcastCatalogue.Show, encoding: String) -> String {
+        let leading = show.id % 13 == 0 ? "\n" : ""
+        return leading + """
             <?xml version="1.0" encoding="\(encoding)"?>
             <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:podcast="https://podcastindex.org/namespace/1.0" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:atom="http://www.w3.org/2005/Atom">
             <channel>
@@ -38,25 +46,30 @@ struct FeedWriter {
             <itunes:explicit>false</itunes:explicit>
 
             """
-        for number in stride(from: show.episodeCount, through: 1, by: -1) {
-            let episode = catalogue.episode(show, number)
-            out += "<item>\n<title>\(escape(episode.title))</title>\n"
-            if episode.hasGUID { out += "<guid isPermaLink=\"false\">\(show.id)-ep-\(number)</guid>\n" }
-            out += "<pubDate>\(Self.pubDate(episode.published, variant: number))</pubDate>\n"
-            if let duration = Self.duration(episode.duration, variant: number) { out += "<itunes:duration>\(duration)</itunes:duration>\n" }
-            out += "<itunes:season>\((number - 1) / 10 + 1)</itunes:season>\n<itunes:episode>\(number)</itunes:episode>\n"
-            // Every fourth enclosure is relative to the feed, as some hosts write them.
-            let media = number % 4 == 0 ? "../media/\(show.id)/\(number).mp3" : mediaURL(show, number)
-            out += "<enclosure url=\"\(media)\" length=\"\(number % 9 == 0 ? 0 : episode.size)\" type=\"audio/mpeg\"/>\n"
-            out += "<link>episodes/\(number)</link>\n"
-            out += "<description>\(description(show, number))</description>\n"
-            if number % 5 == 0 { out += "<itunes:image href=\"\(base)/artwork/\(show.id)-\(number).png\"/>\n" }
-            if number % 7 == 0 { out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n" }
-            out += "</item>\n"
-        }
-        out += "</channel>\n</rss>\n"
-        return out
     }
+
+    func rssItem(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
+        let episode = catalogue.episode(show, number)
+        var out = "<item>\n<title>\(escape(episode.title))</title>\n"
+        if episode.hasGUID { out += "<guid isPermaLink=\"false\">\(show.id)-ep-\(number)</guid>\n" }
+        out += "<pubDate>\(Self.pubDate(episode.published, variant: number))</pubDate>\n"
+        if let duration = Self.duration(episode.duration, variant: number) { out += "<itunes:duration>\(duration)</itunes:duration>\n" }
+        out += "<itunes:season>\((number - 1) / 10 + 1)</itunes:season>\n<itunes:episode>\(number)</itunes:episode>\n"
+        // Every fourth enclosure is relative to the feed, as some hosts write them.
+        let media = number % 4 == 0 ? "../media/\(show.id)/\(number).mp3" : mediaURL(show, number)
+        out += "<enclosure url=\"\(media)\" length=\"\(number % 9 == 0 ? 0 : episode.size)\" type=\"audio/mpeg\"/>\n"
+        out += "<link>episodes/\(number)</link>\n"
+        out += "<description>\(description(show, number))</description>\n"
+        if show.id == PodcastCatalogue.longShowID {
+            // Long-running shows write long notes: about 2.5 KB an episode.
+            out += "<content:encoded><![CDATA[" + String(repeating: "<p>Show notes with links, credits and chapters. </p>", count: 40) + "]]></content:encoded>\n"
+        }
+        if number % 5 == 0 { out += "<itunes:image href=\"\(base)/artwork/\(show.id)-\(number).png\"/>\n" }
+        if number % 7 == 0 { out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n" }
+        return out + "</item>\n"
+    }
+
+    let rssFooter = "</channel>\n</rss>\n"
 
     private func description(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
         switch number % 3 {

@@ -25,6 +25,9 @@ struct PodcastCatalogue: Sendable {
 
     /// A show for benchmarks: episodes 1–20 are 50 MB, episode 21 is 1 GB.
     static let benchmarkShowID = 1_999_999_999
+    /// A long-running show whose feed is about 60 MB (25,000 episodes with long notes), streamed
+    /// as it is written: what 10-50 MB real feeds look like, and more.
+    static let longShowID = 1_999_999_998
 
     enum FeedFormat: Sendable { case rss, atom, latin1 }
 
@@ -93,6 +96,11 @@ struct PodcastCatalogue: Sendable {
             Show(
                 id: Self.benchmarkShowID, title: "Sandbox Benchmarks", author: "mediahost", genre: Self.genres[16], episodeCount: 21,
                 summary: "Large files for download benchmarks.", format: .rss, releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
+                hidden: true))
+        shows.append(
+            Show(
+                id: Self.longShowID, title: "The Long Runner", author: "mediahost", genre: Self.genres[16], episodeCount: 25_000,
+                summary: "A show with a very long feed.", format: .rss, releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
                 hidden: true))
         self.shows = shows
         self.byID = Dictionary(uniqueKeysWithValues: shows.enumerated().map { ($1.id, $0) })

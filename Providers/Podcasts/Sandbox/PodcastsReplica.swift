@@ -8,6 +8,8 @@ import Sandbox
 public struct PodcastsReplica: SandboxReplica {
     public let id = "podcasts"
     let catalogue: PodcastCatalogue
+    /// The show whose feed is about 60 MB (`?episodes=N` on its feed URL changes its length).
+    public static let longShowID = PodcastCatalogue.longShowID
 
     public init(seed: UInt64 = 20_261_121, shows: Int = 600) {
         catalogue = PodcastCatalogue(seed: seed, count: shows)
@@ -133,12 +135,34 @@ public struct PodcastsReplica: SandboxReplica {
         guard let file = context.parameters.get("file"), file.hasSuffix(".xml"), let id = Int(file.dropLast(4)),
             let show = catalogue.show(id)
         else { return Response(status: .notFound) }
-        let (body, type) = FeedWriter(catalogue: catalogue, base: base(request)).feed(for: show)
+        let writer = FeedWriter(catalogue: catalogue, base: base(request))
         let etag = "\"feed-\(show.id)-\(show.episodeCount)\""
         let lastModified = "Tue, 10 Jun 2025 09:41:00 GMT"
         if request.headers[.ifNoneMatch] == etag || (request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == lastModified) {
             return Response(status: .notModified, headers: [.eTag: etag, .lastModified: lastModified])
         }
+        if show.id == PodcastCatalogue.longShowID {
+            // Written as it is sent, a few hundred episodes at a time: the replica never holds 60 MB.
+            // `?episodes=N` makes it shorter (tests) or longer (benchmarks).
+            var long = show
+            if let count = request.uri.queryParameters.get("episodes").flatMap({ Int($0) }), (1...200_000).contains(count) {
+                long.episodeCount = count
+            }
+            let show = long
+            return Response(
+                status: .ok, headers: [.contentType: "application/rss+xml; charset=utf-8", .eTag: etag, .lastModified: lastModified],
+                body: ResponseBody { body in
+                    try await body.write(ByteBuffer(string: writer.rssHeader(show, encoding: "UTF-8")))
+                    for start in stride(from: show.episodeCount, through: 1, by: -250) {
+                        var chunk = ""
+                        for number in stride(from: start, to: max(0, start - 250), by: -1) { chunk += writer.rssItem(show, number) }
+                        try await body.write(ByteBuffer(string: chunk))
+                    }
+                    try await body.write(ByteBuffer(string: writer.rssFooter))
+                    try await body.finish(nil)
+                })
+        }
+        let (body, type) = writer.feed(for: show)
         return Response(
             status: .ok, headers: [.contentType: type, .eTag: etag, .lastModified: lastModified],
             body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -2,7 +2,7 @@ import Foundation
 import MediaKit
 
 extension PodcastsProvider {
-    func item(from show: ITunesPodcast, feed: ParsedFeed?) -> MediaItem? {
+    func item(from show: ITunesPodcast, feed: ParsedFeed?, episodes: Int? = nil) -> MediaItem? {
         guard let collection = show.collectionId ?? show.trackId else { return nil }
         var item = MediaItem(
             id: ItemID(provider: "podcasts", kind: .podcast, nativeID: String(collection)),
@@ -18,7 +18,7 @@ extension PodcastsProvider {
         else if let feed, !feed.categories.isEmpty { extra["genres"] = feed.categories.joined(separator: ", ") }
         if let directory = show.collectionViewUrl ?? show.trackViewUrl { extra["directory"] = directory }
         item.extra = extra
-        if let count = feed?.episodes.count ?? show.trackCount { item.stats = ["episodes": count] }
+        if let count = episodes ?? show.trackCount { item.stats = ["episodes": count] }
         return item
     }
 
@@ -77,18 +77,6 @@ extension PodcastsProvider {
         return "h" + String(hash, radix: 16)
     }
 
-    /// Newest first; episodes without a date keep their feed order after the dated ones.
-    static func newestFirst(_ episodes: [ParsedEpisode]) -> [ParsedEpisode] {
-        episodes.enumerated().sorted { a, b in
-            switch (a.element.published, b.element.published) {
-            case let (x?, y?): return x != y ? x > y : a.offset < b.offset
-            case (.some, nil): return true
-            case (nil, .some): return false
-            case (nil, nil): return a.offset < b.offset
-            }
-        }.map(\.element)
-    }
-
     static func offset(_ cursor: Cursor?) throws -> Int {
         guard let cursor else { return 0 }
         // Bounded so that no arithmetic on a client's cursor can overflow.
@@ -105,5 +93,15 @@ extension PodcastsProvider {
         return Page(
             items: offset < end ? all[offset..<end].map(makeItem) : [], next: end < all.count ? Cursor(String(end)) : nil,
             prev: offset > 0 ? Cursor(String(max(0, offset - size))) : nil, total: all.count)
+    }
+}
+
+/// Episodes parsed since the last batch went to the cache (one writer: the feed being read).
+final class EpisodeBatch: @unchecked Sendable {
+    var rows: [CachedRow] = []
+
+    func take() -> [CachedRow] {
+        defer { rows.removeAll(keepingCapacity: true) }
+        return rows
     }
 }

@@ -109,7 +109,7 @@ public struct PodcastsProvider: MediaProvider {
             let show = try await lookup(id.nativeID)
             do {
                 let feed = try await feed(of: show)
-                return item(from: show, feed: feed) ?? MediaItem(id: id, title: id.nativeID)
+                return item(from: show, feed: feed.channel, episodes: feed.count) ?? MediaItem(id: id, title: id.nativeID)
             } catch let error as ProviderError {
                 // The directory entry is still worth showing when the feed is down or broken.
                 var item = item(from: show, feed: nil) ?? MediaItem(id: id, title: id.nativeID)
@@ -118,26 +118,36 @@ public struct PodcastsProvider: MediaProvider {
             }
         case .episode:
             let (show, feed, episode) = try await findEpisode(id)
-            return self.item(from: episode, show: show, feed: feed)
+            return self.item(from: episode, show: show, feed: feed.channel)
         default:
             throw ProviderError.unsupported("podcasts has no \(id.kind.rawValue) items")
         }
     }
 
-    /// A podcast's episodes from its feed, newest first.
+    /// A podcast's episodes from its feed, newest first, read a page at a time from the copy the
+    /// host keeps (a feed of 40,000 episodes is never in memory at once).
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         guard id.kind == .podcast else { throw ProviderError.unsupported("only podcasts have episodes") }
-        let show = try await lookup(id.nativeID)
+        return try await episodes(of: try await lookup(id.nativeID), cursor: cursor)
+    }
+
+    /// A page of a show's episodes, newest first.
+    func episodes(of show: ITunesPodcast, cursor: Cursor?) async throws -> Page {
         let feed = try await feed(of: show)
+        let offset = try Self.offset(cursor)
+        let rows = await cache.listRows(feed.listKey, offset: offset, limit: Self.episodePageSize) ?? []
         // Items (and their notes as text) are made for this page only.
-        return try Self.page(Self.newestFirst(feed.episodes), cursor: cursor, size: Self.episodePageSize) {
-            item(from: $0, show: show, feed: feed)
-        }
+        let items = rows.compactMap { EpisodeRecord.decode($0.data) }.map { item(from: $0, show: show, feed: feed.channel) }
+        let end = offset + rows.count
+        return Page(
+            items: items, next: end < feed.count ? Cursor(String(end)) : nil,
+            prev: offset > 0 ? Cursor(String(max(0, offset - Self.episodePageSize))) : nil, total: feed.count)
     }
 
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
         guard id.kind == .episode else { throw ProviderError.unsupported("only episodes can be downloaded, not a \(id.kind.rawValue)") }
-        let (show, feed, episode) = try await findEpisode(id)
+        let (show, stored, episode) = try await findEpisode(id)
+        let feed = stored.channel
         guard let text = episode.enclosureURL, let url = URL(string: text) else {
             throw ProviderError.notFound("episode \(id) has no media file in its feed")
         }
@@ -160,53 +170,90 @@ public struct PodcastsProvider: MediaProvider {
         return show
     }
 
-    private func findEpisode(_ id: ItemID) async throws -> (ITunesPodcast, ParsedFeed, ParsedEpisode) {
+    private func findEpisode(_ id: ItemID) async throws -> (ITunesPodcast, StoredFeed, ParsedEpisode) {
         let parts = id.nativeID.split(separator: ":", maxSplits: 1)
         guard parts.count == 2 else { throw ProviderError.notFound("\(id) is not an episode id") }
         let show = try await lookup(String(parts[0]))
         let feed = try await feed(of: show)
-        guard let episode = feed.episodes.first(where: { Self.episodeKey($0) == parts[1] }) else {
+        guard let row = await cache.listRow(feed.listKey, id: String(parts[1])), let episode = EpisodeRecord.decode(row.data) else {
             throw ProviderError.notFound("episode \(parts[1]) is no longer in the feed of \(show.collectionName ?? "podcast \(parts[0])")")
         }
         return (show, feed, episode)
     }
 
-    /// The show's feed, parsed, revalidated with the validators of the copy the host keeps.
-    func feed(of show: ITunesPodcast) async throws -> ParsedFeed {
+    /// A show's feed as the host keeps it: the channel's fields, and its episodes as a list in
+    /// the cache (`listKey`), newest first.
+    struct StoredFeed: Codable {
+        var channel: ParsedFeed
+        var count: Int
+        var listKey: String
+    }
+
+    /// The largest feed read: long-running shows reach 50 MB; far beyond is a server that never stops.
+    static let maxFeedSize = 512 << 20
+
+    /// The show's feed, revalidated with the validators of the copy the host keeps: a 304 costs
+    /// one request; a new copy is streamed to a temporary file (memory stays flat whatever its
+    /// size), then parsed chunk by chunk into the host's list of episodes.
+    func feed(of show: ITunesPodcast) async throws -> StoredFeed {
         guard let text = show.feedUrl, let url = URL(string: text) else {
             throw ProviderError.notFound("\(show.collectionName ?? "this podcast") has no feed in the directory")
         }
-        let key = "feed:" + url.absoluteString
+        let name = URLRedaction.redact(url.absoluteString)
+        let key = "feed2:" + url.absoluteString
+        let listKey = "episodes:" + url.absoluteString
         let cached = await cache.value(for: key)
-        let kept = cached.flatMap { try? JSONDecoder().decode(ParsedFeed.self, from: $0.data) }
+        var kept = cached.flatMap { try? JSONDecoder().decode(StoredFeed.self, from: $0.data) }
+        if kept != nil, await cache.listCount(listKey) == nil { kept = nil }
         var request = HTTPRequest(url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
         if let cached, kept != nil { request.setValidators(etag: cached.etag, lastModified: cached.lastModified) }
-        let response: HTTPResponse
+
+        let body = try SpoolFile()
+        let head: (status: Int, headers: [String: String])
         do {
-            response = try await http.send(request)
+            head = try await http.stream(
+                request, offset: 0, onHead: { status, _ in status == 200 },
+                onData: { body.write($0, limit: Self.maxFeedSize) }, progress: nil)
         } catch let error as HTTPClientError where error.kind != .cancelled {
             if let kept {
-                logger.notice("using the kept copy of \(URLRedaction.redact(url.absoluteString)): \(error.detail)")
+                logger.notice("using the kept copy of \(name): \(error.detail)")
                 return kept
             }
             throw ProviderError.network("cannot fetch the feed: \(error)")
         }
-        if response.status == 304, let kept { return kept }
-        guard response.status == 200 else {
-            if let kept, response.status >= 500 { return kept }
-            throw Self.error(for: response, what: "the feed \(URLRedaction.redact(url.absoluteString))")
+        if head.status == 304, let kept { return kept }
+        guard head.status == 200 else {
+            if let kept, head.status >= 500 { return kept }
+            let response = HTTPResponse(status: head.status, headers: head.headers, body: Data(), url: url)
+            throw Self.error(for: response, what: "the feed \(name)")
         }
-        let parsed: ParsedFeed
+        if body.overflowed { throw ProviderError.invalidResponse("the feed \(name) is larger than \(Self.maxFeedSize >> 20) MB") }
+
+        let batch = EpisodeBatch()
+        let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: head.headers["content-type"])) { episode in
+            batch.rows.append(
+                CachedRow(id: Self.episodeKey(episode), order: episode.published?.timeIntervalSince1970, data: EpisodeRecord.encode(episode)))
+        }
+        var channel = ParsedFeed()
         do {
-            parsed = try FeedParser.parse(response.body, url: response.url)
+            try await cache.replaceList(listKey) { append in
+                try body.rewind()
+                while let chunk = try body.read(1 << 20) {
+                    try chunk.withUnsafeBytes { try parser.feed($0) }
+                    if batch.rows.count >= 256 { try await append(batch.take()) }
+                    try Task.checkCancellation()
+                }
+                channel = try parser.finish()
+                try await append(batch.take())
+            }
         } catch let error as FeedError {
             throw ProviderError.invalidResponse(error.description)
         }
-        if let data = try? JSONEncoder().encode(parsed) {
-            await cache.store(
-                CachedValue(data: data, etag: response.header("etag"), lastModified: response.header("last-modified")), for: key)
+        let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: listKey)
+        if let data = try? JSONEncoder().encode(stored) {
+            await cache.store(CachedValue(data: data, etag: head.headers["etag"], lastModified: head.headers["last-modified"]), for: key)
         }
-        return parsed
+        return stored
     }
 
     private func get(_ path: String, _ query: [String: String], what: String) async throws -> Data {

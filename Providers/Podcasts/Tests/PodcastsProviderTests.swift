@@ -8,12 +8,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A provider's cache in memory, standing in for the host's store.
-final class MemoryCache: ProviderCache {
-    private let values = Mutex<[String: CachedValue]>([:])
-    func value(for key: String) async -> CachedValue? { values.withLock { $0[key] } }
-    func store(_ value: CachedValue, for key: String) async { values.withLock { $0[key] = value } }
-}
+typealias MemoryCache = MemoryProviderCache
 
 /// The podcasts provider, over libcurl, against its sandbox replica.
 struct PodcastsFixture {
@@ -216,5 +211,29 @@ struct PodcastsFixture {
         #expect(throws: ProviderError.self) {
             try PodcastsProvider.page([1, 2, 3], cursor: Cursor(cursor), size: 20) { MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:\($0)"), title: "\($0)") }
         }
+    }
+}
+
+@Suite struct LongFeedTests {
+    /// A feed over the 10 MB that libxml2 refused whole (and the 32 MiB body cap of the old
+    /// path), streamed from the replica: opens, pages both ways, and finds its episodes.
+    @Test func aFeedOverTenMegabytesOpensAndPages() async throws {
+        let fixture = try await PodcastsFixture()
+        defer { fixture.server.stop() }
+        let base = try #require(fixture.server.baseURL(for: "podcasts"))
+        var show = try await fixture.provider.lookup(String(PodcastsReplica.longShowID))
+        show.feedUrl = "\(base)/feeds/\(PodcastsReplica.longShowID).xml?episodes=4500"
+        let feed = try await fixture.provider.feed(of: show)
+        #expect(feed.count == 4500)
+        #expect(feed.channel.title == "The Long Runner")
+        let first = try await fixture.provider.episodes(of: show, cursor: nil)
+        #expect(first.items.count == 20)
+        #expect(first.total == 4500)
+        #expect(first.items.first?.extra?["episode"] == "4500", "newest first")
+        let last = try await fixture.provider.episodes(of: show, cursor: Cursor("4480"))
+        #expect(last.items.count == 20)
+        #expect(last.items.last?.extra?["episode"] == "1")
+        #expect(last.next == nil)
+        #expect(last.prev == Cursor("4460"))
     }
 }

@@ -74,7 +74,8 @@ struct Transfer {
         var info = stat()
         fstat(fd, &info)
         let existing = Int64(info.st_size)
-        var request = HTTPRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        // Media is stored as sent: never asked for compressed, never inflated on the way to disk.
+        var request = HTTPRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"), acceptsCompression: false)
         var offset: Int64 = 0
         if existing > 0, let validator = record.etag ?? record.lastModified {
             offset = existing
