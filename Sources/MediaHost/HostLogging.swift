@@ -24,7 +24,9 @@ public final class Redactor: Sendable {
             forms.insert(value)
             if let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.insert(encoded) }
             if let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) { forms.insert(encoded) }
-            forms.insert(String(decoding: JSONWriter.bytes(.string(value)).dropFirst().dropLast(), as: UTF8.self))
+            let escaped = String(decoding: JSONWriter.bytes(.string(value)).dropFirst().dropLast(), as: UTF8.self)
+            forms.insert(escaped)
+            forms.insert(escaped.replacingOccurrences(of: "/", with: "\\/"))  // encoders that escape slashes
         }
         patterns.withLock { $0 = forms.sorted { $0.utf8.count > $1.utf8.count } }
     }
@@ -33,9 +35,10 @@ public final class Redactor: Sendable {
 
     public func redact(_ text: String) -> String {
         let values = patterns.withLock { $0 }
+        guard !values.isEmpty else { return text }
         var text = text
         for value in values where text.contains(value) { text = text.replacingOccurrences(of: value, with: Self.mask) }
-        return text
+        return String(decoding: Self.redactCut(Array(text.utf8), values.map { Array($0.utf8) }), as: UTF8.self)
     }
 
     /// Secrets removed and control characters dropped: for a line a person reads.
@@ -48,8 +51,43 @@ public final class Redactor: Sendable {
         let values = patterns.withLock { $0 }
         guard !values.isEmpty else { return bytes }
         var bytes = bytes
-        for value in values { bytes = Self.replace(Array(value.utf8), in: bytes) }
-        return bytes
+        let forms = values.map { Array($0.utf8) }
+        for form in forms { bytes = Self.replace(form, in: bytes) }
+        return Self.redactCut(bytes, forms)
+    }
+
+    /// The shortest start of a secret worth masking when text was cut inside it: before a "…",
+    /// and (since ordinary words end texts too) a longer one at the very end.
+    static let minimumCut = 6
+    static let minimumCutAtEnd = 12
+    private static let ellipsis: [UInt8] = [0xE2, 0x80, 0xA6]
+
+    /// A secret cut short by a shortened message ("…" or the end of the text) would otherwise
+    /// pass the whole-value match: the start of a secret right before a cut is masked too.
+    static func redactCut(_ bytes: [UInt8], _ forms: [[UInt8]]) -> [UInt8] {
+        var cuts: [Int] = []
+        var i = 0
+        while i + 3 <= bytes.count {
+            if bytes[i] == 0xE2, bytes[i + 1] == 0x80, bytes[i + 2] == 0xA6 { cuts.append(i) }
+            i += 1
+        }
+        cuts.append(bytes.count)
+        var out = bytes
+        // From the last cut back, so earlier offsets stay valid.
+        for cut in cuts.reversed() {
+            let minimum = cut == bytes.count ? minimumCutAtEnd : minimumCut
+            var longest = 0
+            for form in forms {
+                var k = min(form.count - 1, cut)
+                while k >= minimum {
+                    if out[(cut - k)..<cut].elementsEqual(form[0..<k]) { break }
+                    k -= 1
+                }
+                if k >= minimum { longest = max(longest, k) }
+            }
+            if longest > 0 { out.replaceSubrange((cut - longest)..<cut, with: Array(mask.utf8)) }
+        }
+        return out
     }
 
     /// A JSON value with every string redacted.

@@ -66,6 +66,15 @@ import TestSupport
         let redactor = Redactor()
         redactor.update(["sekrit-token-123"])
         #expect(redactor.redact("GET https://x/?key=sekrit-token-123 failed") == "GET https://x/?key=*** failed")
+        // Percent-encoded and JSON-escaped forms, and a secret cut short by a shortened message.
+        redactor.update(["a/b+c=secret value", "plain-0123456789"])
+        #expect(redactor.redact("q=a%2Fb%2Bc%3Dsecret%20value&x") == "q=***&x")
+        #expect(redactor.redact("echo: Bearer plain-0123…") == "echo: Bearer ***…")
+        #expect(redactor.redact("ends with plain-012345") == "ends with ***")
+        #expect(redactor.redact("ends with plain-0123") == "ends with plain-0123", "a short word at the end is not a cut secret")
+        #expect(redactor.redact("plain-0 is too short to be a cut") == "plain-0 is too short to be a cut")
+        let json = Array(#"{"m":"x plain-0123456789 and a\/b+c=secret value and plain-01…"}"#.utf8)
+        #expect(String(decoding: redactor.redact(bytes: json), as: UTF8.self) == #"{"m":"x *** and *** and ***…"}"#)
     }
 
     @Test func pathsFollowXDGAndOverrides() {

@@ -42,4 +42,3 @@ struct MMention: Decodable { var id: String?; var username: String?; var acct: S
 struct MTag: Decodable { var name: String?; var url: String? }
 struct MSearch: Decodable { var statuses: [MStatus]? }
 struct MContext: Decodable { var descendants: [MStatus]? }
-struct MError: Decodable { var error: String? }

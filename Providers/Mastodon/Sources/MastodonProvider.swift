@@ -119,13 +119,13 @@ public struct MastodonProvider: MediaProvider {
     }
 
     static func error(for response: HTTPResponse) -> ProviderError {
-        let message = (try? JSONDecoder().decode(MError.self, from: response.body))?.error ?? "HTTP \(response.status)"
+        let message = ServiceReason.from(response.body) ?? "no reason given"
         switch response.status {
         case 429:
             let reset = response.header("x-ratelimit-reset").flatMap { ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0) }
             return .rateLimited(retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
-        case 401, 403: return .unauthorized("Mastodon: \(message)")
-        case 404: return .notFound("Mastodon: \(message)")
+        case 401, 403: return .unauthorized(message)
+        case 404: return .notFound(message)
         default: return .upstream(status: response.status, message: message)
         }
     }

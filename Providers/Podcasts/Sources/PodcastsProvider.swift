@@ -274,8 +274,7 @@ public struct PodcastsProvider: MediaProvider {
         case 429, 403 where response.header("retry-after") != nil:
             return .rateLimited(retryAfter: response.retryAfter)
         default:
-            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
-            return .upstream(status: response.status, message: "\(what) failed" + (text.isEmpty ? "" : ": \(text)"))
+            return .upstream(status: response.status, message: "\(what) failed: " + (ServiceReason.from(response.body) ?? "no reason given"))
         }
     }
 

@@ -148,20 +148,20 @@ public struct TMDBProvider: MediaProvider {
     /// TMDB's status codes: 7/10 invalid key, 34 not found, 25 rate limit, 3/17/30/33 session and login.
     static func error(for response: HTTPResponse) -> ProviderError {
         let status = try? JSONDecoder().decode(TMDBStatus.self, from: response.body)
-        let message = status?.status_message ?? "HTTP \(response.status)"
+        let message = ServiceReason.from(response.body) ?? "no reason given"
         switch status?.status_code {
         case 7?, 10?: return .unauthorized("the TMDB API key or token is not valid; set TMDB_ACCESS_TOKEN or TMDB_API_KEY")
-        case 34?, 6?: return .notFound("TMDB: \(message)")
+        case 34?, 6?: return .notFound(message)
         case 25?: return .rateLimited(retryAfter: response.retryAfter)
-        case 30?: return .unauthorized("TMDB: invalid username or password")
-        case 33?: return .unauthorized("TMDB: the login took too long (the request token expired); try `login tmdb` again")
+        case 30?: return .unauthorized("invalid username or password")
+        case 33?: return .unauthorized("the login took too long (the request token expired); try `login tmdb` again")
         case 3?, 17?: return .unauthorized("TMDB refused the session; run `login tmdb` again")
         default: break
         }
         switch response.status {
         case 429: return .rateLimited(retryAfter: response.retryAfter)
-        case 401, 403: return .unauthorized("TMDB: \(message)")
-        case 404: return .notFound("TMDB: \(message)")
+        case 401, 403: return .unauthorized(message)
+        case 404: return .notFound(message)
         default: return .upstream(status: response.status, message: message)
         }
     }

@@ -54,13 +54,13 @@ public struct TwitterProvider: MediaProvider {
     public func item(_ id: ItemID) async throws -> MediaItem {
         if id.kind == .user {
             let response: TWResponse<TWUser> = try await get("2/users/\(id.nativeID)", ["user.fields": Self.fields["user.fields"]!])
-            guard let user = response.data else { throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no user \(id.nativeID)")") }
+            guard let user = response.data else { throw ProviderError.notFound(response.errors?.first?.detail ?? "no user \(id.nativeID)") }
             return item(from: user)
         }
         guard id.kind == .post else { throw ProviderError.unsupported("X details are available for posts and users") }
         let response: TWResponse<TWTweet> = try await get("2/tweets/\(id.nativeID)", Self.fields)
         guard let tweet = response.data, let item = item(from: tweet, includes: response.includes) else {
-            throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no post \(id.nativeID)")")
+            throw ProviderError.notFound(response.errors?.first?.detail ?? "no post \(id.nativeID)")
         }
         return item
     }
@@ -78,7 +78,7 @@ public struct TwitterProvider: MediaProvider {
 
     func lookup(_ username: String) async throws -> String {
         let response: TWResponse<TWUser> = try await get("2/users/by/username/\(username)", ["user.fields": Self.fields["user.fields"]!])
-        guard let id = response.data?.id else { throw ProviderError.notFound("X: \(response.errors?.first?.detail ?? "no user @\(username)")") }
+        guard let id = response.data?.id else { throw ProviderError.notFound(response.errors?.first?.detail ?? "no user @\(username)") }
         return id
     }
 
@@ -105,15 +105,15 @@ public struct TwitterProvider: MediaProvider {
     }
 
     func error(for response: HTTPResponse) -> ProviderError {
-        let problem = try? JSONDecoder().decode(TWProblem.self, from: response.body)
+        let reason = ServiceReason.from(response.body)
         switch response.status {
         case 429:
             let reset = RetryAfter.untilEpoch(response.header("x-rate-limit-reset"), now: now())
             return .rateLimited(retryAfter: reset)
         case 401: return .unauthorized("X refused the bearer token; set TWITTER_BEARER_TOKEN")
-        case 403: return .unauthorized("X: \(problem?.detail ?? "forbidden") (your access level may not include this endpoint)")
-        case 404: return .notFound("X: \(problem?.detail ?? "not found")")
-        default: return .upstream(status: response.status, message: problem?.detail ?? problem?.title ?? "HTTP \(response.status)")
+        case 403: return .unauthorized("\(reason ?? "forbidden") (your access level may not include this endpoint)")
+        case 404: return .notFound(reason ?? "not found")
+        default: return .upstream(response)
         }
     }
 }

@@ -190,7 +190,7 @@ public struct YouTubeProvider: MediaProvider {
     static func error(for response: HTTPResponse) -> ProviderError {
         let body = (try? JSONDecoder().decode(YTErrorBody.self, from: response.body))?.error
         let reasons = Set(((body?.errors ?? []) + (body?.details ?? [])).compactMap(\.reason))
-        let message = (body?.message ?? "HTTP \(response.status)").replacingOccurrences(of: #"<[^>]+>"#, with: "", options: .regularExpression)
+        let message = ServiceReason.from(response.body) ?? "no reason given"
         if reasons.contains("quotaExceeded") || reasons.contains("dailyLimitExceeded") {
             return .quotaExceeded("the YouTube API quota for this key is used up for today (it resets at midnight Pacific time)")
         }
@@ -204,7 +204,7 @@ public struct YouTubeProvider: MediaProvider {
             return .unauthorized("YouTube refused the request: \(message)")
         }
         if response.status == 404 || reasons.contains(where: { $0.hasSuffix("NotFound") }) {
-            return .notFound("YouTube: \(message)")
+            return .notFound(message)
         }
         return .upstream(status: response.status, message: message)
     }

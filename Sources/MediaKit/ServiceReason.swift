@@ -1,0 +1,65 @@
+import Foundation
+
+/// The service's own reason for an error, from whichever error shape it used, so a person reads
+/// "query must be provided" instead of "HTTP 422". Every provider's `error(for:)` starts here.
+public enum ServiceReason {
+    /// The reason in an error body, or nil when the body has none (empty, or not text).
+    ///
+    /// Shapes read: Google's `{"error":{"message"}}`, TMDB's `{"status_message"}` and
+    /// `{"errors":["…"]}`, OAuth's and Mastodon's `{"error":"…","error_description"}`, X's
+    /// problem details `{"detail","title"}` and `{"errors":[{"message"|"detail"}]}`, iTunes's
+    /// `{"errorMessage"}`, a bare `{"message"}`; otherwise plain text or HTML, tags removed.
+    public static func from(_ body: Data) -> String? {
+        guard !body.isEmpty else { return nil }
+        // Raw control characters make JSON invalid; a hostile or sloppy server sends them anyway.
+        let json = Data(body.prefix(1 << 20).map { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D ? 0x20 : $0 })
+        if let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] {
+            return fromJSON(object)
+        }
+        let text = String(decoding: body.prefix(2000), as: UTF8.self)
+        guard !text.contains("\u{FFFD}") else { return nil }
+        let plain = HTMLText.plain(text).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return shorten(plain)
+    }
+
+    private static func fromJSON(_ object: [String: Any]) -> String? {
+        func text(_ value: Any?) -> String? {
+            guard let string = value as? String else { return nil }
+            let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : shorten(HTMLText.plain(trimmed))
+        }
+        if let error = object["error"] as? [String: Any] {
+            if let message = text(error["message"]) { return message }
+            if let details = error["errors"] as? [[String: Any]], let message = details.lazy.compactMap({ text($0["message"]) }).first { return message }
+        }
+        if let description = text(object["error_description"]) {
+            return text(object["error"]).map { "\($0): \(description)" } ?? description
+        }
+        for key in ["status_message", "errorMessage", "detail", "message", "error", "title"] {
+            if let found = text(object[key]) { return found }
+        }
+        if let errors = object["errors"] as? [Any] {
+            let messages = errors.compactMap { element -> String? in
+                if let string = text(element) { return string }
+                guard let entry = element as? [String: Any] else { return nil }
+                return text(entry["message"]) ?? text(entry["detail"]) ?? text(entry["title"])
+            }
+            if !messages.isEmpty { return messages.prefix(3).joined(separator: "; ") }
+        }
+        return nil
+    }
+
+    private static func shorten(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return nil }
+        return trimmed.count > 300 ? String(trimmed.prefix(300)) + "…" : trimmed
+    }
+}
+
+extension ProviderError {
+    /// An answer with an error status the provider has no better word for: the service's own
+    /// reason, never just the status again.
+    public static func upstream(_ response: HTTPResponse) -> ProviderError {
+        .upstream(status: response.status, message: ServiceReason.from(response.body) ?? "no reason given")
+    }
+}
