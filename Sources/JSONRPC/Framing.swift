@@ -51,7 +51,12 @@ public struct MessageSplitter {
     public init(maxMessageSize: Int = 16 << 20) { self.maxMessageSize = maxMessageSize }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if start > 0, start >= buffer.count / 2 {
+        if start == buffer.count, buffer.capacity > Self.idleCapacity {
+            // One 16 MiB message must not keep 16 MiB reserved for the life of the connection.
+            buffer = []
+            scanFrom -= start
+            start = 0
+        } else if start > 0, start >= buffer.count / 2 {
             buffer.removeSubrange(0..<start)
             scanFrom -= start
             start = 0
@@ -65,6 +70,12 @@ public struct MessageSplitter {
 
     /// Bytes received but not yet part of a whole message.
     public var pendingCount: Int { buffer.count - start }
+
+    /// What the buffer may keep reserved between messages.
+    static let idleCapacity = 1 << 20
+
+    /// Bytes reserved by the buffer (for tests of the bound above).
+    public var reservedBytes: Int { buffer.capacity }
 
     public mutating func next() -> Event? {
         while true {

@@ -134,6 +134,16 @@ import Testing
         #expect(result.last == message("{\"after\":1}", .newline))
     }
 
+    @Test func aHugeMessageDoesNotStayReserved() {
+        var splitter = MessageSplitter()
+        splitter.append(Array(("{\"pad\":\"" + String(repeating: "x", count: 8 << 20) + "\"}\n").utf8))
+        while splitter.next() != nil {}
+        #expect(splitter.reservedBytes > 8 << 20)
+        splitter.append(Array("[1]\n".utf8))
+        #expect(splitter.next() == message("[1]", .newline))
+        #expect(splitter.reservedBytes < 1 << 20)
+    }
+
     @Test func theEndOfInputLosesNoRequest() {
         var splitter = MessageSplitter()
         splitter.append(Array("{\"a\":1}\n{\"last\":true}".utf8))
