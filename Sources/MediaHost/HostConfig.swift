@@ -60,7 +60,7 @@ public struct ConfigKeyInfo: Sendable {
             switch ShellWords.split(value) {
             case .success(let words) where !words.isEmpty: return nil
             case .success: return "must name a program"
-            case .failure(let error): return error.description
+            case .failure(let error): return "must be a command line as a shell reads it: \(error.description)"
             }
         }
     }

@@ -198,3 +198,43 @@ import TestSupport
         #expect(try FileManager.default.attributesOfItem(atPath: directory + "/data")[.posixPermissions] as? Int == 0o700)
     }
 }
+
+/// Every host setting, set to out-of-range, wrong-type and extreme values through each way of
+/// setting it: refused by config.set (naming the range), ignored with a note from config.toml
+/// and the environment, and never a trap in what reads it.
+@Suite struct EverySettingTests {
+    static let extremes = [
+        "9223372036854775807", "9223372036855", "-9223372036854775808", "-1", "0", "1e400", "nan", "inf", "", " ", "abc",
+        "１２", "\u{0}", String(repeating: "9", count: 400), "\"mpv", "loud",
+    ]
+
+    @Test(arguments: HostSettings.all.map(\.key))
+    func outOfRangeValuesThroughEveryLayer(key: String) async throws {
+        let info = try #require(HostSettings.all.first { $0.key == key })
+        for value in Self.extremes where info.problem(with: value) != nil {
+            // config.set refuses, naming what is allowed.
+            let fixture = try HostFixture()
+            let error = await fixture.error("config.set", ["key": .string(key), "value": .string(value)])
+            #expect(error?.code == -32602, "\(key) = \(value.prefix(20))")
+            #expect(error?.message.contains("must") == true, "\(error?.message ?? "")")
+            // The environment and config.toml are ignored with a note; readers get the default.
+            let variable = try #require(info.environment.first)
+            let tomlValue = "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\u{0}", with: "\\u0000") + "\""
+            let section = key.split(separator: ".")
+            for fixture in [
+                try HostFixture(environment: [variable: value]),
+                try HostFixture(configText: "[\(section[0])]\n\(section[1]) = \(tomlValue)\n"),
+            ] {
+                let entry = try await fixture.call("config.get", ["key": .string(key)]).arrayValue?.first
+                #expect(entry?["value"]?.stringValue == info.defaultValue, "\(key) = \(value.prefix(20))")
+                #expect(entry?["note"]?.stringValue?.contains("is ignored") == true || value.isEmpty || value == "\u{0}", "\(key) = \(value.prefix(20))")
+                // What reads the settings keeps working.
+                _ = try await fixture.call("cache.stats")
+                _ = fixture.host.config.integer(HostSettings.downloadsConcurrency)
+                _ = fixture.host.config.seconds(HostSettings.httpTimeout)
+                _ = fixture.host.config.command(HostSettings.playerCommand)
+            }
+        }
+    }
+}
