@@ -1,21 +1,22 @@
 import Foundation
+import MediaKit
 
 struct MStatus: Decodable {
-    var id: String?
-    var created_at: String?
-    var in_reply_to_id: String?
-    var sensitive: Bool?
-    var spoiler_text: String?
-    var url: String?
-    var content: String?
-    var replies_count: Int?
-    var reblogs_count: Int?
-    var favourites_count: Int?
-    var account: MAccount?
-    var media_attachments: [MMedia]?
-    var mentions: [MMention]?
-    var tags: [MTag]?
-    var reblog: Box?
+    @Lenient var id: String?
+    @Lenient var created_at: String?
+    @Lenient var in_reply_to_id: String?
+    @Lenient var sensitive: Bool?
+    @Lenient var spoiler_text: String?
+    @Lenient var url: String?
+    @Lenient var content: String?
+    @Lenient var replies_count: Int?
+    @Lenient var reblogs_count: Int?
+    @Lenient var favourites_count: Int?
+    @Lenient var account: MAccount?
+    @LossyList var media_attachments: [MMedia]?
+    @LossyList var mentions: [MMention]?
+    @LossyList var tags: [MTag]?
+    @Lenient var reblog: Box?
 
     /// Statuses nest one level (a boost wraps the original).
     final class Box: Decodable {
@@ -25,20 +26,20 @@ struct MStatus: Decodable {
 }
 
 struct MAccount: Decodable {
-    var id: String?
-    var username: String?
-    var acct: String?
-    var display_name: String?
-    var note: String?
-    var url: String?
-    var avatar: String?
-    var followers_count: Int?
-    var following_count: Int?
-    var statuses_count: Int?
+    @Lenient var id: String?
+    @Lenient var username: String?
+    @Lenient var acct: String?
+    @Lenient var display_name: String?
+    @Lenient var note: String?
+    @Lenient var url: String?
+    @Lenient var avatar: String?
+    @Lenient var followers_count: Int?
+    @Lenient var following_count: Int?
+    @Lenient var statuses_count: Int?
 }
 
-struct MMedia: Decodable { var id: String?; var type: String?; var url: String?; var preview_url: String?; var description: String? }
-struct MMention: Decodable { var id: String?; var username: String?; var acct: String?; var url: String? }
-struct MTag: Decodable { var name: String?; var url: String? }
-struct MSearch: Decodable { var statuses: [MStatus]? }
-struct MContext: Decodable { var descendants: [MStatus]? }
+struct MMedia: Decodable { @Lenient var id: String?; @Lenient var type: String?; @Lenient var url: String?; @Lenient var preview_url: String?; @Lenient var description: String? }
+struct MMention: Decodable { @Lenient var id: String?; @Lenient var username: String?; @Lenient var acct: String?; @Lenient var url: String? }
+struct MTag: Decodable { @Lenient var name: String?; @Lenient var url: String? }
+struct MSearch: Decodable { @LossyList var statuses: [MStatus]? }
+struct MContext: Decodable { @LossyList var descendants: [MStatus]? }

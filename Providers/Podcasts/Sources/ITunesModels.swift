@@ -1,76 +1,67 @@
 import Foundation
+import MediaKit
 
 /// `search` and `lookup` answers of the iTunes Search API. Every field is optional: the
 /// service leaves them out at will.
 struct ITunesSearchResponse: Decodable {
-    var resultCount: Int?
-    var results: [ITunesPodcast]?
+    @Lenient var resultCount: Int?
+    @LossyList var results: [ITunesPodcast]?
 }
 
 struct ITunesPodcast: Decodable {
-    var wrapperType: String?
-    var kind: String?
-    var collectionId: Int?
-    var trackId: Int?
-    var artistName: String?
-    var collectionName: String?
-    var trackName: String?
-    var feedUrl: String?
-    var collectionViewUrl: String?
-    var trackViewUrl: String?
-    var artworkUrl100: String?
-    var artworkUrl600: String?
-    var releaseDate: String?
-    var trackCount: Int?
-    var primaryGenreName: String?
-    var genres: [String]?
+    @Lenient var wrapperType: String?
+    @Lenient var kind: String?
+    @Lenient var collectionId: Int?
+    @Lenient var trackId: Int?
+    @Lenient var artistName: String?
+    @Lenient var collectionName: String?
+    @Lenient var trackName: String?
+    @Lenient var feedUrl: String?
+    @Lenient var collectionViewUrl: String?
+    @Lenient var trackViewUrl: String?
+    @Lenient var artworkUrl100: String?
+    @Lenient var artworkUrl600: String?
+    @Lenient var releaseDate: String?
+    @Lenient var trackCount: Int?
+    @Lenient var primaryGenreName: String?
+    @LossyList var genres: [String]?
 }
 
 /// The genres endpoint: `{"26": {"name": "Podcasts", "subgenres": {"1301": {...}}}}`.
 struct ITunesGenre: Decodable {
-    var name: String?
-    var id: String?
-    var subgenres: [String: ITunesGenre]?
+    @Lenient var name: String?
+    @Lenient var id: String?
+    @LossyMap var subgenres: [String: ITunesGenre]?
 }
 
 /// The iTunes RSS chart in JSON: `{"feed": {"entry": [...]}}`, where a one-entry chart has an
 /// object instead of an array.
 struct ITunesChart: Decodable {
     struct Feed: Decodable {
-        var entry: [Entry]?
-
-        enum CodingKeys: String, CodingKey { case entry }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            if let list = try? container.decodeIfPresent([Entry].self, forKey: .entry) {
-                entry = list
-            } else if let single = try? container.decodeIfPresent(Entry.self, forKey: .entry) {
-                entry = [single]
-            }
-        }
+        /// A lone object when the chart has one entry: read as a list of one.
+        @LossyList var entry: [Entry]?
     }
 
-    struct Label: Decodable { var label: String? }
+    struct Label: Decodable { @Lenient var label: String? }
 
     struct Entry: Decodable {
         struct Image: Decodable {
-            var label: String?
-            var attributes: [String: String]?
+            @Lenient var label: String?
+            @LossyMap var attributes: [String: String]?
         }
         struct Identifier: Decodable {
-            var label: String?
-            var attributes: [String: String]?
+            @Lenient var label: String?
+            @LossyMap var attributes: [String: String]?
         }
-        struct Category: Decodable { var attributes: [String: String]? }
+        struct Category: Decodable { @LossyMap var attributes: [String: String]? }
 
-        var name: Label?
-        var images: [Image]?
-        var summary: Label?
-        var artist: Label?
-        var id: Identifier?
-        var category: Category?
-        var releaseDate: Label?
+        @Lenient var name: Label?
+        @LossyList var images: [Image]?
+        @Lenient var summary: Label?
+        @Lenient var artist: Label?
+        @Lenient var id: Identifier?
+        @Lenient var category: Category?
+        @Lenient var releaseDate: Label?
 
         enum CodingKeys: String, CodingKey {
             case name = "im:name", images = "im:image", summary, artist = "im:artist", id, category
@@ -78,5 +69,5 @@ struct ITunesChart: Decodable {
         }
     }
 
-    var feed: Feed?
+    @Lenient var feed: Feed?
 }

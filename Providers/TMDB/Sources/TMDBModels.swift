@@ -1,53 +1,54 @@
 import Foundation
+import MediaKit
 
 struct TMDBPage<Item: Decodable>: Decodable {
-    var page: Int?
-    var results: [Item]?
-    var total_pages: Int?
-    var total_results: Int?
+    @Lenient var page: Int?
+    @LossyList var results: [Item]?
+    @Lenient var total_pages: Int?
+    @Lenient var total_results: Int?
 }
 
-struct TMDBGenre: Decodable { var id: Int?; var name: String? }
-struct TMDBGenres: Decodable { var genres: [TMDBGenre]? }
+struct TMDBGenre: Decodable { @Lenient var id: Int?; @Lenient var name: String? }
+struct TMDBGenres: Decodable { @LossyList var genres: [TMDBGenre]? }
 
 struct TMDBMovie: Decodable {
-    var id: Int?
-    var title: String?
-    var overview: String?
-    var release_date: String?
-    var runtime: Int?
-    var genre_ids: [Int]?
-    var genres: [TMDBGenre]?
-    var vote_average: Double?
-    var vote_count: Int?
-    var poster_path: String?
-    var backdrop_path: String?
-    var tagline: String?
-    var credits: Credits?
-    var videos: Videos?
+    @Lenient var id: Int?
+    @Lenient var title: String?
+    @Lenient var overview: String?
+    @Lenient var release_date: String?
+    @Lenient var runtime: Int?
+    @LossyList var genre_ids: [Int]?
+    @LossyList var genres: [TMDBGenre]?
+    @Lenient var vote_average: Double?
+    @Lenient var vote_count: Int?
+    @Lenient var poster_path: String?
+    @Lenient var backdrop_path: String?
+    @Lenient var tagline: String?
+    @Lenient var credits: Credits?
+    @Lenient var videos: Videos?
 
     struct Credits: Decodable {
-        var cast: [Person]?
-        var crew: [Person]?
+        @LossyList var cast: [Person]?
+        @LossyList var crew: [Person]?
     }
-    struct Person: Decodable { var name: String?; var job: String?; var order: Int? }
-    struct Videos: Decodable { var results: [Video]? }
-    struct Video: Decodable { var key: String?; var site: String?; var type: String?; var name: String?; var official: Bool? }
+    struct Person: Decodable { @Lenient var name: String?; @Lenient var job: String?; @Lenient var order: Int? }
+    struct Videos: Decodable { @LossyList var results: [Video]? }
+    struct Video: Decodable { @Lenient var key: String?; @Lenient var site: String?; @Lenient var type: String?; @Lenient var name: String?; @Lenient var official: Bool? }
 }
 
 struct TMDBConfiguration: Decodable {
     struct Images: Decodable {
-        var secure_base_url: String?
-        var base_url: String?
-        var poster_sizes: [String]?
-        var backdrop_sizes: [String]?
+        @Lenient var secure_base_url: String?
+        @Lenient var base_url: String?
+        @LossyList var poster_sizes: [String]?
+        @LossyList var backdrop_sizes: [String]?
     }
-    var images: Images?
+    @Lenient var images: Images?
 }
 
 /// `{"status_code": 34, "status_message": "...", "success": false}`.
 struct TMDBStatus: Decodable {
-    var success: Bool?
-    var status_code: Int?
-    var status_message: String?
+    @Lenient var success: Bool?
+    @Lenient var status_code: Int?
+    @Lenient var status_message: String?
 }

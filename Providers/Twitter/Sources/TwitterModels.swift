@@ -1,46 +1,47 @@
 import Foundation
+import MediaKit
 
 struct TWResponse<Payload: Decodable>: Decodable {
-    var data: Payload?
-    var includes: TWIncludes?
-    var meta: TWMeta?
-    var errors: [TWProblem]?
+    @Lenient var data: Payload?
+    @Lenient var includes: TWIncludes?
+    @Lenient var meta: TWMeta?
+    @LossyList var errors: [TWProblem]?
 }
 
-struct TWIncludes: Decodable { var users: [TWUser]?; var media: [TWMedia]? }
-struct TWMeta: Decodable { var result_count: Int?; var next_token: String?; var previous_token: String? }
-struct TWProblem: Decodable { var title: String?; var detail: String?; var type: String? }
+struct TWIncludes: Decodable { @LossyList var users: [TWUser]?; @LossyList var media: [TWMedia]? }
+struct TWMeta: Decodable { @Lenient var result_count: Int?; @Lenient var next_token: String?; @Lenient var previous_token: String? }
+struct TWProblem: Decodable { @Lenient var title: String?; @Lenient var detail: String?; @Lenient var type: String? }
 
 struct TWTweet: Decodable {
-    var id: String?
-    var text: String?
-    var author_id: String?
-    var created_at: String?
-    var possibly_sensitive: Bool?
-    var entities: Entities?
-    var public_metrics: [String: Int]?
-    var attachments: Attachments?
-    var referenced_tweets: [Reference]?
+    @Lenient var id: String?
+    @Lenient var text: String?
+    @Lenient var author_id: String?
+    @Lenient var created_at: String?
+    @Lenient var possibly_sensitive: Bool?
+    @Lenient var entities: Entities?
+    @LossyMap var public_metrics: [String: Int]?
+    @Lenient var attachments: Attachments?
+    @LossyList var referenced_tweets: [Reference]?
 
     struct Entities: Decodable {
-        var hashtags: [Tag]?
-        var mentions: [Mention]?
-        var urls: [Link]?
+        @LossyList var hashtags: [Tag]?
+        @LossyList var mentions: [Mention]?
+        @LossyList var urls: [Link]?
     }
-    struct Tag: Decodable { var start: Int?; var end: Int?; var tag: String? }
-    struct Mention: Decodable { var start: Int?; var end: Int?; var username: String? }
-    struct Link: Decodable { var start: Int?; var end: Int?; var url: String?; var expanded_url: String?; var display_url: String?; var media_key: String? }
-    struct Attachments: Decodable { var media_keys: [String]? }
-    struct Reference: Decodable { var type: String?; var id: String? }
+    struct Tag: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var tag: String? }
+    struct Mention: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var username: String? }
+    struct Link: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var url: String?; @Lenient var expanded_url: String?; @Lenient var display_url: String?; @Lenient var media_key: String? }
+    struct Attachments: Decodable { @LossyList var media_keys: [String]? }
+    struct Reference: Decodable { @Lenient var type: String?; @Lenient var id: String? }
 }
 
 struct TWUser: Decodable {
-    var id: String?
-    var username: String?
-    var name: String?
-    var description: String?
-    var profile_image_url: String?
-    var public_metrics: [String: Int]?
+    @Lenient var id: String?
+    @Lenient var username: String?
+    @Lenient var name: String?
+    @Lenient var description: String?
+    @Lenient var profile_image_url: String?
+    @LossyMap var public_metrics: [String: Int]?
 }
 
-struct TWMedia: Decodable { var media_key: String?; var type: String?; var url: String?; var preview_image_url: String?; var alt_text: String? }
+struct TWMedia: Decodable { @Lenient var media_key: String?; @Lenient var type: String?; @Lenient var url: String?; @Lenient var preview_image_url: String?; @Lenient var alt_text: String? }

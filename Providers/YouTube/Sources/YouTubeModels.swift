@@ -1,29 +1,30 @@
 import Foundation
+import MediaKit
 
 /// YouTube Data API v3 resources. Everything optional: the API omits what a part does not ask
 /// for, and counts arrive as strings.
 struct YTList<Item: Decodable>: Decodable {
-    var items: [Item]?
-    var nextPageToken: String?
-    var prevPageToken: String?
-    var pageInfo: PageInfo?
-    struct PageInfo: Decodable { var totalResults: Int? }
+    @LossyList var items: [Item]?
+    @Lenient var nextPageToken: String?
+    @Lenient var prevPageToken: String?
+    @Lenient var pageInfo: PageInfo?
+    struct PageInfo: Decodable { @Lenient var totalResults: Int? }
 }
 
-struct YTThumbnail: Decodable { var url: String?; var width: Int?; var height: Int? }
+struct YTThumbnail: Decodable { @Lenient var url: String?; @Lenient var width: Int?; @Lenient var height: Int? }
 
 struct YTSnippet: Decodable {
-    var publishedAt: String?
-    var channelId: String?
-    var title: String?
-    var description: String?
-    var thumbnails: [String: YTThumbnail]?
-    var channelTitle: String?
-    var categoryId: String?
-    var customUrl: String?
-    var assignable: Bool?
-    var resourceId: YTResourceID?
-    var videoOwnerChannelTitle: String?
+    @Lenient var publishedAt: String?
+    @Lenient var channelId: String?
+    @Lenient var title: String?
+    @Lenient var description: String?
+    @LossyMap var thumbnails: [String: YTThumbnail]?
+    @Lenient var channelTitle: String?
+    @Lenient var categoryId: String?
+    @Lenient var customUrl: String?
+    @Lenient var assignable: Bool?
+    @Lenient var resourceId: YTResourceID?
+    @Lenient var videoOwnerChannelTitle: String?
 
     /// The largest thumbnail there is.
     var bestThumbnail: String? {
@@ -33,65 +34,54 @@ struct YTSnippet: Decodable {
 }
 
 struct YTResourceID: Decodable {
-    var kind: String?
-    var videoId: String?
-    var channelId: String?
-    var playlistId: String?
+    @Lenient var kind: String?
+    @Lenient var videoId: String?
+    @Lenient var channelId: String?
+    @Lenient var playlistId: String?
 }
 
 struct YTVideo: Decodable {
-    var id: String?
-    var snippet: YTSnippet?
-    var contentDetails: ContentDetails?
-    var statistics: [String: String]?
-    struct ContentDetails: Decodable { var duration: String? }
+    @Lenient var id: String?
+    @Lenient var snippet: YTSnippet?
+    @Lenient var contentDetails: ContentDetails?
+    @LossyMap var statistics: [String: String]?
+    struct ContentDetails: Decodable { @Lenient var duration: String? }
 }
 
 struct YTSearchResult: Decodable {
-    var id: YTResourceID?
-    var snippet: YTSnippet?
+    @Lenient var id: YTResourceID?
+    @Lenient var snippet: YTSnippet?
 }
 
 struct YTChannel: Decodable {
-    var id: String?
-    var snippet: YTSnippet?
-    var contentDetails: ContentDetails?
-    var statistics: [String: YTFlexible]?
-    struct ContentDetails: Decodable { var relatedPlaylists: [String: String]? }
+    @Lenient var id: String?
+    @Lenient var snippet: YTSnippet?
+    @Lenient var contentDetails: ContentDetails?
+    @LossyMap var statistics: [String: String]?
+    struct ContentDetails: Decodable { @LossyMap var relatedPlaylists: [String: String]? }
 }
 
 struct YTCategory: Decodable {
-    var id: String?
-    var snippet: YTSnippet?
+    @Lenient var id: String?
+    @Lenient var snippet: YTSnippet?
 }
 
 struct YTPlaylistItem: Decodable {
-    var snippet: YTSnippet?
-    var contentDetails: ContentDetails?
-    struct ContentDetails: Decodable { var videoId: String? }
-}
-
-/// A JSON value that may be a string, number or boolean (channel statistics mix them).
-struct YTFlexible: Decodable {
-    var text: String?
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let string = try? container.decode(String.self) { text = string }
-        else if let int = try? container.decode(Int.self) { text = String(int) }
-        else if let bool = try? container.decode(Bool.self) { text = String(bool) }
-    }
+    @Lenient var snippet: YTSnippet?
+    @Lenient var contentDetails: ContentDetails?
+    struct ContentDetails: Decodable { @Lenient var videoId: String? }
 }
 
 /// `{"error": {"code", "message", "errors": [{"reason"}], "details": [{"reason"}]}}`.
 struct YTErrorBody: Decodable {
-    struct Detail: Decodable { var reason: String?; var message: String? }
+    struct Detail: Decodable { @Lenient var reason: String?; @Lenient var message: String? }
     struct Body: Decodable {
-        var code: Int?
-        var message: String?
-        var errors: [Detail]?
-        var details: [Detail]?
+        @Lenient var code: Int?
+        @Lenient var message: String?
+        @LossyList var errors: [Detail]?
+        @LossyList var details: [Detail]?
     }
-    var error: Body?
+    @Lenient var error: Body?
 }
 
 enum ISO8601Duration {

@@ -228,7 +228,7 @@ public struct YouTubeProvider: MediaProvider {
         var item = item(fromSnippet: channel.snippet, kind: .channel, id: id)
         var stats: [String: Int] = [:]
         for (name, key) in [("subscribers", "subscriberCount"), ("videos", "videoCount"), ("views", "viewCount")] {
-            if let value = channel.statistics?[key]?.text.flatMap({ Int($0) }) { stats[name] = value }
+            if let value = channel.statistics?[key].flatMap({ Int($0) }) { stats[name] = value }
         }
         item.stats = stats.isEmpty ? nil : stats
         if let uploads = channel.contentDetails?.relatedPlaylists?["uploads"] { item.extra?["uploads"] = "youtube:playlist:\(uploads)" }
