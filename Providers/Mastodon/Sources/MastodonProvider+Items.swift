@@ -17,7 +17,7 @@ extension MastodonProvider {
                 return TextEntity(type: .hashtag, start: link.start, end: link.end, text: link.text, value: tag)
             }
             if link.classes.contains("mention") {
-                let mention = shown.mentions?.first { $0.url == link.href }
+                let mention = Self.mention(for: link, in: shown.mentions ?? [])
                 return TextEntity(type: .mention, start: link.start, end: link.end, text: link.text, value: mention?.acct ?? String(link.text.drop { $0 == "@" }))
             }
             return TextEntity(type: .url, start: link.start, end: link.end, text: link.text, value: link.href)
@@ -50,6 +50,24 @@ extension MastodonProvider {
         if let favourites = shown.favourites_count { stats["favourites"] = favourites }
         item.stats = stats.isEmpty ? nil : stats
         return item
+    }
+
+    /// The account a mention link stands for, matched as Mastodon's own clients do: by URL, then
+    /// by the URL's host and name whatever its scheme or form (`/@user`, `/users/user`), then by
+    /// the name alone when only one mention has it.
+    static func mention(for link: HTMLLink, in mentions: [MMention]) -> MMention? {
+        if let exact = mentions.first(where: { $0.url == link.href }) { return exact }
+        func key(_ text: String?) -> (host: String, name: String)? {
+            guard let text, let url = URL(string: text), let host = url.host?.lowercased() else { return nil }
+            let parts = url.path.split(separator: "/").map(String.init)
+            if let first = parts.first, first.hasPrefix("@"), parts.count == 1 { return (host, String(first.dropFirst()).lowercased()) }
+            if parts.count >= 2, parts[0] == "users" || parts[0] == "u" { return (host, parts[1].lowercased()) }
+            return nil
+        }
+        if let wanted = key(link.href), let found = mentions.first(where: { key($0.url).map { $0 == wanted } ?? false }) { return found }
+        let name = String(link.text.drop { $0 == "@" }).split(separator: "@").first.map { $0.lowercased() } ?? ""
+        let named = mentions.filter { $0.username?.lowercased() == name }
+        return named.count == 1 ? named[0] : nil
     }
 
     func item(from account: MAccount) -> MediaItem {

@@ -180,15 +180,26 @@ public struct TMDBProvider: MediaProvider {
         return (base, poster, backdrop)
     }
 
+    /// "1999-10-15" as it is; anything else (empty, partial, garbage) is no date.
+    static func releaseDate(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) })
+        else { return nil }
+        return text
+    }
+
     func item(from movie: TMDBMovie, details: Bool) async throws -> MediaItem {
         guard let id = movie.id else { throw ProviderError.invalidResponse("a TMDB movie without an id") }
         let images = try await imageBase()
-        let year = movie.release_date.map { String($0.prefix(4)) }
+        // "" or anything that is not a date is no date (TMDB sends "" for unreleased films).
+        let released = movie.release_date.flatMap(Self.releaseDate)
+        let year = released.map { String($0.prefix(4)) }
         var item = MediaItem(
             id: ItemID(provider: "tmdb", kind: .movie, nativeID: String(id)), title: movie.title ?? "Movie \(id)",
             subtitle: year, summary: movie.overview, url: "https://www.themoviedb.org/movie/\(id)",
-            artwork: movie.poster_path.map { images.base + images.poster + $0 }, published: movie.release_date,
-            duration: movie.runtime.map { Double($0 * 60) })
+            artwork: movie.poster_path.map { images.base + images.poster + $0 }, published: released,
+            duration: movie.runtime.flatMap { $0 > 0 ? Double($0) * 60 : nil })
         var extra: [String: String] = [:]
         if let rating = movie.vote_average { extra["rating"] = String(format: "%.1f/10", rating) }
         if let backdrop = movie.backdrop_path { extra["backdrop"] = images.base + images.backdrop + backdrop }

@@ -26,8 +26,11 @@ extension TwitterProvider {
         var text = String.UnicodeScalarView()
         var entities: [TextEntity] = []
         var position = 0
+        // The API escapes &, < and > in the text as &amp; &lt; &gt;, and its offsets count the
+        // escaped text: the stretches between entities are decoded as they are copied, so every
+        // entity's offsets follow the text as shown.
         for span in spans.sorted(by: { $0.start < $1.start }) where span.start >= position && span.end <= source.count {
-            text.append(contentsOf: source[position..<span.start])
+            Self.appendUnescaped(source[position..<span.start], to: &text)
             let covered = span.replacement.map { Array($0.unicodeScalars) } ?? Array(source[span.start..<span.end])
             let start = text.count
             text.append(contentsOf: covered)
@@ -36,7 +39,7 @@ extension TwitterProvider {
             }
             position = span.end
         }
-        if position < source.count { text.append(contentsOf: source[position...]) }
+        if position < source.count { Self.appendUnescaped(source[position...], to: &text) }
         // Only the end is trimmed (where removed media links leave spaces): offsets count from the start.
         while let last = text.last, last.properties.isWhitespace, last != "\n" { text.removeLast() }
         let plain = String(text)
@@ -67,11 +70,38 @@ extension TwitterProvider {
         return item
     }
 
+    /// Copies text, turning X's three escapes (&amp; &lt; &gt;) back into their characters.
+    static func appendUnescaped(_ scalars: ArraySlice<Unicode.Scalar>, to text: inout String.UnicodeScalarView) {
+        var i = scalars.startIndex
+        next: while i < scalars.endIndex {
+            if scalars[i] == "&" {
+                for (escape, character) in escapes where scalars[i...].starts(with: escape) {
+                    text.append(character)
+                    i += escape.count
+                    continue next
+                }
+            }
+            text.append(scalars[i])
+            i += 1
+        }
+    }
+
+    static func unescaped(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        appendUnescaped(ArraySlice(text.unicodeScalars), to: &out)
+        return String(out)
+    }
+
+    private static let escapes: [([Unicode.Scalar], Unicode.Scalar)] = [
+        (Array("&amp;".unicodeScalars), "&"), (Array("&lt;".unicodeScalars), "<"), (Array("&gt;".unicodeScalars), ">"),
+    ]
+
     func item(from user: TWUser) -> MediaItem {
         let id = user.id ?? ""
         var item = MediaItem(
             id: ItemID(provider: "twitter", kind: .user, nativeID: id), title: user.name.flatMap { $0.isEmpty ? nil : $0 } ?? user.username ?? id,
-            subtitle: user.username.map { "@" + $0 }, summary: user.description, url: user.username.map { "https://x.com/\($0)" },
+            subtitle: user.username.map { "@" + $0 }, summary: user.description.map(Self.unescaped),
+            url: user.username.map { "https://x.com/\($0)" },
             artwork: user.profile_image_url)
         var stats: [String: Int] = [:]
         for (name, key) in [("followers", "followers_count"), ("following", "following_count"), ("posts", "tweet_count")] {

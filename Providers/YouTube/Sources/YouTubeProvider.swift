@@ -96,9 +96,11 @@ public struct YouTubeProvider: MediaProvider {
         // Search results lack durations and counts: one batched videos.list completes them.
         let details = try await videos(results.compactMap { $0.id?.videoId })
         let items = results.compactMap { result -> MediaItem? in
-            if let videoID = result.id?.videoId { return details[videoID] ?? item(fromSnippet: result.snippet, kind: .video, id: videoID) }
-            if let channelID = result.id?.channelId { return item(fromSnippet: result.snippet, kind: .channel, id: channelID) }
-            if let playlistID = result.id?.playlistId { return item(fromSnippet: result.snippet, kind: .playlist, id: playlistID) }
+            // search.list's snippets carry HTML entities ("World&#39;s best"); videos.list's do not.
+            let snippet = result.snippet.map(Self.unescaped)
+            if let videoID = result.id?.videoId { return details[videoID] ?? item(fromSnippet: snippet, kind: .video, id: videoID) }
+            if let channelID = result.id?.channelId { return item(fromSnippet: snippet, kind: .channel, id: channelID) }
+            if let playlistID = result.id?.playlistId { return item(fromSnippet: snippet, kind: .playlist, id: playlistID) }
             return nil
         }
         return Page(
@@ -234,6 +236,15 @@ public struct YouTubeProvider: MediaProvider {
         if let uploads = channel.contentDetails?.relatedPlaylists?["uploads"] { item.extra?["uploads"] = "youtube:playlist:\(uploads)" }
         if let handle = channel.snippet?.customUrl { item.extra?["handle"] = handle }
         return item
+    }
+
+    /// A search.list snippet with the HTML entities of its text decoded.
+    static func unescaped(_ snippet: YTSnippet) -> YTSnippet {
+        var snippet = snippet
+        snippet.title = snippet.title.map(HTMLText.decodeEntities)
+        snippet.description = snippet.description.map(HTMLText.decodeEntities)
+        snippet.channelTitle = snippet.channelTitle.map(HTMLText.decodeEntities)
+        return snippet
     }
 
     func item(fromSnippet snippet: YTSnippet?, kind: MediaKind, id: String) -> MediaItem {
