@@ -164,7 +164,7 @@ CORPUS = [
     ("Mastodon", "timeline-tag.json", "halcy/Mastodon.py", "tests/cassettes/test_hashtag_tl.yaml", "cassette", 2, "timelines/tag/{tag}"),
     ("Mastodon", "account-lookup.json", "halcy/Mastodon.py", "tests/cassettes/test_account_lookup.yaml", "cassette", 2, "accounts/lookup"),
     ("Mastodon", "error-not-found.json", "halcy/Mastodon.py", "tests/cassettes/test_account_lookup.yaml", "cassette", 1, "404 Record not found"),
-    ("Mastodon", "error-unauthorized.json", "halcy/Mastodon.py", "tests/cassettes/test_unauthed_home_tl_throws.yaml", "cassette", 0, "401"),
+    ("Mastodon", "error-unauthorized.json", "halcy/Mastodon.py", "tests/cassettes/test_unauthed_home_tl_throws.yaml", "cassette", "status:401", "401"),
     ("Mastodon", "account-statuses-p1.json", "halcy/Mastodon.py", "tests/cassettes/test_fetch_next_previous.yaml", "cassette", None,
      "accounts/{id}/statuses, first page with its Link header"),
     # iTunes: fanboy's test data records real search and lookup answers; a podcaster app kept a chart.
@@ -186,7 +186,10 @@ def main():
             # A body kept as a file: its status is known from what the source says it is.
             body, uri, status, headers = raw, None, extra or 200, {}
         elif kind == "cassette":
-            if extra is None:
+            if isinstance(extra, str) and extra.startswith("status:"):
+                doc = yaml_load(raw)["interactions"]
+                extra = next(i for i, it in enumerate(doc) if it["response"]["status"]["code"] == int(extra[7:]))
+            elif extra is None:
                 # The first GET of the interactions, with its headers (Link paging).
                 doc = yaml_load(raw)["interactions"]
                 extra = next(i for i, it in enumerate(doc) if it["request"]["method"] == "GET" and "statuses?" in it["request"]["uri"])

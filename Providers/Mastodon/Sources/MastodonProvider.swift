@@ -31,8 +31,9 @@ public struct MastodonProvider: MediaProvider {
     }
 
     public func categories() async throws -> [MediaCategory] {
-        struct Trend: Decodable { var name: String? }
-        let (trends, _): ([Trend], HTTPResponse) = try await get("api/v1/trends/tags", ["limit": "20"])
+        struct Trend: Decodable { @Lenient var name: String? }
+        let (list, _): (LossyList<Trend>, HTTPResponse) = try await get("api/v1/trends/tags", ["limit": "20"])
+        let trends = list.wrappedValue ?? []
         return trends.compactMap { $0.name.map { MediaCategory(id: $0, name: "#" + $0) } }
     }
 
@@ -98,7 +99,9 @@ public struct MastodonProvider: MediaProvider {
             }
             parameters["\(parts[0])_id"] = parts[1]
         }
-        let (statuses, response): ([MStatus], HTTPResponse) = try await get(path, parameters)
+        // A top-level list: a bad element costs that element only.
+        let (list, response): (LossyList<MStatus>, HTTPResponse) = try await get(path, parameters)
+        let statuses = list.wrappedValue ?? []
         let links = Self.links(response.header("link") ?? "")
         return Page(
             items: statuses.compactMap(item(from:)), next: links["next"].flatMap { Self.cursor($0, "max_id", "max") },

@@ -86,10 +86,11 @@ public struct TwitterProvider: MediaProvider {
         var query = parameters.merging(Self.fields) { a, _ in a }
         query["max_results"] = String(Self.pageSize)
         if let cursor { query[tokenName] = cursor.rawValue }
-        let response: TWResponse<[TWTweet]> = try await get(path, query)
+        // A bad post costs that post only.
+        let response: TWResponse<LossyList<TWTweet>> = try await get(path, query)
         // Partial errors (a missing media item, say) come beside good data, which is kept.
         return Page(
-            items: (response.data ?? []).compactMap { item(from: $0, includes: response.includes) },
+            items: (response.data?.wrappedValue ?? []).compactMap { item(from: $0, includes: response.includes) },
             next: response.meta?.next_token.map { Cursor($0) }, prev: response.meta?.previous_token.map { Cursor($0) })
     }
 
