@@ -174,7 +174,8 @@ struct HTTPFixture {
         let start = ContinuousClock.now
         task.cancel()
         await #expect { try await task.value } throws: { ($0 as? HTTPClientError)?.kind == .cancelled }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        // Well before the 10 s the server takes (slack for a busy 2-core machine).
+        #expect(ContinuousClock.now - start < .seconds(4))
     }
 
     @Test func truncatedBodiesFailAndAreRetried() async throws {
