@@ -48,10 +48,12 @@ public struct LossyList<Element: Decodable>: Decodable {
         if var list = try? decoder.unkeyedContainer() {
             var elements: [Element] = []
             while !list.isAtEnd {
-                if let element = try? list.decode(Lenient<Element>.self).wrappedValue {
-                    elements.append(element)
-                } else {
-                    _ = try? list.decode(Skip.self)  // step over what could not be read
+                let before = list.currentIndex
+                // Lenient never fails, so the container moves on whatever the element holds.
+                if let element = (try? list.decode(Lenient<Element>.self))?.wrappedValue { elements.append(element) }
+                if list.currentIndex == before {
+                    _ = try? list.decode(Skip.self)
+                    if list.currentIndex == before { break }
                 }
             }
             wrappedValue = elements

@@ -29,7 +29,8 @@ extension TwitterProvider {
         // The API escapes &, < and > in the text as &amp; &lt; &gt;, and its offsets count the
         // escaped text: the stretches between entities are decoded as they are copied, so every
         // entity's offsets follow the text as shown.
-        for span in spans.sorted(by: { $0.start < $1.start }) where span.start >= position && span.end <= source.count {
+        // Offsets from outside: a span backwards or beyond the text is left out, never trusted.
+        for span in spans.sorted(by: { $0.start < $1.start }) where span.start >= position && span.start <= span.end && span.end <= source.count {
             Self.appendUnescaped(source[position..<span.start], to: &text)
             let covered = span.replacement.map { Array($0.unicodeScalars) } ?? Array(source[span.start..<span.end])
             let start = text.count

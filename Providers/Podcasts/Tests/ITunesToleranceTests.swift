@@ -1,0 +1,28 @@
+import Foundation
+import MediaKit
+@testable import Podcasts
+import Testing
+import TestSupport
+
+/// Recorded iTunes answers, mutated: no crash; a bad result costs that result, not the page.
+@Suite struct ITunesToleranceTests {
+    static let corpus = Recorded()
+
+    func provider(_ body: Data) throws -> PodcastsProvider {
+        let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
+        return try PodcastsProvider(context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
+    }
+
+    @Test(arguments: ["itunes/search-apple.json", "itunes/search-gruber.json", "itunes/lookup.json"])
+    func searchAndLookup(file: String) async throws {
+        await checkTolerance(of: try Self.corpus.data(file), named: file) { body in
+            try await provider(body).search(SearchQuery(text: "x")).items.count
+        }
+    }
+
+    @Test func theChart() async throws {
+        await checkTolerance(of: try Self.corpus.data("itunes/top-podcasts.json"), named: "chart", minDepth: 3) { body in
+            try await provider(body).browse(category: "1310", cursor: nil).items.count
+        }
+    }
+}
