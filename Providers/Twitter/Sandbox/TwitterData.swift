@@ -41,7 +41,8 @@ struct TwitterData: Sendable {
                 entities.append(Entity(kind: kind, start: start, end: text.unicodeScalars.count, value: value, extra: extra))
             }
             add("#" + tag, "hashtag", tag)
-            text += " with "
+            // The API escapes & < > in post text, and its offsets count the escaped text.
+            text += n % 3 == 0 ? " &amp; &lt;3 " : " with "
             add("@" + mentioned.username, "mention", mentioned.username, mentioned.id)
             if n % 2 == 0 {
                 text += " ("

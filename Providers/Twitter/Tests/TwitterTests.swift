@@ -18,6 +18,21 @@ struct TwitterFixture {
 }
 
 @Suite struct TwitterTests {
+    @Test func escapedTextFromTheReplicaIsDecodedWithOffsetsKept() async throws {
+        let f = try await TwitterFixture()
+        defer { f.server.stop() }
+        let page = try await f.provider.search(SearchQuery(text: "#swift"))
+        let escaped = page.items.filter { $0.summary?.contains(" & <3 ") == true }
+        #expect(!escaped.isEmpty, "the replica escapes & and < as the API does")
+        for post in page.items {
+            #expect(post.summary?.contains("&amp;") == false && post.summary?.contains("&lt;") == false)
+            let scalars = Array((post.summary ?? "").unicodeScalars)
+            for entity in post.entities ?? [] where entity.type != .media {
+                #expect(String(String.UnicodeScalarView(scalars[entity.start..<entity.end])) == entity.text)
+            }
+        }
+    }
+
     @Test func entitiesPointAtTheirTextAfterLinksAreExpanded() async throws {
         let f = try await TwitterFixture()
         defer { f.server.stop() }

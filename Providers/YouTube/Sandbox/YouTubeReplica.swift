@@ -156,6 +156,11 @@ public struct YouTubeReplica: SandboxReplica {
         return sizes
     }
 
+    /// What search.list does to text: `World&#39;s best`, `A &amp; B`, `&quot;quoted&quot;`.
+    static func htmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "'", with: "&#39;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
     private func snippet(_ video: YouTubeCatalogue.Video) -> [String: Any] {
         let channel = catalogue.channels[video.channel]
         return [
@@ -221,7 +226,7 @@ public struct YouTubeReplica: SandboxReplica {
             for channel in catalogue.channels where matches(channel.title) {
                 results.append([
                     "kind": "youtube#searchResult", "etag": "\"\(channel.id)\"", "id": ["kind": "youtube#channel", "channelId": channel.id],
-                    "snippet": ["publishedAt": "2015-01-01T00:00:00Z", "channelId": channel.id, "title": channel.title,
+                    "snippet": ["publishedAt": "2015-01-01T00:00:00Z", "channelId": channel.id, "title": Self.htmlEscaped(channel.title),
                                 "description": "The \(channel.title) channel.", "thumbnails": thumbnails(channel.id, maxres: false), "channelTitle": channel.title],
                 ])
             }
@@ -241,6 +246,8 @@ public struct YouTubeReplica: SandboxReplica {
             for video in catalogue.videos where matches(video.title + " " + video.description) {
                 var snippet = snippet(video)
                 snippet["categoryId"] = nil
+                // search.list escapes its snippets' text as HTML, as the real API does.
+                for key in ["title", "description", "channelTitle"] { snippet[key] = (snippet[key] as? String).map(Self.htmlEscaped) }
                 results.append(["kind": "youtube#searchResult", "etag": "\"\(video.id)\"", "id": ["kind": "youtube#video", "videoId": video.id], "snippet": snippet])
             }
         }
