@@ -3,14 +3,14 @@ import JSONRPC
 import MediaKit
 import MediaStore
 
-/// A method of the host's API: a Codable params struct that names its method and result type.
+/// A method of the host's API: a Codable params struct that names its method and its response.
 public protocol RPCMethod: Decodable, Sendable {
-    associatedtype Result: Encodable & Sendable
+    associatedtype Response: Encodable & Sendable
     static var method: String { get }
     /// Runs the method on the host.
-    func run(on host: HostRuntime) async throws -> Result
-    /// The result as JSON text; JSONEncoder unless the method has its text already.
-    static func encode(_ result: Result) throws -> [UInt8]
+    func run(on host: HostRuntime) async throws -> Response
+    /// The response as JSON text; JSONEncoder unless the method has its text already.
+    static func encode(_ response: Response) throws -> [UInt8]
     /// Whether the call's network work is bounded by `http.timeout` (interactive calls are; a
     /// device login, which waits for a person, is not).
     static var hasDeadline: Bool { get }
@@ -19,15 +19,16 @@ public protocol RPCMethod: Decodable, Sendable {
 extension RPCMethod {
     public static var hasDeadline: Bool { true }
 
-    public static func encode(_ result: Result) throws -> [UInt8] {
+    public static func encode(_ response: Response) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(result))
+        return Array(try encoder.encode(response))
     }
 }
 
-/// Routes method calls to their handlers. The RPC endpoint and the REPL both call `call`; there
-/// is no second code path.
+/// Routes method calls to their handlers. The RPC endpoint calls `call` with JSON; in-process
+/// front ends (the REPL) call `run` with typed values, as sourcekit-lsp's LocalConnection does.
+/// Both go through `perform`: one deadline, one log line, one error mapping.
 public struct Dispatcher: RPCHandler {
     /// Every method the host serves. rpc-spec.json describes exactly these (a test checks).
     public static let methods: [any RPCMethod.Type] = [
@@ -42,7 +43,7 @@ public struct Dispatcher: RPCHandler {
         ConfigGet.self, ConfigSet.self,
     ]
 
-    private typealias Invoke = @Sendable (HostRuntime, JSONValue?) async throws -> [UInt8]
+    private typealias Invoke = @Sendable (Dispatcher, JSONValue?) async throws(RPCError) -> [UInt8]
     private static let table: [String: Invoke] = {
         var table: [String: Invoke] = [:]
         for method in methods {
@@ -53,16 +54,13 @@ public struct Dispatcher: RPCHandler {
     }()
 
     private static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
-        { host, params in
+        { dispatcher, params throws(RPCError) in
             let request = try decodeParams(M.self, params)
-            let started = ContinuousClock.now
+            let response = try await dispatcher.run(request)
             do {
-                let result = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
-                host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
-                return try M.encode(result)
+                return dispatcher.host.redactor.redact(bytes: try M.encode(response))
             } catch {
-                host.logger.debug("\(M.method) failed after \(HostRuntime.milliseconds(since: started)) ms: \(error)")
-                throw error
+                throw dispatcher.host.outgoing(rpcError(for: error, method: M.method, logger: dispatcher.host.logger))
             }
         }
     }
@@ -71,15 +69,26 @@ public struct Dispatcher: RPCHandler {
 
     public let host: HostRuntime
 
-    /// Calls a method by name with JSON params.
+    /// Calls a method by name with JSON params (the RPC endpoint, `mediahost call`, the REPL's `call`).
     /// - Returns: the result as JSON text.
     /// - Throws: the `RPCError` to answer with.
     public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
         guard let invoke = Self.table[method] else { throw .methodNotFound(String(host.redactor.scrub(method).prefix(100))) }
+        return try await invoke(self, params)
+    }
+
+    /// Runs a method with typed params and returns its typed response: the in-process entry
+    /// point, with the same deadline, logging and error mapping as `call`.
+    /// - Throws: the `RPCError` an RPC client would get.
+    public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+        let started = ContinuousClock.now
         do {
-            return host.redactor.redact(bytes: try await invoke(host, params))
+            let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
+            host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
+            return response
         } catch {
-            throw host.outgoing(Self.rpcError(for: error, method: method, logger: host.logger))
+            host.logger.debug("\(M.method) failed after \(HostRuntime.milliseconds(since: started)) ms: \(error)")
+            throw host.outgoing(Self.rpcError(for: error, method: M.method, logger: host.logger))
         }
     }
 

@@ -249,7 +249,7 @@ public final class REPL: @unchecked Sendable {
         case .items:
             let page: Page
             if method == "media.search" {
-                let result = try decoder.decode(MediaSearch.Result.self, from: data)
+                let result = try decoder.decode(MediaSearch.Response.self, from: data)
                 page = Page(items: result.items, next: result.next, prev: result.prev, total: result.total)
                 for failure in result.errors ?? [] {
                     fail(failure.message, label: "warning")
@@ -309,20 +309,20 @@ public final class REPL: @unchecked Sendable {
         case .none:
             switch method {
             case "favorites.remove":
-                let result = try decoder.decode(FavoritesRemove.Result.self, from: data)
+                let result = try decoder.decode(FavoritesRemove.Response.self, from: data)
                 text = (result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite")
                     + (result.account.map { "; " + $0 } ?? "")
             case "player.open":
-                let result = try decoder.decode(PlayerOpen.Result.self, from: data)
+                let result = try decoder.decode(PlayerOpen.Response.self, from: data)
                 text = "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
             case "media.artwork":
-                let result = try decoder.decode(MediaArtwork.Result.self, from: data)
+                let result = try decoder.decode(MediaArtwork.Response.self, from: data)
                 text = result.path + renderer.dim(result.cached ? "  (cached)" : "")
             case "auth.login", "auth.logout":
                 let status = try decoder.decode(AuthStatusEntry.self, from: data)
                 text = status.loggedIn ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "") : "logged out of \(status.provider)"
             case "history.clear":
-                let result = try decoder.decode(HistoryClear.Result.self, from: data)
+                let result = try decoder.decode(HistoryClear.Response.self, from: data)
                 text = "forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")"
             default:
                 text = Self.prettyJSON(data)

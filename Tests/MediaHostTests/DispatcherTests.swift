@@ -248,3 +248,33 @@ extension HostFixture {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 }
+
+/// The typed in-process entry point gives what the JSON one gives, errors included.
+@Suite struct TypedDispatchTests {
+    @Test func runAndCallAgree() async throws {
+        let fixture = try HostFixture()
+        let dispatcher = fixture.host.dispatcher
+        let typed = try await dispatcher.run(MediaSearch(query: "swift", provider: "catalog"))
+        let json = try await fixture.call("media.search", ["provider": "catalog", "query": "swift"], as: MediaSearch.Response.self)
+        #expect(typed == json)
+        let added = try await dispatcher.run(FavoritesAdd(id: try ItemID(parsing: "catalog:video:v3")))
+        #expect(added.favorite == true)
+        let listed = try await dispatcher.run(FavoritesList(provider: "catalog"))
+        #expect(listed.items.map(\.id) == [added.id])
+        let unknown = try ItemID(parsing: "nope:video:1")
+        do {
+            _ = try await dispatcher.run(MediaGet(id: unknown))
+            Issue.record("an unknown provider is an error")
+        } catch {
+            let viaJSON = await fixture.error("media.get", ["id": "nope:video:1"])
+            #expect(error.code == viaJSON?.code)
+            #expect(error.message == viaJSON?.message)
+        }
+        do {
+            _ = try await dispatcher.run(FavoritesList(limit: 10_000))
+            Issue.record("limits are checked on the typed path too")
+        } catch {
+            #expect(error.code == -32602)
+        }
+    }
+}

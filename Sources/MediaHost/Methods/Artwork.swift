@@ -5,7 +5,11 @@ public struct MediaArtwork: RPCMethod {
     public static let method = "media.artwork"
     public var id: ItemID
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init(id: ItemID) {
+        self.id = id
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
         /// The item it is for, and the image URL that file holds: check both before showing it.
         public var id: ItemID
         public var url: String
@@ -16,7 +20,7 @@ public struct MediaArtwork: RPCMethod {
         public var cached: Bool
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Response {
         // An item just listed: its image alone, without asking the provider again. Else the
         // provider, and offline a favorite's snapshot.
         var url = host.recentArtwork.url(for: id)
@@ -25,23 +29,27 @@ public struct MediaArtwork: RPCMethod {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
         }
         let (entry, cached) = try await host.tagging(id.provider) { try await host.artwork.file(for: url) }
-        return Result(id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
+        return Response(id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
     }
 }
 
 /// How full the artwork cache is.
 public struct CacheStats: RPCMethod {
     public static let method = "cache.stats"
-    public typealias Result = ArtworkCache.Stats
-    public func run(on host: HostRuntime) async throws -> Result { try await host.artwork.stats() }
+
+    public init() {}
+    public typealias Response = ArtworkCache.Stats
+    public func run(on host: HostRuntime) async throws -> Response { try await host.artwork.stats() }
 }
 
 /// Empties the artwork cache.
 public struct CacheClear: RPCMethod {
     public static let method = "cache.clear"
-    public struct Result: Codable, Sendable, Equatable {
+
+    public init() {}
+    public struct Response: Codable, Sendable, Equatable {
         /// Images removed.
         public var removed: Int
     }
-    public func run(on host: HostRuntime) async throws -> Result { Result(removed: try await host.artwork.clear()) }
+    public func run(on host: HostRuntime) async throws -> Response { Response(removed: try await host.artwork.clear()) }
 }

@@ -15,10 +15,14 @@ public struct AuthStatusEntry: Codable, Sendable, Equatable {
 /// Login state of every provider with accounts, or of one.
 public struct AuthStatus: RPCMethod {
     public static let method = "auth.status"
-    public typealias Result = [AuthStatusEntry]
+    public typealias Response = [AuthStatusEntry]
     public var provider: String?
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public init(provider: String? = nil) {
+        self.provider = provider
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
         let ids = try provider.map { [try host.registry.registration($0).descriptor.id] } ?? host.providerIDs
         return ids.compactMap { host.authStatus($0) }
     }
@@ -31,12 +35,18 @@ public struct AuthLogin: RPCMethod {
     public static let method = "auth.login"
     /// A device login waits for a person to approve it, for minutes.
     public static var hasDeadline: Bool { false }
-    public typealias Result = AuthStatusEntry
+    public typealias Response = AuthStatusEntry
     public var provider: String
     public var username: String?
     public var password: String?
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public init(provider: String, username: String? = nil, password: String? = nil) {
+        self.provider = provider
+        self.username = username
+        self.password = password
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
         let account = try host.accountProvider(provider)
         let events = host.events
         let session = try await host.tagging(provider) {
@@ -55,10 +65,14 @@ public struct AuthLogin: RPCMethod {
 /// Logs out: revokes the session on the service (best effort) and forgets it here.
 public struct AuthLogout: RPCMethod {
     public static let method = "auth.logout"
-    public typealias Result = AuthStatusEntry
+    public typealias Response = AuthStatusEntry
     public var provider: String
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public init(provider: String) {
+        self.provider = provider
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
         let account = try host.accountProvider(provider)
         if let session = host.sessions.load(provider) {
             do {

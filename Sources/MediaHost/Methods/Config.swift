@@ -3,11 +3,15 @@ import JSONRPC
 /// Settings with their effective values and sources; secrets are shown as "********".
 public struct ConfigGet: RPCMethod {
     public static let method = "config.get"
-    public typealias Result = [ConfigEntry]
+    public typealias Response = [ConfigEntry]
     /// One setting, e.g. "providers.podcasts.base_url"; omitted: all of them.
     public var key: String?
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public init(key: String? = nil) {
+        self.key = key
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
         let config = host.config
         if let key {
             guard let entry = config.entry(key) else { throw HostError.unknownConfigKey(key) }
@@ -20,10 +24,15 @@ public struct ConfigGet: RPCMethod {
 /// Stores a setting in the database (above config.toml, below env vars); null removes it.
 public struct ConfigSet: RPCMethod {
     public static let method = "config.set"
-    public typealias Result = ConfigEntry
+    public typealias Response = ConfigEntry
     public var key: String
     /// A string, number or boolean; null removes the stored value.
     public var value: JSONValue?
+
+    public init(key: String, value: JSONValue? = nil) {
+        self.key = key
+        self.value = value
+    }
 
     public func run(on host: HostRuntime) async throws -> ConfigEntry {
         guard let info = host.config.keys[key] else { throw HostError.unknownConfigKey(key) }

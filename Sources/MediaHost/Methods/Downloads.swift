@@ -38,9 +38,13 @@ extension DownloadRecord {
 /// Queues an item's media for download; the same item twice gives the existing download.
 public struct DownloadsStart: RPCMethod {
     public static let method = "downloads.start"
-    public typealias Result = Download
+    public typealias Response = Download
     /// e.g. "podcasts:episode:1200361736:abc".
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
 
     public func run(on host: HostRuntime) async throws -> Download {
         if let existing = try await host.store.download(id), existing.state != .failed, existing.state != .cancelled {
@@ -55,8 +59,12 @@ public struct DownloadsStart: RPCMethod {
 /// Every download in queue order, or those in one state.
 public struct DownloadsList: RPCMethod {
     public static let method = "downloads.list"
-    public typealias Result = [Download]
+    public typealias Response = [Download]
     public var state: DownloadRecord.State?
+
+    public init(state: DownloadRecord.State? = nil) {
+        self.state = state
+    }
 
     public func run(on host: HostRuntime) async throws -> [Download] {
         try await host.store.downloads(in: state.map { [$0] }).map(Download.init)
@@ -66,24 +74,36 @@ public struct DownloadsList: RPCMethod {
 /// Pauses a queued or running download; its `.part` file stays for resuming.
 public struct DownloadsPause: RPCMethod {
     public static let method = "downloads.pause"
-    public typealias Result = Download
+    public typealias Response = Download
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
     public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.pause(id)) }
 }
 
 /// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
 public struct DownloadsResume: RPCMethod {
     public static let method = "downloads.resume"
-    public typealias Result = Download
+    public typealias Response = Download
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
     public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.resume(id)) }
 }
 
 /// Stops a download and deletes its partial file.
 public struct DownloadsCancel: RPCMethod {
     public static let method = "downloads.cancel"
-    public typealias Result = Download
+    public typealias Response = Download
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
     public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.cancel(id)) }
 }
 
@@ -94,12 +114,17 @@ public struct DownloadsRemove: RPCMethod {
     /// Keep the downloaded file on disk.
     public var keepFile: Bool?
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init(id: ItemID, keepFile: Bool? = nil) {
+        self.id = id
+        self.keepFile = keepFile
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
         public var id: ItemID
         public var removed: Bool
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
-        Result(id: id, removed: try await host.downloads.remove(id, keepFile: keepFile ?? false))
+    public func run(on host: HostRuntime) async throws -> Response {
+        Response(id: id, removed: try await host.downloads.remove(id, keepFile: keepFile ?? false))
     }
 }

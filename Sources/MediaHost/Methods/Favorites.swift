@@ -3,9 +3,13 @@ import MediaKit
 /// Keeps an item as a favorite, with a snapshot so `favorites.list` works offline.
 public struct FavoritesAdd: RPCMethod {
     public static let method = "favorites.add"
-    public typealias Result = MediaItem
+    public typealias Response = MediaItem
     /// The item to keep, e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
 
     public func run(on host: HostRuntime) async throws -> MediaItem {
         var item = try await host.withProvider(id.provider) { try await $0.item(id) }
@@ -21,7 +25,11 @@ public struct FavoritesRemove: RPCMethod {
     public static let method = "favorites.remove"
     public var id: ItemID
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init(id: ItemID) {
+        self.id = id
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
         public var id: ItemID
         /// False when it was not a favorite.
         public var removed: Bool
@@ -29,9 +37,9 @@ public struct FavoritesRemove: RPCMethod {
         public var account: String?
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Response {
         let removed = try await host.store.removeFavorite(id)
-        return Result(id: id, removed: removed, account: await host.syncAccountFavorite(id, false))
+        return Response(id: id, removed: removed, account: await host.syncAccountFavorite(id, false))
     }
 }
 
@@ -56,7 +64,7 @@ extension HostRuntime {
 /// Favorites, newest first, from their stored snapshots (no network).
 public struct FavoritesList: RPCMethod {
     public static let method = "favorites.list"
-    public typealias Result = Page
+    public typealias Response = Page
     /// Only this provider's favorites.
     public var provider: String?
     public var kind: MediaKind?
@@ -66,6 +74,14 @@ public struct FavoritesList: RPCMethod {
     public var cursor: Cursor?
     /// The favorites kept on the provider's account (needs `provider` and a login).
     public var remote: Bool?
+
+    public init(provider: String? = nil, kind: MediaKind? = nil, limit: Int? = nil, cursor: Cursor? = nil, remote: Bool? = nil) {
+        self.provider = provider
+        self.kind = kind
+        self.limit = limit
+        self.cursor = cursor
+        self.remote = remote
+    }
 
     public func run(on host: HostRuntime) async throws -> Page {
         if remote == true {

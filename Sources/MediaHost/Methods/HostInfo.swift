@@ -4,7 +4,9 @@ import JSONRPC
 /// The OpenRPC document describing every method (rpc-spec.json).
 public struct RPCDiscover: RPCMethod {
     public static let method = "rpc.discover"
-    public typealias Result = JSONValue
+
+    public init() {}
+    public typealias Response = JSONValue
 
     public func run(on host: HostRuntime) async throws -> JSONValue {
         try RPCDiscover.spec.get()
@@ -22,7 +24,9 @@ public struct RPCDiscover: RPCMethod {
 public struct HostInfoMethod: RPCMethod {
     public static let method = "host.info"
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init() {}
+
+    public struct Response: Codable, Sendable, Equatable {
         public var name: String
         public var version: String
         /// The JSON-RPC version spoken: "2.0".
@@ -36,8 +40,8 @@ public struct HostInfoMethod: RPCMethod {
         public var database: String
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
-        Result(
+    public func run(on host: HostRuntime) async throws -> Response {
+        Response(
             name: HostRuntime.name, version: HostRuntime.version, jsonrpc: "2.0", pid: Int(ProcessInfo.processInfo.processIdentifier),
             providers: host.providerIDs, methods: Dispatcher.methodNames, configFile: host.paths.configFile,
             dataDir: host.paths.dataDir, cacheDir: host.paths.cacheDir, database: host.paths.database)

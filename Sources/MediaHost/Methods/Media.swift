@@ -4,12 +4,18 @@ import MediaKit
 /// One page of a category's items.
 public struct MediaBrowse: RPCMethod {
     public static let method = "media.browse"
-    public typealias Result = Page
+    public typealias Response = Page
     public var provider: String
     /// A category id from `providers.categories`.
     public var category: String
     /// The `next` or `prev` of an earlier page.
     public var cursor: Cursor?
+
+    public init(provider: String, category: String, cursor: Cursor? = nil) {
+        self.provider = provider
+        self.category = category
+        self.cursor = cursor
+    }
 
     public func run(on host: HostRuntime) async throws -> Page {
         try await host.annotate(host.withProvider(provider) { try await $0.browse(category: category, cursor: cursor) })
@@ -28,7 +34,14 @@ public struct MediaSearch: RPCMethod {
     /// The `next` or `prev` of an earlier page of the same search.
     public var cursor: Cursor?
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init(query: String, provider: String? = nil, kind: MediaKind? = nil, cursor: Cursor? = nil) {
+        self.query = query
+        self.provider = provider
+        self.kind = kind
+        self.cursor = cursor
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
         public var items: [MediaItem]
         public var next: Cursor?
         public var prev: Cursor?
@@ -43,7 +56,7 @@ public struct MediaSearch: RPCMethod {
         public var message: String
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Response {
         let text = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw HostError.invalidArgument("query is empty") }
         guard text.count <= 500 else { throw HostError.invalidArgument("query is longer than 500 characters") }
@@ -58,13 +71,13 @@ public struct MediaSearch: RPCMethod {
         if let provider {
             let page = try await host.annotate(
                 host.withProvider(provider) { try await $0.search(SearchQuery(text: text, kind: kind, cursor: cursor)) })
-            return Result(items: page.items, next: page.next, prev: page.prev, total: page.total)
+            return Response(items: page.items, next: page.next, prev: page.prev, total: page.total)
         }
         return try await searchAll(text, host: host)
     }
 
     /// Every configured provider concurrently; a failure of one is reported beside the others' items.
-    private func searchAll(_ text: String, host: HostRuntime) async throws -> Result {
+    private func searchAll(_ text: String, host: HostRuntime) async throws -> Response {
         let positions = try cursor.map(MultiCursor.init(decoding:))
         let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
             .filter { positions == nil || positions!.cursors[$0] != nil }
@@ -101,7 +114,7 @@ public struct MediaSearch: RPCMethod {
                 failures.append(Failure(provider: id, code: rpc.code, message: rpc.message))
             }
         }
-        return Result(
+        return Response(
             items: try await host.annotate(items), next: next.cursor, prev: prev.cursor, total: nil, errors: failures)
     }
 }
@@ -129,9 +142,13 @@ struct MultiCursor: Codable {
 /// Full details of one item.
 public struct MediaGet: RPCMethod {
     public static let method = "media.get"
-    public typealias Result = MediaItem
+    public typealias Response = MediaItem
     /// e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
+
+    public init(id: ItemID) {
+        self.id = id
+    }
 
     public func run(on host: HostRuntime) async throws -> MediaItem {
         try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
@@ -141,9 +158,14 @@ public struct MediaGet: RPCMethod {
 /// The items inside a container: a channel's videos, a podcast's episodes, a user's posts.
 public struct MediaChildren: RPCMethod {
     public static let method = "media.children"
-    public typealias Result = Page
+    public typealias Response = Page
     public var id: ItemID
     public var cursor: Cursor?
+
+    public init(id: ItemID, cursor: Cursor? = nil) {
+        self.id = id
+        self.cursor = cursor
+    }
 
     public func run(on host: HostRuntime) async throws -> Page {
         try await host.annotate(host.withProvider(id.provider) { try await $0.children(of: id, cursor: cursor) })

@@ -11,7 +11,11 @@ public struct PlayerOpen: RPCMethod {
     public static let method = "player.open"
     public var id: ItemID
 
-    public struct Result: Codable, Sendable, Equatable {
+    public init(id: ItemID) {
+        self.id = id
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
         public var id: ItemID
         /// The program and its arguments, as run.
         public var command: [String]
@@ -22,7 +26,7 @@ public struct PlayerOpen: RPCMethod {
         public var pid: Int
     }
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Response {
         var target: String?
         var local = false
         if let download = try await host.store.download(id), download.state == .completed,
@@ -42,7 +46,7 @@ public struct PlayerOpen: RPCMethod {
         }
         let command = words + [target]
         let pid = try Self.spawnDetached(executable, arguments: Array(command.dropFirst()))
-        return Result(id: id, command: command, target: target, local: local, pid: Int(pid))
+        return Response(id: id, command: command, target: target, local: local, pid: Int(pid))
     }
 
     /// The program's path: as given when it has a '/', else the first match on PATH.

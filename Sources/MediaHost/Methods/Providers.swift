@@ -4,6 +4,8 @@ import MediaKit
 public struct ProvidersList: RPCMethod {
     public static let method = "providers.list"
 
+    public init() {}
+
     public struct ProviderInfo: Codable, Sendable, Equatable {
         public var id: String
         public var name: String
@@ -16,9 +18,9 @@ public struct ProvidersList: RPCMethod {
         public var configure: String?
         public var notes: String?
     }
-    public typealias Result = [ProviderInfo]
+    public typealias Response = [ProviderInfo]
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public func run(on host: HostRuntime) async throws -> Response {
         host.registry.registrations.map { registration in
             let d = registration.descriptor
             return ProviderInfo(
@@ -31,11 +33,15 @@ public struct ProvidersList: RPCMethod {
 /// A provider's categories: video categories, genres, trending tags.
 public struct ProvidersCategories: RPCMethod {
     public static let method = "providers.categories"
-    public typealias Result = [MediaCategory]
+    public typealias Response = [MediaCategory]
     /// The provider id, e.g. "podcasts".
     public var provider: String
 
-    public func run(on host: HostRuntime) async throws -> Result {
+    public init(provider: String) {
+        self.provider = provider
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
         try await host.withProvider(provider) { try await $0.categories() }
     }
 }
