@@ -19,11 +19,7 @@ public protocol RPCMethod: Decodable, Sendable {
 extension RPCMethod {
     public static var hasDeadline: Bool { true }
 
-    public static func encode(_ response: Response) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(response))
-    }
+    public static func encode(_ response: Response) throws -> [UInt8] { try JSONCoding.bytes(response) }
 }
 
 /// Routes method calls to their handlers. The RPC endpoint calls `call` with JSON; in-process

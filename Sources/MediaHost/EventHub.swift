@@ -1,10 +1,101 @@
 import JSONRPC
+import MediaKit
 import Synchronization
 
-/// Server notifications (`downloads.progress`, `downloads.state`, `auth.prompt`) fanned out to
-/// every subscriber: each RPC connection, and the REPL's progress display.
+/// A notification the host sends: a Codable payload that names its method, as `RPCMethod` does
+/// for calls. rpc-spec.json lists each under `x-notifications` (a test checks).
+public protocol HostNotification: Codable, Sendable {
+    static var method: String { get }
+}
+
+/// `downloads.progress`: a running download's progress, at most four times a second.
+public struct DownloadProgress: HostNotification, Equatable {
+    public static let method = "downloads.progress"
+    public var id: String
+    public var bytes: Int64
+    public var total: Int64?
+    /// Bytes per second.
+    public var rate: Double
+    /// Seconds left, when the total is known and bytes are arriving.
+    public var eta: Double?
+
+    public init(id: String, bytes: Int64, total: Int64? = nil, rate: Double, eta: Double? = nil) {
+        self.id = id
+        self.bytes = bytes
+        self.total = total
+        self.rate = rate
+        self.eta = eta
+    }
+}
+
+/// `downloads.state`: every state change of a download (`removed` when it is forgotten).
+public struct DownloadStateChange: HostNotification, Equatable {
+    public static let method = "downloads.state"
+    public var id: String
+    /// A `DownloadRecord.State`, or `removed`.
+    public var state: String
+    /// The file, once completed.
+    public var path: String?
+    public var error: String?
+
+    public init(id: String, state: String, path: String? = nil, error: String? = nil) {
+        self.id = id
+        self.state = state
+        self.path = path
+        self.error = error
+    }
+}
+
+/// `auth.prompt`: what to do to finish a device login.
+extension AuthPrompt: HostNotification {
+    public static let method = "auth.prompt"
+}
+
+/// One notification, typed: what in-process subscribers (the REPL) switch over; RPC connections
+/// send `method` with `params`.
+public enum HostEvent: Sendable, Equatable {
+    case downloadProgress(DownloadProgress)
+    case downloadState(DownloadStateChange)
+    case authPrompt(AuthPrompt)
+
+    /// Every notification the host sends.
+    public static let notifications: [any HostNotification.Type] = [DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self]
+
+    public var payload: any HostNotification {
+        switch self {
+        case .downloadProgress(let progress): progress
+        case .downloadState(let change): change
+        case .authPrompt(let prompt): prompt
+        }
+    }
+
+    public var method: String { type(of: payload).method }
+
+    /// The payload as JSON-RPC params.
+    public var params: JSONValue { (try? JSONCoding.value(payload)) ?? [:] }
+
+    /// The same event with secrets removed from every text it carries.
+    func redacted(by redactor: Redactor) -> HostEvent {
+        switch self {
+        case .downloadProgress:
+            return self
+        case .downloadState(var change):
+            change.path = change.path.map(redactor.redact)
+            change.error = change.error.map(redactor.redact)
+            return .downloadState(change)
+        case .authPrompt(var prompt):
+            prompt.url = redactor.redact(prompt.url)
+            prompt.code = redactor.redact(prompt.code)
+            prompt.message = redactor.redact(prompt.message)
+            return .authPrompt(prompt)
+        }
+    }
+}
+
+/// Server notifications fanned out to every subscriber: each RPC connection, and the REPL's
+/// progress display.
 public final class EventHub: Sendable {
-    public typealias Handler = @Sendable (_ method: String, _ params: JSONValue) -> Void
+    public typealias Handler = @Sendable (HostEvent) -> Void
     private let handlers = Mutex<[Int: Handler]>([:])
     private let nextToken = Mutex(0)
     /// Removes secrets from every notification before anyone sees it.
@@ -25,8 +116,8 @@ public final class EventHub: Sendable {
 
     public func unsubscribe(_ token: Int) { handlers.withLock { $0[token] = nil } }
 
-    public func publish(_ method: String, _ params: JSONValue) {
-        let params = redactor?.redact(params) ?? params
-        for handler in handlers.withLock({ Array($0.values) }) { handler(method, params) }
+    public func publish(_ event: HostEvent) {
+        let event = redactor.map { event.redacted(by: $0) } ?? event
+        for handler in handlers.withLock({ Array($0.values) }) { handler(event) }
     }
 }

@@ -1,3 +1,4 @@
+@preconcurrency import CReadline
 import Foundation
 import JSONRPC
 import MediaHost
@@ -26,37 +27,42 @@ final class ProgressBoard: Sendable {
         }
     }
 
-    func receive(_ method: String, _ params: JSONValue) {
-        guard let id = params["id"]?.stringValue else { return }
+    func receive(_ event: HostEvent) {
         state.withLock { state in
-            let isActive = method == "downloads.progress" || ["running", "queued"].contains(params["state"]?.stringValue ?? "")
-            if state.entries[id] == nil, isActive {
-                state.entries[id] = Entry(title: state.titles[id] ?? id)
-                state.order.append(id)
-            }
-            switch method {
-            case "downloads.progress":
-                state.entries[id]?.bytes = Int64(params["bytes"]?.intValue ?? 0)
-                state.entries[id]?.total = params["total"]?.intValue.map(Int64.init)
-                state.entries[id]?.rate = params["rate"]?.doubleValue ?? 0
-                state.entries[id]?.eta = params["eta"]?.doubleValue
+            switch event {
+            case .downloadProgress(let progress):
+                let id = progress.id
+                if state.entries[id] == nil {
+                    state.entries[id] = Entry(title: state.titles[id] ?? id)
+                    state.order.append(id)
+                }
+                state.entries[id]?.bytes = progress.bytes
+                state.entries[id]?.total = progress.total
+                state.entries[id]?.rate = progress.rate
+                state.entries[id]?.eta = progress.eta
                 state.entries[id]?.state = "running"
-            case "downloads.state":
-                let new = params["state"]?.stringValue ?? "?"
+            case .downloadState(let change):
+                let id = change.id
+                let isActive = change.state == "running" || change.state == "queued"
+                if state.entries[id] == nil, isActive {
+                    state.entries[id] = Entry(title: state.titles[id] ?? id)
+                    state.order.append(id)
+                }
                 let title = state.entries[id]?.title ?? state.titles[id] ?? id
-                switch new {
-                case "completed": state.events.append("✓ \(title): done → \(params["path"]?.stringValue ?? "")")
-                case "failed": state.events.append("✗ \(title): failed: \(params["error"]?.stringValue ?? "")")
-                case "paused", "cancelled", "removed": state.events.append("• \(title): \(new)")
+                switch change.state {
+                case "completed": state.events.append("✓ \(title): done → \(change.path ?? "")")
+                case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
+                case "paused", "cancelled", "removed": state.events.append("• \(title): \(change.state)")
                 default: break
                 }
-                if new == "running" || new == "queued" {
-                    state.entries[id]?.state = new
+                if isActive {
+                    state.entries[id]?.state = change.state
                 } else {
                     state.entries[id] = nil
                     state.order.removeAll { $0 == id }
                 }
-            default: return
+            case .authPrompt:
+                return
             }
             state.dirty = true
         }
@@ -94,4 +100,40 @@ final class ProgressBoard: Sendable {
         let shortTitle = title.count > titleWidth ? String(title.prefix(titleWidth - 1)) + "…" : title
         return "⬇ \(shortTitle.padding(toLength: titleWidth, withPad: " ", startingAt: 0)) \(bar) \(percent)\(tail)"
     }
+}
+
+/// Redraws progress bars just above the prompt, in place: it runs on readline's thread (from
+/// its event hook), the only place where the prompt may be redrawn safely.
+final class InPlaceProgress: @unchecked Sendable {
+    private let board: ProgressBoard
+    private let color: Bool
+    /// Bar lines currently drawn above the prompt.
+    private var shown = 0
+
+    init(board: ProgressBoard, color: Bool) {
+        self.board = board
+        self.color = color
+    }
+
+    /// After a command printed, the old bars scrolled away: draw anew below its output.
+    func forget() { shown = 0 }
+
+    func draw() {
+        guard let update = board.takeUpdate(width: terminalWidth() - 1, color: color) else { return }
+        var out = "\r"
+        if shown > 0 { out += "\u{1B}[\(shown)A" }
+        out += "\u{1B}[J"
+        for line in update.events { out += line + "\n" }
+        for line in update.bars { out += line + "\n" }
+        shown = update.bars.count
+        FileHandle.standardOutput.write(Data(out.utf8))
+        rl_on_new_line()
+        rl_redisplay()
+    }
+}
+
+func terminalWidth() -> Int {
+    var size = winsize()
+    if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+    return 100
 }

@@ -3,12 +3,14 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import MediaStore
+import Synchronization
 
-/// The interactive front end: command lines in, dispatcher calls, rendered results out.
+/// The interactive front end: command lines in, typed dispatcher calls, rendered results out.
 /// Used by one task at a time (hence `@unchecked Sendable`: the Ctrl-C handler only cancels).
 ///
-/// Every command is a thin translation into one `Dispatcher.call`; with `json` the raw result of
-/// that call is printed as one line, exactly what `mediahost rpc` would answer.
+/// Each command is one entry of `CommandSpec.all`, which turns its line into one typed call of
+/// `Dispatcher.run` (the same handlers as JSON-RPC, without JSON in between); with `json` the
+/// response is printed as one line, exactly what `mediahost rpc` would answer.
 public final class REPL: @unchecked Sendable {
     public struct Options: Sendable {
         /// Print each result as one JSON line.
@@ -28,25 +30,14 @@ public final class REPL: @unchecked Sendable {
     let host: HostRuntime
     let options: Options
     let renderer: Renderer
-    private let write: @Sendable (String) -> Void
+    let write: @Sendable (String) -> Void
     private let writeError: @Sendable (String) -> Void
 
-    // What the last listing showed, so row numbers and next/prev refer to it.
-    private var listing: Command.Listing = .none
-    private var items: [MediaItem] = []
-    private var categoryRows: [MediaCategory] = []
-    private var categoryProvider = ""
-    private var historyRows: [SearchRecord] = []
-    private var providerRows: [ProvidersList.ProviderInfo] = []
-    private var downloadRows: [Download] = []
-    /// The section rows of the last post shown, and its provider.
-    private var sectionRows: [TextEntity] = []
-    private var sectionProvider = ""
+    /// What the last listing showed: row numbers and next/prev refer to it.
+    private(set) var listing: Listing = .none
     /// Running downloads' progress, from the host's notifications.
     let board = ProgressBoard()
     private var subscription: Int?
-    private var pagedRequest: (method: String, params: [String: JSONValue])?
-    private var cursors: (next: Cursor?, prev: Cursor?) = (nil, nil)
     /// Categories seen per provider, for names in `browse` and completion.
     let categoryCache = CategoryCache()
 
@@ -69,41 +60,61 @@ public final class REPL: @unchecked Sendable {
         self.write = { write(redactor.redact($0)) }
         self.writeError = { writeError(redactor.redact($0)) }
         let board = board
-        let write = self.write
-        subscription = host.events.subscribe { method, params in
-            if method == "auth.prompt" {
+        let show = self.write
+        subscription = host.events.subscribe { event in
+            if case .authPrompt(let prompt) = event {
                 // The login command is waiting for this: show it at once.
-                write(params["message"]?.stringValue ?? "")
+                show(prompt.message)
             } else {
-                board.receive(method, params)
+                board.receive(event)
             }
         }
-    }
-
-    /// An error line: red label, then the message cleaned of control characters (it may quote a
-    /// server or the person's own input).
-    private func fail(_ message: String, label: String = "error") {
-        writeError(renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
     }
 
     deinit {
         if let subscription { host.events.unsubscribe(subscription) }
     }
 
+    // MARK: Output
+
+    /// Shows a result as text (not with `--json`, where the JSON line is the output).
+    func display(_ text: String) {
+        if !options.json { write(text) }
+    }
+
+    /// With `--json`, the response exactly as JSON-RPC would answer it.
+    func printJSON<M: RPCMethod>(_ method: M.Type, _ response: M.Response) {
+        guard options.json, let bytes = try? M.encode(response) else { return }
+        write(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// An error line: red label, then the message cleaned of control characters (it may quote a
+    /// server or the person's own input).
+    func fail(_ message: String, label: String = "error") {
+        writeError(renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
+    }
+
+    // MARK: Running a line
+
     /// Runs one command line.
     /// - Returns: false when the command failed.
     @discardableResult
     public func execute(_ line: String) async -> Bool {
-        let parser = CommandParser(providerIDs: host.providerIDs, resolveItem: resolveItem, resolveDownload: resolveDownload)
-        let command: Command?
-        do {
-            command = try parser.parse(line)
-        } catch {
-            fail(error.description)
+        let trimmed = line.trimmingSpaces()
+        guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { return true }
+        let (word, rest) = trimmed.splitFirstWord()
+        guard let spec = CommandSpec.named(word) else {
+            fail("unknown command '\(word.prefix(40))'; `help` lists the commands")
             return false
         }
-        guard let command else { return true }
-        switch command {
+        let action: Action
+        do {
+            action = try spec.build(CommandLine(rest: rest), self)
+        } catch {
+            fail(error.message(usage: spec.usage))
+            return false
+        }
+        switch action {
         case .quit:
             finished = true
             return true
@@ -111,110 +122,149 @@ public final class REPL: @unchecked Sendable {
             showHelp()
             return true
         case .page(let forward):
-            guard let request = pagedRequest, let cursor = forward ? cursors.next : cursors.prev else {
+            guard let paging = listing.paging, let cursor = forward ? paging.next : paging.prev else {
                 fail((forward ? "no next page" : "no previous page") + " in the last listing")
                 return false
             }
-            var params = request.params
-            params["cursor"] = .string(cursor.rawValue)
-            return await call(request.method, params: .object(params), listing: .items)
-        case .openRow(let text):
+            return await perform(listing(paging.request.with(cursor: cursor)))
+        case .open(let text):
             return await open(text)
-        case .call(let method, var params, let listing):
-            if method == "auth.login", case .object(var members) = params, members["password"] == nil,
-                let provider = members["provider"]?.stringValue, host.needsPassword(provider)
-            {
-                guard let ask else {
-                    fail("usage in scripts: login \(provider) <username> <password>")
-                    return false
-                }
-                if members["username"] == nil {
-                    guard let name = await ask("\(provider) username: ", false), !name.isEmpty else { return false }
-                    members["username"] = .string(name)
-                }
-                guard let password = await ask("\(provider) password: ", true) else { return false }
-                members["password"] = .string(password)
-                params = .object(members)
-            }
-            if method == "media.browse", case .object(var members) = params,
-                let provider = members["provider"]?.stringValue, let category = members["category"]?.stringValue
-            {
-                members["category"] = .string(await resolveCategory(provider: provider, text: category))
-                params = .object(members)
-            }
-            return await call(method, params: params, listing: listing)
+        case .call(let call):
+            return await perform(call)
         }
     }
 
+    private func perform(_ call: Call) async -> Bool {
+        do {
+            try await call.perform(self)
+            return true
+        } catch {
+            fail(error.message)
+            return false
+        }
+    }
+
+    /// `open <n|id>`: what opening means for the row's kind; an item opens as its children when
+    /// it is a container, else as its details.
     private func open(_ text: String) async -> Bool {
-        if let row = Int(text) {
-            switch listing {
-            case .categories where (1...categoryRows.count).contains(row):
-                let params: JSONValue = ["provider": .string(categoryProvider), "category": .string(categoryRows[row - 1].id)]
-                return await call("media.browse", params: params, listing: .items)
-            case .history where (1...historyRows.count).contains(row):
-                let record = historyRows[row - 1]
-                var params: [String: JSONValue] = ["query": .string(record.query)]
-                if let provider = record.provider { params["provider"] = .string(provider) }
-                if let kind = record.kind { params["kind"] = .string(kind.rawValue) }
-                return await call("media.search", params: .object(params), listing: .items)
-            case .sections where (1...sectionRows.count).contains(row):
-                let entity = sectionRows[row - 1]
+        if let n = Int(text), let row = listing.row(n) {
+            switch row {
+            case .category(let provider, let category):
+                return await perform(listing(.browse(MediaBrowse(provider: provider, category: category.id))))
+            case .search(let record):
+                return await perform(listing(.search(MediaSearch(query: record.query, provider: record.provider, kind: record.kind))))
+            case .section(let provider, let entity):
                 switch entity.type {
                 case .hashtag, .mention:
                     let query = (entity.type == .hashtag ? "#" : "@") + entity.value
-                    return await call("media.search", params: ["provider": .string(sectionProvider), "query": .string(query)], listing: .items)
+                    return await perform(listing(.search(MediaSearch(query: query, provider: provider))))
                 case .url, .media:
                     write(entity.value)
                     return true
                 }
-            case .providers where (1...providerRows.count).contains(row):
-                let provider = providerRows[row - 1].id
-                return await call("providers.categories", params: ["provider": .string(provider)], listing: .categories(provider: provider))
-            default: break
+            case .provider(let info):
+                return await perform(.run(ProvidersCategories(provider: info.id)) { repl, categories in repl.present(categories: categories, of: info.id) })
+            case .item, .download:
+                break
             }
         }
         let id: ItemID
         do { id = try resolveItem(text) } catch {
-            fail(error.description)
+            fail(error.message(usage: "open <n|id>"))
             return false
         }
-        if id.kind.isContainer {
-            return await call("media.children", params: ["id": .string(id.description)], listing: .items)
-        }
-        return await call("media.get", params: ["id": .string(id.description)], listing: .detail)
+        if id.kind.isContainer { return await perform(listing(.children(MediaChildren(id: id)))) }
+        return await perform(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) })
     }
 
-    private func resolveItem(_ text: String) throws(CommandError) -> ItemID {
-        if let row = Int(text) {
-            guard listing == .items, (1...max(1, items.count)).contains(row), row <= items.count else {
-                throw CommandError(description: "there is no row \(row) in the last listing")
-            }
-            return items[row - 1].id
-        }
-        do { return try ItemID(parsing: text) } catch { throw CommandError(description: error.description) }
+    // MARK: Resolving arguments (used by the command table)
+
+    /// An item: row `n` of the last listing of items, or an id.
+    func item(_ text: String) throws(CommandError) -> ItemID {
+        guard !text.isEmpty else { throw CommandError.usage }
+        return try resolveItem(text)
     }
 
-    /// A row of the last `downloads` listing; else a row of the last items listing, or an id.
-    private func resolveDownload(_ text: String) throws(CommandError) -> ItemID {
-        if let row = Int(text), listing == .downloads {
-            guard (1...max(1, downloadRows.count)).contains(row), row <= downloadRows.count else {
-                throw CommandError(description: "there is no row \(row) in the last downloads listing")
+    /// A download: row `n` of the last `downloads`, else as `item`.
+    func download(_ text: String) throws(CommandError) -> ItemID {
+        guard !text.isEmpty else { throw CommandError.usage }
+        if let n = Int(text), case .downloads = listing {
+            guard case .download(let download)? = listing.row(n) else {
+                throw CommandError.invalid("there is no row \(n) in the last downloads listing")
             }
-            return downloadRows[row - 1].id
+            return download.id
         }
         return try resolveItem(text)
     }
 
+    private func resolveItem(_ text: String) throws(CommandError) -> ItemID {
+        if let n = Int(text) {
+            guard case .items = listing, case .item(let item)? = listing.row(n) else {
+                throw CommandError.invalid("there is no row \(n) in the last listing")
+            }
+            return item.id
+        }
+        do { return try ItemID(parsing: text) } catch { throw CommandError.invalid(error.description) }
+    }
+
+    func requireProvider(_ text: String) throws(CommandError) -> String {
+        let provider = text.trimmingSpaces()
+        guard !provider.isEmpty else { throw CommandError.usage }
+        try checkProvider(provider)
+        return provider
+    }
+
+    func checkProvider(_ provider: String) throws(CommandError) {
+        let ids = host.providerIDs
+        guard ids.contains(provider) else {
+            throw CommandError.invalid(
+                ids.isEmpty
+                    ? "unknown provider '\(provider.prefix(40))': no provider is registered"
+                    : "unknown provider '\(provider.prefix(40))'; providers are \(ids.joined(separator: ", "))")
+        }
+    }
+
+    // MARK: Calls that need more than one step
+
+    /// `search [<provider>] [--kind K] <query>`.
+    func searchCall(_ rest: String) throws(CommandError) -> Call {
+        var words = rest
+        var request = MediaSearch(query: "")
+        while true {
+            let (word, remainder) = words.splitFirstWord()
+            if word == "--kind" {
+                let (kind, after) = remainder.splitFirstWord()
+                guard let parsed = MediaKind(rawValue: kind) else {
+                    throw CommandError.invalid("--kind takes one of \(MediaKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                request.kind = parsed
+                words = after
+            } else if request.provider == nil, host.providerIDs.contains(word), !remainder.isEmpty {
+                request.provider = word
+                words = remainder
+            } else {
+                break
+            }
+        }
+        guard !words.isEmpty else { throw CommandError.usage }
+        request.query = words
+        return listing(.search(request))
+    }
+
+    /// `browse`: the category by row number, name or id, then the listing.
+    func browse(provider: String, category text: String) -> Call {
+        Call(method: MediaBrowse.method) { repl throws(RPCError) in
+            let category = await repl.resolveCategory(provider: provider, text: text)
+            try await repl.listing(.browse(MediaBrowse(provider: provider, category: category))).perform(repl)
+        }
+    }
+
     /// A category given by row number of the last `categories`, by name, or by id.
     private func resolveCategory(provider: String, text: String) async -> String {
-        if let row = Int(text), listing == .categories(provider: provider), (1...categoryRows.count).contains(row) {
-            return categoryRows[row - 1].id
+        if let n = Int(text), case .categories(provider, _) = listing, case .category(_, let category)? = listing.row(n) {
+            return category.id
         }
-        if categoryCache.get(provider) == nil,
-            let bytes = try? await host.dispatcher.call("providers.categories", params: ["provider": .string(provider)]),
-            let categories = try? JSONDecoder().decode([MediaCategory].self, from: Data(bytes))
-        {
+        if categoryCache.get(provider) == nil, let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider)) {
             categoryCache.set(provider, categories)
         }
         let categories = categoryCache.get(provider) ?? []
@@ -222,113 +272,90 @@ public final class REPL: @unchecked Sendable {
             ?? categories.first { $0.id == text }?.id ?? text
     }
 
-    /// Calls the dispatcher and shows the result.
-    private func call(_ method: String, params: JSONValue, listing newListing: Command.Listing) async -> Bool {
-        let bytes: [UInt8]
-        do {
-            bytes = try await host.dispatcher.call(method, params: params)
-        } catch {
-            fail(error.message)
-            return false
+    /// A paged listing: runs its request and remembers it for `next` and `prev`.
+    func listing(_ request: PagedRequest) -> Call {
+        switch request {
+        case .browse(let browse):
+            return .run(browse) { repl, page in repl.present(page: page, request: request) }
+        case .children(let children):
+            return .run(children) { repl, page in repl.present(page: page, request: request) }
+        case .favorites(let favorites):
+            return .run(favorites) { repl, page in repl.present(page: page, request: request) }
+        case .search(let search):
+            return .run(search) { repl, result in
+                for failure in result.errors ?? [] { repl.fail(failure.message, label: "warning") }
+                repl.present(page: Page(items: result.items, next: result.next, prev: result.prev, total: result.total), request: request)
+            }
         }
-        if options.json { write(String(decoding: bytes, as: UTF8.self)) }
-        do {
-            try remember(method, params: params, listing: newListing, bytes: bytes)
-        } catch {
-            fail("cannot read the result of \(method): \(error)")
-            return false
-        }
-        return true
     }
 
-    private func remember(_ method: String, params: JSONValue, listing newListing: Command.Listing, bytes: [UInt8]) throws {
-        let data = Data(bytes)
-        let decoder = JSONDecoder()
-        var text: String?
-        switch newListing {
-        case .items:
-            let page: Page
-            if method == "media.search" {
-                let result = try decoder.decode(MediaSearch.Response.self, from: data)
-                page = Page(items: result.items, next: result.next, prev: result.prev, total: result.total)
-                for failure in result.errors ?? [] {
-                    fail(failure.message, label: "warning")
+    /// `login`: asks for the username and password of a session login when they are not given.
+    func login(_ given: AuthLogin) -> Call {
+        Call(method: AuthLogin.method) { repl throws(RPCError) in
+            var request = given
+            if request.password == nil, repl.host.needsPassword(request.provider) {
+                guard let ask = repl.ask else {
+                    throw RPCError(code: RPCError.invalidParamsCode, message: "usage in scripts: login \(request.provider) <username> <password>")
                 }
-            } else {
-                page = try decoder.decode(Page.self, from: data)
+                let cancelled = RPCError(code: RPCError.requestCancelledCode, message: "login cancelled")
+                if request.username == nil {
+                    guard let name = await ask("\(request.provider) username: ", false), !name.isEmpty else { throw cancelled }
+                    request.username = name
+                }
+                guard let password = await ask("\(request.provider) password: ", true) else { throw cancelled }
+                request.password = password
             }
-            items = page.items
-            cursors = (page.next, page.prev)
-            var request = params.objectValue ?? [:]
-            request["cursor"] = nil
-            pagedRequest = (method, request)
-            listing = .items
-            text = renderer.items(page)
-        case .categories(let provider):
-            let categories = try decoder.decode([MediaCategory].self, from: data)
-            categoryCache.set(provider, categories)
-            categoryRows = categories
-            categoryProvider = provider
-            listing = newListing
-            text = renderer.categories(categories)
-        case .history:
-            historyRows = try decoder.decode([SearchRecord].self, from: data)
-            listing = .history
-            text = renderer.history(historyRows)
-        case .providers:
-            providerRows = try decoder.decode([ProvidersList.ProviderInfo].self, from: data)
-            listing = .providers
-            text = renderer.providers(providerRows)
-        case .detail:
-            let item = try decoder.decode(MediaItem.self, from: data)
-            text = renderer.detail(item)
-            // A post's hashtags, users, links and media become rows: `open <n>` follows them.
-            if let entities = item.entities, !entities.isEmpty {
-                sectionRows = Renderer.sectionRows(entities)
-                sectionProvider = item.provider
-                listing = .sections
-                text = (text ?? "") + "\n\n" + renderer.sections(sectionRows)
-            }
-        case .sections:
-            break
-        case .downloads:
-            downloadRows = try decoder.decode([Download].self, from: data)
-            listing = .downloads
-            for row in downloadRows { board.setTitle(row.title, for: row.id.description) }
-            text = renderer.downloads(downloadRows) { [board] in board.rate(of: $0.id.description) }
-        case .download:
-            let download = try decoder.decode(Download.self, from: data)
-            board.setTitle(download.title, for: download.id.description)
-            text = renderer.downloadLine(download)
-        case .config:
-            if method == "config.set" {
-                text = renderer.config([try decoder.decode(ConfigEntry.self, from: data)])
-            } else {
-                text = renderer.config(try decoder.decode([ConfigEntry].self, from: data))
-            }
-        case .none:
-            switch method {
-            case "favorites.remove":
-                let result = try decoder.decode(FavoritesRemove.Response.self, from: data)
-                text = (result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite")
-                    + (result.account.map { "; " + $0 } ?? "")
-            case "player.open":
-                let result = try decoder.decode(PlayerOpen.Response.self, from: data)
-                text = "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
-            case "media.artwork":
-                let result = try decoder.decode(MediaArtwork.Response.self, from: data)
-                text = result.path + renderer.dim(result.cached ? "  (cached)" : "")
-            case "auth.login", "auth.logout":
-                let status = try decoder.decode(AuthStatusEntry.self, from: data)
-                text = status.loggedIn ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "") : "logged out of \(status.provider)"
-            case "history.clear":
-                let result = try decoder.decode(HistoryClear.Response.self, from: data)
-                text = "forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")"
-            default:
-                text = Self.prettyJSON(data)
-            }
+            try await Call.run(request) { repl, status in repl.present(auth: status) }.perform(repl)
         }
-        if !options.json, let text { write(text) }
+    }
+
+    // MARK: Presenting responses (and remembering listings)
+
+    func present(page: Page, request: PagedRequest) {
+        listing = .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev))
+        display(renderer.items(page))
+    }
+
+    func present(categories: [MediaCategory], of provider: String) {
+        categoryCache.set(provider, categories)
+        listing = .categories(provider: provider, categories)
+        display(renderer.categories(categories))
+    }
+
+    func present(providers: [ProvidersList.ProviderInfo]) {
+        listing = .providers(providers)
+        display(renderer.providers(providers))
+    }
+
+    func present(searches: [SearchRecord]) {
+        listing = .searches(searches)
+        display(renderer.history(searches))
+    }
+
+    func present(detail item: MediaItem) {
+        var text = renderer.detail(item)
+        // A post's hashtags, users, links and media become rows: `open <n>` follows them.
+        if let entities = item.entities, !entities.isEmpty {
+            let rows = Renderer.sectionRows(entities)
+            listing = .sections(provider: item.provider, rows)
+            text += "\n\n" + renderer.sections(rows)
+        }
+        display(text)
+    }
+
+    func present(download: Download) {
+        board.setTitle(download.title, for: download.id.description)
+        display(renderer.downloadLine(download))
+    }
+
+    func present(downloads: [Download]) {
+        listing = .downloads(downloads)
+        for row in downloads { board.setTitle(row.title, for: row.id.description) }
+        display(renderer.downloads(downloads) { [board] in board.rate(of: $0.id.description) })
+    }
+
+    func present(auth status: AuthStatusEntry) {
+        display(status.loggedIn ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "") : "logged out of \(status.provider)")
     }
 
     static func prettyJSON(_ data: Data) -> String {
@@ -348,14 +375,17 @@ public final class REPL: @unchecked Sendable {
         let methodWidth = CommandSpec.all.map(\.method.count).max() ?? 0
         var lines = ["Commands (numbers refer to rows of the last listing):"]
         for spec in CommandSpec.all {
-            lines.append(
-                "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                    + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary)
+            var line = "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
+            if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
+            lines.append(line)
         }
         lines.append("Every command is one JSON-RPC call; `call <method> <json>` reaches any of: ")
         lines.append("  " + Dispatcher.methodNames.joined(separator: " "))
         write(lines.joined(separator: "\n"))
     }
+
+    // MARK: Scripts
 
     /// Runs lines until EOF or `quit`, as for a script or piped stdin, then waits for the
     /// downloads it started, printing their progress every two seconds.
@@ -403,5 +433,3 @@ final class CategoryCache: Sendable {
     func get(_ provider: String) -> [MediaCategory]? { storage.withLock { $0[provider] } }
     func set(_ provider: String, _ categories: [MediaCategory]) { storage.withLock { $0[provider] = categories } }
 }
-
-import Synchronization

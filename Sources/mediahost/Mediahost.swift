@@ -245,7 +245,7 @@ struct RPCCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let host = try await global.makeHost()
         let connection = RPCConnection(handler: host.dispatcher)
-        let subscription = host.events.subscribe { method, params in connection.notify(method: method, params: params) }
+        let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         defer { host.events.unsubscribe(subscription) }
         await host.downloads.resumeInterrupted()
         await connection.run()

@@ -53,7 +53,7 @@ final class PipeSession: @unchecked Sendable {
         return bytes.split(separator: 0x0A).compactMap { try? JSONParser.parse(Array($0)) }
     }
 
-    func waitForLines(_ count: Int, timeout: Duration = .seconds(10)) async -> [JSONValue] {
+    func waitForLines(_ count: Int, timeout: Duration = .seconds(30)) async -> [JSONValue] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let lines = lines()

@@ -64,6 +64,28 @@ extension HostFixture {
         }
     }
 
+    @Test func notificationsAreTheSpecsAndConformToIt() throws {
+        let spec = try RPCDiscover.spec.get()
+        let listed = try #require(spec["x-notifications"]?.arrayValue)
+        #expect(listed.compactMap { $0["name"]?.stringValue }.sorted() == HostEvent.notifications.map { $0.method }.sorted())
+        let validator = SchemaValidator(document: spec)
+        let events: [HostEvent] = [
+            .downloadProgress(DownloadProgress(id: "catalog:video:v1", bytes: 10, rate: 0)),
+            .downloadProgress(DownloadProgress(id: "catalog:video:v1", bytes: 10, total: 100, rate: 5, eta: 18)),
+            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "queued")),
+            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "completed", path: "/d/v1.mp4")),
+            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "failed", error: "HTTP 404")),
+            .authPrompt(AuthPrompt(provider: "youtube", url: "https://example.com/device", code: "ABCD-EFGH", expiresIn: 1800)),
+        ]
+        for event in events {
+            let schema = try #require(listed.first { $0["name"]?.stringValue == event.method }?["params"])
+            let errors = validator.validate(event.params, against: schema)
+            #expect(errors.isEmpty, "\(event.method): \(errors)")
+        }
+        // Optional fields are left out, not sent as null.
+        #expect(HostEvent.downloadState(DownloadStateChange(id: "a:b:c", state: "queued")).params == ["id": "a:b:c", "state": "queued"])
+    }
+
     @Test func discoverReturnsTheSpec() async throws {
         let fixture = try HostFixture()
         let result = try await fixture.call("rpc.discover")

@@ -26,7 +26,7 @@ struct DownloadFixture {
             ], http: MediaHTTPClient(configuration: configuration))
         log = NotificationLog()
         let log = self.log
-        fixture.host.events.subscribe { method, params in log.append(method, params) }
+        fixture.host.events.subscribe { event in log.append(event.method, event.params) }
     }
 
     var host: HostRuntime { fixture.host }

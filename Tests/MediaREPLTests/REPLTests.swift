@@ -221,3 +221,67 @@ final class CapturedREPL: @unchecked Sendable {
         for line in refused { #expect(!REPL.mayKeepInHistory(line, host: host), "\(line)") }
     }
 }
+
+/// The command table is the whole grammar: execution, `help` and completion all read it.
+@Suite struct CommandTableTests {
+    @Test func namesAndAliasesAreUniqueAndResolve() {
+        var seen = Set<String>()
+        for spec in CommandSpec.all {
+            for word in [spec.name] + spec.aliases {
+                #expect(seen.insert(word).inserted, "\(word) names two commands")
+                #expect(CommandSpec.named(word)?.name == spec.name)
+                #expect(CommandSpec.named(word.uppercased())?.name == spec.name)
+            }
+        }
+        #expect(CommandSpec.named("frobnicate") == nil)
+    }
+
+    @Test func everyMethodATableEntryNamesIsServed() {
+        let served = Set(Dispatcher.methodNames)
+        for spec in CommandSpec.all where !spec.method.hasPrefix("(") && spec.method != "any" {
+            for method in spec.method.components(separatedBy: " / ") {
+                #expect(served.contains(method), "\(spec.name) names \(method)")
+            }
+        }
+    }
+
+    @Test(arguments: [("cats catalog", "categories catalog"), ("s catalog swift", "search catalog swift"), ("get catalog:video:v3", "show catalog:video:v3"), ("favorites", "favs")])
+    func aliasesRunTheirCommand(alias: String, command: String) async throws {
+        let session = try CapturedREPL(json: true)
+        let viaAlias = await session.run(alias)
+        let viaName = await session.run(command)
+        #expect(!viaAlias.isEmpty)
+        #expect(viaAlias == viaName)
+    }
+
+    @Test func helpShowsAliases() async throws {
+        let session = try CapturedREPL()
+        let help = await session.run("help")
+        for spec in CommandSpec.all where !spec.aliases.isEmpty {
+            #expect(help.contains("(also " + spec.aliases.joined(separator: ", ") + ")"), "\(spec.name)")
+        }
+    }
+
+    @Test func commandsMissingTheirArgumentsSayTheirUsage() async throws {
+        let session = try CapturedREPL()
+        for spec in CommandSpec.all where spec.usage.contains(" <") {
+            #expect(await !session.repl.execute(spec.name), "\(spec.name) ran without its argument")
+            #expect(session.errors.hasSuffix("usage: " + spec.usage), "\(spec.name)")
+        }
+    }
+
+    @Test func completionFollowsTheTable() {
+        let completer = Completer(
+            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"], categories: CategoryCache(),
+            fetchCategories: { _ in nil })
+        #expect(completer.candidates(before: "cats ", word: "") == ["broken", "catalog"])
+        #expect(completer.candidates(before: "history clear ", word: "") == ["broken", "catalog"])
+        #expect(completer.candidates(before: "history catalog ", word: "").isEmpty)
+        #expect(completer.candidates(before: "favs catalog ", word: "--") == ["--remote"])
+        #expect(completer.candidates(before: "s --kind ", word: "v") == ["video"])
+        #expect(completer.candidates(before: "browse ", word: "") == ["broken", "catalog"])
+        #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
+        #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)
+        #expect(completer.candidates(before: "", word: "q") == ["quit"])
+    }
+}

@@ -25,7 +25,7 @@ struct AccountFixture {
             paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [.of(YouTubeProvider.self)], http: MediaHTTPClient(), environment: server.providerEnvironment())
         let prompts = self.prompts
-        host.events.subscribe { method, params in if method == "auth.prompt" { prompts.append(params) } }
+        host.events.subscribe { event in if case .authPrompt = event { prompts.append(event.params) } }
     }
 
     func call(_ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {

@@ -140,7 +140,7 @@ public actor DownloadManager {
         try? FileManager.default.removeItem(atPath: record.partPath)
         if !keepFile { try? FileManager.default.removeItem(atPath: record.path) }
         let removed = try await store.deleteDownload(id)
-        events.publish("downloads.state", ["id": .string(id.description), "state": "removed"])
+        events.publish(.downloadState(DownloadStateChange(id: id.description, state: "removed")))
         pump()
         return removed
     }
@@ -281,9 +281,8 @@ public actor DownloadManager {
     }
 
     private func publishState(_ record: DownloadRecord) {
-        var params: [String: JSONValue] = ["id": .string(record.id.description), "state": .string(record.state.rawValue)]
-        if record.state == .completed { params["path"] = .string(record.path) }
-        if let error = record.error { params["error"] = .string(error) }
-        events.publish("downloads.state", .object(params))
+        let change = DownloadStateChange(
+            id: record.id.description, state: record.state.rawValue, path: record.state == .completed ? record.path : nil, error: record.error)
+        events.publish(.downloadState(change))
     }
 }

@@ -213,19 +213,16 @@ struct Transfer {
     /// `downloads.progress` at most four times a second.
     static func report(_ progress: Progress, id: String, events: EventHub, force: Bool = false) {
         let now = now()
-        let params: JSONValue? = progress.lock.withLock {
+        let report: DownloadProgress? = progress.lock.withLock {
             guard force || now - progress.lastReport >= 0.25 else { return nil }
             progress.lastReport = now
             let elapsed = max(0.001, now - progress.rateStart.time)
             let rate = Double(progress.bytes - progress.rateStart.bytes) / elapsed
-            var params: [String: JSONValue] = ["id": .string(id), "bytes": JSONValue(Int(progress.bytes)), "rate": JSONValue(rate.rounded())]
-            if let total = progress.total {
-                params["total"] = JSONValue(Int(total))
-                if rate > 0 { params["eta"] = JSONValue((Double(total - progress.bytes) / rate).rounded()) }
-            }
-            return .object(params)
+            var report = DownloadProgress(id: id, bytes: progress.bytes, total: progress.total, rate: rate.rounded())
+            if let total = progress.total, rate > 0 { report.eta = (Double(total - progress.bytes) / rate).rounded() }
+            return report
         }
-        if let params { events.publish("downloads.progress", params) }
+        if let report { events.publish(.downloadProgress(report)) }
     }
 
     static func now() -> Double {

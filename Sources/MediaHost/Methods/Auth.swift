@@ -51,9 +51,7 @@ public struct AuthLogin: RPCMethod {
         let events = host.events
         let session = try await host.tagging(provider) {
             try await account.login(LoginCredentials(username: username, password: password)) { prompt in
-                if let value = try? JSONParser.parse(Array((try? JSONEncoder().encode(prompt)) ?? Data())) {
-                    events.publish("auth.prompt", value)
-                }
+                events.publish(.authPrompt(prompt))
             }
         }
         try host.sessions.save(session)

@@ -1,0 +1,298 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+
+/// What a command line asks for: a dispatcher call, or something the REPL does itself.
+enum Action {
+    case call(Call)
+    case page(forward: Bool)
+    case open(String)
+    case help
+    case quit
+}
+
+/// One typed dispatcher call and what the REPL does with its response (show it, remember it as
+/// the last listing). JSON appears only with `--json`, exactly the method's JSON-RPC result.
+struct Call {
+    let method: String
+    let perform: @Sendable (REPL) async throws(RPCError) -> Void
+
+    init(method: String, perform: @escaping @Sendable (REPL) async throws(RPCError) -> Void) {
+        self.method = method
+        self.perform = perform
+    }
+
+    /// Runs `request` through the dispatcher; `show` presents the response.
+    static func run<M: RPCMethod>(_ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void) -> Call {
+        Call(method: M.method) { repl throws(RPCError) in
+            let response = try await repl.host.dispatcher.run(request)
+            repl.printJSON(M.self, response)
+            await show(repl, response)
+        }
+    }
+}
+
+/// What an argument is, for completion.
+enum ArgumentKind: Sendable {
+    case provider
+    /// A category of the provider named by the argument at this position.
+    case category(providerAt: Int)
+    case method
+    case configKey
+    case mediaKind
+    case words([String])
+}
+
+/// The words of a command line after the command's name.
+struct CommandLine {
+    /// The text after the command word, trimmed.
+    var rest: String
+    /// `rest` split into its first word and the rest after it.
+    var first: (String, String) { rest.splitFirstWord() }
+}
+
+/// Why a line is not a command.
+enum CommandError: Error, Equatable {
+    /// Something the command needs is missing: the REPL answers with the command's usage.
+    case usage
+    /// What is wrong, said to the person.
+    case invalid(String)
+
+    /// The line to show, given the command's usage.
+    func message(usage: String) -> String {
+        switch self {
+        case .usage: "usage: \(usage)"
+        case .invalid(let text): text
+        }
+    }
+}
+
+/// One REPL command: its name and aliases, usage and summary for `help`, the arguments it takes
+/// (for completion), and how its line becomes an action. The table below is the whole grammar.
+public struct CommandSpec: Sendable {
+    public var name: String
+    public var aliases: [String]
+    public var usage: String
+    /// The dispatcher method it calls, or how it is served.
+    public var method: String
+    public var summary: String
+    /// What each argument position takes; `flags` what follows a flag.
+    var arguments: [[ArgumentKind]]
+    var flags: [String: [ArgumentKind]]
+    let build: @Sendable (CommandLine, REPL) throws(CommandError) -> Action
+
+    init(
+        _ name: String, aliases: [String] = [], usage: String, method: String, summary: String, arguments: [[ArgumentKind]] = [],
+        flags: [String: [ArgumentKind]] = [:], build: @escaping @Sendable (CommandLine, REPL) throws(CommandError) -> Action
+    ) {
+        self.name = name
+        self.aliases = aliases
+        self.usage = usage
+        self.method = method
+        self.summary = summary
+        self.arguments = arguments
+        self.flags = flags
+        self.build = build
+    }
+
+    /// Every command, in the order `help` lists them.
+    public static let all: [CommandSpec] = [
+        CommandSpec(
+            "providers", usage: "providers", method: ProvidersList.method, summary: "list providers and what each needs"
+        ) { _, _ in .call(.run(ProvidersList()) { repl, providers in repl.present(providers: providers) }) },
+        CommandSpec(
+            "categories", aliases: ["cats"], usage: "categories <provider>", method: ProvidersCategories.method,
+            summary: "a provider's categories", arguments: [[.provider]]
+        ) { line, repl throws(CommandError) in
+            let provider = try repl.requireProvider(line.rest)
+            return .call(.run(ProvidersCategories(provider: provider)) { repl, categories in repl.present(categories: categories, of: provider) })
+        },
+        CommandSpec(
+            "browse", usage: "browse <provider> <category|n>", method: MediaBrowse.method, summary: "a category's items",
+            arguments: [[.provider], [.category(providerAt: 0)]]
+        ) { line, repl throws(CommandError) in
+            let (provider, category) = line.first
+            guard !provider.isEmpty, !category.isEmpty else { throw CommandError.usage }
+            try repl.checkProvider(provider)
+            return .call(repl.browse(provider: provider, category: category))
+        },
+        CommandSpec(
+            "search", aliases: ["s"], usage: "search [<provider>] [--kind K] <query>", method: MediaSearch.method,
+            summary: "search one or every provider", arguments: [[.provider, .words(["--kind"])]], flags: ["--kind": [.mediaKind]]
+        ) { line, repl throws(CommandError) in .call(try repl.searchCall(line.rest)) },
+        CommandSpec(
+            "show", aliases: ["get"], usage: "show <n|id>", method: MediaGet.method, summary: "an item's details"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(line.rest)
+            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) })
+        },
+        CommandSpec(
+            "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",
+            summary: "open a row: a channel's videos, a podcast's episodes, a category, a past search"
+        ) { line, _ throws(CommandError) in
+            guard !line.rest.isEmpty else { throw CommandError.usage }
+            return .open(line.rest)
+        },
+        CommandSpec(
+            "next", aliases: ["n"], usage: "next", method: "(last listing's method)", summary: "the next page of the last listing"
+        ) { _, _ in .page(forward: true) },
+        CommandSpec(
+            "prev", aliases: ["p", "previous"], usage: "prev", method: "(last listing's method)", summary: "the previous page of the last listing"
+        ) { _, _ in .page(forward: false) },
+        CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") { line, repl throws(CommandError) in
+            let id = try repl.item(line.rest)
+            return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item) })
+        },
+        CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") { line, repl throws(CommandError) in
+            let id = try repl.item(line.rest)
+            return .call(
+                .run(FavoritesRemove(id: id)) { repl, result in
+                    repl.display(
+                        (result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite")
+                            + (result.account.map { "; " + $0 } ?? ""))
+                })
+        },
+        CommandSpec(
+            "favs", aliases: ["favorites"], usage: "favs [<provider> [--remote]]", method: FavoritesList.method,
+            summary: "favorites, newest first (works offline); --remote: the account's", arguments: [[.provider], [.words(["--remote"])]]
+        ) { line, repl throws(CommandError) in
+            var request = FavoritesList()
+            var words = line.rest
+            if words.hasSuffix("--remote") {
+                request.remote = true
+                words = String(words.dropLast("--remote".count)).trimmingSpaces()
+            }
+            if !words.isEmpty { request.provider = try repl.requireProvider(words) }
+            return .call(repl.listing(.favorites(request)))
+        },
+        CommandSpec(
+            "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method, summary: "download an item's media (episodes)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(line.rest)
+            return .call(.run(DownloadsStart(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "downloads", usage: "downloads", method: DownloadsList.method, summary: "downloads with state, size, progress"
+        ) { _, _ in .call(.run(DownloadsList()) { repl, downloads in repl.present(downloads: downloads) }) },
+        CommandSpec(
+            "pause", usage: "pause <n|id>", method: DownloadsPause.method, summary: "pause a download (keeps what it has)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.download(line.rest)
+            return .call(.run(DownloadsPause(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "resume", usage: "resume <n|id>", method: DownloadsResume.method, summary: "continue a paused or failed download"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.download(line.rest)
+            return .call(.run(DownloadsResume(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method, summary: "stop a download and delete its partial file"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.download(line.rest)
+            return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "play", usage: "play <n|id>", method: PlayerOpen.method, summary: "play in the configured player (the download if any, else the stream)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.download(line.rest)
+            return .call(
+                .run(PlayerOpen(id: id)) { repl, result in
+                    repl.display(
+                        "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)")
+                })
+        },
+        CommandSpec(
+            "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method, summary: "an item's image as a local file (cached)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(line.rest)
+            return .call(.run(MediaArtwork(id: id)) { repl, result in repl.display(result.path + repl.renderer.dim(result.cached ? "  (cached)" : "")) })
+        },
+        CommandSpec(
+            "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
+            summary: "sign in: a device code to enter, or a username and password (asked without echo)", arguments: [[.provider]]
+        ) { line, repl throws(CommandError) in
+            let words = line.rest.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            guard let provider = words.first else { throw CommandError.usage }
+            var request = AuthLogin(provider: try repl.requireProvider(provider))
+            if words.count > 1 { request.username = words[1] }
+            if words.count > 2 { request.password = words[2...].joined(separator: " ") }
+            return .call(repl.login(request))
+        },
+        CommandSpec(
+            "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session", arguments: [[.provider]]
+        ) { line, repl throws(CommandError) in
+            let provider = try repl.requireProvider(line.rest)
+            return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
+        },
+        CommandSpec(
+            "history", usage: "history [<provider>] | history clear [<provider>]", method: "\(HistoryList.method) / \(HistoryClear.method)",
+            summary: "the last 100 searches, newest first", arguments: [[.provider, .words(["clear"])]],
+            flags: ["clear": [.provider]]
+        ) { line, repl throws(CommandError) in
+            let (sub, provider) = line.first
+            if sub == "clear" {
+                var request = HistoryClear()
+                if !provider.isEmpty { request.provider = try repl.requireProvider(provider) }
+                return .call(
+                    .run(request) { repl, result in repl.display("forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")") })
+            }
+            var request = HistoryList()
+            if !line.rest.isEmpty { request.provider = try repl.requireProvider(line.rest) }
+            return .call(.run(request) { repl, records in repl.present(searches: records) })
+        },
+        CommandSpec(
+            "config", usage: "config [<key> [<value>|--unset]]", method: "\(ConfigGet.method) / \(ConfigSet.method)",
+            summary: "show or change settings", arguments: [[.configKey]]
+        ) { line, _ in
+            let (key, value) = line.first
+            if key.isEmpty { return .call(.run(ConfigGet()) { repl, entries in repl.display(repl.renderer.config(entries)) }) }
+            if value.isEmpty { return .call(.run(ConfigGet(key: key)) { repl, entries in repl.display(repl.renderer.config(entries)) }) }
+            let request = ConfigSet(key: key, value: value == "--unset" ? .null : .string(value))
+            return .call(.run(request) { repl, entry in repl.display(repl.renderer.config([entry])) })
+        },
+        CommandSpec(
+            "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params", arguments: [[.method]]
+        ) { line, _ throws(CommandError) in
+            let (method, json) = line.first
+            guard !method.isEmpty else { throw CommandError.usage }
+            let params: JSONValue
+            do { params = json.isEmpty ? [:] : try JSONValue(parsing: json) } catch {
+                throw CommandError.invalid("params are not JSON: \(error)")
+            }
+            return .call(
+                Call(method: method) { repl throws(RPCError) in
+                    let bytes = try await repl.host.dispatcher.call(method, params: params)
+                    if repl.options.json { repl.write(String(decoding: bytes, as: UTF8.self)) } else { repl.display(REPL.prettyJSON(Data(bytes))) }
+                })
+        },
+        CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },
+        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (also exit, Ctrl-D)") { _, _ in .quit },
+    ]
+
+    /// The command a word names, by name or alias.
+    static func named(_ word: String) -> CommandSpec? {
+        let word = word.lowercased()
+        return all.first { $0.name == word || $0.aliases.contains(word) }
+    }
+
+    /// Names offered by completion.
+    public static var names: [String] { all.map(\.name) + ["exit"] }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" || c == "\r" || c == "\n" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" || c == "\r" || c == "\n" { s.removeLast() }
+        return String(s)
+    }
+
+    /// The first word and the trimmed rest.
+    func splitFirstWord() -> (String, String) {
+        let trimmed = trimmingSpaces()
+        guard let space = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (trimmed, "") }
+        return (String(trimmed[..<space]), String(trimmed[space...]).trimmingSpaces())
+    }
+}

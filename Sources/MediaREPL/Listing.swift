@@ -1,0 +1,89 @@
+import MediaHost
+import MediaKit
+import MediaStore
+
+/// What the last listing showed, so that "row n" has one meaning for every command.
+enum Listing {
+    case none
+    case items([MediaItem], paging: Paging?)
+    case categories(provider: String, [MediaCategory])
+    case searches([SearchRecord])
+    case providers([ProvidersList.ProviderInfo])
+    case downloads([Download])
+    /// The numbered sections of a post (media, links, hashtags, users) and its provider.
+    case sections(provider: String, [TextEntity])
+
+    /// One row of a listing.
+    enum Row {
+        case item(MediaItem)
+        case category(provider: String, MediaCategory)
+        case search(SearchRecord)
+        case provider(ProvidersList.ProviderInfo)
+        case download(Download)
+        case section(provider: String, TextEntity)
+    }
+
+    var count: Int {
+        switch self {
+        case .none: 0
+        case .items(let items, _): items.count
+        case .categories(_, let categories): categories.count
+        case .searches(let records): records.count
+        case .providers(let providers): providers.count
+        case .downloads(let downloads): downloads.count
+        case .sections(_, let rows): rows.count
+        }
+    }
+
+    /// Row `n` (counting from 1), or nil.
+    func row(_ n: Int) -> Row? {
+        guard n >= 1, n <= count else { return nil }
+        let index = n - 1
+        switch self {
+        case .none: return nil
+        case .items(let items, _): return .item(items[index])
+        case .categories(let provider, let categories): return .category(provider: provider, categories[index])
+        case .searches(let records): return .search(records[index])
+        case .providers(let providers): return .provider(providers[index])
+        case .downloads(let downloads): return .download(downloads[index])
+        case .sections(let provider, let rows): return .section(provider: provider, rows[index])
+        }
+    }
+
+    var paging: Paging? {
+        if case .items(_, let paging) = self { return paging }
+        return nil
+    }
+}
+
+/// The request behind a paged listing, so `next` and `prev` repeat it with a cursor.
+enum PagedRequest {
+    case browse(MediaBrowse)
+    case search(MediaSearch)
+    case children(MediaChildren)
+    case favorites(FavoritesList)
+
+    func with(cursor: Cursor) -> PagedRequest {
+        switch self {
+        case .browse(var request):
+            request.cursor = cursor
+            return .browse(request)
+        case .search(var request):
+            request.cursor = cursor
+            return .search(request)
+        case .children(var request):
+            request.cursor = cursor
+            return .children(request)
+        case .favorites(var request):
+            request.cursor = cursor
+            return .favorites(request)
+        }
+    }
+}
+
+/// Where a paged listing can go.
+struct Paging {
+    var request: PagedRequest
+    var next: Cursor?
+    var prev: Cursor?
+}
