@@ -3,22 +3,39 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
-/// A provider's three targets, from Providers/<name>/{Sources,Sandbox,Tests}: the module (which
-/// sees only the SDK), its sandbox replica, and its tests against that replica and against the
-/// real services' recorded answers in Tests/Recorded (read from disk, see SOURCES.md there).
-func provider(_ name: String, sandbox: [Target.Dependency] = [], tests: [Target.Dependency] = []) -> [Target] {
-    [
-        .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: strict),
-        .target(
-            name: "\(name)Sandbox",
-            dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")] + sandbox,
-            path: "Providers/\(name)/Sandbox", swiftSettings: strict),
-        .testTarget(
-            name: "\(name)Tests",
-            dependencies: [.target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"] + tests,
-            path: "Providers/\(name)/Tests", exclude: ["Recorded"], swiftSettings: strict),
-    ]
+/// A compiled-in provider: three targets from Providers/<name>/{Sources,Sandbox,Tests}: the module
+/// (which sees only the SDK), its sandbox replica, and its tests against that replica and against
+/// the real services' recorded answers in Tests/Recorded (read from disk, see SOURCES.md there).
+struct Provider {
+    var name: String
+    /// Extra dependencies of the replica and of the tests.
+    var sandbox: [Target.Dependency] = []
+    var tests: [Target.Dependency] = []
+
+    var targets: [Target] {
+        [
+            .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: strict),
+            .target(
+                name: "\(name)Sandbox",
+                dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")] + sandbox,
+                path: "Providers/\(name)/Sandbox", swiftSettings: strict),
+            .testTarget(
+                name: "\(name)Tests",
+                dependencies: [.target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"] + tests,
+                path: "Providers/\(name)/Tests", exclude: ["Recorded"], swiftSettings: strict),
+        ]
+    }
 }
+
+/// Every compiled-in provider: adding one is its folder under Providers/, a line here, and a line
+/// in each Swift list (`BuiltinProviders`, `SandboxReplicas`). See Providers/README.md.
+let providers: [Provider] = [
+    Provider(name: "Podcasts"),
+    Provider(name: "YouTube", tests: ["MediaHost", "JSONRPC"]),
+    Provider(name: "TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "JSONRPC"]),
+    Provider(name: "Mastodon"),
+    Provider(name: "Twitter"),
+]
 
 let package = Package(
     name: "mediahost",
@@ -53,16 +70,16 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "Podcasts", "YouTube", "TMDB", "Mastodon", "Twitter",
+                "MediaKit", "JSONRPC", "MediaStore",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
+            ] + providers.map { .target(name: $0.name) },
             resources: [.embedInCode("rpc-spec.json")],
             swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: ["MediaKit", .product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: strict),
         .target(
             name: "MediaREPL",
@@ -71,10 +88,10 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "YouTubeSandbox", "TMDBSandbox", "MastodonSandbox", "TwitterSandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
+            ] + providers.map { .target(name: "\($0.name)Sandbox") },
             swiftSettings: strict),
         .executableTarget(
             name: "mediahost-bench",
@@ -105,11 +122,6 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "mediahost"],
             swiftSettings: strict),
-    ]
-        + provider("Podcasts")
-        + provider("YouTube", tests: ["MediaHost", "JSONRPC"])
-        + provider("TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "JSONRPC"])
-        + provider("Mastodon")
-        + provider("Twitter"),
+    ] + providers.flatMap(\.targets),
     swiftLanguageModes: [.v6]
 )

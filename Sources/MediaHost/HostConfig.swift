@@ -279,6 +279,6 @@ public struct HostConfig: Sendable {
         for configKey in descriptor.configKeys {
             if let value = self["providers.\(descriptor.id).\(configKey.name)"] { values[configKey.name] = value }
         }
-        return ProviderConfig(values)
+        return ProviderConfig(values, declaredBy: descriptor)
     }
 }

@@ -65,13 +65,43 @@ public struct ProviderContext: Sendable {
     }
 }
 
-/// A provider's resolved settings.
+/// A provider's resolved settings: what config.toml, `config.set` and the environment gave, and
+/// otherwise the default its descriptor declares.
 public struct ProviderConfig: Sendable, Equatable {
     public var values: [String: String]
-    public init(_ values: [String: String] = [:]) { self.values = values }
+    /// Declared defaults, by key.
+    public var defaults: [String: String]
+    /// The provider's id, for messages that name a setting.
+    public var provider: String
+
+    public init(_ values: [String: String] = [:], declaredBy descriptor: ProviderDescriptor? = nil) {
+        self.values = values
+        provider = descriptor?.id ?? ""
+        defaults = [:]
+        for key in descriptor?.configKeys ?? [] { defaults[key.name] = key.defaultValue }
+    }
+
+    /// The same values, with the defaults `descriptor` declares (providers call this on what
+    /// they are given, so values built by hand in tests get the defaults too).
+    public func declared(by descriptor: ProviderDescriptor) -> ProviderConfig { ProviderConfig(values, declaredBy: descriptor) }
+
+    /// The value set, or the declared default; nil when neither (an empty value counts as unset).
     public subscript(key: String) -> String? {
-        guard let value = values[key], !value.isEmpty else { return nil }
-        return value
+        if let value = values[key], !value.isEmpty { return value }
+        return defaults[key]
+    }
+
+    /// A URL setting (a base URL), without its trailing slash.
+    /// - Throws: `ProviderError.notConfigured` naming the setting when it is unset or not an
+    ///   absolute URL.
+    public func url(_ key: String) throws(ProviderError) -> URL {
+        let name = provider.isEmpty ? key : "providers.\(provider).\(key)"
+        guard let text = self[key] else { throw ProviderError.notConfigured("\(name) is not set") }
+        let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
+        guard let url = URL(string: trimmed), url.scheme != nil, url.host != nil else {
+            throw ProviderError.notConfigured("\(name) '\(text)' is not a URL")
+        }
+        return url
     }
 }
 

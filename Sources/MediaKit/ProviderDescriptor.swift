@@ -33,8 +33,12 @@ public struct ProviderDescriptor: Codable, Sendable, Equatable {
     }
 
     /// The env var that overrides a config key: `MEDIAHOST_<ID>_<KEY>`, e.g. MEDIAHOST_PODCASTS_BASE_URL.
-    public func environmentName(for key: String) -> String {
-        "MEDIAHOST_\(id)_\(key)".uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce(into: "") { $0.append($1) }
+    public func environmentName(for key: String) -> String { Self.environmentName(provider: id, key: key) }
+
+    /// The one rule for a provider setting's env var, used by the host and the sandbox alike:
+    /// upper case, and every character that is not a letter or digit (`-` in an id, `.`) becomes `_`.
+    public static func environmentName(provider: String, key: String) -> String {
+        String("MEDIAHOST_\(provider)_\(key)".uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
     }
 
     public enum Capability: String, Codable, Sendable, CaseIterable {

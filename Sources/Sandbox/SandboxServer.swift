@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import MediaKit
 import NIOCore
 import Synchronization
 
@@ -113,7 +114,7 @@ public final class SandboxServer: Sendable {
         var environment: [String: String] = [:]
         for replica in replicas {
             guard let base = baseURL(for: replica.id, host: host) else { continue }
-            environment["MEDIAHOST_\(replica.id.uppercased())_BASE_URL"] = base
+            environment[ProviderDescriptor.environmentName(provider: replica.id, key: "base_url")] = base
             environment.merge(replica.environment(baseURL: base)) { $1 }
         }
         return environment

@@ -5,12 +5,7 @@ import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaREPL
-import MastodonSandbox
-import PodcastsSandbox
 import Sandbox
-import TMDBSandbox
-import TwitterSandbox
-import YouTubeSandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -118,17 +113,6 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Every provider's replica of its real API.
-enum SandboxReplicas {
-    static let all: [any SandboxReplica] = [PodcastsReplica(), YouTubeReplica(), TMDBReplica(), MastodonReplica(), TwitterReplica()]
-
-    /// Media is served at 8 MB/s unless MEDIAHOST_SANDBOX_MEDIA_RATE says otherwise (bytes/s,
-    /// 0 for as fast as loopback goes), so downloads take a visible, realistic time.
-    static func mediaRate(_ environment: [String: String], flag: Int? = nil) -> Int? {
-        let rate = flag ?? environment["MEDIAHOST_SANDBOX_MEDIA_RATE"].flatMap(Int.init) ?? 8_000_000
-        return rate > 0 ? rate : nil
-    }
-}
 
 /// The in-process sandbox of `--sandbox`, kept alive for the life of the command.
 enum RunningSandbox {
@@ -160,7 +144,7 @@ struct SandboxCommand: AsyncParsableCommand {
         let bound = try await server.start(host: host, port: port)
         print("sandbox listening on http://\(host):\(bound)")
         for id in server.replicaIDs {
-            print("  \(id): MEDIAHOST_\(id.uppercased())_BASE_URL=\(server.baseURL(for: id, host: host) ?? "")")
+            print("  \(id): \(ProviderDescriptor.environmentName(provider: id, key: "base_url"))=\(server.baseURL(for: id, host: host) ?? "")")
         }
         let extra = server.providerEnvironment(host: host).filter { !$0.key.hasSuffix("_BASE_URL") || $0.key.contains("OAUTH") }
         if !extra.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import MediaKit
 import JSONRPC
 import Testing
 import Synchronization
@@ -31,7 +32,7 @@ import TestSupport
 
     static func environment(_ server: HostileServer) -> [String: String] {
         var environment = secrets
-        for id in ["podcasts", "youtube", "tmdb", "twitter"] { environment["MEDIAHOST_\(id.uppercased())_BASE_URL"] = server.baseURL + "/" + id }
+        for id in ["podcasts", "youtube", "tmdb", "twitter"] { environment[ProviderDescriptor.environmentName(provider: id, key: "base_url")] = server.baseURL + "/" + id }
         environment["MASTODON_INSTANCE"] = server.baseURL + "/mastodon"
         environment["MEDIAHOST_MASTODON_BASE_URL"] = server.baseURL + "/mastodon"
         environment["MEDIAHOST_HTTP_TIMEOUT"] = "5"

@@ -1,6 +1,8 @@
 import Foundation
 import JSONRPC
 import MediaHost
+import MediaKit
+import Sandbox
 import Testing
 import TestSupport
 
@@ -236,5 +238,55 @@ import TestSupport
                 _ = fixture.host.config.command(HostSettings.playerCommand)
             }
         }
+    }
+}
+
+/// A provider's settings: the declared defaults, typed URLs, and one env-var rule shared by the
+/// host and the sandbox.
+@Suite struct ProviderSettingsTests {
+    static let descriptor = ProviderDescriptor(
+        id: "my-feed", name: "My Feed", kinds: [.podcast], capabilities: [.search],
+        configKeys: [
+            .init(name: "base_url", summary: "API", defaultValue: "https://api.example.com/"),
+            .init(name: "region", summary: "Region", defaultValue: "US"),
+            .init(name: "token", summary: "Token", secret: true),
+        ])
+
+    struct Replica: SandboxReplica {
+        let id = "my-feed"
+        func register(_ routes: SandboxRoutes) {}
+    }
+
+    @Test func declaredDefaultsAreWhatUnsetKeysRead() throws {
+        let config = ProviderConfig(["region": "DE", "token": ""], declaredBy: Self.descriptor)
+        #expect(config["region"] == "DE")
+        #expect(config["token"] == nil)
+        #expect(try config.url("base_url").absoluteString == "https://api.example.com")
+        // Values built by hand get the defaults once declared.
+        #expect(ProviderConfig([:]).declared(by: Self.descriptor)["region"] == "US")
+        #expect(ProviderConfig([:])["region"] == nil)
+    }
+
+    @Test func badURLsNameTheSetting() {
+        for text in ["not a url", "relative/path", "https://"] {
+            #expect(throws: ProviderError.notConfigured("providers.my-feed.base_url '\(text)' is not a URL")) {
+                try ProviderConfig(["base_url": text], declaredBy: Self.descriptor).url("base_url")
+            }
+        }
+        #expect(throws: ProviderError.notConfigured("providers.my-feed.token is not set")) {
+            try ProviderConfig([:], declaredBy: Self.descriptor).url("token")
+        }
+    }
+
+    @Test func aDashedProviderIDReachesTheSandboxThroughTheSameVariable() async throws {
+        #expect(ProviderDescriptor.environmentName(provider: "my-feed", key: "base_url") == "MEDIAHOST_MY_FEED_BASE_URL")
+        let server = SandboxServer(replicas: [Replica()])
+        try await server.start()
+        defer { server.stop() }
+        let environment = server.providerEnvironment()
+        let base = try #require(environment["MEDIAHOST_MY_FEED_BASE_URL"], "\(environment)")
+        let config = try HostConfig(file: nil, providers: [Self.descriptor], environment: environment)
+        #expect(config.providerConfig(Self.descriptor)["base_url"] == base)
+        #expect(try config.providerConfig(Self.descriptor).url("base_url").absoluteString == base)
     }
 }

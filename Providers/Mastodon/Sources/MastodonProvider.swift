@@ -21,12 +21,10 @@ public struct MastodonProvider: MediaProvider {
     let http: any HTTPClient
 
     public init(context: ProviderContext) throws {
-        let text = context.config["base_url"] ?? context.config["instance"] ?? "https://mastodon.social"
-        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
-            throw ProviderError.notConfigured("'\(text)' is not a Mastodon server URL; set MASTODON_INSTANCE")
-        }
-        base = url
-        token = context.config["access_token"]
+        let config = context.config.declared(by: Self.descriptor)
+        // base_url, when set, is where the instance's API is reached (a proxy, the sandbox).
+        base = try config.url(config["base_url"] == nil ? "instance" : "base_url")
+        token = config["access_token"]
         http = context.http
     }
 

@@ -29,12 +29,9 @@ public struct PodcastsProvider: MediaProvider {
     let memo = Memo()
 
     public init(context: ProviderContext) throws {
-        let text = context.config["base_url"] ?? Self.descriptor.configKeys[0].defaultValue!
-        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
-            throw ProviderError.notConfigured("providers.podcasts.base_url '\(text)' is not a URL")
-        }
-        base = url
-        country = (context.config["country"] ?? "US").lowercased()
+        let config = context.config.declared(by: Self.descriptor)
+        base = try config.url("base_url")
+        country = (config["country"] ?? "").lowercased()
         http = context.http
         cache = context.cache
         logger = context.logger

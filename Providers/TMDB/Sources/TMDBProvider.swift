@@ -32,14 +32,11 @@ public struct TMDBProvider: MediaProvider {
     let memo = TMDBMemo()
 
     public init(context: ProviderContext) throws {
-        let text = context.config["base_url"] ?? "https://api.themoviedb.org"
-        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
-            throw ProviderError.notConfigured("providers.tmdb.base_url '\(text)' is not a URL")
-        }
-        base = url
-        token = context.config["access_token"]
-        key = context.config["api_key"]
-        language = context.config["language"] ?? "en-US"
+        let config = context.config.declared(by: Self.descriptor)
+        base = try config.url("base_url")
+        token = config["access_token"]
+        key = config["api_key"]
+        language = config["language"] ?? ""
         http = context.http
     }
 

@@ -27,12 +27,9 @@ public struct TwitterProvider: MediaProvider {
     let now: @Sendable () -> Date
 
     public init(context: ProviderContext) throws {
-        let text = context.config["base_url"] ?? "https://api.twitter.com"
-        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
-            throw ProviderError.notConfigured("providers.twitter.base_url '\(text)' is not a URL")
-        }
-        base = url
-        token = context.config["bearer_token"] ?? ""
+        let config = context.config.declared(by: Self.descriptor)
+        base = try config.url("base_url")
+        token = config["bearer_token"] ?? ""
         http = context.http
         now = context.now
     }

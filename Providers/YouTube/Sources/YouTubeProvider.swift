@@ -32,17 +32,15 @@ public struct YouTubeProvider: MediaProvider {
     let now: @Sendable () -> Date
 
     public init(context: ProviderContext) throws {
-        let text = context.config["base_url"] ?? "https://www.googleapis.com"
-        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.scheme != nil else {
-            throw ProviderError.notConfigured("providers.youtube.base_url '\(text)' is not a URL")
-        }
-        base = url
-        key = context.config["api_key"] ?? ""
-        region = context.config["region"] ?? "US"
+        let config = context.config.declared(by: Self.descriptor)
+        base = try config.url("base_url")
+        key = config["api_key"] ?? ""
+        region = config["region"] ?? ""
         http = context.http
-        oauthBase = URL(string: context.config["oauth_base_url"] ?? "https://oauth2.googleapis.com")
-        clientID = context.config["client_id"]
-        clientSecret = context.config["client_secret"]
+        // Checked when a login needs it, so a bad value does not stop search and browse.
+        oauthBase = try? config.url("oauth_base_url")
+        clientID = config["client_id"]
+        clientSecret = config["client_secret"]
         now = context.now
     }
 
