@@ -36,13 +36,7 @@ static inline CURLcode mh_curl_easy_setopt_xferinfo_cb(CURL *handle, mh_curl_xfe
 static inline CURLcode mh_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
-static inline CURLcode mh_curl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
 static inline CURLcode mh_curl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-static inline CURLcode mh_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
 }
 

@@ -12,7 +12,6 @@ static inline void mh_rl_set_completion(rl_completion_func_t *function) {
 }
 static inline void mh_rl_no_default_completion(void) { rl_attempted_completion_over = 1; }
 static inline void mh_rl_set_name(const char *name) { rl_readline_name = name; }
-static inline int mh_rl_point(void) { return rl_point; }
 static inline const char *mh_rl_line_buffer(void) { return rl_line_buffer; }
 /* Called about ten times a second while readline waits for a key: the REPL redraws progress. */
 static inline void mh_rl_set_event_hook(rl_hook_func_t *hook) {

@@ -9,8 +9,10 @@ import Synchronization
 /// `ProviderError.unsupported`, which the default implementations below do.
 public protocol MediaProvider: Sendable {
     static var descriptor: ProviderDescriptor { get }
-    /// - Throws: `ProviderError.notConfigured` is not thrown here; a provider missing required
-    ///   config is created anyway and says how to configure it when called.
+    /// The host creates a provider only once its required settings (`required` keys,
+    /// `requiredAnyOf` groups) are set; until then calls answer how to set them, without it.
+    /// - Throws: `ProviderError.notConfigured` when a setting it was given is unusable (a base
+    ///   URL that is not a URL).
     init(context: ProviderContext) throws
     func categories() async throws -> [MediaCategory]
     func browse(category: String, cursor: Cursor?) async throws -> Page

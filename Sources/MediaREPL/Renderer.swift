@@ -25,7 +25,7 @@ struct Renderer {
         return String(text.prefix(limit - 1)) + "…"
     }
 
-    func items(_ page: Page, offset: Int = 0) -> String {
+    func items(_ page: Page) -> String {
         guard !page.items.isEmpty else { return dim("(no items)") }
         var lines: [String] = []
         for (i, item) in page.items.enumerated() {
@@ -33,7 +33,7 @@ struct Renderer {
             if let duration = item.duration { meta.append(Self.duration(duration)) }
             if let published = item.published { meta.append(String(published.prefix(10))) }
             if item.provider != item.id.provider { meta.append(item.provider) }
-            var line = String(format: "%3d  ", i + 1 + offset) + truncate(Self.clean(item.title), 60)
+            var line = String(format: "%3d  ", i + 1) + truncate(Self.clean(item.title), 60)
             if let subtitle = item.subtitle { line += dim(" — " + truncate(Self.clean(subtitle), 30)) }
             line += "  " + dim(meta.joined(separator: " · "))
             if item.favorite == true { line += " " + star("★") }
@@ -121,7 +121,7 @@ struct Renderer {
         sectionHeadings.flatMap { type, _ in entities.filter { $0.type == type } }
     }
 
-    /// The sections of a post (TweeterTags' mentions view): numbered rows to `open`.
+    /// The sections of a post (media, links, hashtags, users): numbered rows to `open`.
     func sections(_ rows: [TextEntity]) -> String {
         var lines: [String] = []
         var number = 0

@@ -20,7 +20,7 @@ public struct SearchRecord: Codable, Sendable, Equatable {
 }
 
 extension MediaStore {
-    /// How many searches are kept (TweeterTags keeps the last 100).
+    /// How many searches are kept; older ones are dropped as new ones are made.
     public static let historyLimit = 100
 
     /// Records a search; searching the same thing again moves it to the top.

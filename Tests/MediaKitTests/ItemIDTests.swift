@@ -96,3 +96,19 @@ import Testing
         #expect(base.endpoint("a")?.absoluteString == "http://h/x/a")
     }
 }
+
+@Suite struct MemoTests {
+    @Test func keepsValuesByKeyUntilTheyExpire() {
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        let memo = Memo<[Int]>(lifetime: 600)
+        #expect(memo.value("a", now: start) == nil)
+        memo.keep([1], "a", now: start)
+        memo.keep([2], "b", now: start)
+        #expect(memo.value("a", now: start.addingTimeInterval(599)) == [1])
+        #expect(memo.value("b", now: start) == [2])
+        #expect(memo.value("a", now: start.addingTimeInterval(600)) == nil)
+        let forever = Memo<String>()
+        forever.keep("x")
+        #expect(forever.value(now: .distantFuture) == "x")
+    }
+}

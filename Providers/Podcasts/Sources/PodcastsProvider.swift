@@ -26,7 +26,9 @@ public struct PodcastsProvider: MediaProvider {
     let http: any HTTPClient
     let cache: any ProviderCache
     let logger: Logger
-    let memo = Memo()
+    /// Genres and charts change slowly: kept for ten minutes.
+    let genreMemo = Memo<[MediaCategory]>(lifetime: 600)
+    let chartMemo = Memo<[MediaItem]>(lifetime: 600)
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)
@@ -40,7 +42,7 @@ public struct PodcastsProvider: MediaProvider {
     // MARK: Categories and charts
 
     public func categories() async throws -> [MediaCategory] {
-        if let cached = memo.categories() { return cached }
+        if let cached = genreMemo.value() { return cached }
         let data = try await get("WebObjects/MZStoreServices.woa/ws/genres", ["id": "26"], what: "the genre list")
         let root = try decode([String: ITunesGenre].self, data, what: "the genre list")
         guard let podcasts = root["26"] else { throw ProviderError.invalidResponse("the genre list has no podcast genres") }
@@ -51,7 +53,7 @@ public struct PodcastsProvider: MediaProvider {
                 categories.append(MediaCategory(id: subID, name: sub.name ?? subID, parent: id))
             }
         }
-        memo.setCategories(categories)
+        genreMemo.keep(categories)
         return categories
     }
 
@@ -66,13 +68,13 @@ public struct PodcastsProvider: MediaProvider {
             throw ProviderError.notFound("no podcast genre '\(category)'; `categories podcasts` lists them")
         }
         let chart: [MediaItem]
-        if let cached = memo.chart(genre) {
+        if let cached = chartMemo.value(genre) {
             chart = cached
         } else {
             let data = try await get("\(country)/rss/toppodcasts/limit=\(Self.chartLength)/genre=\(genre)/json", [:], what: "the top podcasts chart")
             let decoded = try decode(ITunesChart.self, data, what: "the top podcasts chart")
             chart = (decoded.feed?.entry ?? []).compactMap(item(fromChart:))
-            memo.setChart(genre, chart)
+            chartMemo.keep(chart, genre)
         }
         return try Self.page(chart, cursor: cursor, size: Self.chartPageSize) { $0 }
     }
@@ -282,19 +284,4 @@ public struct PodcastsProvider: MediaProvider {
             throw ProviderError.invalidResponse("\(what) answered with JSON that cannot be read (\(data.count) bytes)")
         }
     }
-}
-
-/// Genres and charts change slowly; keep them for ten minutes in memory.
-final class Memo: Sendable {
-    private let state = Mutex<(categories: (Date, [MediaCategory])?, charts: [String: (Date, [MediaItem])])>((nil, [:]))
-    static let lifetime: TimeInterval = 600
-
-    func categories() -> [MediaCategory]? {
-        state.withLock { $0.categories.flatMap { Date().timeIntervalSince($0.0) < Self.lifetime ? $0.1 : nil } }
-    }
-    func setCategories(_ value: [MediaCategory]) { state.withLock { $0.categories = (Date(), value) } }
-    func chart(_ genre: String) -> [MediaItem]? {
-        state.withLock { $0.charts[genre].flatMap { Date().timeIntervalSince($0.0) < Self.lifetime ? $0.1 : nil } }
-    }
-    func setChart(_ genre: String, _ value: [MediaItem]) { state.withLock { $0.charts[genre] = (Date(), value) } }
 }

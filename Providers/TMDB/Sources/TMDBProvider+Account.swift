@@ -1,7 +1,7 @@
 import Foundation
 import MediaKit
 
-/// TMDB's user login (MooVC's flow): request token -> validate with login -> session -> account.
+/// TMDB's user login: request token -> validate with login -> session -> account.
 extension TMDBProvider: AccountProvider {
     struct RequestToken: Decodable { var success: Bool?; var request_token: String? }
     struct Session: Decodable { var success: Bool?; var session_id: String? }

@@ -29,7 +29,8 @@ public struct TMDBProvider: MediaProvider {
     let key: String?
     let language: String
     let http: any HTTPClient
-    let memo = TMDBMemo()
+    /// The API's image configuration: kept for the life of the provider.
+    let imageMemo = Memo<(base: String, poster: String, backdrop: String)>()
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)
@@ -167,13 +168,13 @@ public struct TMDBProvider: MediaProvider {
 
     /// Image URLs come from the configuration endpoint, fetched once.
     func imageBase() async throws -> (base: String, poster: String, backdrop: String) {
-        if let cached = memo.images { return cached }
+        if let cached = imageMemo.value() { return cached }
         let configuration: TMDBConfiguration = try await get("configuration", [:])
         let images = configuration.images
         let base = images?.secure_base_url ?? images?.base_url ?? "https://image.tmdb.org/t/p/"
         let poster = images?.poster_sizes?.first { $0 == "w500" } ?? images?.poster_sizes?.last ?? "original"
         let backdrop = images?.backdrop_sizes?.first { $0 == "w1280" } ?? images?.backdrop_sizes?.last ?? "original"
-        memo.images = (base, poster, backdrop)
+        imageMemo.keep((base, poster, backdrop))
         return (base, poster, backdrop)
     }
 
@@ -218,13 +219,5 @@ public struct TMDBProvider: MediaProvider {
         item.extra = extra
         if let votes = movie.vote_count { item.stats = ["votes": votes] }
         return item
-    }
-}
-
-final class TMDBMemo: Sendable {
-    private let state = Mutex<(base: String, poster: String, backdrop: String)?>(nil)
-    var images: (base: String, poster: String, backdrop: String)? {
-        get { state.withLock { $0 } }
-        set { state.withLock { $0 = newValue } }
     }
 }

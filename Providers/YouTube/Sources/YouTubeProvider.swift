@@ -25,7 +25,8 @@ public struct YouTubeProvider: MediaProvider {
     let key: String
     let region: String
     let http: any HTTPClient
-    let memo = CategoryMemo()
+    /// Categories change rarely: kept for the life of the provider.
+    let categoryMemo = Memo<[MediaCategory]>()
     let oauthBase: URL?
     let clientID: String?
     let clientSecret: String?
@@ -47,13 +48,13 @@ public struct YouTubeProvider: MediaProvider {
     // MARK: Categories and charts
 
     public func categories() async throws -> [MediaCategory] {
-        if let cached = memo.value { return cached }
+        if let cached = categoryMemo.value() { return cached }
         let list: YTList<YTCategory> = try await get("videoCategories", ["part": "snippet", "regionCode": region])
         let categories = (list.items ?? []).compactMap { category -> MediaCategory? in
             guard let id = category.id, category.snippet?.assignable != false else { return nil }
             return MediaCategory(id: id, name: category.snippet?.title ?? id)
         }
-        memo.value = categories
+        categoryMemo.keep(categories)
         return categories
     }
 
@@ -258,14 +259,5 @@ public struct YouTubeProvider: MediaProvider {
             id: ItemID(provider: "youtube", kind: kind, nativeID: id), title: snippet?.title ?? id,
             subtitle: kind == .channel ? nil : snippet?.channelTitle, summary: snippet?.description, url: url,
             artwork: snippet?.bestThumbnail, published: snippet?.publishedAt, creator: snippet?.channelTitle, extra: extra)
-    }
-}
-
-/// Categories change rarely: kept for the life of the provider.
-final class CategoryMemo: Sendable {
-    private let state = Mutex<[MediaCategory]?>(nil)
-    var value: [MediaCategory]? {
-        get { state.withLock { $0 } }
-        set { state.withLock { $0 = newValue } }
     }
 }

@@ -8,8 +8,8 @@ import MediaStore
 
 /// Thumbnails, posters and avatars fetched on demand and kept on disk by content hash, with an
 /// index in the store, bounded by size with least-recently-used eviction. Concurrent requests
-/// for one URL share one transfer, and every answer names the URL it is for, so an image can
-/// never be attached to the wrong item (the tutorial's recycled-cell bug).
+/// for one URL share one transfer, and every answer names the URL it is for, so a client that
+/// reuses a view for another row can check that the image it got is still the one it wants.
 public actor ArtworkCache {
     let store: MediaStore
     let http: any HTTPClient

@@ -213,7 +213,7 @@ public actor DownloadManager {
         while true {
             let store = self.store
             let id = record.id
-            let outcome = await Transfer(record: record, http: http, events: events) { etag, lastModified, total in
+            let outcome = await DownloadAttempt(record: record, http: http, events: events) { etag, lastModified, total in
                 // Stored at once: after a crash, the .part can only be resumed if they are known.
                 // Only these columns: a whole-record write could land after "completed".
                 Task.detached { try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total) }

@@ -21,7 +21,7 @@ public struct RPCDiscover: RPCMethod {
 }
 
 /// What is running and where its files are.
-public struct HostInfoMethod: RPCMethod {
+public struct HostInfo: RPCMethod {
     public static let method = "host.info"
 
     public init() {}

@@ -28,7 +28,7 @@ extension RPCMethod {
 public struct Dispatcher: RPCHandler {
     /// Every method the host serves. rpc-spec.json describes exactly these (a test checks).
     public static let methods: [any RPCMethod.Type] = [
-        RPCDiscover.self, HostInfoMethod.self,
+        RPCDiscover.self, HostInfo.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,

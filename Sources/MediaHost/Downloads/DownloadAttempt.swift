@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// One attempt at one download: `.part` file, request, bytes to disk, rename at the end.
-struct Transfer {
+struct DownloadAttempt {
     let record: DownloadRecord
     let http: any HTTPClient
     let events: EventHub
@@ -32,6 +32,11 @@ struct Transfer {
         var total: Int64?
         var etag: String?
         var lastModified: String?
+
+        /// The `.part` file was emptied: the next attempt starts from zero, with no validators.
+        static func restart(_ reason: String) -> Outcome {
+            Outcome(result: .transient(reason), bytes: 0, total: nil, etag: nil, lastModified: nil)
+        }
     }
 
     /// What the callbacks learn while curl runs them (on its thread).
@@ -146,42 +151,41 @@ struct Transfer {
                 },
                 progress: nil)
         } catch let error as HTTPClientError {
-            let outcome = snapshot(progress)
-            if error.kind == .cancelled { return Outcome(result: .transient("cancelled"), bytes: outcome.bytes, total: outcome.total, etag: outcome.etag, lastModified: outcome.lastModified) }
-            return with(outcome, error.isTransient || error.kind == .connection ? .transient(error.description) : .permanent(error.description))
+            if error.kind == .cancelled { return ended(.transient("cancelled"), progress) }
+            return ended(error.isTransient || error.kind == .connection ? .transient(error.description) : .permanent(error.description), progress)
         } catch {
-            return with(snapshot(progress), .transient("\(error)"))
+            return ended(.transient("\(error)"), progress)
         }
-        let outcome = snapshot(progress)
         if let code = progress.lock.withLock({ progress.writeError }) {
             let reason = code == ENOSPC || code == EDQUOT ? "disk full while writing \(record.partPath)" : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
-            return with(outcome, .permanent(reason))
+            return ended(.permanent(reason), progress)
         }
+        let (bytes, total) = progress.lock.withLock { (progress.bytes, progress.total) }
         if progress.lock.withLock({ progress.overrun }) {
-            return with(outcome, .permanent("the server sent more than the \(outcome.total ?? 0) bytes it announced"))
+            return ended(.permanent("the server sent more than the \(total ?? 0) bytes it announced"), progress)
         }
         if progress.lock.withLock({ progress.badRange }) {
             // The server answered another range: throw the .part away and start again.
             ftruncate(fd, 0)
-            return with(Outcome(result: .completed(note: nil), bytes: 0, total: nil, etag: nil, lastModified: nil), .transient("the server answered a different range"))
+            return .restart("the server answered a different range")
         }
         switch head.status {
         case 200, 206: break
-        case 404, 410: return with(outcome, .permanent("the media file is gone (HTTP \(head.status)): \(URLRedaction.redact(record.url))"))
+        case 404, 410: return ended(.permanent("the media file is gone (HTTP \(head.status)): \(URLRedaction.redact(record.url))"), progress)
         case 416:
             ftruncate(fd, 0)
-            return with(Outcome(result: .completed(note: nil), bytes: 0, total: nil, etag: nil, lastModified: nil), .transient("HTTP 416: starting over"))
-        case 408, 429, 500...599: return with(outcome, .transient("HTTP \(head.status)"))
-        default: return with(outcome, .permanent("HTTP \(head.status) for \(URLRedaction.redact(record.url))"))
+            return .restart("HTTP 416: starting over")
+        case 408, 429, 500...599: return ended(.transient("HTTP \(head.status)"), progress)
+        default: return ended(.permanent("HTTP \(head.status) for \(URLRedaction.redact(record.url))"), progress)
         }
-        if let total = outcome.total, outcome.bytes != total {
-            return with(outcome, .transient("the body ended at \(outcome.bytes) of \(total) bytes"))
+        if let total, bytes != total {
+            return ended(.transient("the body ended at \(bytes) of \(total) bytes"), progress)
         }
         guard fsync(fd) == 0 else {
-            return with(outcome, .permanent("cannot flush \(record.partPath): \(String(cString: strerror(errno)))"))
+            return ended(.permanent("cannot flush \(record.partPath): \(String(cString: strerror(errno)))"), progress)
         }
         guard rename(record.partPath, record.path) == 0 else {
-            return with(outcome, .permanent("cannot move the download into place: \(String(cString: strerror(errno)))"))
+            return ended(.permanent("cannot move the download into place: \(String(cString: strerror(errno)))"), progress)
         }
         let directory = open(folder, O_RDONLY | O_DIRECTORY)
         if directory >= 0 {
@@ -189,25 +193,20 @@ struct Transfer {
             close(directory)
         }
         var note: String?
-        if let expected = record.expectedLength, expected > 0, expected != outcome.bytes {
-            note = "the feed says \(expected) bytes; the server sent \(outcome.bytes)"
+        if let expected = record.expectedLength, expected > 0, expected != bytes {
+            note = "the feed says \(expected) bytes; the server sent \(bytes)"
         }
         Self.report(progress, id: id, events: events, force: true)
-        return with(outcome, .completed(note: note))
+        return ended(.completed(note: note), progress)
     }
 
-    private func snapshot(_ progress: Progress) -> Outcome {
+    /// How the attempt ended, with what the `.part` file holds and the validators to resume it.
+    private func ended(_ result: Result, _ progress: Progress) -> Outcome {
         progress.lock.withLock {
             Outcome(
-                result: .permanent(""), bytes: progress.bytes, total: progress.total, etag: progress.etag ?? record.etag,
+                result: result, bytes: progress.bytes, total: progress.total, etag: progress.etag ?? record.etag,
                 lastModified: progress.lastModified ?? record.lastModified)
         }
-    }
-
-    private func with(_ outcome: Outcome, _ result: Result) -> Outcome {
-        var outcome = outcome
-        outcome.result = result
-        return outcome
     }
 
     /// `downloads.progress` at most four times a second.
