@@ -7,7 +7,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
 BENCH_PACKAGES := hyperfine
 BIN := .build/debug/mediahost
 
-.PHONY: all deps build run sandbox test bench fuzz format clean
+.PHONY: all deps build run sandbox test bench fuzz format lint clean
 
 all: build
 
@@ -41,7 +41,7 @@ sandbox: build
 # The CPU-heavy suites (fuzzing, big feeds) run after the rest, so they cannot starve the tests
 # that measure time (timeouts, polling intervals) on a 2-core machine.
 HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests|HostileInputTests
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
@@ -61,8 +61,14 @@ bench: deps
 	$(SWIFT) build -c release --product mediahost-bench
 	.build/release/mediahost-bench --binary .build/release/mediahost
 
+# The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
+# fails on any difference.
+FORMAT_PATHS := Package.swift Sources Tests Benchmarks Providers
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
+	$(SWIFT) format --in-place --recursive $(FORMAT_PATHS)
+
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
 
 clean:
 	rm -rf .build

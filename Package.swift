@@ -21,7 +21,9 @@ struct Provider {
                 path: "Providers/\(name)/Sandbox", swiftSettings: strict),
             .testTarget(
                 name: "\(name)Tests",
-                dependencies: [.target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport"] + tests,
+                dependencies: [
+                    .target(name: name), .target(name: "\(name)Sandbox"), "Sandbox", "MediaHTTP", "MediaKit", "TestSupport",
+                ] + tests,
                 path: "Providers/\(name)/Tests", exclude: ["Recorded"], swiftSettings: strict),
         ]
     }
@@ -95,7 +97,9 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "mediahost-bench",
-            dependencies: ["MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts"],
+            dependencies: [
+                "MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts",
+            ],
             path: "Benchmarks/mediahost-bench",
             swiftSettings: strict),
 

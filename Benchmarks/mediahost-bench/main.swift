@@ -169,7 +169,9 @@ if selected("rpc") {
     let serverPeak = peakRSS(pid: child.process.processIdentifier)
     child.finish()
     report("peak RSS of `mediahost rpc` during that run", String(format: "%.1f MB", serverPeak), goal: "flat")
-    report("pipelined host.info over stdio", String(format: "%.0f req/s (%d in %.2f s)", Double(received) / elapsed, received, elapsed), goal: "≥ 50,000 req/s")
+    report(
+        "pipelined host.info over stdio",
+        String(format: "%.0f req/s (%d in %.2f s)", Double(received) / elapsed, received, elapsed), goal: "≥ 50,000 req/s")
 }
 
 // 2. Latency at a steady 1,000 requests/s.
@@ -231,7 +233,9 @@ if selected("cold") {
     }
     report(
         "cold `mediahost call host.info`",
-        String(format: "median %.1f ms, p90 %.1f ms; peak RSS %.1f MB", percentile(times, 0.5) * 1000, percentile(times, 0.9) * 1000, Double(peakKB) / 1024),
+        String(
+            format: "median %.1f ms, p90 %.1f ms; peak RSS %.1f MB", percentile(times, 0.5) * 1000, percentile(times, 0.9) * 1000,
+            Double(peakKB) / 1024),
         goal: "< 50 ms")
 }
 
@@ -317,7 +321,8 @@ if selected("http") {
     let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
         for n in 0..<200 {
             group.addTask {
-                try await client.send(HTTPRequest(url: URL(string: "\(base)/lookup?id=\(1_000_000_000 + (n % 600) * 7919)")!)).status
+                try await client.send(HTTPRequest(url: URL(string: "\(base)/lookup?id=\(1_000_000_000 + (n % 600) * 7919)")!))
+                    .status
             }
         }
         var statuses: [Int] = []
@@ -327,7 +332,9 @@ if selected("http") {
     let elapsed = now() - start
     report(
         "200 concurrent requests to the sandbox",
-        String(format: "%d/200 succeeded in %.0f ms: %.0f req/s (6 per host at once)", statuses.filter { $0 == 200 }.count, elapsed * 1000, 200 / elapsed),
+        String(
+            format: "%d/200 succeeded in %.0f ms: %.0f req/s (6 per host at once)", statuses.filter { $0 == 200 }.count,
+            elapsed * 1000, 200 / elapsed),
         goal: "all succeed")
     server.stop()
 }
@@ -347,7 +354,9 @@ if selected("downloads") {
         let data = sandboxOut.fileHandleForReading.availableData
         if data.isEmpty { break }
         buffered += String(decoding: data, as: UTF8.self)
-        if let range = buffered.range(of: "MEDIAHOST_PODCASTS_BASE_URL="), let end = buffered[range.upperBound...].firstIndex(of: "\n") {
+        if let range = buffered.range(of: "MEDIAHOST_PODCASTS_BASE_URL="),
+            let end = buffered[range.upperBound...].firstIndex(of: "\n")
+        {
             base = String(buffered[range.upperBound..<end])
         }
     }
@@ -371,7 +380,9 @@ if selected("downloads") {
         let start = now()
         var requests = ""
         for (index, episode) in episodes.enumerated() {
-            requests += #"{"jsonrpc":"2.0","id":\#(index + 1),"method":"downloads.start","params":{"id":"podcasts:episode:\#(show):\#(show)-ep-\#(episode)"}}"# + "\n"
+            requests +=
+                #"{"jsonrpc":"2.0","id":\#(index + 1),"method":"downloads.start","params":{"id":"podcasts:episode:\#(show):\#(show)-ep-\#(episode)"}}"#
+                + "\n"
         }
         child.input.fileHandleForWriting.write(Data(requests.utf8))
         var completed = Set<String>()
@@ -388,7 +399,9 @@ if selected("downloads") {
                 let line = Array(pending[..<newline])
                 pending.removeSubrange(...newline)
                 guard let message = try? JSONParser.parse(line), message["method"] == "downloads.state" else { continue }
-                if message["params"]?["state"] == "completed", let id = message["params"]?["id"]?.stringValue { completed.insert(id) }
+                if message["params"]?["state"] == "completed", let id = message["params"]?["id"]?.stringValue {
+                    completed.insert(id)
+                }
                 if message["params"]?["state"] == "failed" { print("download failed: \(message.jsonString)") }
             }
             if now() - lastSample > 0.2 {
@@ -407,12 +420,16 @@ if selected("downloads") {
     let one = try download([21], concurrency: 1)
     report(
         "1 GB download vs `curl -o` (loopback)",
-        String(format: "mediahost %.2f s (%.0f MB/s), curl %.2f s: ratio %.2f; peak RSS %.0f MB", one.seconds, 1000 / one.seconds, curlSeconds, curlSeconds / one.seconds, one.peakMB),
+        String(
+            format: "mediahost %.2f s (%.0f MB/s), curl %.2f s: ratio %.2f; peak RSS %.0f MB", one.seconds, 1000 / one.seconds,
+            curlSeconds, curlSeconds / one.seconds, one.peakMB),
         goal: "ratio ≥ 0.9, < 60 MB")
     let twenty = try download(Array(1...20), concurrency: 20)
     report(
         "20 concurrent 50 MB downloads",
-        String(format: "%.2f s, %.0f MB/s in all; peak RSS %.0f MB", twenty.seconds, Double(twenty.bytes) / 1_000_000 / twenty.seconds, twenty.peakMB),
+        String(
+            format: "%.2f s, %.0f MB/s in all; peak RSS %.0f MB", twenty.seconds,
+            Double(twenty.bytes) / 1_000_000 / twenty.seconds, twenty.peakMB),
         goal: "report")
 }
 

@@ -248,7 +248,8 @@ public struct MessageSplitter {
     private static func headerLine(_ line: ArraySlice<UInt8>) -> (String, String)? {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return nil }
         for byte in line[line.startIndex..<colon] {
-            let isToken = (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == 0x2D || byte == 0x5F
+            let isToken =
+                (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == 0x2D || byte == 0x5F
             guard isToken else { return nil }
         }
         let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased()

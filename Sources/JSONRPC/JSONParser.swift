@@ -182,7 +182,8 @@ public struct JSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"), buffer[index + 1] == UInt8(ascii: "u")
+                        guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"),
+                            buffer[index + 1] == UInt8(ascii: "u")
                         else { throw error("unpaired surrogate in \\u escape") }
                         index += 2
                         let low = try parseHex4()

@@ -10,7 +10,9 @@ public enum JSONValue: Sendable, Hashable {
 
     public init(_ int: Int) { self = .number(String(int)) }
     public init(_ double: Double) {
-        self = double.isFinite ? .number(double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : "\(double)") : .null
+        self =
+            double.isFinite
+            ? .number(double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : "\(double)") : .null
     }
 
     public subscript(key: String) -> JSONValue? {
@@ -55,13 +57,21 @@ public enum JSONValue: Sendable, Hashable {
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .number(String(i)) }
-        else if let d = try? c.decode(Double.self) { self = JSONValue(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .number(String(i))
+        } else if let d = try? c.decode(Double.self) {
+            self = JSONValue(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

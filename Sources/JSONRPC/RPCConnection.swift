@@ -84,7 +84,9 @@ public final class RPCConnection: Sendable {
             receive(message: bytes, framing: framing)
         case .tooLarge(let framing):
             state.withLock { $0.framing = framing }
-            send(Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")), framing: framing)
+            send(
+                Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")),
+                framing: framing)
         case .badHeader(let why):
             send(Self.errorResponse(id: .null, .parseError(why)), framing: .contentLength)
         }
@@ -126,7 +128,8 @@ public final class RPCConnection: Sendable {
                 if let id = members["params"]?["id"] { cancel(id) }
                 return
             }
-            let key: JSONValue? = if case .object(let members) = value, let id = members["id"], Self.isValidID(id) { id } else { nil }
+            let key: JSONValue? =
+                if case .object(let members) = value, let id = members["id"], Self.isValidID(id) { id } else { nil }
             startTask(key: key) { [self] in
                 if let reply = await reply(to: value) { send(reply, framing: framing) }
             }
@@ -192,7 +195,8 @@ public final class RPCConnection: Sendable {
         switch params {
         case nil, .object?, .array?: break
         default:
-            return isNotification ? nil : Self.errorResponse(id: replyID, .invalidRequest("\"params\" must be an object or an array"))
+            return isNotification
+                ? nil : Self.errorResponse(id: replyID, .invalidRequest("\"params\" must be an object or an array"))
         }
         if isNotification {
             // LSP-style "$/" notifications the host does not know are ignored, as are all results.

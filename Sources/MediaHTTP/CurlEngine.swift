@@ -207,18 +207,22 @@ final class Transfer: @unchecked Sendable {
         case CURLE_WRITE_ERROR where sinkStopped:
             continuation.resume()
         case CURLE_UNSUPPORTED_PROTOCOL where redirects > 0:
-            continuation.resume(throwing: HTTPClientError(.unsupportedScheme, url: url, detail: "redirected to a scheme other than http or https"))
+            continuation.resume(
+                throwing: HTTPClientError(.unsupportedScheme, url: url, detail: "redirected to a scheme other than http or https")
+            )
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY:
             // curl says "unsupported protocol" when no status line arrives (it would be HTTP/0.9).
             continuation.resume(
-                throwing: HTTPClientError(.connection, url: url, detail: "the server's answer is not HTTP (no valid status line)"))
+                throwing: HTTPClientError(.connection, url: url, detail: "the server's answer is not HTTP (no valid status line)")
+            )
         case CURLE_OUT_OF_MEMORY where status == 0:
             // What curl reports for a status line or header that never ends.
             continuation.resume(
                 throwing: HTTPClientError(
                     .connection, url: url, detail: "the server's answer is not HTTP (its status line or headers never end)"))
         case CURLE_TOO_MANY_REDIRECTS:
-            continuation.resume(throwing: HTTPClientError(.tooManyRedirects, url: url, detail: "more than \(maxRedirects) redirects"))
+            continuation.resume(
+                throwing: HTTPClientError(.tooManyRedirects, url: url, detail: "more than \(maxRedirects) redirects"))
         case CURLE_OPERATION_TIMEDOUT:
             continuation.resume(throwing: HTTPClientError(.timedOut, url: url, detail: "timed out: \(Self.describe(code))"))
         case CURLE_URL_MALFORMAT:

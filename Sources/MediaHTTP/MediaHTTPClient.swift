@@ -75,7 +75,9 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
             do {
                 outcome = .success(try await once(limited))
             } catch let error as HTTPClientError {
-                if error.kind == .timedOut, let deadline, deadline.remaining <= 0.05 { throw Self.deadlineError(request.url, deadline) }
+                if error.kind == .timedOut, let deadline, deadline.remaining <= 0.05 {
+                    throw Self.deadlineError(request.url, deadline)
+                }
                 outcome = .failure(error)
             }
             let retryable = request.isIdempotent && attempt < configuration.maxRetries
@@ -84,14 +86,21 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
                 guard retryable, response.status == 429 || (500...599).contains(response.status) else { return response }
                 let delay = Self.retryAfter(response.header("retry-after")) ?? backoff(attempt)
                 // Retry only while the call's budget leaves room for another attempt after waiting.
-                guard delay <= configuration.maxRetryAfter, delay < (deadline?.remaining ?? .infinity) - 0.5 else { return response }
-                log(.debug, "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: HTTP \(response.status)")
+                guard delay <= configuration.maxRetryAfter, delay < (deadline?.remaining ?? .infinity) - 0.5 else {
+                    return response
+                }
+                log(
+                    .debug,
+                    "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: HTTP \(response.status)"
+                )
                 try await Task.sleep(for: .seconds(delay))
             case .failure(let error):
                 guard retryable, error.isTransient else { throw error }
                 let delay = backoff(attempt)
                 guard delay < (deadline?.remaining ?? .infinity) - 0.5 else { throw error }
-                log(.debug, "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: \(error.detail)")
+                log(
+                    .debug,
+                    "retrying \(URLRedaction.redact(request.url.absoluteString)) in \(Self.format(delay)) s: \(error.detail)")
                 try await Task.sleep(for: .seconds(delay))
             }
             attempt += 1
@@ -102,7 +111,9 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     static func deadlineError(_ url: URL, _ deadline: CallDeadline) -> HTTPClientError {
         HTTPClientError(
             .timedOut, url: url,
-            detail: "timed out after \(format(deadline.seconds)) s waiting for \(url.host ?? "the server") (the http.timeout setting)")
+            detail:
+                "timed out after \(format(deadline.seconds)) s waiting for \(url.host ?? "the server") (the http.timeout setting)"
+        )
     }
 
     static func format(_ seconds: Double) -> String {
@@ -124,7 +135,8 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     ) async throws -> (status: Int, headers: [String: String]) {
         try validate(request.url)
         var unlimited = request
-        if unlimited.timeout == nil, CallDeadline.current == nil { unlimited.timeout = 0 }  // large bodies: the low-speed limit guards instead
+        // Large bodies: the low-speed limit guards instead of a total time.
+        if unlimited.timeout == nil, CallDeadline.current == nil { unlimited.timeout = 0 }
         if let deadline = CallDeadline.current {
             // A stream inside a call (a feed being read) shares the call's budget.
             guard deadline.remaining > 0.05 else { throw Self.deadlineError(request.url, deadline) }
@@ -149,7 +161,10 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
             }
             throw error
         }
-        log(.debug, "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) -> \(transfer.status), streamed in \(Self.milliseconds(since: started)) ms")
+        log(
+            .debug,
+            "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) -> \(transfer.status), streamed in \(Self.milliseconds(since: started)) ms"
+        )
         return (transfer.status, transfer.headers)
     }
 
@@ -162,13 +177,18 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
             try await transfer.run(on: engine)
         } catch {
             await limiter.release(host)
-            log(.debug, "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) failed after \(Self.milliseconds(since: started)) ms: \(error)")
+            log(
+                .debug,
+                "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) failed after \(Self.milliseconds(since: started)) ms: \(error)"
+            )
             throw error
         }
         await limiter.release(host)
         var finalURL = request.url
         var effective: UnsafeMutablePointer<CChar>?
-        if mh_effective_url(transfer, &effective), let effective, let url = URL(string: String(cString: effective)) { finalURL = url }
+        if mh_effective_url(transfer, &effective), let effective, let url = URL(string: String(cString: effective)) {
+            finalURL = url
+        }
         log(
             .debug,
             "\(request.method) \(URLRedaction.redact(request.url.absoluteString)) -> \(transfer.status)"
@@ -184,7 +204,8 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
 
     private func validate(_ url: URL) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw HTTPClientError(.unsupportedScheme, url: url, detail: "only http and https URLs are fetched, not '\(url.scheme ?? "")'")
+            throw HTTPClientError(
+                .unsupportedScheme, url: url, detail: "only http and https URLs are fetched, not '\(url.scheme ?? "")'")
         }
         guard url.host?.isEmpty == false else { throw HTTPClientError(.invalidURL, url: url, detail: "the URL has no host") }
     }

@@ -4,7 +4,8 @@ import Foundation
 public protocol AccountProvider: MediaProvider {
     /// Logs in. Device-code flows show the user what to do through `prompt` and return once the
     /// user approved (or throw `unauthorized` when denied or expired).
-    func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws -> AuthSession
+    func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws
+        -> AuthSession
     /// A fresh session from `session`'s refresh token.
     func refresh(_ session: AuthSession) async throws -> AuthSession
     /// Ends the session on the service (revokes its token).

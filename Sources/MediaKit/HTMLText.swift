@@ -13,7 +13,8 @@ public enum HTMLText {
             let n = input.count
             while i < n {
                 let byte = input[i]
-                if byte == UInt8(ascii: "<"), i + 1 < n, isLetter(input[i + 1]) || input[i + 1] == UInt8(ascii: "/") || input[i + 1] == UInt8(ascii: "!"),
+                if byte == UInt8(ascii: "<"), i + 1 < n,
+                    isLetter(input[i + 1]) || input[i + 1] == UInt8(ascii: "/") || input[i + 1] == UInt8(ascii: "!"),
                     let close = find(UInt8(ascii: ">"), in: input, from: i + 1)
                 {
                     var j = i + 1
@@ -95,7 +96,9 @@ public enum HTMLText {
 
     private enum TagKind { case block, listItem, skipContents(String), other }
 
-    private static let blockTags: [[UInt8]] = ["br", "p", "div", "h1", "h2", "h3", "h4", "tr", "ul", "ol", "blockquote"].map { Array($0.utf8) }
+    private static let blockTags: [[UInt8]] = ["br", "p", "div", "h1", "h2", "h3", "h4", "tr", "ul", "ol", "blockquote"].map {
+        Array($0.utf8)
+    }
     private static let li = Array("li".utf8)
     private static let script = Array("script".utf8)
     private static let style = Array("style".utf8)
@@ -223,7 +226,8 @@ extension HTMLText {
                 case "a":
                     if let link = open {
                         let text = String(String.UnicodeScalarView(out[out.index(out.startIndex, offsetBy: link.start)...]))
-                        links.append(HTMLLink(start: link.start, end: out.count, href: link.href, classes: link.classes, text: text))
+                        links.append(
+                            HTMLLink(start: link.start, end: out.count, href: link.href, classes: link.classes, text: text))
                     }
                     open = nil
                 case "span" where !closing:

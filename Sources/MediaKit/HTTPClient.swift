@@ -135,7 +135,8 @@ public enum URLRedaction {
     public static func redact(_ url: String) -> String {
         guard var components = URLComponents(string: url), let items = components.queryItems, !items.isEmpty else { return url }
         components.queryItems = items.map { item in
-            secretParameters.contains(item.name.lowercased()) && item.value != nil ? URLQueryItem(name: item.name, value: "REDACTED") : item
+            secretParameters.contains(item.name.lowercased()) && item.value != nil
+                ? URLQueryItem(name: item.name, value: "REDACTED") : item
         }
         return components.string ?? url
     }

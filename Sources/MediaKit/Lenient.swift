@@ -87,7 +87,9 @@ public struct LossyMap<Value: Decodable>: Decodable {
         }
         var values: [String: Value] = [:]
         for key in container.allKeys {
-            if let value = try? container.decode(Lenient<Value>.self, forKey: key).wrappedValue { values[key.stringValue] = value }
+            if let value = try? container.decode(Lenient<Value>.self, forKey: key).wrappedValue {
+                values[key.stringValue] = value
+            }
         }
         wrappedValue = values
     }
@@ -141,7 +143,9 @@ extension Int64: LenientScalar {
 
 extension Double: LenientScalar {
     static func converted(from container: any SingleValueDecodingContainer) -> Double? {
-        guard let text = try? container.decode(String.self), let number = Double(text.trimmingCharacters(in: .whitespaces)) else { return nil }
+        guard let text = try? container.decode(String.self), let number = Double(text.trimmingCharacters(in: .whitespaces)) else {
+            return nil
+        }
         return number.isFinite ? number : nil
     }
 }
@@ -157,7 +161,10 @@ extension String: LenientScalar {
 
 extension Bool: LenientScalar {
     static func converted(from container: any SingleValueDecodingContainer) -> Bool? {
-        if let text = try? container.decode(String.self) { return ["true", "1", "yes"].contains(text.lowercased()) ? true : ["false", "0", "no"].contains(text.lowercased()) ? false : nil }
+        if let text = try? container.decode(String.self) {
+            return ["true", "1", "yes"].contains(text.lowercased())
+                ? true : ["false", "0", "no"].contains(text.lowercased()) ? false : nil
+        }
         if let number = try? container.decode(Int.self) { return number != 0 }
         return nil
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 @_exported import Logging
+import Synchronization
 
 /// A source of media behind the host: YouTube, TMDB, podcasts, Twitter, Mastodon.
 ///
@@ -170,7 +170,9 @@ public final class MemoryProviderCache: ProviderCache {
     public func value(for key: String) async -> CachedValue? { state.withLock { $0.values[key] } }
     public func store(_ value: CachedValue, for key: String) async { state.withLock { $0.values[key] = value } }
 
-    public func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void) async throws {
+    public func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void)
+        async throws
+    {
         let rows = Mutex<[CachedRow]>([])
         try await produce { batch in rows.withLock { $0 += batch } }
         // Highest order first; the sort is stable, so ties keep their order.

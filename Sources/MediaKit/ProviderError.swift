@@ -45,8 +45,11 @@ public enum ProviderError: Error, Sendable, Equatable {
         case .unauthorized(let why): why
         case .notConfigured(let how): how
         case .rateLimited(let after):
-            if let after, let seconds = Int(finite: after.rounded(.up)) { "rate limited by the service; try again in \(seconds) s" }
-            else { "rate limited by the service; try again later" }
+            if let after, let seconds = Int(finite: after.rounded(.up)) {
+                "rate limited by the service; try again in \(seconds) s"
+            } else {
+                "rate limited by the service; try again later"
+            }
         case .quotaExceeded(let why): why
         case .upstream(let status, let message): "the service answered HTTP \(status): \(message)"
         case .invalidResponse(let why): why

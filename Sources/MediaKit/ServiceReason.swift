@@ -30,7 +30,11 @@ public enum ServiceReason {
         }
         if let error = object["error"] as? [String: Any] {
             if let message = text(error["message"]) { return message }
-            if let details = error["errors"] as? [[String: Any]], let message = details.lazy.compactMap({ text($0["message"]) }).first { return message }
+            if let details = error["errors"] as? [[String: Any]],
+                let message = details.lazy.compactMap({ text($0["message"]) }).first
+            {
+                return message
+            }
         }
         if let description = text(object["error_description"]) {
             return text(object["error"]).map { "\($0): \(description)" } ?? description

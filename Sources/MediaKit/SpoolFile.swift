@@ -19,7 +19,9 @@ public final class SpoolFile: @unchecked Sendable {
     public init() throws {
         var template = Array((NSTemporaryDirectory() + "/mediahost-spool-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw ProviderError.invalidResponse("cannot create a temporary file: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw ProviderError.invalidResponse("cannot create a temporary file: \(String(cString: strerror(errno)))")
+        }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.fd = fd
     }
@@ -56,7 +58,9 @@ public final class SpoolFile: @unchecked Sendable {
     public func read(_ count: Int) throws -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: count)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, count) }
-        guard n >= 0 else { throw ProviderError.invalidResponse("cannot read a temporary file back: \(String(cString: strerror(errno)))") }
+        guard n >= 0 else {
+            throw ProviderError.invalidResponse("cannot read a temporary file back: \(String(cString: strerror(errno)))")
+        }
         guard n > 0 else { return nil }
         buffer.removeLast(count - n)
         return buffer

@@ -106,7 +106,10 @@ public struct CommandSpec: Sendable {
             summary: "a provider's categories", arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
             let provider = try repl.requireProvider(line.rest)
-            return .call(.run(ProvidersCategories(provider: provider)) { repl, categories in repl.present(categories: categories, of: provider) })
+            return .call(
+                .run(ProvidersCategories(provider: provider)) { repl, categories in
+                    repl.present(categories: categories, of: provider)
+                })
         },
         CommandSpec(
             "browse", usage: "browse <provider> <category|n>", method: MediaBrowse.method, summary: "a category's items",
@@ -138,13 +141,16 @@ public struct CommandSpec: Sendable {
             "next", aliases: ["n"], usage: "next", method: "(last listing's method)", summary: "the next page of the last listing"
         ) { _, _ in .page(forward: true) },
         CommandSpec(
-            "prev", aliases: ["p", "previous"], usage: "prev", method: "(last listing's method)", summary: "the previous page of the last listing"
+            "prev", aliases: ["p", "previous"], usage: "prev", method: "(last listing's method)",
+            summary: "the previous page of the last listing"
         ) { _, _ in .page(forward: false) },
-        CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") { line, repl throws(CommandError) in
+        CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") {
+            line, repl throws(CommandError) in
             let id = try repl.item(line.rest)
             return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item) })
         },
-        CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") { line, repl throws(CommandError) in
+        CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") {
+            line, repl throws(CommandError) in
             let id = try repl.item(line.rest)
             return .call(
                 .run(FavoritesRemove(id: id)) { repl, result in
@@ -155,7 +161,8 @@ public struct CommandSpec: Sendable {
         },
         CommandSpec(
             "favs", aliases: ["favorites"], usage: "favs [<provider> [--remote]]", method: FavoritesList.method,
-            summary: "favorites, newest first (works offline); --remote: the account's", arguments: [[.provider], [.words(["--remote"])]]
+            summary: "favorites, newest first (works offline); --remote: the account's",
+            arguments: [[.provider], [.words(["--remote"])]]
         ) { line, repl throws(CommandError) in
             var request = FavoritesList()
             var words = line.rest
@@ -167,7 +174,8 @@ public struct CommandSpec: Sendable {
             return .call(repl.listing(.favorites(request)))
         },
         CommandSpec(
-            "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method, summary: "download an item's media (episodes)"
+            "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
+            summary: "download an item's media (episodes)"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(line.rest)
             return .call(.run(DownloadsStart(id: id)) { repl, download in repl.present(download: download) })
@@ -188,26 +196,33 @@ public struct CommandSpec: Sendable {
             return .call(.run(DownloadsResume(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method, summary: "stop a download and delete its partial file"
+            "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method,
+            summary: "stop a download and delete its partial file"
         ) { line, repl throws(CommandError) in
             let id = try repl.download(line.rest)
             return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "play", usage: "play <n|id>", method: PlayerOpen.method, summary: "play in the configured player (the download if any, else the stream)"
+            "play", usage: "play <n|id>", method: PlayerOpen.method,
+            summary: "play in the configured player (the download if any, else the stream)"
         ) { line, repl throws(CommandError) in
             let id = try repl.download(line.rest)
             return .call(
                 .run(PlayerOpen(id: id)) { repl, result in
                     repl.display(
-                        "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)")
+                        "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
+                    )
                 })
         },
         CommandSpec(
-            "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method, summary: "an item's image as a local file (cached)"
+            "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
+            summary: "an item's image as a local file (cached)"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(line.rest)
-            return .call(.run(MediaArtwork(id: id)) { repl, result in repl.display(result.path + repl.renderer.dim(result.cached ? "  (cached)" : "")) })
+            return .call(
+                .run(MediaArtwork(id: id)) { repl, result in
+                    repl.display(result.path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
+                })
         },
         CommandSpec(
             "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
@@ -221,13 +236,15 @@ public struct CommandSpec: Sendable {
             return .call(repl.login(request))
         },
         CommandSpec(
-            "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session", arguments: [[.provider]]
+            "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
+            arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
             let provider = try repl.requireProvider(line.rest)
             return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
         },
         CommandSpec(
-            "history", usage: "history [<provider>] | history clear [<provider>]", method: "\(HistoryList.method) / \(HistoryClear.method)",
+            "history", usage: "history [<provider>] | history clear [<provider>]",
+            method: "\(HistoryList.method) / \(HistoryClear.method)",
             summary: "the last 100 searches, newest first", arguments: [[.provider, .words(["clear"])]],
             flags: ["clear": [.provider]]
         ) { line, repl throws(CommandError) in
@@ -236,7 +253,9 @@ public struct CommandSpec: Sendable {
                 var request = HistoryClear()
                 if !provider.isEmpty { request.provider = try repl.requireProvider(provider) }
                 return .call(
-                    .run(request) { repl, result in repl.display("forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")") })
+                    .run(request) { repl, result in
+                        repl.display("forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")")
+                    })
             }
             var request = HistoryList()
             if !line.rest.isEmpty { request.provider = try repl.requireProvider(line.rest) }
@@ -248,12 +267,15 @@ public struct CommandSpec: Sendable {
         ) { line, _ in
             let (key, value) = line.first
             if key.isEmpty { return .call(.run(ConfigGet()) { repl, entries in repl.display(repl.renderer.config(entries)) }) }
-            if value.isEmpty { return .call(.run(ConfigGet(key: key)) { repl, entries in repl.display(repl.renderer.config(entries)) }) }
+            if value.isEmpty {
+                return .call(.run(ConfigGet(key: key)) { repl, entries in repl.display(repl.renderer.config(entries)) })
+            }
             let request = ConfigSet(key: key, value: value == "--unset" ? .null : .string(value))
             return .call(.run(request) { repl, entry in repl.display(repl.renderer.config([entry])) })
         },
         CommandSpec(
-            "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params", arguments: [[.method]]
+            "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params",
+            arguments: [[.method]]
         ) { line, _ throws(CommandError) in
             let (method, json) = line.first
             guard !method.isEmpty else { throw CommandError.usage }
@@ -264,11 +286,17 @@ public struct CommandSpec: Sendable {
             return .call(
                 Call(method: method) { repl throws(RPCError) in
                     let bytes = try await repl.host.dispatcher.call(method, params: params)
-                    if repl.options.json { repl.write(String(decoding: bytes, as: UTF8.self)) } else { repl.display(REPL.prettyJSON(Data(bytes))) }
+                    if repl.options.json {
+                        repl.write(String(decoding: bytes, as: UTF8.self))
+                    } else {
+                        repl.display(REPL.prettyJSON(Data(bytes)))
+                    }
                 })
         },
         CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },
-        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (also exit, Ctrl-D)") { _, _ in .quit },
+        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (also exit, Ctrl-D)") {
+            _, _ in .quit
+        },
     ]
 
     /// The command a word names, by name or alias.

@@ -68,12 +68,13 @@ private let generateMatch: @convention(c) (UnsafePointer<CChar>?, Int32) -> Unsa
     return strdup(completionMatches[completionIndex])
 }
 
-let attemptCompletion: @convention(c) (UnsafePointer<CChar>?, Int32, Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = {
-    text, start, _ in
-    mh_rl_no_default_completion()
-    guard let text, let buffer = mh_rl_line_buffer(), let completer = Completer.shared.withLock({ $0 }) else { return nil }
-    let line = Array(String(cString: buffer).utf8)
-    let before = String(decoding: line.prefix(Int(start)), as: UTF8.self)
-    completionMatches = completer.candidates(before: before, word: String(cString: text))
-    return rl_completion_matches(text, generateMatch)
-}
+let attemptCompletion:
+    @convention(c) (UnsafePointer<CChar>?, Int32, Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = {
+        text, start, _ in
+        mh_rl_no_default_completion()
+        guard let text, let buffer = mh_rl_line_buffer(), let completer = Completer.shared.withLock({ $0 }) else { return nil }
+        let line = Array(String(cString: buffer).utf8)
+        let before = String(decoding: line.prefix(Int(start)), as: UTF8.self)
+        completionMatches = completer.candidates(before: before, word: String(cString: text))
+        return rl_completion_matches(text, generateMatch)
+    }

@@ -28,7 +28,10 @@ final class LineEditor: Sendable {
             return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
                 Thread {
                     let raw = readline(question)
-                    continuation.resume(returning: raw.map { line in defer { free(line) }; return String(cString: line) })
+                    continuation.resume(
+                        returning: raw.map { line in
+                            defer { free(line) }; return String(cString: line)
+                        })
                 }.start()
             }
         }

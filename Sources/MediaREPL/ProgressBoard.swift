@@ -16,7 +16,9 @@ final class ProgressBoard: Sendable {
         var state = "running"
     }
 
-    private let state = Mutex<(entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String])>(
+    private let state = Mutex<
+        (entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String])
+    >(
         ([:], [], false, [], [:]))
 
     /// Names a download for its bar (notifications carry only ids).
@@ -89,7 +91,11 @@ final class ProgressBoard: Sendable {
         let fraction = entry.total.map { $0 > 0 ? min(1, Double(entry.bytes) / Double($0)) : 0 }
         let size = entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes)
         var tail = "  \(size)"
-        if entry.state == "queued" { tail += "  queued" } else if entry.rate > 0 { tail += "  \(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s" }
+        if entry.state == "queued" {
+            tail += "  queued"
+        } else if entry.rate > 0 {
+            tail += "  \(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s"
+        }
         if let eta = entry.eta, entry.state == "running" { tail += "  eta \(Renderer.duration(eta))" }
         let barWidth = 20
         let filled = Int((fraction ?? 0) * Double(barWidth))

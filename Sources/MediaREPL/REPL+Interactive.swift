@@ -53,7 +53,9 @@ extension REPL {
                     let result = Mutex<[MediaCategory]?>(nil)
                     let done = DispatchSemaphore(value: 0)
                     Task {
-                        if let bytes = try? await host.dispatcher.call("providers.categories", params: ["provider": .string(provider)]) {
+                        if let bytes = try? await host.dispatcher.call(
+                            "providers.categories", params: ["provider": .string(provider)])
+                        {
                             result.withLock { $0 = try? JSONDecoder().decode([MediaCategory].self, from: Data(bytes)) }
                         }
                         done.signal()

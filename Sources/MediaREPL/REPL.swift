@@ -152,7 +152,8 @@ public final class REPL: @unchecked Sendable {
             case .category(let provider, let category):
                 return await perform(listing(.browse(MediaBrowse(provider: provider, category: category.id))))
             case .search(let record):
-                return await perform(listing(.search(MediaSearch(query: record.query, provider: record.provider, kind: record.kind))))
+                return await perform(
+                    listing(.search(MediaSearch(query: record.query, provider: record.provider, kind: record.kind))))
             case .section(let provider, let entity):
                 switch entity.type {
                 case .hashtag, .mention:
@@ -163,7 +164,10 @@ public final class REPL: @unchecked Sendable {
                     return true
                 }
             case .provider(let info):
-                return await perform(.run(ProvidersCategories(provider: info.id)) { repl, categories in repl.present(categories: categories, of: info.id) })
+                return await perform(
+                    .run(ProvidersCategories(provider: info.id)) { repl, categories in
+                        repl.present(categories: categories, of: info.id)
+                    })
             case .item, .download:
                 break
             }
@@ -235,7 +239,8 @@ public final class REPL: @unchecked Sendable {
             if word == "--kind" {
                 let (kind, after) = remainder.splitFirstWord()
                 guard let parsed = MediaKind(rawValue: kind) else {
-                    throw CommandError.invalid("--kind takes one of \(MediaKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw CommandError.invalid(
+                        "--kind takes one of \(MediaKind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 request.kind = parsed
                 words = after
@@ -264,7 +269,9 @@ public final class REPL: @unchecked Sendable {
         if let n = Int(text), case .categories(provider, _) = listing, case .category(_, let category)? = listing.row(n) {
             return category.id
         }
-        if categoryCache.get(provider) == nil, let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider)) {
+        if categoryCache.get(provider) == nil,
+            let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider))
+        {
             categoryCache.set(provider, categories)
         }
         let categories = categoryCache.get(provider) ?? []
@@ -284,7 +291,8 @@ public final class REPL: @unchecked Sendable {
         case .search(let search):
             return .run(search) { repl, result in
                 for failure in result.errors ?? [] { repl.fail(failure.message, label: "warning") }
-                repl.present(page: Page(items: result.items, next: result.next, prev: result.prev, total: result.total), request: request)
+                repl.present(
+                    page: Page(items: result.items, next: result.next, prev: result.prev, total: result.total), request: request)
             }
         }
     }
@@ -295,7 +303,9 @@ public final class REPL: @unchecked Sendable {
             var request = given
             if request.password == nil, repl.host.needsPassword(request.provider) {
                 guard let ask = repl.ask else {
-                    throw RPCError(code: RPCError.invalidParamsCode, message: "usage in scripts: login \(request.provider) <username> <password>")
+                    throw RPCError(
+                        code: RPCError.invalidParamsCode,
+                        message: "usage in scripts: login \(request.provider) <username> <password>")
                 }
                 let cancelled = RPCError(code: RPCError.requestCancelledCode, message: "login cancelled")
                 if request.username == nil {
@@ -355,7 +365,10 @@ public final class REPL: @unchecked Sendable {
     }
 
     func present(auth status: AuthStatusEntry) {
-        display(status.loggedIn ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "") : "logged out of \(status.provider)")
+        display(
+            status.loggedIn
+                ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "")
+                : "logged out of \(status.provider)")
     }
 
     static func prettyJSON(_ data: Data) -> String {
@@ -375,7 +388,8 @@ public final class REPL: @unchecked Sendable {
         let methodWidth = CommandSpec.all.map(\.method.count).max() ?? 0
         var lines = ["Commands (numbers refer to rows of the last listing):"]
         for spec in CommandSpec.all {
-            var line = "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+            var line =
+                "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
             if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
             lines.append(line)

@@ -66,10 +66,15 @@ struct Renderer {
             field("stats", stats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.formatted())" }.joined(separator: " · "))
         }
         if let enclosure = item.enclosure {
-            field("media", [enclosure.url, enclosure.type, enclosure.length.map { Self.bytes($0) }].compactMap { $0 }.joined(separator: "  "))
+            field(
+                "media",
+                [enclosure.url, enclosure.type, enclosure.length.map { Self.bytes($0) }].compactMap { $0 }.joined(separator: "  ")
+            )
         }
         for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) { field(key, value) }
-        if let download = item.download { field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " ")) }
+        if let download = item.download {
+            field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))
+        }
         if item.favorite == true { field("favorite", "★ yes", style: star) } else { field("favorite", "no") }
         if item.extra?["sensitive"] == "true" { field("media", "sensitive: not previewed", style: red) }
         if let warning = item.extra?["contentWarning"] {
@@ -80,7 +85,10 @@ struct Renderer {
             lines.append("")
             if let entities = item.entities, !entities.isEmpty {
                 // Wrapping would move entity offsets: posts are short, keep their own lines.
-                lines.append(highlighted(summary, entities: entities).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n"))
+                lines.append(
+                    highlighted(summary, entities: entities).split(separator: "\n", omittingEmptySubsequences: false).map {
+                        "  " + $0
+                    }.joined(separator: "\n"))
             } else {
                 lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(width, 100), indent: "  "))
             }
@@ -97,7 +105,8 @@ struct Renderer {
         func plain(_ range: Range<Int>) -> String {
             Self.clean(String(String.UnicodeScalarView(scalars[range.clamped(to: 0..<scalars.count)])), keepNewlines: true)
         }
-        for entity in entities.filter({ $0.type != .media }).sorted(by: { $0.start < $1.start }) where entity.start >= position && entity.end <= scalars.count {
+        for entity in entities.filter({ $0.type != .media }).sorted(by: { $0.start < $1.start })
+        where entity.start >= position && entity.end <= scalars.count {
             out += plain(position..<entity.start)
             let span = plain(entity.start..<entity.end)
             switch entity.type {
@@ -114,7 +123,9 @@ struct Renderer {
         return out
     }
 
-    static let sectionHeadings: [(TextEntity.EntityType, String)] = [(.media, "Media"), (.url, "URLs"), (.hashtag, "Hashtags"), (.mention, "Users")]
+    static let sectionHeadings: [(TextEntity.EntityType, String)] = [
+        (.media, "Media"), (.url, "URLs"), (.hashtag, "Hashtags"), (.mention, "Users"),
+    ]
 
     /// A post's entities in the order its sections number them: row n is element n - 1.
     static func sectionRows(_ entities: [TextEntity]) -> [TextEntity] {
@@ -150,7 +161,8 @@ struct Renderer {
             return dim("(no providers are registered in this build)")
         }
         return providers.enumerated().map { i, p in
-            var line = String(format: "%3d  ", i + 1) + bold(p.id.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + p.name
+            var line =
+                String(format: "%3d  ", i + 1) + bold(p.id.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + p.name
             line += dim("  " + p.kinds.map(\.rawValue).joined(separator: ", "))
             line += p.configured ? "" : "  " + red("not configured: ") + (p.configure ?? "")
             if let notes = p.notes { line += "\n       " + dim(notes) }
@@ -172,7 +184,9 @@ struct Renderer {
         guard !entries.isEmpty else { return dim("(no settings)") }
         return entries.map { entry in
             var line = bold(entry.key) + " = " + (entry.value ?? dim("(unset)")) + dim("  [\(entry.source.rawValue)]")
-            line += "\n    " + dim(entry.summary + (entry.environment.isEmpty ? "" : " (env: \(entry.environment.joined(separator: ", ")))"))
+            line +=
+                "\n    "
+                + dim(entry.summary + (entry.environment.isEmpty ? "" : " (env: \(entry.environment.joined(separator: ", ")))"))
             if let note = entry.note { line += "\n    " + note }
             return line
         }.joined(separator: "\n")
@@ -183,8 +197,11 @@ struct Renderer {
         return downloads.enumerated().map { i, download in
             var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
             let size = download.total.map { Self.bytes($0) } ?? "?"
-            let percent = download.total.map { $0 > 0 ? "\(min(100, Int(Double(download.bytes) * 100 / Double($0))))%" : "" } ?? ""
-            line += " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0) + size.padding(toLength: 10, withPad: " ", startingAt: 0)
+            let percent =
+                download.total.map { $0 > 0 ? "\(min(100, Int(Double(download.bytes) * 100 / Double($0))))%" : "" } ?? ""
+            line +=
+                " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
+                + size.padding(toLength: 10, withPad: " ", startingAt: 0)
             if download.state == .running, let speed = rate(download), speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
             line += "  " + truncate(Self.clean(download.title), 50)
             if let error = download.error { line += "\n       " + red(error) }

@@ -21,8 +21,13 @@ public struct ArtworkEntry: Sendable, Equatable {
 extension MediaStore {
     public func artwork(url: String) async throws -> ArtworkEntry? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT url, hash, size, contentType, lastAccess FROM artwork WHERE url = ?", arguments: [url])
-                .map { ArtworkEntry(url: $0[0], hash: $0[1], size: $0[2], contentType: $0[3], lastAccess: Date(timeIntervalSince1970: $0[4])) }
+            try Row.fetchOne(
+                db, sql: "SELECT url, hash, size, contentType, lastAccess FROM artwork WHERE url = ?", arguments: [url]
+            )
+            .map {
+                ArtworkEntry(
+                    url: $0[0], hash: $0[1], size: $0[2], contentType: $0[3], lastAccess: Date(timeIntervalSince1970: $0[4]))
+            }
         }
     }
 
@@ -46,13 +51,21 @@ extension MediaStore {
             var orphans: [String] = []
             // Sizes count once per distinct content: files are shared by hash.
             func total() throws -> Int64 {
-                try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT hash, MAX(size) AS size FROM artwork GROUP BY hash)") ?? 0
+                try Int64.fetchOne(
+                    db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT hash, MAX(size) AS size FROM artwork GROUP BY hash)")
+                    ?? 0
             }
             while try total() > limit {
-                guard let oldest = try Row.fetchOne(db, sql: "SELECT url, hash FROM artwork WHERE url != ? ORDER BY lastAccess LIMIT 1", arguments: [entry.url]) else { break }
+                guard
+                    let oldest = try Row.fetchOne(
+                        db, sql: "SELECT url, hash FROM artwork WHERE url != ? ORDER BY lastAccess LIMIT 1",
+                        arguments: [entry.url])
+                else { break }
                 let hash: String = oldest[1]
                 try db.execute(sql: "DELETE FROM artwork WHERE url = ?", arguments: [oldest[0] as String])
-                if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM artwork WHERE hash = ?", arguments: [hash]) == 0 { orphans.append(hash) }
+                if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM artwork WHERE hash = ?", arguments: [hash]) == 0 {
+                    orphans.append(hash)
+                }
             }
             return orphans
         }
@@ -62,7 +75,10 @@ extension MediaStore {
     public func artworkStats() async throws -> (entries: Int, bytes: Int64) {
         try await pool.read { db in
             let entries = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM artwork") ?? 0
-            let bytes = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT hash, MAX(size) AS size FROM artwork GROUP BY hash)") ?? 0
+            let bytes =
+                try Int64.fetchOne(
+                    db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT hash, MAX(size) AS size FROM artwork GROUP BY hash)")
+                ?? 0
             return (entries, bytes)
         }
     }

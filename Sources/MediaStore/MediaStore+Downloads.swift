@@ -75,7 +75,8 @@ extension DownloadRecord {
 
     var arguments: StatementArguments {
         [
-            id.description, provider, title, url, path, state.rawValue, bytes, total, expectedLength, etag, lastModified, error, note,
+            id.description, provider, title, url, path, state.rawValue, bytes, total, expectedLength, etag, lastModified, error,
+            note,
             seq, createdAt.timeIntervalSince1970, updatedAt.timeIntervalSince1970,
         ]
     }
@@ -107,8 +108,10 @@ extension MediaStore {
                         lastModified = ?, error = ?, note = ?, seq = ?, updatedAt = ? WHERE id = ?
                     """,
                 arguments: [
-                    record.title, record.url, record.path, record.state.rawValue, record.bytes, record.total, record.expectedLength,
-                    record.etag, record.lastModified, record.error, record.note, record.seq, record.updatedAt.timeIntervalSince1970,
+                    record.title, record.url, record.path, record.state.rawValue, record.bytes, record.total,
+                    record.expectedLength,
+                    record.etag, record.lastModified, record.error, record.note, record.seq,
+                    record.updatedAt.timeIntervalSince1970,
                     record.id.description,
                 ])
         }
@@ -125,7 +128,8 @@ extension MediaStore {
 
     public func download(_ id: ItemID) async throws -> DownloadRecord? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM download WHERE id = ?", arguments: [id.description]).map(DownloadRecord.init(row:))
+            try Row.fetchOne(db, sql: "SELECT * FROM download WHERE id = ?", arguments: [id.description]).map(
+                DownloadRecord.init(row:))
         }
     }
 
@@ -135,7 +139,8 @@ extension MediaStore {
             if let states {
                 let marks = states.map { _ in "?" }.joined(separator: ",")
                 return try Row.fetchAll(
-                    db, sql: "SELECT * FROM download WHERE state IN (\(marks)) ORDER BY seq", arguments: StatementArguments(states.map(\.rawValue))
+                    db, sql: "SELECT * FROM download WHERE state IN (\(marks)) ORDER BY seq",
+                    arguments: StatementArguments(states.map(\.rawValue))
                 ).map(DownloadRecord.init(row:))
             }
             return try Row.fetchAll(db, sql: "SELECT * FROM download ORDER BY seq").map(DownloadRecord.init(row:))
@@ -151,7 +156,9 @@ extension MediaStore {
             for chunk in stride(from: 0, to: strings.count, by: 500) {
                 let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
                 let marks = part.map { _ in "?" }.joined(separator: ",")
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM download WHERE id IN (\(marks))", arguments: StatementArguments(part)) {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT * FROM download WHERE id IN (\(marks))", arguments: StatementArguments(part))
+                {
                     let record = try DownloadRecord(row: row)
                     found[record.id] = record
                 }
@@ -162,7 +169,9 @@ extension MediaStore {
 
     /// Whether another download already owns `path` (or its .part).
     public func downloadPathTaken(_ path: String) async throws -> Bool {
-        try await pool.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM download WHERE path = ?", arguments: [path]) ?? false }
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM download WHERE path = ?", arguments: [path]) ?? false
+        }
     }
 
     @discardableResult

@@ -89,10 +89,13 @@ extension MediaStore {
     /// One favorite's snapshot, or nil when it is not a favorite.
     public func favorite(_ id: ItemID) async throws -> MediaItem? {
         try await pool.read { db in
-            guard let data = try Data.fetchOne(db, sql: "SELECT snapshot FROM favorite WHERE id = ?", arguments: [id.description]) else {
+            guard let data = try Data.fetchOne(db, sql: "SELECT snapshot FROM favorite WHERE id = ?", arguments: [id.description])
+            else {
                 return nil
             }
-            guard var item = try? JSONDecoder().decode(MediaItem.self, from: data) else { throw StoreError.corruptSnapshot(id: id.description) }
+            guard var item = try? JSONDecoder().decode(MediaItem.self, from: data) else {
+                throw StoreError.corruptSnapshot(id: id.description)
+            }
             item.favorite = true
             return item
         }

@@ -44,7 +44,9 @@ extension MediaStore {
             let rows: [Row]
             if let provider {
                 rows = try Row.fetchAll(
-                    db, sql: "SELECT provider, query, kind, searchedAt FROM searchHistory WHERE provider = ? ORDER BY seq DESC LIMIT ?",
+                    db,
+                    sql:
+                        "SELECT provider, query, kind, searchedAt FROM searchHistory WHERE provider = ? ORDER BY seq DESC LIMIT ?",
                     arguments: [provider, limit])
             } else {
                 rows = try Row.fetchAll(

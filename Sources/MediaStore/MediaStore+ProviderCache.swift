@@ -45,11 +45,17 @@ extension MediaStore {
     /// Starts a new generation of a list (leftovers of an interrupted write are dropped).
     public func beginList(provider: String, key: String) async throws -> Int64 {
         try await pool.write { db in
-            let current = try Int64.fetchOne(
-                db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key]) ?? 0
+            let current =
+                try Int64.fetchOne(
+                    db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
+                ?? 0
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?", arguments: [provider, key, current])
-            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(generation) FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, key]) ?? 0
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?",
+                arguments: [provider, key, current])
+            let newest =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MAX(generation) FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, key])
+                ?? 0
             return max(current, newest) + 1
         }
     }
@@ -79,7 +85,8 @@ extension MediaStore {
                     """,
                 arguments: [provider, key, generation, count, Date().timeIntervalSince1970])
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?", arguments: [provider, key, generation])
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?",
+                arguments: [provider, key, generation])
             let stale = try String.fetchAll(
                 db, sql: "SELECT key FROM providerList WHERE provider = ? ORDER BY storedAt DESC LIMIT -1 OFFSET ?",
                 arguments: [provider, Self.providerListLimit])
@@ -94,7 +101,8 @@ extension MediaStore {
     public func discardList(provider: String, key: String, generation: Int64) async throws {
         try await pool.write { db in
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation = ?", arguments: [provider, key, generation])
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation = ?",
+                arguments: [provider, key, generation])
         }
     }
 
@@ -131,7 +139,8 @@ extension MediaStore {
 
     public func listCount(provider: String, key: String) async throws -> Int? {
         try await pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT count FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
+            try Int.fetchOne(
+                db, sql: "SELECT count FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
         }
     }
 

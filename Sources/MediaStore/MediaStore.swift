@@ -71,102 +71,106 @@ public final class MediaStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: favorites, history, settings") { db in
-            try db.execute(sql: """
-                CREATE TABLE favorite (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    provider TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    addedAt REAL NOT NULL,
-                    snapshot BLOB NOT NULL
-                );
-                CREATE INDEX favorite_added ON favorite(addedAt DESC, id DESC);
-                CREATE INDEX favorite_provider_added ON favorite(provider, addedAt DESC, id DESC);
-                CREATE TABLE searchHistory (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    provider TEXT NOT NULL,
-                    query TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    searchedAt REAL NOT NULL,
-                    UNIQUE(provider, query, kind)
-                );
-                CREATE TABLE setting (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    value TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE favorite (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        provider TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        addedAt REAL NOT NULL,
+                        snapshot BLOB NOT NULL
+                    );
+                    CREATE INDEX favorite_added ON favorite(addedAt DESC, id DESC);
+                    CREATE INDEX favorite_provider_added ON favorite(provider, addedAt DESC, id DESC);
+                    CREATE TABLE searchHistory (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        provider TEXT NOT NULL,
+                        query TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        searchedAt REAL NOT NULL,
+                        UNIQUE(provider, query, kind)
+                    );
+                    CREATE TABLE setting (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v2: provider cache") { db in
-            try db.execute(sql: """
-                CREATE TABLE providerCache (
-                    provider TEXT NOT NULL,
-                    key TEXT NOT NULL,
-                    etag TEXT,
-                    lastModified TEXT,
-                    storedAt REAL NOT NULL,
-                    data BLOB NOT NULL,
-                    PRIMARY KEY (provider, key)
-                );
-                CREATE INDEX providerCache_age ON providerCache(provider, storedAt);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE providerCache (
+                        provider TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        etag TEXT,
+                        lastModified TEXT,
+                        storedAt REAL NOT NULL,
+                        data BLOB NOT NULL,
+                        PRIMARY KEY (provider, key)
+                    );
+                    CREATE INDEX providerCache_age ON providerCache(provider, storedAt);
+                    """)
         }
         migrator.registerMigration("v3: downloads and the artwork index") { db in
-            try db.execute(sql: """
-                CREATE TABLE download (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    provider TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    url TEXT NOT NULL,
-                    path TEXT NOT NULL,
-                    state TEXT NOT NULL,
-                    bytes INTEGER NOT NULL DEFAULT 0,
-                    total INTEGER,
-                    expectedLength INTEGER,
-                    etag TEXT,
-                    lastModified TEXT,
-                    error TEXT,
-                    note TEXT,
-                    seq INTEGER NOT NULL,
-                    createdAt REAL NOT NULL,
-                    updatedAt REAL NOT NULL
-                );
-                CREATE UNIQUE INDEX download_path ON download(path);
-                CREATE INDEX download_state ON download(state, seq);
-                CREATE TABLE artwork (
-                    url TEXT PRIMARY KEY NOT NULL,
-                    hash TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    contentType TEXT,
-                    lastAccess REAL NOT NULL
-                );
-                CREATE INDEX artwork_access ON artwork(lastAccess);
-                CREATE INDEX artwork_hash ON artwork(hash);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE download (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        provider TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        bytes INTEGER NOT NULL DEFAULT 0,
+                        total INTEGER,
+                        expectedLength INTEGER,
+                        etag TEXT,
+                        lastModified TEXT,
+                        error TEXT,
+                        note TEXT,
+                        seq INTEGER NOT NULL,
+                        createdAt REAL NOT NULL,
+                        updatedAt REAL NOT NULL
+                    );
+                    CREATE UNIQUE INDEX download_path ON download(path);
+                    CREATE INDEX download_state ON download(state, seq);
+                    CREATE TABLE artwork (
+                        url TEXT PRIMARY KEY NOT NULL,
+                        hash TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        contentType TEXT,
+                        lastAccess REAL NOT NULL
+                    );
+                    CREATE INDEX artwork_access ON artwork(lastAccess);
+                    CREATE INDEX artwork_hash ON artwork(hash);
+                    """)
         }
         migrator.registerMigration("v4: provider lists") { db in
             // Lists a provider keeps (a feed's episodes): written in a new generation, then made
             // current in one transaction, so readers never see half a list.
-            try db.execute(sql: """
-                CREATE TABLE providerList (
-                    provider TEXT NOT NULL,
-                    key TEXT NOT NULL,
-                    generation INTEGER NOT NULL,
-                    count INTEGER NOT NULL,
-                    storedAt REAL NOT NULL,
-                    PRIMARY KEY (provider, key)
-                );
-                CREATE TABLE providerRow (
-                    provider TEXT NOT NULL,
-                    key TEXT NOT NULL,
-                    generation INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    id TEXT NOT NULL,
-                    sortKey REAL NOT NULL,
-                    data BLOB NOT NULL
-                );
-                CREATE INDEX providerRow_order ON providerRow(provider, key, generation, sortKey DESC, seq);
-                CREATE INDEX providerRow_id ON providerRow(provider, key, generation, id);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE providerList (
+                        provider TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        generation INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        storedAt REAL NOT NULL,
+                        PRIMARY KEY (provider, key)
+                    );
+                    CREATE TABLE providerRow (
+                        provider TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        generation INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        id TEXT NOT NULL,
+                        sortKey REAL NOT NULL,
+                        data BLOB NOT NULL
+                    );
+                    CREATE INDEX providerRow_order ON providerRow(provider, key, generation, sortKey DESC, seq);
+                    CREATE INDEX providerRow_id ON providerRow(provider, key, generation, id);
+                    """)
         }
         return migrator
     }

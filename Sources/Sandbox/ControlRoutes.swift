@@ -70,8 +70,10 @@ struct ControlRoutes {
         routes.get("file/:size") { request, context in
             let size = max(0, min(context.parameters.get("size", as: Int.self) ?? 0, 1 << 40))
             let version = request.uri.queryParameters.get("version").flatMap { UInt64($0) } ?? context.mediaVersion
-            return MediaFile(seed: 42 &+ version, size: size, etag: "\"file-\(size)-v\(version)\"", type: "application/octet-stream")
-                .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
+            return MediaFile(
+                seed: 42 &+ version, size: size, etag: "\"file-\(size)-v\(version)\"", type: "application/octet-stream"
+            )
+            .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
         }
         // A gzip body for clients that accept it.
         routes.get("gzip") { request, _ in
@@ -111,7 +113,8 @@ struct ControlRoutes {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         let data = try encoder.encode(value)
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
-import HTTPTypes
 import Synchronization
 
 /// A fault a test switches on for requests whose path starts with `path`.
@@ -102,9 +102,13 @@ struct SandboxMiddleware: RouterMiddleware {
     let traffic: TrafficLog
     let media: MediaSettings
 
-    static let recordedHeaders: [HTTPField.Name] = [.userAgent, .ifNoneMatch, .ifModifiedSince, .range, .ifRange, .acceptEncoding]
+    static let recordedHeaders: [HTTPField.Name] = [
+        .userAgent, .ifNoneMatch, .ifModifiedSince, .range, .ifRange, .acceptEncoding,
+    ]
 
-    func handle(_ request: Request, context: SandboxContext, next: (Request, SandboxContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: SandboxContext, next: (Request, SandboxContext) async throws -> Response)
+        async throws -> Response
+    {
         let path = request.uri.path
         var context = context
         context.mediaVersion = media.version(for: path)

@@ -83,7 +83,9 @@ public struct MediaFile: Sendable {
                     sent += end - offset
                     var buffer = ByteBufferAllocator().buffer(capacity: end - offset)
                     buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: end - offset) { raw in
-                        file.fill(UnsafeMutableBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: end - offset), from: offset)
+                        file.fill(
+                            UnsafeMutableBufferPointer(
+                                start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: end - offset), from: offset)
                         return end - offset
                     }
                     try await writer.write(buffer)
@@ -138,7 +140,8 @@ public struct FileHosts: Sendable {
             guard [".png", ".jpg", ".jpeg"].contains(where: { path.hasSuffix($0) }) else {
                 return Response(status: .notFound)
             }
-            return Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
+            return Response(
+                status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
         }
     }
 

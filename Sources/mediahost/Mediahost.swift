@@ -39,10 +39,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"))
     var config: String?
 
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp("Where the database and downloads live (also MEDIAHOST_DATA_DIR).", valueName: "path"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp("Where the database and downloads live (also MEDIAHOST_DATA_DIR).", valueName: "path"))
     var dataDir: String?
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String?
 
     @Flag(help: "Start the local replica APIs in process and point every provider at them (no network or API keys needed).")
@@ -103,16 +107,16 @@ struct GlobalOptions: ParsableArguments {
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
                 providers: BuiltinProviders.all, http: http, environment: environment,
                 logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
-            http.setLogger(Logger(label: "\(HostRuntime.name).http") { [host] in
-                StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
-            })
+            http.setLogger(
+                Logger(label: "\(HostRuntime.name).http") { [host] in
+                    StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
+                })
             return host
         } catch {
             throw StartupFailure(message: "\(error)")
         }
     }
 }
-
 
 /// The in-process sandbox of `--sandbox`, kept alive for the life of the command.
 enum RunningSandbox {
@@ -135,7 +139,9 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(name: .customLong("media-rate"), help: "Serve media files at this many bytes per second (0: unlimited; default 8000000 or MEDIAHOST_SANDBOX_MEDIA_RATE).")
+    @Option(
+        name: .customLong("media-rate"),
+        help: "Serve media files at this many bytes per second (0: unlimited; default 8000000 or MEDIAHOST_SANDBOX_MEDIA_RATE).")
     var mediaRate: Int?
 
     func run() async throws {
@@ -144,7 +150,9 @@ struct SandboxCommand: AsyncParsableCommand {
         let bound = try await server.start(host: host, port: port)
         print("sandbox listening on http://\(host):\(bound)")
         for id in server.replicaIDs {
-            print("  \(id): \(ProviderDescriptor.environmentName(provider: id, key: "base_url"))=\(server.baseURL(for: id, host: host) ?? "")")
+            print(
+                "  \(id): \(ProviderDescriptor.environmentName(provider: id, key: "base_url"))=\(server.baseURL(for: id, host: host) ?? "")"
+            )
         }
         let extra = server.providerEnvironment(host: host).filter { !$0.key.hasSuffix("_BASE_URL") || $0.key.contains("OAUTH") }
         if !extra.isEmpty {
@@ -191,7 +199,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The script: one REPL command a line, '#' starts a comment line; '-' reads stdin.", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("The script: one REPL command a line, '#' starts a comment line; '-' reads stdin.", valueName: "file"))
     var file: String
 
     @Flag(help: "Print each result as one JSON line.")

@@ -1,6 +1,6 @@
+import Foundation
 import MastodonSandbox
 import PodcastsSandbox
-import Foundation
 import Sandbox
 import TMDBSandbox
 import TwitterSandbox

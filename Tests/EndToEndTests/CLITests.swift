@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CLITests {
     @Test func callPrintsTheResultAndFailsWithExitStatusOne() async throws {
@@ -22,7 +22,8 @@ import TestSupport
 
     @Test func settingsMadeByOneProcessAreSeenByTheNext() async throws {
         let dataDir = try makeTemporaryDirectory()
-        #expect(try await runMediahost(["call", "config.set", #"{"key":"log.level","value":"error"}"#], dataDir: dataDir).status == 0)
+        #expect(
+            try await runMediahost(["call", "config.set", #"{"key":"log.level","value":"error"}"#], dataDir: dataDir).status == 0)
         let later = try await runMediahost(["call", "config.get", #"{"key":"log.level"}"#], dataDir: dataDir)
         #expect(later.stdout.contains(#""value":"error""#))
         #expect(later.stdout.contains(#""source":"store""#))

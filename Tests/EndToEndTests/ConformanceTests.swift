@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
-import Testing
 import TestSupport
+import Testing
 
 /// The JSON-RPC 2.0 specification's examples (section 7), against the real `mediahost rpc`
 /// process, in both framings. The spec's methods (subtract, sum, ...) do not exist here, so
@@ -50,14 +50,16 @@ import TestSupport
         #expect(r[0]["id"] == 2)
 
         // rpc call with named parameters.
-        r = await exchange(process, #"{"jsonrpc":"2.0","method":"config.get","params":{"key":"log.level"},"id":3}"#, framing, expect: 1)
+        r = await exchange(
+            process, #"{"jsonrpc":"2.0","method":"config.get","params":{"key":"log.level"},"id":3}"#, framing, expect: 1)
         #expect(r[0]["result"]?.arrayValue?.first?["key"] == "log.level")
         #expect(r[0]["id"] == 3)
         #expect(r[0]["error"] == nil)
 
         // `"params": null` is no params, as LSP servers take it (Emacs's jsonrpc.el sends it on
         // calls without params); other non-structured params stay invalid.
-        r = await exchange(process, #"{"jsonrpc":"2.0","method":"providers.list","params":null,"id":"eglot"}"#, framing, expect: 1)
+        r = await exchange(
+            process, #"{"jsonrpc":"2.0","method":"providers.list","params":null,"id":"eglot"}"#, framing, expect: 1)
         #expect(r[0]["result"]?.arrayValue?.isEmpty == false, "\(r)")
         r = await exchange(process, #"{"jsonrpc":"2.0","method":"host.info","params":"x","id":"str"}"#, framing, expect: 1)
         #expect(r[0]["error"]?["code"] == -32600)
@@ -99,7 +101,8 @@ import TestSupport
 
         // rpc call Batch, invalid JSON.
         r = await exchange(
-            process, #"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method""#, framing, expect: 1)
+            process, #"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method""#, framing, expect: 1
+        )
         #expect(r[0]["error"]?["code"] == -32700)
 
         // rpc call with an empty Array: one error object, never an empty array.
@@ -139,7 +142,8 @@ import TestSupport
 
         // rpc call Batch (all notifications): nothing at all.
         _ = await exchange(
-            process, #"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
+            process,
+            #"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
             framing, expect: 0)
 
         process.closeInput()

@@ -3,8 +3,8 @@ import JSONRPC
 import MediaHTTP
 import MediaKit
 import Sandbox
-import Testing
 import TestSupport
+import Testing
 
 /// Downloads through the real binary: a separate sandbox process serves the media slowly, and
 /// the mediahost process is killed with SIGKILL in the middle.
@@ -90,7 +90,8 @@ import TestSupport
         _ = await rpc.waitForExit()
         // The host publishes a new file at the same URL.
         let mediaPath = URL(string: media)!.path
-        try await post(base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/media"), #"{"path":"\#(mediaPath)","version":7}"#)
+        try await post(
+            base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/media"), #"{"path":"\#(mediaPath)","version":7}"#)
         try await resumeToCompletion(dataDir: dataDir, base: base)
         let downloaded = try #require(FileManager.default.contents(atPath: path))
         let source = try await fetch(media)

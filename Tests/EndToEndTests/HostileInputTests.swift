@@ -1,8 +1,8 @@
 import Foundation
 import JSONRPC
-import Testing
 import Sandbox
 import TestSupport
+import Testing
 
 /// Input meant to break the endpoint: each gets a JSON-RPC error, never a crash or a hang.
 @Suite struct HostileInputTests {
@@ -50,7 +50,8 @@ import TestSupport
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         process.sendLine(deep)
         #expect(await process.next()?.value?["error"]?["code"] == -32700)
-        let deepParams = #"{"jsonrpc":"2.0","id":1,"method":"host.info","params":{"a":"# + String(repeating: "{\"a\":", count: 10_000)
+        let deepParams =
+            #"{"jsonrpc":"2.0","id":1,"method":"host.info","params":{"a":"# + String(repeating: "{\"a\":", count: 10_000)
             + "1" + String(repeating: "}", count: 10_001) + "}"
         process.sendLine(deepParams)
         #expect(await process.next()?.value?["error"]?["code"] == -32700)
@@ -228,7 +229,8 @@ import TestSupport
 
     @Test func anOverlongHeaderBlockDropsNoFollowingRequest() async throws {
         let process = try MediahostProcess(["rpc"])
-        process.send("Content-Length: 5\r\n" + String(repeating: "X-Padding: 0123456789012345678901234567890123456789\r\n", count: 300))
+        process.send(
+            "Content-Length: 5\r\n" + String(repeating: "X-Padding: 0123456789012345678901234567890123456789\r\n", count: 300))
         process.send("\r\nhello")
         process.sendLine(request(7))
         let replies = await process.messages(2)

@@ -1,9 +1,9 @@
 import Foundation
-import MediaKit
 import JSONRPC
-import Testing
+import MediaKit
 import Synchronization
 import TestSupport
+import Testing
 
 /// The real binary against servers that attack it: escape sequences in error bodies, requests
 /// echoed back with their credentials, and (below) compressed media, silence, dribbles and
@@ -25,14 +25,18 @@ import TestSupport
     static func echoingServer(status: Int = 500) throws -> HostileServer {
         try HostileServer { request, connection in
             let hostile = "\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{1B}[2J\u{1B}[31m"
-            let body = #"{"error":{"code":\#(status),"message":"\#(hostile)echo: \#(request.head.replacingOccurrences(of: "\r\n", with: " | ").replacingOccurrences(of: "\"", with: "'"))","errors":[{"reason":"backendError","message":"\#(hostile)"}]},"status_message":"\#(hostile)\#(request.line)","errors":["\#(hostile)\#(request.line)"]}"#
-            connection.respond(status: status, reason: "Oops", headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+            let body =
+                #"{"error":{"code":\#(status),"message":"\#(hostile)echo: \#(request.head.replacingOccurrences(of: "\r\n", with: " | ").replacingOccurrences(of: "\"", with: "'"))","errors":[{"reason":"backendError","message":"\#(hostile)"}]},"status_message":"\#(hostile)\#(request.line)","errors":["\#(hostile)\#(request.line)"]}"#
+            connection.respond(
+                status: status, reason: "Oops", headers: ["Content-Type": "application/json"], body: Array(body.utf8))
         }
     }
 
     static func environment(_ server: HostileServer) -> [String: String] {
         var environment = secrets
-        for id in ["podcasts", "youtube", "tmdb", "twitter"] { environment[ProviderDescriptor.environmentName(provider: id, key: "base_url")] = server.baseURL + "/" + id }
+        for id in ["podcasts", "youtube", "tmdb", "twitter"] {
+            environment[ProviderDescriptor.environmentName(provider: id, key: "base_url")] = server.baseURL + "/" + id
+        }
         environment["MASTODON_INSTANCE"] = server.baseURL + "/mastodon"
         environment["MEDIAHOST_MASTODON_BASE_URL"] = server.baseURL + "/mastodon"
         environment["MEDIAHOST_HTTP_TIMEOUT"] = "5"
@@ -67,7 +71,8 @@ import TestSupport
         defer { server.stop() }
         let dataDir = try makeTemporaryDirectory()
         for (method, params) in Self.calls {
-            let result = try await runMediahost(["call", method, params], dataDir: dataDir, environment: Self.environment(server))
+            let result = try await runMediahost(
+                ["call", method, params], dataDir: dataDir, environment: Self.environment(server))
             #expect(result.status != 0 || method == "media.search", "\(method) \(params)")
             expectClean(result.stderr, "stderr of call \(method) \(params)")
             expectClean(result.stdout, "stdout of call \(method) \(params)")
@@ -80,7 +85,8 @@ import TestSupport
         let server = try Self.echoingServer(status: 400)
         defer { server.stop() }
         let dataDir = try makeTemporaryDirectory()
-        let process = try MediahostProcess(["rpc", "--log-level", "trace"], dataDir: dataDir, environment: Self.environment(server))
+        let process = try MediahostProcess(
+            ["rpc", "--log-level", "trace"], dataDir: dataDir, environment: Self.environment(server))
         for (n, (method, params)) in Self.calls.enumerated() {
             process.sendLine(#"{"jsonrpc":"2.0","id":\#(n),"method":"\#(method)","params":\#(params)}"#)
         }
@@ -90,14 +96,19 @@ import TestSupport
             // JSON escapes would hide an ESC from a text search: decode the message first.
             expectClean(reply["error"]?["message"]?.stringValue ?? "", "an RPC error")
             expectClean(reply.jsonString, "an RPC reply")
-            for failure in reply["result"]?["errors"]?.arrayValue ?? [] { expectClean(failure["message"]?.stringValue ?? "", "a search failure") }
+            for failure in reply["result"]?["errors"]?.arrayValue ?? [] {
+                expectClean(failure["message"]?.stringValue ?? "", "a search failure")
+            }
         }
         process.closeInput()
         _ = await process.waitForExit()
         expectClean(process.errors, "the rpc process's stderr at trace level")
 
-        let script = Self.calls.map { "call \($0.0) \($0.1)" }.joined(separator: "\n") + "\nsearch youtube swift\nsearch everything\nconfig\n"
-        let repl = try await runMediahost(["--keep-going"], input: script, dataDir: dataDir, environment: Self.environment(server))
+        let script =
+            Self.calls.map { "call \($0.0) \($0.1)" }.joined(separator: "\n")
+            + "\nsearch youtube swift\nsearch everything\nconfig\n"
+        let repl = try await runMediahost(
+            ["--keep-going"], input: script, dataDir: dataDir, environment: Self.environment(server))
         expectClean(repl.stdout, "the REPL's output")
         expectClean(repl.stderr, "the REPL's error lines")
         #expect(repl.stderr.contains("error: "))
@@ -110,7 +121,8 @@ import TestSupport
         for file in files where !file.hasPrefix("auth/") {
             guard let data = FileManager.default.contents(atPath: dataDir + "/" + file) else { continue }
             for secret in Self.secrets.values where secret.contains("SECRET") {
-                #expect(data.range(of: Data(secret.utf8)) == nil, "\(secret) is stored in \(file)", sourceLocation: sourceLocation)
+                #expect(
+                    data.range(of: Data(secret.utf8)) == nil, "\(secret) is stored in \(file)", sourceLocation: sourceLocation)
             }
         }
     }
@@ -125,10 +137,13 @@ import TestSupport
         let server = try HostileServer { request, connection in
             let root = base.withLock { $0 }
             if request.path.contains("/search") || request.path.contains("/lookup") {
-                let body = #"{"resultCount":1,"results":[{"wrapperType":"track","kind":"podcast","collectionId":42,"trackId":42,"collectionName":"Slow Show","artistName":"Ada","feedUrl":"\#(root)/feed.xml","artworkUrl600":"\#(root)/art.png","artworkUrl100":"\#(root)/art.png"}]}"#
+                let body =
+                    #"{"resultCount":1,"results":[{"wrapperType":"track","kind":"podcast","collectionId":42,"trackId":42,"collectionName":"Slow Show","artistName":"Ada","feedUrl":"\#(root)/feed.xml","artworkUrl600":"\#(root)/art.png","artworkUrl100":"\#(root)/art.png"}]}"#
                 connection.respond(headers: ["Content-Type": "application/json"], body: Array(body.utf8))
             } else if request.path.hasSuffix("/art.png") {
-                connection.respond(headers: ["Content-Type": "image/png"], body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64))
+                connection.respond(
+                    headers: ["Content-Type": "image/png"],
+                    body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64))
             } else {
                 feed(connection)
             }
@@ -142,7 +157,9 @@ import TestSupport
     }
 
     static let dripping: @Sendable (HostileServer.Connection) -> Void = { connection in
-        guard connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: 100000\r\n\r\n") else { return }
+        guard connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: 100000\r\n\r\n") else {
+            return
+        }
         for byte in Array("<rss><channel><title>drip".utf8) + [UInt8](repeating: 0x20, count: 2000) {
             guard connection.write([byte]) else { return }
             Thread.sleep(forTimeInterval: 0.5)
@@ -178,13 +195,17 @@ import TestSupport
         defer { server.stop() }
         let process = try MediahostProcess(["rpc"], environment: Self.environment(server, timeout: 30))
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"provider":"podcasts","query":"slow"}}"#)
-        #expect(await process.next(timeout: .seconds(20))?.value?["result"]?["items"]?.arrayValue?.first?["id"] == "podcasts:podcast:42")
+        #expect(
+            await process.next(timeout: .seconds(20))?.value?["result"]?["items"]?.arrayValue?.first?["id"]
+                == "podcasts:podcast:42")
         let started = ContinuousClock.now
         process.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"media.artwork","params":{"id":"podcasts:podcast:42"}}"#)
         let reply = await process.next(timeout: .seconds(20))?.value
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(reply?["result"]?["url"]?.stringValue?.hasSuffix("/art.png") == true, "\(reply as Any)")
-        #expect(server.requests.withLock { $0.contains { $0.path.hasSuffix("feed.xml") } } == false, "no feed was fetched for the image")
+        #expect(
+            server.requests.withLock { $0.contains { $0.path.hasSuffix("feed.xml") } } == false,
+            "no feed was fetched for the image")
         process.closeInput()
         _ = await process.waitForExit()
     }
@@ -196,7 +217,8 @@ import TestSupport
         }
         defer { server.stop() }
         let result = try await runMediahost(
-            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
+            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#],
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
         #expect(result.status == 1)
         #expect(!result.stderr.contains("redirect"), "\(result.stderr)")
         #expect(result.stderr.contains("not HTTP") || result.stderr.contains("header"), "\(result.stderr)")
@@ -208,15 +230,19 @@ import TestSupport
         let attempts = Mutex(0)
         let server = try HostileServer { request, connection in
             // The first attempt fails with 503, then the directory answers.
-            if attempts.withLock({ $0 += 1; return $0 }) == 1 {
+            if attempts.withLock({
+                $0 += 1; return $0
+            }) == 1 {
                 connection.respond(status: 503, reason: "Busy", headers: ["Retry-After": "0"], body: [])
                 return
             }
-            connection.respond(headers: ["Content-Type": "application/json"], body: Array(#"{"resultCount":0,"results":[]}"#.utf8))
+            connection.respond(
+                headers: ["Content-Type": "application/json"], body: Array(#"{"resultCount":0,"results":[]}"#.utf8))
         }
         defer { server.stop() }
         let quiet = try await runMediahost(
-            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
+            ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#],
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
         #expect(quiet.stderr.isEmpty, "nothing is logged at the default level: \(quiet.stderr)")
         attempts.withLock { $0 = 0 }
         let result = try await runMediahost(
@@ -224,12 +250,16 @@ import TestSupport
             environment: [
                 "MEDIAHOST_YOUTUBE_BASE_URL": server.baseURL, "YOUTUBE_API_KEY": "yt-SECRET-key-0123456789",
             ])
-        #expect(result.stderr.contains("GET http://127.0.0.1:\(server.port)/youtube/v3/search?") || result.stderr.contains("GET http://127.0.0.1:\(server.port)/"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("GET http://127.0.0.1:\(server.port)/youtube/v3/search?")
+                || result.stderr.contains("GET http://127.0.0.1:\(server.port)/"), "\(result.stderr)")
         #expect(result.stderr.contains("-> 503"), "\(result.stderr)")
         #expect(result.stderr.contains("retrying"), "\(result.stderr)")
         #expect(result.stderr.contains("-> 200"), "\(result.stderr)")
         #expect(result.stderr.contains(" ms"), "\(result.stderr)")
-        #expect(result.stderr.contains("media.search answered in") || result.stderr.contains("media.search failed after"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("media.search answered in") || result.stderr.contains("media.search failed after"),
+            "\(result.stderr)")
         #expect(result.stderr.contains("provider youtube worked"), "\(result.stderr)")
         #expect(!result.stderr.contains("SECRET"), "\(result.stderr)")
     }

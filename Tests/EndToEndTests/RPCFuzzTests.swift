@@ -1,8 +1,8 @@
 import Foundation
 import JSONRPC
 import Sandbox
-import Testing
 import TestSupport
+import Testing
 
 /// Structure-aware fuzzing of every method: params built from rpc-spec.json's schemas, then bent
 /// (wrong types, extremes, lone surrogates, NUL, huge strings, unknown members, nulls). Each
@@ -10,7 +10,8 @@ import TestSupport
 /// `make fuzz` runs it at length (MEDIAHOST_FUZZ_CASES, MEDIAHOST_FUZZ_SEED).
 @Suite struct RPCFuzzTests {
     static let spec: JSONValue = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("rpc-spec.json")
         return (try? JSONParser.parse(Array(Data(contentsOf: url)))) ?? .null
     }()
@@ -31,7 +32,8 @@ import TestSupport
         "", " ", "podcasts", "youtube", "tmdb", "mastodon", "twitter", "catalog", "log.level", "cache.max_mb",
         "downloads.concurrency", "player.command", "http.timeout", "providers.tmdb.api_key", "#swift", "@user", "Comedy", "1303",
         "video", "podcast", "episode", "running", "completed", "\u{0}", "\u{1B}[2J", "\u{202E}evil", "😀👍🏽", "ﷺ", "\u{FFFF}",
-        .string(String(repeating: "x", count: 10_000)), "../../etc/passwd", "all:eyJjdXJzb3JzIjp7fX0=", "all:%%%", "9223372036854775807",
+        .string(String(repeating: "x", count: 10_000)), "../../etc/passwd", "all:eyJjdXJzb3JzIjp7fX0=", "all:%%%",
+        "9223372036854775807",
         "-1", "r1", "s99999999999999999999",
     ]
     static let numbers: [JSONValue] = [
@@ -44,8 +46,12 @@ import TestSupport
         if random.next() % 4 == 0 { return anything(&random, depth: 0) }
         let reference = schema["$ref"]?.stringValue ?? ""
         if reference.hasSuffix("ItemID") { return pick(ids, &random) }
-        if reference.hasSuffix("MediaKind") { return pick(["video", "channel", "podcast", "episode", "post", "user", "movie", "nope"], &random) }
-        if reference.hasSuffix("DownloadState") { return pick(["queued", "running", "paused", "failed", "completed", "cancelled", "x"], &random) }
+        if reference.hasSuffix("MediaKind") {
+            return pick(["video", "channel", "podcast", "episode", "post", "user", "movie", "nope"], &random)
+        }
+        if reference.hasSuffix("DownloadState") {
+            return pick(["queued", "running", "paused", "failed", "completed", "cancelled", "x"], &random)
+        }
         if reference.hasSuffix("Cursor") { return pick(strings, &random) }
         switch schema["type"] {
         case "integer"?, "number"?: return pick(numbers, &random)
@@ -63,7 +69,9 @@ import TestSupport
         case 4: return .array((0..<Int(random.next() % 4)).map { _ in anything(&random, depth: depth + 1) })
         default:
             var members: [String: JSONValue] = [:]
-            for _ in 0..<Int(random.next() % 4) { members[pick(["id", "a", "", "__proto__", "query"], &random)] = anything(&random, depth: depth + 1) }
+            for _ in 0..<Int(random.next() % 4) {
+                members[pick(["id", "a", "", "__proto__", "query"], &random)] = anything(&random, depth: depth + 1)
+            }
             return .object(members)
         }
     }
@@ -77,7 +85,9 @@ import TestSupport
         var params: [String: JSONValue] = [:]
         for param in method["params"]?.arrayValue ?? [] {
             let required = param["required"] == true
-            guard required ? random.next() % 10 != 0 : random.next() % 2 == 0, let name = param["name"]?.stringValue else { continue }
+            guard required ? random.next() % 10 != 0 : random.next() % 2 == 0, let name = param["name"]?.stringValue else {
+                continue
+            }
             params[name] = value(for: param["schema"] ?? .null, &random)
         }
         if random.next() % 8 == 0 { params["unknownMember"] = anything(&random, depth: 0) }

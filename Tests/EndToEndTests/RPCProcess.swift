@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
-import Synchronization
 import Sandbox
+import Synchronization
 import TestSupport
 
 /// The built `mediahost` binary, next to the test bundle (or MEDIAHOST_BIN).

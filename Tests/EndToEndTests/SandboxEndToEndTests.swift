@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
-import Testing
 import TestSupport
+import Testing
 
 /// The shipped binary with real providers against the sandbox: what `make run` shows a person.
 @Suite struct SandboxEndToEndTests {
@@ -75,12 +75,16 @@ import TestSupport
         // Faults can be switched from outside, as the sandbox's --help says.
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#, base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults")]
+        curl.arguments = [
+            "-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#,
+            base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults"),
+        ]
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
             try curl.run()
             while curl.isRunning { try await Task.sleep(for: .milliseconds(5)) }
             let failing = try await runMediahost(
-                ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#], environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+                ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#],
+                environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
             #expect(failing.status == 1)
             #expect(failing.stderr.contains("503"))
         }
@@ -98,7 +102,9 @@ import TestSupport
         let proxyPort = try #require(port)
         let through = try await runMediahost(
             ["call", "media.get", #"{"id":"podcasts:podcast:1000000000"}"#],
-            environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": "http://127.0.0.1:\(proxyPort)"])
+            environment: [
+                "MEDIAHOST_PODCASTS_BASE_URL": "http://podcasts.invalid/podcasts", "http_proxy": "http://127.0.0.1:\(proxyPort)",
+            ])
         #expect(through.status == 0, "\(through.stderr)")
         #expect(through.stdout.contains("The Swift Journal 0"))
         let without = try await runMediahost(
@@ -137,7 +143,9 @@ import TestSupport
         #expect(result.stdout.contains("https://www.youtube.com/watch?v="))
         #expect(result.stdout.contains(dataDir + "/cache/mediahost/artwork/"))
         let favorites = try await runMediahost(["call", "favorites.list", #"{"provider":"youtube"}"#], dataDir: dataDir)
-        #expect(try JSONValue(parsing: favorites.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.count == 2)
+        #expect(
+            try JSONValue(parsing: favorites.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.count
+                == 2)
     }
 
     @Test func rpcClientsGetTheAuthPrompt() async throws {
@@ -183,7 +191,9 @@ import TestSupport
         #expect(result.stdout.contains("saved to your tmdb account"))
         #expect(result.stdout.contains("playing the stream"))
         try await Task.sleep(for: .milliseconds(300))
-        #expect((try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains("https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
+        #expect(
+            (try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains(
+                "https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
     }
 
     @Test func postsWalkthroughFromTheIssue() async throws {
@@ -227,7 +237,8 @@ import TestSupport
         defer { sandbox.process.terminate() }
         let root = String(base.dropLast("/podcasts".count))
         let mastodon = try await runMediahost(
-            ["call", "media.search", ##"{"provider":"mastodon","query":"#caturday"}"##], environment: ["MASTODON_INSTANCE": root + "/mastodon"])
+            ["call", "media.search", ##"{"provider":"mastodon","query":"#caturday"}"##],
+            environment: ["MASTODON_INSTANCE": root + "/mastodon"])
         #expect(mastodon.status == 0, "\(mastodon.stderr)")
         #expect(mastodon.stdout.contains("#caturday"))
         let twitter = try await runMediahost(

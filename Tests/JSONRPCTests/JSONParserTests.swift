@@ -25,7 +25,9 @@ import Testing
     }
 
     @Test func rejectsInvalidUTF8() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22],
+        ] {
             #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }
         }
     }
@@ -75,14 +77,16 @@ import Testing
     func message(_ text: String, _ framing: Framing) -> MessageSplitter.Event { .message(Array(text.utf8), framing) }
 
     @Test func splitsLines() {
-        #expect(events(["{\"a\":1}\n{\"b\"", ":2}\r\n\n  \n[3]\n"]) == [
-            message("{\"a\":1}", .newline), message("{\"b\":2}", .newline), message("[3]", .newline),
-        ])
+        #expect(
+            events(["{\"a\":1}\n{\"b\"", ":2}\r\n\n  \n[3]\n"]) == [
+                message("{\"a\":1}", .newline), message("{\"b\":2}", .newline), message("[3]", .newline),
+            ])
     }
 
     @Test func readsContentLengthFramesSplitAnywhere() {
         let body = #"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#
-        let framed = "Content-Length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)"
+        let framed =
+            "Content-Length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)"
         let whole = framed + framed
         for cut in [1, 5, 16, 20, framed.count - 3, framed.count + 7] {
             let a = String(whole.prefix(cut))
@@ -102,33 +106,46 @@ import Testing
 
     @Test func oversizeLinesAreSkippedOnce() {
         let big = String(repeating: "x", count: 3000)
-        #expect(events([big.prefix(1500) + "", big.suffix(1500) + "\n{}\n"], max: 1000) == [.tooLarge(.newline), message("{}", .newline)])
+        #expect(
+            events([big.prefix(1500) + "", big.suffix(1500) + "\n{}\n"], max: 1000) == [
+                .tooLarge(.newline), message("{}", .newline),
+            ])
     }
 
     @Test func oversizeContentLengthIsSkipped() {
         let big = String(repeating: "x", count: 3000)
-        #expect(events(["Content-Length: 3000\r\n\r\n" + big + "Content-Length: 2\r\n\r\n{}"], max: 1000) == [
-            .tooLarge(.contentLength), message("{}", .contentLength),
-        ])
+        #expect(
+            events(["Content-Length: 3000\r\n\r\n" + big + "Content-Length: 2\r\n\r\n{}"], max: 1000) == [
+                .tooLarge(.contentLength), message("{}", .contentLength),
+            ])
     }
 
     @Test func aBadLengthCostsItsBodyNotTheNextMessage() {
         // The body of a message whose length is unreadable belongs to it: skipped, not run.
-        #expect(events(["Content-Length: -5\r\n\r\n{\"a\":\"}\"}", "\n[2]\n"]) == [.badHeader("invalid Content-Length '-5'"), message("[2]", .newline)])
+        #expect(
+            events(["Content-Length: -5\r\n\r\n{\"a\":\"}\"}", "\n[2]\n"]) == [
+                .badHeader("invalid Content-Length '-5'"), message("[2]", .newline),
+            ])
         #expect(events(["Content-Length: abc\r\n\r\n{}\n"]) == [.badHeader("invalid Content-Length 'abc'")])
         // A broken header followed at once by a good framed message keeps the good one.
-        #expect(events(["Content-Type: x\r\n\r\nContent-Length: 2\r\n\r\n{}"]) == [.badHeader("missing Content-Length"), message("{}", .contentLength)])
+        #expect(
+            events(["Content-Type: x\r\n\r\nContent-Length: 2\r\n\r\n{}"]) == [
+                .badHeader("missing Content-Length"), message("{}", .contentLength),
+            ])
     }
 
     @Test func aHeaderWithoutItsBlankLineGivesBackTheLinesAfterIt() {
-        #expect(events(["Content-Length: 60\n{\"a\":1}\n{\"b\":2}\n"]) == [
-            .badHeader("a Content-Length header must be followed by a blank line, then the message"),
-            message("{\"a\":1}", .newline), message("{\"b\":2}", .newline),
-        ])
+        #expect(
+            events(["Content-Length: 60\n{\"a\":1}\n{\"b\":2}\n"]) == [
+                .badHeader("a Content-Length header must be followed by a blank line, then the message"),
+                message("{\"a\":1}", .newline), message("{\"b\":2}", .newline),
+            ])
     }
 
     @Test func anOverlongHeaderBlockDropsNoFollowingLine() {
-        let block = "Content-Length: 5\r\n" + String(repeating: "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", count: 200)
+        let block =
+            "Content-Length: 5\r\n"
+            + String(repeating: "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", count: 200)
         let result = events([block, "\r\nhello", "{\"after\":1}\n"])
         #expect(result.first == .badHeader("header block larger than 8 KiB"))
         #expect(result.last == message("{\"after\":1}", .newline))
@@ -158,6 +175,10 @@ import Testing
         while let event = cut.next() { after.append(event) }
         #expect(after.isEmpty, "60 bytes have not arrived yet")
         after += cut.finish()
-        #expect(after == [.badHeader("the input ended inside a Content-Length message"), message("{\"x\":1}", .newline), message("{\"y\":2}", .newline)])
+        #expect(
+            after == [
+                .badHeader("the input ended inside a Content-Length message"), message("{\"x\":1}", .newline),
+                message("{\"y\":2}", .newline),
+            ])
     }
 }

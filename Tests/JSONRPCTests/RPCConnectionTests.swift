@@ -125,7 +125,7 @@ final class PipeSession: @unchecked Sendable {
         session.close()
         await session.finished.value
         #expect(lines.count == 1 && lines[0]["id"] == 1)
-        #expect(handler.log.withLock { $0 } .filter { $0 == "echo" }.count == 2)
+        #expect(handler.log.withLock { $0 }.filter { $0 == "echo" }.count == 2)
     }
 
     @Test func repliesMirrorContentLengthFraming() async {

@@ -94,7 +94,8 @@ struct HTTPFixture {
         let fixture = try await HTTPFixture()
         defer { fixture.server.stop() }
         fixture.server.faults.add(FaultRule(path: "/_sandbox/echo", status: 503))
-        let response = try await HTTPFixture.client().send(HTTPRequest(method: "POST", url: fixture.url("/echo"), body: Data("x".utf8)))
+        let response = try await HTTPFixture.client().send(
+            HTTPRequest(method: "POST", url: fixture.url("/echo"), body: Data("x".utf8)))
         #expect(response.status == 503)
         #expect(fixture.server.traffic.count(prefix: "/_sandbox/echo") == 1)
     }
@@ -135,7 +136,8 @@ struct HTTPFixture {
         let fixture = try await HTTPFixture()
         defer { fixture.server.stop() }
         let client = HTTPFixture.client()
-        await #expect { try await client.send(HTTPRequest(url: fixture.url("/bytes/5000"), maxBodySize: 1000)) } throws: { error in
+        await #expect { try await client.send(HTTPRequest(url: fixture.url("/bytes/5000"), maxBodySize: 1000)) } throws: {
+            error in
             let error = error as? HTTPClientError
             return error?.kind == .bodyTooLarge && error?.description.contains("1000 bytes") == true
         }
@@ -185,7 +187,9 @@ struct HTTPFixture {
         let response = try await HTTPFixture.client().send(HTTPRequest(url: fixture.url("/file/5000")))
         #expect(response.body.count == 5000, "the retry got the whole body")
         fixture.server.faults.add(FaultRule(path: "/_sandbox/file/", truncateAfterBytes: 100))
-        await #expect { try await HTTPFixture.client { $0.maxRetries = 1 }.send(HTTPRequest(url: fixture.url("/file/5000"))) } throws: {
+        await #expect {
+            try await HTTPFixture.client { $0.maxRetries = 1 }.send(HTTPRequest(url: fixture.url("/file/5000")))
+        } throws: {
             ($0 as? HTTPClientError)?.kind == .connection
         }
     }

@@ -1,12 +1,13 @@
 import Foundation
 import JSONRPC
 import MediaHTTP
-@testable import MediaHost
 import MediaKit
 import MediaStore
 import Sandbox
-import Testing
 import TestSupport
+import Testing
+
+@testable import MediaHost
 
 @Suite struct ArtworkAndPlayerTests {
     func fixture() async throws -> (SandboxServer, HostFixture) {
@@ -27,7 +28,8 @@ import TestSupport
             SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
         // Two blocks of padding: a 56-byte message.
-        #expect(SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+        #expect(
+            SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
     }
 
     @Test func artworkIsFetchedOnceAndServedFromTheCache() async throws {

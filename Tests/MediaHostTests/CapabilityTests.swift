@@ -1,16 +1,20 @@
 import Foundation
 import JSONRPC
-@testable import MediaHost
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
+@testable import MediaHost
 
 /// An account provider whose descriptor forgets `login`: once a crash in auth.login/logout.
 struct ForgetfulAccountProvider: AccountProvider {
-    static let descriptor = ProviderDescriptor(id: "forgetful", name: "Forgets its capabilities", kinds: [.video], capabilities: [.search])
+    static let descriptor = ProviderDescriptor(
+        id: "forgetful", name: "Forgets its capabilities", kinds: [.video], capabilities: [.search])
     init(context: ProviderContext) throws {}
     func item(_ id: ItemID) async throws -> MediaItem { throw ProviderError.notFound("\(id)") }
-    func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws -> AuthSession {
+    func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws
+        -> AuthSession
+    {
         AuthSession(provider: "forgetful", account: "ada", accessToken: "forgetful-token-0123456789")
     }
     func refresh(_ session: AuthSession) async throws -> AuthSession { session }
@@ -31,7 +35,8 @@ struct BoastfulProvider: MediaProvider {
     func host() throws -> HostRuntime {
         let directory = try makeTemporaryDirectory()
         return try HostRuntime(
-            paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            paths: HostPaths(
+                configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [.of(ForgetfulAccountProvider.self), .of(BoastfulProvider.self)], http: NoNetwork(), environment: [:])
     }
 

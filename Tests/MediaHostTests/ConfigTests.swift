@@ -3,8 +3,8 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import Sandbox
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConfigTests {
     @Test func layersDefaultFileStoreEnvironment() async throws {
@@ -51,7 +51,8 @@ import TestSupport
         let fixture = try HostFixture()
         #expect(await fixture.error("config.get", ["key": "nope"])?.message.contains("unknown setting 'nope'") == true)
         #expect(await fixture.error("config.set", ["key": "nope", "value": "1"])?.code == -32602)
-        #expect(await fixture.error("config.set", ["key": "log.level", "value": "loud"])?.message.contains("trace, debug") == true)
+        #expect(
+            await fixture.error("config.set", ["key": "log.level", "value": "loud"])?.message.contains("trace, debug") == true)
         #expect(await fixture.error("config.set", ["key": "log.level", "value": ["a"]])?.code == -32602)
     }
 
@@ -85,7 +86,8 @@ import TestSupport
         #expect(paths.dataDir == "/xdg/data/mediahost")
         #expect(paths.configFile == "/home/u/.config/mediahost/config.toml")
         #expect(paths.cacheDir == "/home/u/.cache/mediahost")
-        #expect(HostPaths.resolve(environment: env.merging(["MEDIAHOST_DATA_DIR": "/d"]) { $1 }).database == "/d/mediahost.sqlite")
+        #expect(
+            HostPaths.resolve(environment: env.merging(["MEDIAHOST_DATA_DIR": "/d"]) { $1 }).database == "/d/mediahost.sqlite")
         #expect(HostPaths.resolve(configFlag: "/c.toml", dataDirFlag: "/flag", environment: env).dataDir == "/flag")
     }
 }
@@ -104,7 +106,8 @@ import TestSupport
             if key == "http.timeout", value == .number("1.5") { continue }  // fractions of seconds are fine
             let error = await fixture.error("config.set", ["key": .string(key), "value": value])
             #expect(error?.code == -32602, "\(key) = \(value)")
-            #expect(error?.message.contains(" from ") == true && error?.message.contains(" to ") == true, "\(error?.message ?? "")")
+            #expect(
+                error?.message.contains(" from ") == true && error?.message.contains(" to ") == true, "\(error?.message ?? "")")
         }
         // Nothing was stored, so every reader still works.
         #expect(try await fixture.call("cache.stats")["limit"] == 500_000_000)
@@ -138,7 +141,8 @@ import TestSupport
 
     @Test func playerCommandIsSplitLikeAShell() async throws {
         let fixture = try HostFixture()
-        let set = try await fixture.call("config.set", ["key": "player.command", "value": #"mpv --ao=null "--title=My Show" 'a b'"#])
+        let set = try await fixture.call(
+            "config.set", ["key": "player.command", "value": #"mpv --ao=null "--title=My Show" 'a b'"#])
         #expect(set["source"] == "store")
         #expect(fixture.host.config.command(HostSettings.playerCommand) == ["mpv", "--ao=null", "--title=My Show", "a b"])
         let error = await fixture.error("config.set", ["key": "player.command", "value": #""mpv"#])
@@ -146,7 +150,10 @@ import TestSupport
     }
 
     @Test func shellWords() throws {
-        #expect(try ShellWords.split(#"a  "b c" 'd "e"' f\ g h\\i "j\"k" ''"#).get() == ["a", "b c", #"d "e""#, "f g", #"h\i"#, #"j"k"#, ""])
+        #expect(
+            try ShellWords.split(#"a  "b c" 'd "e"' f\ g h\\i "j\"k" ''"#).get() == [
+                "a", "b c", #"d "e""#, "f g", #"h\i"#, #"j"k"#, "",
+            ])
         #expect(try ShellWords.split("").get() == [])
         #expect(throws: ShellWords.SplitError.self) { try ShellWords.split("'open").get() }
         #expect(throws: ShellWords.SplitError.self) { try ShellWords.split("end\\").get() }
@@ -169,16 +176,20 @@ import TestSupport
             #expect(bytes.range(of: Data("stored-secret-0123456789".utf8)) == nil, "the secret is in \(file)")
         }
         let settings = data + "/auth/settings.json"
-        #expect(String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains("stored-secret-0123456789"))
+        #expect(
+            String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains(
+                "stored-secret-0123456789"))
         #expect(try FileManager.default.attributesOfItem(atPath: settings)[.posixPermissions] as? Int == 0o600)
         #expect(try FileManager.default.attributesOfItem(atPath: data + "/auth")[.posixPermissions] as? Int == 0o700)
         // A new process sees it (redacted), and unsetting removes it from the file.
         let reopened = try HostRuntime(
-            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(), environment: [:])
+            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(),
+            environment: [:])
         #expect(reopened.config["providers.catalog.api_key"] == "stored-secret-0123456789")
         #expect(reopened.config.entry("providers.catalog.api_key")?.value == "********")
         _ = try await reopened.dispatcher.call("config.set", params: ["key": "providers.catalog.api_key", "value": nil])
-        #expect(!String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains("stored-secret"))
+        #expect(
+            !String(decoding: FileManager.default.contents(atPath: settings) ?? Data(), as: UTF8.self).contains("stored-secret"))
     }
 
     @Test func aSecretLeftInTheDatabaseMovesToTheFile() async throws {
@@ -186,16 +197,19 @@ import TestSupport
         // As an older version stored it.
         try await fixture.host.store.setSetting("providers.catalog.api_key", value: "legacy-secret-0123456789")
         let reopened = try HostRuntime(
-            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(), environment: [:])
+            paths: fixture.host.paths, providers: [CatalogProvider.registration(CatalogControl())], http: NoNetwork(),
+            environment: [:])
         #expect(reopened.config["providers.catalog.api_key"] == "legacy-secret-0123456789")
         #expect(try await reopened.store.settings()["providers.catalog.api_key"] == nil)
     }
 
     @Test func theDataFolderIsPrivateEvenWhenItExisted() throws {
         let directory = try makeTemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory + "/data", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         _ = try HostRuntime(
-            paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            paths: HostPaths(
+                configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [], http: NoNetwork(), environment: [:])
         #expect(try FileManager.default.attributesOfItem(atPath: directory + "/data")[.posixPermissions] as? Int == 0o700)
     }
@@ -221,7 +235,9 @@ import TestSupport
             #expect(error?.message.contains("must") == true, "\(error?.message ?? "")")
             // The environment and config.toml are ignored with a note; readers get the default.
             let variable = try #require(info.environment.first)
-            let tomlValue = "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let tomlValue =
+                "\""
+                + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
                 .replacingOccurrences(of: "\u{0}", with: "\\u0000") + "\""
             let section = key.split(separator: ".")
             for fixture in [
@@ -230,7 +246,9 @@ import TestSupport
             ] {
                 let entry = try await fixture.call("config.get", ["key": .string(key)]).arrayValue?.first
                 #expect(entry?["value"]?.stringValue == info.defaultValue, "\(key) = \(value.prefix(20))")
-                #expect(entry?["note"]?.stringValue?.contains("is ignored") == true || value.isEmpty || value == "\u{0}", "\(key) = \(value.prefix(20))")
+                #expect(
+                    entry?["note"]?.stringValue?.contains("is ignored") == true || value.isEmpty || value == "\u{0}",
+                    "\(key) = \(value.prefix(20))")
                 // What reads the settings keeps working.
                 _ = try await fixture.call("cache.stats")
                 _ = fixture.host.config.integer(HostSettings.downloadsConcurrency)

@@ -2,14 +2,15 @@ import Foundation
 import JSONRPC
 import MediaHost
 import MediaKit
-import Testing
 import TestSupport
+import Testing
 
 /// Validates a method's result against its schema in rpc-spec.json.
 func expectConforms(_ value: JSONValue, to method: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let spec = try RPCDiscover.spec.get()
     let validator = SchemaValidator(document: spec)
-    let schema = try #require(validator.resultSchema(of: method), "no result schema for \(method)", sourceLocation: sourceLocation)
+    let schema = try #require(
+        validator.resultSchema(of: method), "no result schema for \(method)", sourceLocation: sourceLocation)
     let errors = validator.validate(value, against: schema)
     #expect(errors.isEmpty, "\(method): \(errors.joined(separator: "; "))", sourceLocation: sourceLocation)
 }
@@ -83,7 +84,10 @@ extension HostFixture {
             #expect(errors.isEmpty, "\(event.method): \(errors)")
         }
         // Optional fields are left out, not sent as null.
-        #expect(HostEvent.downloadState(DownloadStateChange(id: "a:b:c", state: "queued")).params == ["id": "a:b:c", "state": "queued"])
+        #expect(
+            HostEvent.downloadState(DownloadStateChange(id: "a:b:c", state: "queued")).params == [
+                "id": "a:b:c", "state": "queued",
+            ])
     }
 
     @Test func discoverReturnsTheSpec() async throws {
@@ -160,7 +164,8 @@ extension HostFixture {
         let next = try #require(first["next"])
         let second = try await fixture.checked("media.browse", ["provider": "catalog", "category": "music", "cursor": next])
         #expect(second["items"]?.arrayValue?.first?["title"] != first["items"]?.arrayValue?.first?["title"])
-        let back = try await fixture.checked("media.browse", ["provider": "catalog", "category": "music", "cursor": second["prev"]!])
+        let back = try await fixture.checked(
+            "media.browse", ["provider": "catalog", "category": "music", "cursor": second["prev"]!])
         #expect(back == first)
         #expect(second["items"]?.arrayValue?.allSatisfy { $0["favorite"] == false } == true)
     }
@@ -171,7 +176,8 @@ extension HostFixture {
         #expect(result["items"]?.arrayValue?.count == 20)
         #expect(result["items"]?.arrayValue?.allSatisfy { $0["kind"] == "video" } == true)
         #expect(result["errors"] == nil)
-        _ = try await fixture.checked("media.search", ["provider": "catalog", "query": "swift", "kind": "video", "cursor": result["next"]!])
+        _ = try await fixture.checked(
+            "media.search", ["provider": "catalog", "query": "swift", "kind": "video", "cursor": result["next"]!])
         let history = try await fixture.checked("history.list")
         let records = history.arrayValue ?? []
         #expect(records.count == 1, "paging with a cursor is not a new search")
@@ -277,7 +283,8 @@ extension HostFixture {
         let fixture = try HostFixture()
         let dispatcher = fixture.host.dispatcher
         let typed = try await dispatcher.run(MediaSearch(query: "swift", provider: "catalog"))
-        let json = try await fixture.call("media.search", ["provider": "catalog", "query": "swift"], as: MediaSearch.Response.self)
+        let json = try await fixture.call(
+            "media.search", ["provider": "catalog", "query": "swift"], as: MediaSearch.Response.self)
         #expect(typed == json)
         let added = try await dispatcher.run(FavoritesAdd(id: try ItemID(parsing: "catalog:video:v3")))
         #expect(added.favorite == true)

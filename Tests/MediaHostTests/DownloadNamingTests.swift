@@ -1,11 +1,13 @@
 import Foundation
-@testable import MediaHost
 import Testing
+
+@testable import MediaHost
 
 @Suite struct DownloadNamingTests {
     let root = "/data/downloads"
 
-    func path(_ name: String, collection: String? = "Show", ext: String? = "mp3", taken: Set<String> = []) async throws -> String {
+    func path(_ name: String, collection: String? = "Show", ext: String? = "mp3", taken: Set<String> = []) async throws -> String
+    {
         try await DownloadNaming.path(root: root, provider: "podcasts", collection: collection, name: name, fileExtension: ext) {
             taken.contains($0)
         }

@@ -1,13 +1,14 @@
 import Foundation
 import JSONRPC
 import MediaHTTP
-@testable import MediaHost
 import MediaKit
 import MediaStore
 import Sandbox
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import MediaHost
 
 /// A host whose catalog videos download from an in-process sandbox.
 struct DownloadFixture {
@@ -105,7 +106,10 @@ final class NotificationLog: Sendable {
         d.server.media.bytesPerSecond = nil
         for n in [10, 11, 12, 13] { _ = try await d.wait(n, for: .completed) }
         let order = d.server.traffic.requests.filter { $0.path.hasPrefix("/_sandbox/file/") }.map(\.path)
-        #expect(order.suffix(2) == ["/_sandbox/file/\(CatalogProvider.videoSize(12))", "/_sandbox/file/\(CatalogProvider.videoSize(13))"])
+        #expect(
+            order.suffix(2) == [
+                "/_sandbox/file/\(CatalogProvider.videoSize(12))", "/_sandbox/file/\(CatalogProvider.videoSize(13))",
+            ])
     }
 
     @Test func pauseKeepsThePartAndResumeUsesRangeWithIfRange() async throws {

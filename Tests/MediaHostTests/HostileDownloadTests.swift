@@ -1,11 +1,12 @@
 import Foundation
 import JSONRPC
 import MediaHTTP
-@testable import MediaHost
 import MediaKit
 import MediaStore
-import Testing
 import TestSupport
+import Testing
+
+@testable import MediaHost
 
 /// Media servers that try to fill the disk or leave litter behind.
 @Suite struct HostileDownloadTests {
@@ -26,7 +27,8 @@ import TestSupport
         var configuration = MediaHTTPClient.Configuration()
         configuration.maxRetries = 0
         return try HostFixture(
-            environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": server.baseURL + "/media"], http: MediaHTTPClient(configuration: configuration))
+            environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": server.baseURL + "/media"],
+            http: MediaHTTPClient(configuration: configuration))
     }
 
     func wait(_ fixture: HostFixture, _ id: String, until states: Set<DownloadRecord.State>) async throws -> DownloadRecord {
@@ -43,7 +45,8 @@ import TestSupport
         let server = try HostileServer { request, connection in
             // Served whatever was asked: media must not be asked for compressed, and what comes
             // compressed anyway is kept as it came.
-            connection.respond(headers: ["Content-Encoding": "gzip", "Content-Type": "audio/mpeg", "ETag": "\"b\""], body: Self.bomb)
+            connection.respond(
+                headers: ["Content-Encoding": "gzip", "Content-Type": "audio/mpeg", "ETag": "\"b\""], body: Self.bomb)
         }
         defer { server.stop() }
         let fixture = try fixture(server)
@@ -78,10 +81,13 @@ import TestSupport
     @Test func chunkedBodyBeyondAnnouncedRangeIsRefused() async throws {
         let server = try HostileServer { _, connection in
             // A 206 for bytes 0-999 of 1000 that streams on (chunked) past the range it named.
-            connection.write("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-999/1000\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+            connection.write(
+                "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-999/1000\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            )
             let chunk = [UInt8](repeating: 0x42, count: 32 * 1024)
             for _ in 0..<64 {
-                guard connection.write(String(chunk.count, radix: 16) + "\r\n"), connection.write(chunk), connection.write("\r\n") else { return }
+                guard connection.write(String(chunk.count, radix: 16) + "\r\n"), connection.write(chunk), connection.write("\r\n")
+                else { return }
             }
             connection.write("0\r\n\r\n")
         }
@@ -113,7 +119,9 @@ import TestSupport
             #expect(record.bytes == 0)
         }
         let folder = fixture.directory + "/data/downloads"
-        let litter = (FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".part") }
+        let litter = (FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []).filter {
+            $0.hasSuffix(".part")
+        }
         #expect(litter.isEmpty, "\(litter)")
     }
 }

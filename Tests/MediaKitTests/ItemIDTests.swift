@@ -91,8 +91,10 @@ import Testing
 
     @Test func endpointsSortTheirQueryAndKeepCredentialsLast() throws {
         let base = try #require(URL(string: "http://h/x"))
-        #expect(base.endpoint("a/b", query: ["z": "1", "a": "#tag @u"], extra: [URLQueryItem(name: "key", value: "k")])?.absoluteString
-            == "http://h/x/a/b?a=%23tag%20@u&z=1&key=k")
+        #expect(
+            base.endpoint("a/b", query: ["z": "1", "a": "#tag @u"], extra: [URLQueryItem(name: "key", value: "k")])?
+                .absoluteString
+                == "http://h/x/a/b?a=%23tag%20@u&z=1&key=k")
         #expect(base.endpoint("a")?.absoluteString == "http://h/x/a")
     }
 }

@@ -3,9 +3,10 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import Synchronization
-@testable import MediaREPL
-import Testing
 import TestSupport
+import Testing
+
+@testable import MediaREPL
 
 /// A REPL whose output is captured.
 final class CapturedREPL: @unchecked Sendable {
@@ -185,7 +186,10 @@ final class CapturedREPL: @unchecked Sendable {
         let sections = Renderer(color: false).sections(entities)
         #expect(sections == "Media\n  1  https://img/1.jpg\nURLs\n  2  https://x.com/a\nHashtags\n  3  #swift\nUsers\n  4  @ada")
         // Control sequences in network text never reach the terminal, entities or not.
-        #expect(!Renderer(color: false).highlighted("a\u{1B}[2J #x", entities: [TextEntity(type: .hashtag, start: 6, end: 8, text: "#x", value: "x")]).contains("\u{1B}"))
+        #expect(
+            !Renderer(color: false).highlighted(
+                "a\u{1B}[2J #x", entities: [TextEntity(type: .hashtag, start: 6, end: 8, text: "#x", value: "x")]
+            ).contains("\u{1B}"))
     }
 
     @Test func styledFieldsKeepTheirEscapesAndValuesLoseTheirs() {
@@ -197,7 +201,9 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(colored.contains("\u{1B}[31msensitive: not previewed\u{1B}[0m"))
         #expect(!colored.contains("]0;x\u{07}") && !colored.contains("\u{1B}[2J"))
         let plain = Renderer(color: false).detail(item)
-        #expect(!plain.contains("\u{1B}") && plain.contains("favorite   ★ yes") && plain.contains("media      sensitive: not previewed"))
+        #expect(
+            !plain.contains("\u{1B}") && plain.contains("favorite   ★ yes")
+                && plain.contains("media      sensitive: not previewed"))
     }
 }
 
@@ -207,7 +213,8 @@ final class CapturedREPL: @unchecked Sendable {
         let fixture = try HostFixture(environment: ["CATALOG_API_KEY": "env-secret-value-42"])
         let host = fixture.host
         let kept = [
-            "search catalog swift", "login catalog", "login catalog ada", "config log.level debug", "config providers.catalog.api_key",
+            "search catalog swift", "login catalog", "login catalog ada", "config log.level debug",
+            "config providers.catalog.api_key",
             "call config.set {\"key\":\"log.level\",\"value\":\"info\"}", "call auth.login {\"provider\":\"catalog\"}", "help",
         ]
         let refused = [
@@ -245,7 +252,10 @@ final class CapturedREPL: @unchecked Sendable {
         }
     }
 
-    @Test(arguments: [("cats catalog", "categories catalog"), ("s catalog swift", "search catalog swift"), ("get catalog:video:v3", "show catalog:video:v3"), ("favorites", "favs")])
+    @Test(arguments: [
+        ("cats catalog", "categories catalog"), ("s catalog swift", "search catalog swift"),
+        ("get catalog:video:v3", "show catalog:video:v3"), ("favorites", "favs"),
+    ])
     func aliasesRunTheirCommand(alias: String, command: String) async throws {
         let session = try CapturedREPL(json: true)
         let viaAlias = await session.run(alias)
@@ -272,7 +282,8 @@ final class CapturedREPL: @unchecked Sendable {
 
     @Test func completionFollowsTheTable() {
         let completer = Completer(
-            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"], categories: CategoryCache(),
+            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"],
+            categories: CategoryCache(),
             fetchCategories: { _ in nil })
         #expect(completer.candidates(before: "cats ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "history clear ", word: "") == ["broken", "catalog"])

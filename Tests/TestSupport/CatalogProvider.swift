@@ -73,7 +73,9 @@ public struct CatalogProvider: MediaProvider {
     }
 
     public static func channel(_ n: Int) -> MediaItem {
-        MediaItem(id: ItemID(provider: "catalog", kind: .channel, nativeID: "c\(n)"), title: "Channel \(n)", summary: "Channel number \(n)")
+        MediaItem(
+            id: ItemID(provider: "catalog", kind: .channel, nativeID: "c\(n)"), title: "Channel \(n)",
+            summary: "Channel number \(n)")
     }
 
     public func categories() async throws -> [MediaCategory] {

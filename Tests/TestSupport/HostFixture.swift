@@ -17,7 +17,8 @@ public struct HostFixture: Sendable {
         }
         control = CatalogControl()
         host = try HostRuntime(
-            paths: HostPaths(configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            paths: HostPaths(
+                configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self)],
             http: http, environment: environment)
     }

@@ -133,7 +133,8 @@ public final class HostileServer: @unchecked Sendable {
                     headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 }
                 let parts = requestLine.split(separator: " ")
-                let request = Request(line: requestLine, path: parts.count > 1 ? String(parts[1]) : "/", head: head, headers: headers)
+                let request = Request(
+                    line: requestLine, path: parts.count > 1 ? String(parts[1]) : "/", head: head, headers: headers)
                 requests.withLock { $0.append(request) }
                 handler(request, Connection(fd: fd))
                 return

@@ -1,5 +1,7 @@
 import Foundation
+import MediaKit
 import Sandbox
+import Testing
 
 /// Mutates recorded JSON bodies the way services drift and break: a field dropped, set to null,
 /// a number sent as a string or the reverse, an unknown field or enum value added, a list element
@@ -96,9 +98,6 @@ public enum JSONMutator {
     }
 }
 
-import MediaKit
-import Testing
-
 /// Runs a provider operation on many mutated variants of a recorded body: it must never crash
 /// or throw anything but a typed ProviderError, and a page may lose at most the elements a
 /// variant touched. `run` answers the operation from the body given and returns its item count.
@@ -127,5 +126,7 @@ public func checkTolerance(
             Issue.record("\(name): \(variant.changes) threw \(error)", sourceLocation: sourceLocation)
         }
     }
-    #expect(survived > variants / 2, "\(name): most variants still give a page (\(survived) of \(variants))", sourceLocation: sourceLocation)
+    #expect(
+        survived > variants / 2, "\(name): most variants still give a page (\(survived) of \(variants))",
+        sourceLocation: sourceLocation)
 }

@@ -45,8 +45,11 @@ public struct SchemaValidator {
                 if let property = properties[name] {
                     errors += validate(member, against: property, path: "\(path).\(name)")
                 } else if let additional = rules["additionalProperties"] {
-                    if additional == .bool(false) { errors.append("\(path): unexpected property \(name)") }
-                    else if case .object = additional { errors += validate(member, against: additional, path: "\(path).\(name)") }
+                    if additional == .bool(false) {
+                        errors.append("\(path): unexpected property \(name)")
+                    } else if case .object = additional {
+                        errors += validate(member, against: additional, path: "\(path).\(name)")
+                    }
                 }
             }
         }
@@ -58,7 +61,8 @@ public struct SchemaValidator {
 
     private func matches(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object), ("number", .number):
+        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object),
+            ("number", .number):
             true
         case ("integer", .number(let text)): Int(text) != nil
         default: false

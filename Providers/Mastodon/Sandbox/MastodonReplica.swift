@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
-import HTTPTypes
 import Sandbox
 
 /// A Mastodon instance's public API: tag timelines, account lookup and statuses, statuses and
@@ -25,12 +25,16 @@ public struct MastodonReplica: SandboxReplica {
             return page(data.statuses.filter { $0.tags.contains(tag) }, request, path: "/api/v1/timelines/tag/\(tag)")
         }
         v1.get("accounts/lookup") { request, _ in
-            let acct = (request.uri.queryParameters.get("acct").map { String($0) } ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "@")).lowercased()
+            let acct = (request.uri.queryParameters.get("acct").map { String($0) } ?? "").trimmingCharacters(
+                in: CharacterSet(charactersIn: "@")
+            ).lowercased()
             guard let account = data.accounts.first(where: { $0.username.lowercased() == acct }) else { return Self.notFound() }
             return Self.json(data.account(account), for: request)
         }
         v1.get("accounts/:id") { request, context in
-            guard let account = data.accounts.first(where: { $0.id == context.parameters.get("id") }) else { return Self.notFound() }
+            guard let account = data.accounts.first(where: { $0.id == context.parameters.get("id") }) else {
+                return Self.notFound()
+            }
             return Self.json(data.account(account), for: request)
         }
         v1.get("accounts/:id/statuses") { request, context in
@@ -39,20 +43,31 @@ public struct MastodonReplica: SandboxReplica {
             return page(data.statuses.filter { $0.author == id }, request, path: "/api/v1/accounts/\(id)/statuses")
         }
         v1.get("statuses/:id") { request, context in
-            guard let status = data.statuses.first(where: { $0.id == context.parameters.get("id") }) else { return Self.notFound() }
+            guard let status = data.statuses.first(where: { $0.id == context.parameters.get("id") }) else {
+                return Self.notFound()
+            }
             return Self.json(data.json(status), for: request)
         }
         v1.get("statuses/:id/context") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard data.statuses.contains(where: { $0.id == id }) else { return Self.notFound() }
-            return Self.json(["ancestors": [Any](), "descendants": data.statuses.filter { $0.replyTo == id }.map(data.json)], for: request)
+            return Self.json(
+                ["ancestors": [Any](), "descendants": data.statuses.filter { $0.replyTo == id }.map(data.json)], for: request)
         }
         v1.get("trends/tags") { request, _ in
             let limit = min(Int(request.uri.queryParameters.get("limit") ?? "10") ?? 10, 20)
-            return Self.json(MastodonData.trending.prefix(limit).map { tag in
-                ["name": tag, "url": "https://mastodon.social/tags/\(tag)",
-                 "history": [["day": "1763683200", "uses": String(data.statuses.filter { $0.tags.contains(tag) }.count), "accounts": "7"]]]
-            })
+            return Self.json(
+                MastodonData.trending.prefix(limit).map { tag in
+                    [
+                        "name": tag, "url": "https://mastodon.social/tags/\(tag)",
+                        "history": [
+                            [
+                                "day": "1763683200", "uses": String(data.statuses.filter { $0.tags.contains(tag) }.count),
+                                "accounts": "7",
+                            ]
+                        ],
+                    ]
+                })
         }
         routes.group("api/v2").get("search") { request, _ in
             let query = request.uri.queryParameters
@@ -99,7 +114,8 @@ public struct MastodonReplica: SandboxReplica {
         var response = jsonResponse(request.map { files.localized(object, for: $0) } ?? object, status: status)
         response.headers[HTTPField.Name("X-RateLimit-Limit")!] = "300"
         response.headers[HTTPField.Name("X-RateLimit-Remaining")!] = "299"
-        response.headers[HTTPField.Name("X-RateLimit-Reset")!] = ISO8601DateFormatter().string(from: Date().addingTimeInterval(300))
+        response.headers[HTTPField.Name("X-RateLimit-Reset")!] = ISO8601DateFormatter().string(
+            from: Date().addingTimeInterval(300))
         return response
     }
 }

@@ -38,8 +38,13 @@ struct MAccount: Decodable {
     @Lenient var statuses_count: Int?
 }
 
-struct MMedia: Decodable { @Lenient var id: String?; @Lenient var type: String?; @Lenient var url: String?; @Lenient var preview_url: String?; @Lenient var description: String? }
-struct MMention: Decodable { @Lenient var id: String?; @Lenient var username: String?; @Lenient var acct: String?; @Lenient var url: String? }
+struct MMedia: Decodable {
+    @Lenient var id: String?; @Lenient var type: String?; @Lenient var url: String?; @Lenient var preview_url: String?;
+    @Lenient var description: String?
+}
+struct MMention: Decodable {
+    @Lenient var id: String?; @Lenient var username: String?; @Lenient var acct: String?; @Lenient var url: String?
+}
 struct MTag: Decodable { @Lenient var name: String?; @Lenient var url: String? }
 struct MSearch: Decodable { @LossyList var statuses: [MStatus]? }
 struct MContext: Decodable { @LossyList var descendants: [MStatus]? }

@@ -18,7 +18,9 @@ extension MastodonProvider {
             }
             if link.classes.contains("mention") {
                 let mention = Self.mention(for: link, in: shown.mentions ?? [])
-                return TextEntity(type: .mention, start: link.start, end: link.end, text: link.text, value: mention?.acct ?? String(link.text.drop { $0 == "@" }))
+                return TextEntity(
+                    type: .mention, start: link.start, end: link.end, text: link.text,
+                    value: mention?.acct ?? String(link.text.drop { $0 == "@" }))
             }
             return TextEntity(type: .url, start: link.start, end: link.end, text: link.text, value: link.href)
         }
@@ -33,7 +35,9 @@ extension MastodonProvider {
         var extra: [String: String] = [:]
         if let warning = shown.spoiler_text, !warning.isEmpty { extra["contentWarning"] = warning }
         if shown.sensitive == true { extra["sensitive"] = "true" }
-        if status.reblog != nil, let booster = status.account?.acct { extra["boostedBy"] = "@" + booster; extra["boost"] = wrapperID }
+        if status.reblog != nil, let booster = status.account?.acct {
+            extra["boostedBy"] = "@" + booster; extra["boost"] = wrapperID
+        }
         if let reply = shown.in_reply_to_id { extra["inReplyTo"] = "mastodon:post:\(reply)" }
         if let account = author?.id { extra["author"] = "mastodon:user:\(account)" }
         var item = MediaItem(
@@ -60,11 +64,15 @@ extension MastodonProvider {
         func key(_ text: String?) -> (host: String, name: String)? {
             guard let text, let url = URL(string: text), let host = url.host?.lowercased() else { return nil }
             let parts = url.path.split(separator: "/").map(String.init)
-            if let first = parts.first, first.hasPrefix("@"), parts.count == 1 { return (host, String(first.dropFirst()).lowercased()) }
+            if let first = parts.first, first.hasPrefix("@"), parts.count == 1 {
+                return (host, String(first.dropFirst()).lowercased())
+            }
             if parts.count >= 2, parts[0] == "users" || parts[0] == "u" { return (host, parts[1].lowercased()) }
             return nil
         }
-        if let wanted = key(link.href), let found = mentions.first(where: { key($0.url).map { $0 == wanted } ?? false }) { return found }
+        if let wanted = key(link.href), let found = mentions.first(where: { key($0.url).map { $0 == wanted } ?? false }) {
+            return found
+        }
         let name = String(link.text.drop { $0 == "@" }).split(separator: "@").first.map { $0.lowercased() } ?? ""
         let named = mentions.filter { $0.username?.lowercased() == name }
         return named.count == 1 ? named[0] : nil
@@ -73,8 +81,10 @@ extension MastodonProvider {
     func item(from account: MAccount) -> MediaItem {
         let id = account.id ?? ""
         var item = MediaItem(
-            id: ItemID(provider: "mastodon", kind: .user, nativeID: id), title: account.display_name.flatMap { $0.isEmpty ? nil : $0 } ?? account.acct ?? id,
-            subtitle: account.acct.map { "@" + $0 }, summary: account.note.map(HTMLText.plain), url: account.url, artwork: account.avatar)
+            id: ItemID(provider: "mastodon", kind: .user, nativeID: id),
+            title: account.display_name.flatMap { $0.isEmpty ? nil : $0 } ?? account.acct ?? id,
+            subtitle: account.acct.map { "@" + $0 }, summary: account.note.map(HTMLText.plain), url: account.url,
+            artwork: account.avatar)
         var stats: [String: Int] = [:]
         if let followers = account.followers_count { stats["followers"] = followers }
         if let following = account.following_count { stats["following"] = following }

@@ -8,8 +8,12 @@ public struct MastodonProvider: MediaProvider {
         id: "mastodon", name: "Mastodon", kinds: [.post, .user],
         capabilities: [.categories, .browse, .search, .item, .children],
         configKeys: [
-            .init(name: "instance", summary: "The Mastodon server", defaultValue: "https://mastodon.social", environment: ["MASTODON_INSTANCE"]),
-            .init(name: "access_token", summary: "An access token (needed for text search)", secret: true, environment: ["MASTODON_ACCESS_TOKEN"]),
+            .init(
+                name: "instance", summary: "The Mastodon server", defaultValue: "https://mastodon.social",
+                environment: ["MASTODON_INSTANCE"]),
+            .init(
+                name: "access_token", summary: "An access token (needed for text search)", secret: true,
+                environment: ["MASTODON_ACCESS_TOKEN"]),
             .init(name: "base_url", summary: "The API's base URL when it differs from the instance (a proxy, the sandbox)"),
         ],
         auth: .optionalToken,
@@ -51,7 +55,8 @@ public struct MastodonProvider: MediaProvider {
             throw ProviderError.unsupported(
                 "Mastodon searches #tags and @users without a token; text search needs MASTODON_ACCESS_TOKEN")
         }
-        let (result, _): (MSearch, HTTPResponse) = try await get("api/v2/search", ["q": text, "type": "statuses", "limit": String(Self.pageSize)])
+        let (result, _): (MSearch, HTTPResponse) = try await get(
+            "api/v2/search", ["q": text, "type": "statuses", "limit": String(Self.pageSize)])
         return Page(items: (result.statuses ?? []).compactMap(item(from:)))
     }
 
@@ -107,7 +112,9 @@ public struct MastodonProvider: MediaProvider {
     }
 
     func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> (T, HTTPResponse) {
-        guard let url = base.endpoint(path, query: parameters) else { throw ProviderError.invalidArgument("cannot build a Mastodon URL for \(path)") }
+        guard let url = base.endpoint(path, query: parameters) else {
+            throw ProviderError.invalidArgument("cannot build a Mastodon URL for \(path)")
+        }
         var headers = ["Accept": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let response = try await http.send(HTTPRequest(url: url, headers: headers))
@@ -123,8 +130,11 @@ public struct MastodonProvider: MediaProvider {
         let message = ServiceReason.from(response.body) ?? "no reason given"
         switch response.status {
         case 429:
-            let reset = response.header("x-ratelimit-reset").flatMap { ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0) }
-            return .rateLimited(retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
+            let reset = response.header("x-ratelimit-reset").flatMap {
+                ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0)
+            }
+            return .rateLimited(
+                retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
         case 401, 403: return .unauthorized(message)
         case 404: return .notFound(message)
         default: return .upstream(status: response.status, message: message)
@@ -145,7 +155,8 @@ public struct MastodonProvider: MediaProvider {
             guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">"),
                 let rel = pieces.dropFirst().first(where: { $0.hasPrefix("rel=") })
             else { continue }
-            links[rel.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\""))] = String(target.dropFirst().dropLast())
+            links[rel.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\""))] = String(
+                target.dropFirst().dropLast())
         }
         return links
     }

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import Mastodon
 
 /// The provider on answers recorded from mastodon.social and a Mastodon 4.6 server
@@ -16,7 +17,8 @@ import TestSupport
         }
         var config = ["instance": "https://mastodon.social"]
         config["access_token"] = token
-        return try MastodonProvider(context: ProviderContext(config: ProviderConfig(config), http: client, logger: Logger(label: "test")))
+        return try MastodonProvider(
+            context: ProviderContext(config: ProviderConfig(config), http: client, logger: Logger(label: "test")))
     }
 
     @Test func aPostWithAContentWarningARemoteMentionAHashtagAndAGif() async throws {
@@ -31,7 +33,9 @@ import TestSupport
         #expect(post.entities?.first { $0.type == .hashtag }?.value == "thisisahashtag")
         #expect(post.entities?.first { $0.type == .media }?.text == "[video]", "a gifv is a video")
         #expect(post.subtitle == "@halcy@icosahedron.website")
-        #expect(post.artwork == "https://files.mastodon.social/cache/accounts/avatars/000/023/972/original/9c900052b7f670db.jpg", "sensitive media are not previewed")
+        #expect(
+            post.artwork == "https://files.mastodon.social/cache/accounts/avatars/000/023/972/original/9c900052b7f670db.jpg",
+            "sensitive media are not previewed")
         let scalars = Array((post.summary ?? "").unicodeScalars)
         for entity in post.entities ?? [] where entity.type != .media {
             #expect(String(String.UnicodeScalarView(scalars[entity.start..<entity.end])) == entity.text)
@@ -40,13 +44,16 @@ import TestSupport
 
     /// A mention link whose URL differs from `mentions[].url` only in scheme or form: matched as
     /// Mastodon's clients match it. (The recording, with its link rewritten each way.)
-    @Test(arguments: ["http://icosahedron.website/@halcy", "https://icosahedron.website/users/halcy", "https://ICOSAHEDRON.website/@halcy"])
+    @Test(arguments: [
+        "http://icosahedron.website/@halcy", "https://icosahedron.website/users/halcy", "https://ICOSAHEDRON.website/@halcy",
+    ])
     func mentionLinksInAnotherFormStillFindTheirAccount(href: String) async throws {
         let body = try Self.corpus.text("status-cw-media.json").replacingOccurrences(
             of: #"<a href=\"https://icosahedron.website/@halcy\""#, with: "<a href=\\\"\(href)\\\"")
         let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], Data(body.utf8)) }
         let mastodon = try MastodonProvider(
-            context: ProviderContext(config: ProviderConfig(["instance": "https://mastodon.social"]), http: client, logger: Logger(label: "test")))
+            context: ProviderContext(
+                config: ProviderConfig(["instance": "https://mastodon.social"]), http: client, logger: Logger(label: "test")))
         let post = try await mastodon.item(ItemID(provider: "mastodon", kind: .post, nativeID: "110446223051565765"))
         #expect(post.entities?.first { $0.type == .mention }?.value == "halcy@icosahedron.website", "\(href)")
     }
@@ -68,7 +75,8 @@ import TestSupport
 
     @Test func aTagTimelineTrendingTagsTextSearchAndAThread() async throws {
         let mastodon = try provider([
-            "api/v1/timelines/tag/hoot": "timeline-tag.json", "api/v1/trends/tags": "trends-tags.json", "api/v2/search": "search-v2.json",
+            "api/v1/timelines/tag/hoot": "timeline-tag.json", "api/v1/trends/tags": "trends-tags.json",
+            "api/v2/search": "search-v2.json",
             "api/v1/statuses/110446983926957470/context": "context.json",
         ])
         let tag = try await mastodon.search(SearchQuery(text: "#hoot"))
@@ -80,7 +88,8 @@ import TestSupport
         #expect(trends.contains { $0.id == "あ行で女子力がわかるらしい" })
         let found = try await mastodon.search(SearchQuery(text: "halcy"))
         #expect(found.items.count == 2)
-        let replies = try await mastodon.children(of: ItemID(provider: "mastodon", kind: .post, nativeID: "110446983926957470"), cursor: nil)
+        let replies = try await mastodon.children(
+            of: ItemID(provider: "mastodon", kind: .post, nativeID: "110446983926957470"), cursor: nil)
         #expect(replies.items.count == 1)
     }
 

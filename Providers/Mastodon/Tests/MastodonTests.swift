@@ -3,8 +3,9 @@ import MastodonSandbox
 import MediaHTTP
 import MediaKit
 import Sandbox
-import Testing
 import TestSupport
+import Testing
+
 @testable import Mastodon
 
 struct MastodonFixture {
@@ -25,11 +26,14 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
 
 @Suite struct MastodonHTMLTests {
     @Test func linksAndOffsetsInUnicodeScalars() {
-        let html = #"<p>👩‍💻 e&#769;t&eacute; <a href="https://m.social/tags/swift" class="mention hashtag" rel="tag">#<span>Swift</span></a>, see <a href="https://example.com/a/very/long/path?x=1" rel="nofollow"><span class="invisible">https://</span><span class="ellipsis">example.com/a/very</span><span class="invisible">/long/path?x=1</span></a>.</p><p>cc <span class="h-card"><a href="https://m.social/@ada" class="u-url mention">@<span>ada</span></a></span><br>日本語 עברית</p>"#
+        let html =
+            #"<p>👩‍💻 e&#769;t&eacute; <a href="https://m.social/tags/swift" class="mention hashtag" rel="tag">#<span>Swift</span></a>, see <a href="https://example.com/a/very/long/path?x=1" rel="nofollow"><span class="invisible">https://</span><span class="ellipsis">example.com/a/very</span><span class="invisible">/long/path?x=1</span></a>.</p><p>cc <span class="h-card"><a href="https://m.social/@ada" class="u-url mention">@<span>ada</span></a></span><br>日本語 עברית</p>"#
         let (text, links) = HTMLText.plainWithLinks(html)
         #expect(text == "👩‍💻 e\u{301}té #Swift, see example.com/a/very….\n\ncc @ada\n日本語 עברית")
         #expect(links.map(\.text) == ["#Swift", "example.com/a/very…", "@ada"])
-        for link in links { #expect(String(String.UnicodeScalarView(Array(text.unicodeScalars)[link.start..<link.end])) == link.text) }
+        for link in links {
+            #expect(String(String.UnicodeScalarView(Array(text.unicodeScalars)[link.start..<link.end])) == link.text)
+        }
         // The emoji is 3 scalars (woman, zero-width joiner, laptop) and "é" as e + combining acute is 2.
         #expect(links[0].start == 9)
         #expect(links[1].href == "https://example.com/a/very/long/path?x=1")
@@ -76,7 +80,9 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
                     } else {
                         #expect(covered(text, entity) == entity.text, "\(post.id): \(entity)")
                     }
-                    if entity.type == .hashtag { #expect(entity.value == entity.value.lowercased() && "#" + entity.value == entity.text.lowercased()) }
+                    if entity.type == .hashtag {
+                        #expect(entity.value == entity.value.lowercased() && "#" + entity.value == entity.text.lowercased())
+                    }
                     if entity.type == .mention { #expect("@" + entity.value == entity.text) }
                     if entity.type == .url { #expect(entity.value.hasPrefix("https://example.com/articles/")) }
                 }
@@ -103,7 +109,8 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         let boost = try #require(items.first { $0.extra?["boostedBy"] != nil })
         #expect(boost.extra?["boostedBy"]?.hasPrefix("@") == true)
         #expect(boost.summary?.isEmpty == false, "a boost shows the original post")
-        let sensitive = try #require(items.first { $0.extra?["sensitive"] == "true" && $0.entities?.contains { $0.type == .media } == true })
+        let sensitive = try #require(
+            items.first { $0.extra?["sensitive"] == "true" && $0.entities?.contains { $0.type == .media } == true })
         #expect(sensitive.artwork?.contains("/avatars/") == true, "sensitive media are not previewed")
     }
 
@@ -146,7 +153,12 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         let tags = try await f.provider.categories()
         #expect(tags.first == MediaCategory(id: "swift", name: "#swift"))
         f.server.faults.add(FaultRule(path: "/mastodon/api/v1/timelines/tag/", status: 429, retryAfter: 9, times: 1))
-        await #expect(throws: ProviderError.rateLimited(retryAfter: 9)) { try await f.provider.browse(category: "swift", cursor: nil) }
-        #expect(MastodonProvider.links(#"<https://x/a?max_id=5>; rel="next", <https://x/a?min_id=9>; rel="prev""#) == ["next": "https://x/a?max_id=5", "prev": "https://x/a?min_id=9"])
+        await #expect(throws: ProviderError.rateLimited(retryAfter: 9)) {
+            try await f.provider.browse(category: "swift", cursor: nil)
+        }
+        #expect(
+            MastodonProvider.links(#"<https://x/a?max_id=5>; rel="next", <https://x/a?min_id=9>; rel="prev""#) == [
+                "next": "https://x/a?max_id=5", "prev": "https://x/a?min_id=9",
+            ])
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import Mastodon
 
 /// Recorded Mastodon answers, mutated: no crash; a bad status costs that status, not the page.
@@ -11,7 +12,9 @@ import TestSupport
     func provider(_ body: Data) throws -> MastodonProvider {
         let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
         return try MastodonProvider(
-            context: ProviderContext(config: ProviderConfig(["instance": "https://mastodon.social", "access_token": "t"]), http: client, logger: Logger(label: "test")))
+            context: ProviderContext(
+                config: ProviderConfig(["instance": "https://mastodon.social", "access_token": "t"]), http: client,
+                logger: Logger(label: "test")))
     }
 
     @Test(arguments: ["account-statuses-p1.json", "timeline-tag.json"])
@@ -39,7 +42,8 @@ import TestSupport
             try await provider(body).search(SearchQuery(text: "halcy")).items.count
         }
         await checkTolerance(of: try Self.corpus.data("context.json"), named: "context") { body in
-            try await provider(body).children(of: ItemID(provider: "mastodon", kind: .post, nativeID: "1"), cursor: nil).items.count
+            try await provider(body).children(of: ItemID(provider: "mastodon", kind: .post, nativeID: "1"), cursor: nil).items
+                .count
         }
     }
 }

@@ -53,7 +53,9 @@ struct FeedWriter {
         var out = "<item>\n<title>\(escape(episode.title))</title>\n"
         if episode.hasGUID { out += "<guid isPermaLink=\"false\">\(show.id)-ep-\(number)</guid>\n" }
         out += "<pubDate>\(Self.pubDate(episode.published, variant: number))</pubDate>\n"
-        if let duration = Self.duration(episode.duration, variant: number) { out += "<itunes:duration>\(duration)</itunes:duration>\n" }
+        if let duration = Self.duration(episode.duration, variant: number) {
+            out += "<itunes:duration>\(duration)</itunes:duration>\n"
+        }
         out += "<itunes:season>\((number - 1) / 10 + 1)</itunes:season>\n<itunes:episode>\(number)</itunes:episode>\n"
         // Every fourth enclosure is relative to the feed, as some hosts write them.
         let media = number % 4 == 0 ? "../media/\(show.id)/\(number).mp3" : mediaURL(show, number)
@@ -62,10 +64,14 @@ struct FeedWriter {
         out += "<description>\(description(show, number))</description>\n"
         if show.id == PodcastCatalogue.longShowID {
             // Long-running shows write long notes: about 2.5 KB an episode.
-            out += "<content:encoded><![CDATA[" + String(repeating: "<p>Show notes with links, credits and chapters. </p>", count: 40) + "]]></content:encoded>\n"
+            out +=
+                "<content:encoded><![CDATA["
+                + String(repeating: "<p>Show notes with links, credits and chapters. </p>", count: 40) + "]]></content:encoded>\n"
         }
         if number % 5 == 0 { out += "<itunes:image href=\"\(base)/artwork/\(show.id)-\(number).png\"/>\n" }
-        if number % 7 == 0 { out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n" }
+        if number % 7 == 0 {
+            out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n"
+        }
         return out + "</item>\n"
     }
 
@@ -74,9 +80,11 @@ struct FeedWriter {
     private func description(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
         switch number % 3 {
         case 0:
-            return "<![CDATA[<p>In episode \(number), \(show.author) &amp; guests dig in.</p><ul><li>Notes &lt;here&gt;</li><li><a href=\"https://example.invalid/\(number)\">Links</a></li></ul>]]>"
+            return
+                "<![CDATA[<p>In episode \(number), \(show.author) &amp; guests dig in.</p><ul><li>Notes &lt;here&gt;</li><li><a href=\"https://example.invalid/\(number)\">Links</a></li></ul>]]>"
         case 1:
-            return "&lt;p&gt;Episode \(number) of \(escape(show.title)): &amp;quot;quoted&amp;quot; &amp;amp; more.&lt;/p&gt;&lt;br/&gt;Second line."
+            return
+                "&lt;p&gt;Episode \(number) of \(escape(show.title)): &amp;quot;quoted&amp;quot; &amp;amp; more.&lt;/p&gt;&lt;br/&gt;Second line."
         default:
             return "Plain notes for episode \(number) &amp; nothing else."
         }
@@ -117,7 +125,8 @@ struct FeedWriter {
     }
 
     private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
     }
 
     static func iso(_ date: Date) -> String {

@@ -68,7 +68,9 @@ struct PodcastCatalogue: Sendable {
         "startup finance", "tiny houses", "rust ownership", "urban birds", "film noir", "chess openings",
         "ocean currents", "medieval cooking", "type systems", "mountain weather", "vintage synths", "sleep science",
     ]
-    static let hosts = ["Ada Park", "Ben Okafor", "Chloé Martin", "Dev Patel", "Eun-ji Kim", "Farah Haddad", "Gus Lindqvist", "Hana Sato"]
+    static let hosts = [
+        "Ada Park", "Ben Okafor", "Chloé Martin", "Dev Patel", "Eun-ji Kim", "Farah Haddad", "Gus Lindqvist", "Hana Sato",
+    ]
 
     let shows: [Show]
     private let byID: [Int: Int]
@@ -94,8 +96,10 @@ struct PodcastCatalogue: Sendable {
         }
         shows.append(
             Show(
-                id: Self.benchmarkShowID, title: "Sandbox Benchmarks", author: "mediahost", genre: Self.genres[16], episodeCount: 21,
-                summary: "Large files for download benchmarks.", format: .rss, releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
+                id: Self.benchmarkShowID, title: "Sandbox Benchmarks", author: "mediahost", genre: Self.genres[16],
+                episodeCount: 21,
+                summary: "Large files for download benchmarks.", format: .rss,
+                releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
                 hidden: true))
         shows.append(
             Show(
@@ -122,7 +126,8 @@ struct PodcastCatalogue: Sendable {
     /// The chart of a genre (or all), most popular first: a stable shuffle.
     func top(genre: Int?) -> [Show] {
         let visible = shows.filter { !$0.hidden }
-        let pool = genre.map { id in visible.filter { $0.genre.id == id || $0.genre.subgenres.contains { $0.id == id } } } ?? visible
+        let pool =
+            genre.map { id in visible.filter { $0.genre.id == id || $0.genre.subgenres.contains { $0.id == id } } } ?? visible
         return pool.sorted { ($0.id &* 2_654_435_761) % 1_000_003 < ($1.id &* 2_654_435_761) % 1_000_003 }
     }
 

@@ -41,7 +41,8 @@ public struct PodcastsReplica: SandboxReplica {
     private func search(_ request: Request, _ context: SandboxContext) throws -> Response {
         let query = request.uri.queryParameters
         guard let term = query.get("term") else {
-            return Self.json(["errorMessage": "Invalid value(s) for key(s): [term]", "queryParameters": "term"], status: .badRequest)
+            return Self.json(
+                ["errorMessage": "Invalid value(s) for key(s): [term]", "queryParameters": "term"], status: .badRequest)
         }
         if let media = query.get("media"), media != "podcast", media != "all" {
             return Self.json(["resultCount": 0, "results": [Any]()])
@@ -88,13 +89,22 @@ public struct PodcastsReplica: SandboxReplica {
         for genre in PodcastCatalogue.genres {
             var children: [String: Any] = [:]
             for sub in genre.subgenres {
-                children[String(sub.id)] = ["name": sub.name, "id": String(sub.id), "url": "https://podcasts.apple.com/us/genre/id\(sub.id)"]
+                children[String(sub.id)] = [
+                    "name": sub.name, "id": String(sub.id), "url": "https://podcasts.apple.com/us/genre/id\(sub.id)",
+                ]
             }
-            var entry: [String: Any] = ["name": genre.name, "id": String(genre.id), "url": "https://podcasts.apple.com/us/genre/id\(genre.id)"]
+            var entry: [String: Any] = [
+                "name": genre.name, "id": String(genre.id), "url": "https://podcasts.apple.com/us/genre/id\(genre.id)",
+            ]
             if !children.isEmpty { entry["subgenres"] = children }
             subgenres[String(genre.id)] = entry
         }
-        return Self.json(["26": ["name": "Podcasts", "id": "26", "url": "https://podcasts.apple.com/us/genre/podcasts/id26", "subgenres": subgenres]])
+        return Self.json([
+            "26": [
+                "name": "Podcasts", "id": "26", "url": "https://podcasts.apple.com/us/genre/podcasts/id26",
+                "subgenres": subgenres,
+            ]
+        ])
     }
 
     // MARK: Top podcasts chart (the iTunes RSS JSON format)
@@ -115,8 +125,15 @@ public struct PodcastsReplica: SandboxReplica {
                 "im:price": ["label": "Get", "attributes": ["amount": "0", "currency": "USD"]],
                 "im:contentType": ["attributes": ["term": "Podcast", "label": "Podcast"]],
                 "title": ["label": "\(show.title) - \(show.author)"],
-                "link": ["attributes": ["rel": "alternate", "type": "text/html", "href": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2"]],
-                "id": ["label": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2", "attributes": ["im:id": String(show.id)]],
+                "link": [
+                    "attributes": [
+                        "rel": "alternate", "type": "text/html",
+                        "href": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2",
+                    ]
+                ],
+                "id": [
+                    "label": "https://podcasts.apple.com/us/podcast/id\(show.id)?uo=2", "attributes": ["im:id": String(show.id)],
+                ],
                 "im:artist": ["label": show.author],
                 "category": ["attributes": ["im:id": String(show.genre.id), "term": show.genre.name, "label": show.genre.name]],
                 "im:releaseDate": ["label": FeedWriter.iso(show.releaseDate)],
@@ -124,9 +141,17 @@ public struct PodcastsReplica: SandboxReplica {
         }
         // The real feed gives a bare object, not an array, when the chart has one entry.
         let entry: Any = entries.count == 1 ? entries[0] : entries
-        let title = genreID.flatMap { id in PodcastCatalogue.genres.first { $0.id == id }?.name }.map { "iTunes Store: Top Podcasts in \($0)" }
+        let title =
+            genreID.flatMap { id in PodcastCatalogue.genres.first { $0.id == id }?.name }.map {
+                "iTunes Store: Top Podcasts in \($0)"
+            }
             ?? "iTunes Store: Top Podcasts"
-        return Self.json(["feed": ["author": ["name": ["label": "iTunes Store"]], "entry": entry, "title": ["label": title], "updated": ["label": "2026-11-21T00:00:00-07:00"]]])
+        return Self.json([
+            "feed": [
+                "author": ["name": ["label": "iTunes Store"]], "entry": entry, "title": ["label": title],
+                "updated": ["label": "2026-11-21T00:00:00-07:00"],
+            ]
+        ])
     }
 
     // MARK: Feeds and media
@@ -138,7 +163,9 @@ public struct PodcastsReplica: SandboxReplica {
         let writer = FeedWriter(catalogue: catalogue, base: base(request))
         let etag = "\"feed-\(show.id)-\(show.episodeCount)\""
         let lastModified = "Tue, 10 Jun 2025 09:41:00 GMT"
-        if request.headers[.ifNoneMatch] == etag || (request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == lastModified) {
+        if request.headers[.ifNoneMatch] == etag
+            || (request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == lastModified)
+        {
             return Response(status: .notModified, headers: [.eTag: etag, .lastModified: lastModified])
         }
         if show.id == PodcastCatalogue.longShowID {
@@ -150,12 +177,15 @@ public struct PodcastsReplica: SandboxReplica {
             }
             let show = long
             return Response(
-                status: .ok, headers: [.contentType: "application/rss+xml; charset=utf-8", .eTag: etag, .lastModified: lastModified],
+                status: .ok,
+                headers: [.contentType: "application/rss+xml; charset=utf-8", .eTag: etag, .lastModified: lastModified],
                 body: ResponseBody { body in
                     try await body.write(ByteBuffer(string: writer.rssHeader(show, encoding: "UTF-8")))
                     for start in stride(from: show.episodeCount, through: 1, by: -250) {
                         var chunk = ""
-                        for number in stride(from: start, to: max(0, start - 250), by: -1) { chunk += writer.rssItem(show, number) }
+                        for number in stride(from: start, to: max(0, start - 250), by: -1) {
+                            chunk += writer.rssItem(show, number)
+                        }
                         try await body.write(ByteBuffer(string: chunk))
                     }
                     try await body.write(ByteBuffer(string: writer.rssFooter))

@@ -8,7 +8,8 @@ enum EpisodeRecord {
     static func encode(_ episode: ParsedEpisode) -> Data {
         var out: [UInt8] = [version]
         let strings = [
-            episode.guid, episode.title, episode.enclosureURL, episode.enclosureType, episode.artwork, episode.notes, episode.link,
+            episode.guid, episode.title, episode.enclosureURL, episode.enclosureType, episode.artwork, episode.notes,
+            episode.link,
             episode.transcript,
         ]
         var mask: UInt16 = 0
@@ -54,7 +55,8 @@ enum EpisodeRecord {
                 guard let value = reader.read(8) else { return nil }
                 return .some(value)
             }
-            guard let published = field(8), let duration = field(9), let length = field(10), let season = field(11), let number = field(12)
+            guard let published = field(8), let duration = field(9), let length = field(10), let season = field(11),
+                let number = field(12)
             else { return nil }
             episode.published = published.map { Date(timeIntervalSince1970: Double(bitPattern: $0)) }
             episode.duration = duration.map { Double(bitPattern: $0) }

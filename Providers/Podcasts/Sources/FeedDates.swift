@@ -34,8 +34,11 @@ enum FeedDates {
                 let word = String(decoding: bytes[start..<i].map { $0 | 0x20 }, as: UTF8.self)
                 let prefix = String(word.prefix(3))
                 if weekdays.contains(prefix) { continue }
-                if month == nil, let index = months.firstIndex(of: prefix) { month = index + 1 }
-                else if let hours = zones[word] { offset = hours * 3600 }
+                if month == nil, let index = months.firstIndex(of: prefix) {
+                    month = index + 1
+                } else if let hours = zones[word] {
+                    offset = hours * 3600
+                }
             } else if isDigit(first) {
                 var numbers: [Int] = []
                 var value = 0
@@ -118,8 +121,11 @@ enum FeedDates {
         let trimmed = FeedParser.trim(text)
         guard !trimmed.isEmpty else { return nil }
         if let seconds = Double(trimmed) { return seconds.within(0...maxDuration) }
-        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).compactMap { Double($0)?.within(0...maxDuration) }
-        guard (2...3).contains(parts.count), parts.count == trimmed.split(separator: ":", omittingEmptySubsequences: false).count else { return nil }
+        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).compactMap {
+            Double($0)?.within(0...maxDuration)
+        }
+        guard (2...3).contains(parts.count), parts.count == trimmed.split(separator: ":", omittingEmptySubsequences: false).count
+        else { return nil }
         return parts.reduce(0) { $0 * 60 + $1 }.within(0...maxDuration)
     }
 

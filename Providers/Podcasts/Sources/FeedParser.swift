@@ -139,7 +139,8 @@ public final class FeedParser: XMLStreamDelegate {
         guard root != nil else {
             throw FeedError(
                 feed: name,
-                reason: rootName.map { "it is neither RSS nor Atom (the document is <\($0)>)" } ?? "it is not XML (no element in it)")
+                reason: rootName.map { "it is neither RSS nor Atom (the document is <\($0)>)" }
+                    ?? "it is not XML (no element in it)")
         }
         var feed = feed
         feed.link = feed.link.flatMap { resolve($0, against: baseURL) }
@@ -191,7 +192,8 @@ public final class FeedParser: XMLStreamDelegate {
     private enum Field {
         case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
         case notes(rank: Int)
-        case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink, imageURL, icon
+        case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink,
+            imageURL, icon
     }
 
     public func xmlStart(_ name: XMLName, attributes: [XMLAttribute]) {
@@ -277,11 +279,13 @@ public final class FeedParser: XMLStreamDelegate {
         switch (ns, local) {
         case (.itunes, "category"):
             if let text = attribute("text") { feed.categories.append(text) }
-        case (.itunes, "image"), (.googleplay, "image") where atChannel:
+        case (.itunes, "image"),
+            (.googleplay, "image") where atChannel:
             if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
         case (.core, "link") where atChannel && isAtom(name):
             if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
-        case (.core, "url") where parent?.ns == .core && parent?.local == "image" && names.count >= 2
+        case (.core, "url")
+        where parent?.ns == .core && parent?.local == "image" && names.count >= 2
             && names[names.count - 2].local == "channel":
             startCapture(.imageURL, depth: depth)
         case (.core, "name") where root == .atom && parent?.local == "author" && names.count == 2:

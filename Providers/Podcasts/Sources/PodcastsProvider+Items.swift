@@ -14,8 +14,11 @@ extension PodcastsProvider {
         var extra: [String: String] = [:]
         if let feedURL = show.feedUrl { extra["feed"] = feedURL }
         let genres = (show.genres ?? []).filter { $0 != "Podcasts" }
-        if !genres.isEmpty { extra["genres"] = genres.joined(separator: ", ") }
-        else if let feed, !feed.categories.isEmpty { extra["genres"] = feed.categories.joined(separator: ", ") }
+        if !genres.isEmpty {
+            extra["genres"] = genres.joined(separator: ", ")
+        } else if let feed, !feed.categories.isEmpty {
+            extra["genres"] = feed.categories.joined(separator: ", ")
+        }
         if let directory = show.collectionViewUrl ?? show.trackViewUrl { extra["directory"] = directory }
         item.extra = extra
         if let count = episodes ?? show.trackCount { item.stats = ["episodes": count] }
@@ -24,7 +27,8 @@ extension PodcastsProvider {
 
     func item(fromChart entry: ITunesChart.Entry) -> MediaItem? {
         guard let id = entry.id?.attributes?["im:id"], Int(id) != nil else { return nil }
-        let artwork = entry.images?.max { Int($0.attributes?["height"] ?? "0") ?? 0 < Int($1.attributes?["height"] ?? "0") ?? 0 }?.label
+        let artwork = entry.images?.max { Int($0.attributes?["height"] ?? "0") ?? 0 < Int($1.attributes?["height"] ?? "0") ?? 0 }?
+            .label
         var item = MediaItem(
             id: ItemID(provider: "podcasts", kind: .podcast, nativeID: id), title: entry.name?.label ?? "Podcast \(id)",
             subtitle: entry.artist?.label, summary: entry.summary?.label.map(HTMLText.plain), url: entry.id?.label,
@@ -41,7 +45,9 @@ extension PodcastsProvider {
             url: episode.link, artwork: episode.artwork ?? show.artworkUrl600 ?? feed.artwork ?? show.artworkUrl100,
             published: episode.published.map(FeedDates.isoString), duration: episode.duration,
             creator: feed.author ?? show.artistName,
-            enclosure: episode.enclosureURL.map { Enclosure(url: $0, type: episode.enclosureType, length: episode.enclosureLength) })
+            enclosure: episode.enclosureURL.map {
+                Enclosure(url: $0, type: episode.enclosureType, length: episode.enclosureLength)
+            })
         var extra: [String: String] = [:]
         if let season = episode.season { extra["season"] = String(season) }
         if let number = episode.episode { extra["episode"] = String(number) }

@@ -71,7 +71,8 @@ public struct PodcastsProvider: MediaProvider {
         if let cached = chartMemo.value(genre) {
             chart = cached
         } else {
-            let data = try await get("\(country)/rss/toppodcasts/limit=\(Self.chartLength)/genre=\(genre)/json", [:], what: "the top podcasts chart")
+            let data = try await get(
+                "\(country)/rss/toppodcasts/limit=\(Self.chartLength)/genre=\(genre)/json", [:], what: "the top podcasts chart")
             let decoded = try decode(ITunesChart.self, data, what: "the top podcasts chart")
             chart = (decoded.feed?.entry ?? []).compactMap(item(fromChart:))
             chartMemo.keep(chart, genre)
@@ -144,7 +145,9 @@ public struct PodcastsProvider: MediaProvider {
     }
 
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
-        guard id.kind == .episode else { throw ProviderError.unsupported("only episodes can be downloaded, not a \(id.kind.rawValue)") }
+        guard id.kind == .episode else {
+            throw ProviderError.unsupported("only episodes can be downloaded, not a \(id.kind.rawValue)")
+        }
         let (show, stored, episode) = try await findEpisode(id)
         let feed = stored.channel
         guard let text = episode.enclosureURL, let url = URL(string: text) else {
@@ -174,8 +177,10 @@ public struct PodcastsProvider: MediaProvider {
         guard parts.count == 2 else { throw ProviderError.notFound("\(id) is not an episode id") }
         let show = try await lookup(String(parts[0]))
         let feed = try await feed(of: show)
-        guard let row = await cache.listRow(feed.listKey, id: String(parts[1])), let episode = EpisodeRecord.decode(row.data) else {
-            throw ProviderError.notFound("episode \(parts[1]) is no longer in the feed of \(show.collectionName ?? "podcast \(parts[0])")")
+        guard let row = await cache.listRow(feed.listKey, id: String(parts[1])), let episode = EpisodeRecord.decode(row.data)
+        else {
+            throw ProviderError.notFound(
+                "episode \(parts[1]) is no longer in the feed of \(show.collectionName ?? "podcast \(parts[0])")")
         }
         return (show, feed, episode)
     }
@@ -204,7 +209,8 @@ public struct PodcastsProvider: MediaProvider {
         let cached = await cache.value(for: key)
         var kept = cached.flatMap { try? JSONDecoder().decode(StoredFeed.self, from: $0.data) }
         if kept != nil, await cache.listCount(listKey) == nil { kept = nil }
-        var request = HTTPRequest(url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
+        var request = HTTPRequest(
+            url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
         if let cached, kept != nil { request.setValidators(etag: cached.etag, lastModified: cached.lastModified) }
 
         let body = try SpoolFile()
@@ -229,9 +235,12 @@ public struct PodcastsProvider: MediaProvider {
         if body.overflowed { throw ProviderError.invalidResponse("the feed \(name) is larger than \(Self.maxFeedSize >> 20) MB") }
 
         let batch = EpisodeBatch()
-        let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: head.headers["content-type"])) { episode in
+        let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: head.headers["content-type"])) {
+            episode in
             batch.rows.append(
-                CachedRow(id: Self.episodeKey(episode), order: episode.published?.timeIntervalSince1970, data: EpisodeRecord.encode(episode)))
+                CachedRow(
+                    id: Self.episodeKey(episode), order: episode.published?.timeIntervalSince1970,
+                    data: EpisodeRecord.encode(episode)))
         }
         var channel = ParsedFeed()
         do {
@@ -250,13 +259,16 @@ public struct PodcastsProvider: MediaProvider {
         }
         let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: listKey)
         if let data = try? JSONEncoder().encode(stored) {
-            await cache.store(CachedValue(data: data, etag: head.headers["etag"], lastModified: head.headers["last-modified"]), for: key)
+            await cache.store(
+                CachedValue(data: data, etag: head.headers["etag"], lastModified: head.headers["last-modified"]), for: key)
         }
         return stored
     }
 
     private func get(_ path: String, _ query: [String: String], what: String) async throws -> Data {
-        guard let url = base.endpoint(path, query: query) else { throw ProviderError.invalidArgument("cannot build a URL for \(what)") }
+        guard let url = base.endpoint(path, query: query) else {
+            throw ProviderError.invalidArgument("cannot build a URL for \(what)")
+        }
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]))
@@ -270,10 +282,12 @@ public struct PodcastsProvider: MediaProvider {
     static func error(for response: HTTPResponse, what: String) -> ProviderError {
         switch response.status {
         case 404: return .notFound("\(what) was not found (HTTP 404)")
-        case 429, 403 where response.header("retry-after") != nil:
+        case 429,
+            403 where response.header("retry-after") != nil:
             return .rateLimited(retryAfter: response.retryAfter)
         default:
-            return .upstream(status: response.status, message: "\(what) failed: " + (ServiceReason.from(response.body) ?? "no reason given"))
+            return .upstream(
+                status: response.status, message: "\(what) failed: " + (ServiceReason.from(response.body) ?? "no reason given"))
         }
     }
 

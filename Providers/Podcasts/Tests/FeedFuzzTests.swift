@@ -1,9 +1,10 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
 import Sandbox
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 /// Structure-aware fuzzing of the feed parser: real feeds (the recorded corpus) mutated where
 /// feeds really go wrong (dates, numbers, entities, encodings, namespaces, truncation at tag
@@ -15,7 +16,8 @@ import TestSupport
 @Suite struct FeedFuzzTests {
     static let corpus = Recorded()
     static let seeds: [[UInt8]] = {
-        let paths = corpus.files(in: "feeds/podcastparser", suffix: ".rss") + corpus.files(in: "feeds/feedkit", suffix: ".xml")
+        let paths =
+            corpus.files(in: "feeds/podcastparser", suffix: ".rss") + corpus.files(in: "feeds/feedkit", suffix: ".xml")
             + ["feeds/podcastindex-example.xml", "feeds/wdr-1live-planb-reportage.xml"]
         return paths.compactMap { try? Array(corpus.data($0)) }
     }()
@@ -28,12 +30,16 @@ import TestSupport
         "2025-13-45T99:99:99Z", "0000-00-00", "9999-12-31T23:59:59Z", "-1", "Tue, 10 Jun 2025 09:41:00 +0000",
         "Mon, 31 Feb 2025 00:00:00 GMT", "99999999999:99999999999:9", "\u{0}", "2025-06-10T09:41:00.000000000000000000001Z",
     ]
-    static let hostileNumbers = ["1e400", "-1", "99999999999999999999999", "NaN", "inf", "0x10", "1:99999999999999999999:00", "", "٣", "12:34:56:78"]
+    static let hostileNumbers = [
+        "1e400", "-1", "99999999999999999999999", "NaN", "inf", "0x10", "1:99999999999999999999:00", "", "٣", "12:34:56:78",
+    ]
     static let hostileEntities = [
         "&amp;", "&#0;", "&#xFFFFFFFF;", "&#x110000;", "&#55296;", "&nbsp;", "&unknown;", "&", "&#;", "&#x;", "&lt;&gt;",
         "&amp;amp;", "&#9999999999999999999999;",
     ]
-    static let strayMarkup = ["<", ">", "\"", "]]>", "<!--", "<![CDATA[", "</", "<?", "<!DOCTYPE x>", "<a", "</channel>", "</item>", "\u{0}", "\u{FF}"]
+    static let strayMarkup = [
+        "<", ">", "\"", "]]>", "<!--", "<![CDATA[", "</", "<?", "<!DOCTYPE x>", "<a", "</channel>", "</item>", "\u{0}", "\u{FF}",
+    ]
 
     @Test func mutatedRealFeedsNeverTrapAndReadTheSameInChunks() throws {
         #expect(Self.seeds.count > 60)
@@ -129,7 +135,8 @@ import TestSupport
     static func pick<T>(_ values: [T], _ random: inout SplitMix64) -> T { values[Int(random.next() % UInt64(values.count))] }
 
     /// Ranges of `<name ...>text</name>` for element names matching `names`.
-    static func elements(_ document: [UInt8], named names: [String]) -> [(open: Range<Int>, text: Range<Int>, whole: Range<Int>)] {
+    static func elements(_ document: [UInt8], named names: [String]) -> [(open: Range<Int>, text: Range<Int>, whole: Range<Int>)]
+    {
         let text = String(decoding: document, as: UTF8.self)
         guard text.utf8.count == document.count else { return [] }  // only on valid UTF-8 seeds
         var found: [(Range<Int>, Range<Int>, Range<Int>)] = []
@@ -172,7 +179,8 @@ import TestSupport
             document.replaceSubrange(target.text, with: Array(pick(hostileDates, &random).utf8))
             return "date"
         case 1:
-            let numbers = elements(document, named: ["itunes:duration", "itunes:episode", "itunes:season", "podcast:season", "podcast:episode"])
+            let numbers = elements(
+                document, named: ["itunes:duration", "itunes:episode", "itunes:season", "podcast:season", "podcast:episode"])
             if !numbers.isEmpty {
                 let target = pick(numbers, &random)
                 document.replaceSubrange(target.text, with: Array(pick(hostileNumbers, &random).utf8))
@@ -180,7 +188,8 @@ import TestSupport
             }
             let lengths = String(decoding: document, as: UTF8.self).ranges(of: "length=\"")
             guard let range = lengths.randomElement(using: &random) else { return "no number" }
-            let start = String(decoding: document, as: UTF8.self).utf8.distance(from: String(decoding: document, as: UTF8.self).startIndex, to: range.upperBound)
+            let start = String(decoding: document, as: UTF8.self).utf8.distance(
+                from: String(decoding: document, as: UTF8.self).startIndex, to: range.upperBound)
             document.insert(contentsOf: Array(pick(hostileNumbers, &random).utf8), at: start)
             return "length"
         case 2:
@@ -195,15 +204,22 @@ import TestSupport
         case 4:
             var text = String(decoding: document, as: UTF8.self)
             switch random.next() % 4 {
-            case 0: text = text.replacingOccurrences(of: "itunes:", with: "it:").replacingOccurrences(of: "xmlns:itunes=", with: "xmlns:it=")
-            case 1: text = text.replacingOccurrences(of: "http://www.itunes.com/dtds/podcast-1.0.dtd", with: "http://www.itunes.com/DTDs/Podcast-1.0.dtd")
+            case 0:
+                text = text.replacingOccurrences(of: "itunes:", with: "it:").replacingOccurrences(
+                    of: "xmlns:itunes=", with: "xmlns:it=")
+            case 1:
+                text = text.replacingOccurrences(
+                    of: "http://www.itunes.com/dtds/podcast-1.0.dtd", with: "http://www.itunes.com/DTDs/Podcast-1.0.dtd")
             case 2: text = text.replacingOccurrences(of: "xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"", with: "")
-            default: text = text.replacingOccurrences(of: "xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"", with: "xmlns:itunes=\"urn:not-itunes\"")
+            default:
+                text = text.replacingOccurrences(
+                    of: "xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"", with: "xmlns:itunes=\"urn:not-itunes\"")
             }
             document = Array(text.utf8)
             return "namespace"
         case 5:
-            let candidates = elements(document, named: ["item", "title", "enclosure", "pubDate", "itunes:duration", "guid", "entry", "channel"])
+            let candidates = elements(
+                document, named: ["item", "title", "enclosure", "pubDate", "itunes:duration", "guid", "entry", "channel"])
             guard !candidates.isEmpty else { return "nothing to duplicate" }
             let target = pick(candidates, &random)
             document.insert(contentsOf: Array(document[target.whole]), at: target.whole.upperBound)
@@ -235,7 +251,12 @@ import TestSupport
         case 1:
             // Latin-1 bytes, with or without saying so.
             let latin = text.data(using: .isoLatin1, allowLossyConversion: true).map(Array.init) ?? document
-            document = random.next() % 2 == 0 ? latin : Array(text.replacingOccurrences(of: "UTF-8", with: "ISO-8859-1").data(using: .isoLatin1, allowLossyConversion: true) ?? Data(document))
+            document =
+                random.next() % 2 == 0
+                ? latin
+                : Array(
+                    text.replacingOccurrences(of: "UTF-8", with: "ISO-8859-1").data(using: .isoLatin1, allowLossyConversion: true)
+                        ?? Data(document))
             return "latin-1"
         case 2:
             document = Array(("\u{FEFF}" + text).data(using: .utf16LittleEndian) ?? Data(document))

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
 import Testing
+
+@testable import Podcasts
 
 @Suite struct FeedParserTests {
     let url = URL(string: "https://feeds.example.invalid/show/feed.xml")!
@@ -21,7 +22,8 @@ import Testing
 
     @Test func readsChannelAndEpisodeFields() throws {
         let feed = try parse(
-            rss("""
+            rss(
+                """
                 <item>
                   <title>Ep 1 &#8211; Hello</title><guid isPermaLink="false">abc-1</guid>
                   <pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><itunes:duration>1:02:03</itunes:duration>
@@ -54,13 +56,18 @@ import Testing
     }
 
     @Test func escapedHTMLDescriptionsBecomePlainText() throws {
-        let feed = try parse(rss("<item><title>x</title><description>&lt;p&gt;A &amp;amp; B&lt;br/&gt;C &amp;quot;q&amp;quot;&lt;/p&gt;</description></item>"))
+        let feed = try parse(
+            rss(
+                "<item><title>x</title><description>&lt;p&gt;A &amp;amp; B&lt;br/&gt;C &amp;quot;q&amp;quot;&lt;/p&gt;</description></item>"
+            ))
         #expect(feed.episodes.first?.summary == "A & B\nC \"q\"")
     }
 
     @Test func contentEncodedWinsOverDescription() throws {
         let feed = try parse(
-            rss("<item><description>short</description><content:encoded><![CDATA[<p>The full notes</p>]]></content:encoded></item>"))
+            rss(
+                "<item><description>short</description><content:encoded><![CDATA[<p>The full notes</p>]]></content:encoded></item>"
+            ))
         #expect(feed.episodes.first?.summary == "The full notes")
     }
 
@@ -87,7 +94,9 @@ import Testing
         #expect(FeedDates.parse("32 Foo 2025") == nil)
     }
 
-    @Test(arguments: [("3723", 3723.0), ("62:03", 3723), ("1:02:03", 3723), ("01:02:03", 3723), ("3723.5", 3723.5), ("00:45", 45)])
+    @Test(arguments: [
+        ("3723", 3723.0), ("62:03", 3723), ("1:02:03", 3723), ("01:02:03", 3723), ("3723.5", 3723.5), ("00:45", 45),
+    ])
     func parsesDurations(text: String, seconds: Double) {
         #expect(FeedDates.duration(text) == seconds)
     }
@@ -104,7 +113,10 @@ import Testing
         // Episodes without guids still get stable, distinct keys.
         let keys = feed.episodes.map(PodcastsProvider.episodeKey)
         #expect(Set(keys).count == 3)
-        #expect(keys == (try parse(rss("<item><title>Only a title</title></item><item><enclosure url=\"x.mp3\"/></item><item></item>"))).episodes.map(PodcastsProvider.episodeKey))
+        #expect(
+            keys
+                == (try parse(rss("<item><title>Only a title</title></item><item><enclosure url=\"x.mp3\"/></item><item></item>")))
+                .episodes.map(PodcastsProvider.episodeKey))
     }
 
     @Test func hostileGuidsAreHashed() {
@@ -203,7 +215,8 @@ import Testing
     let url = URL(string: "https://feeds.example.invalid/show/feed.xml")!
 
     func episode(_ inner: String) throws -> ParsedEpisode? {
-        let xml = "<rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>t</title><item><title>e</title>\(inner)</item></channel></rss>"
+        let xml =
+            "<rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>t</title><item><title>e</title>\(inner)</item></channel></rss>"
         return try FeedParser.parse(Data(xml.utf8), url: url).episodes.first
     }
 
@@ -255,7 +268,8 @@ import Testing
 
     @Test(arguments: ["\n", "\r\n\r\n", "   \t", "\u{FEFF}", "\u{FEFF}\n  "])
     func whitespaceOrABOMBeforeTheDeclarationIsRead(prefix: String) throws {
-        let feed = try FeedParser.parse(Data((prefix + "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + Self.body).utf8), url: url)
+        let feed = try FeedParser.parse(
+            Data((prefix + "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + Self.body).utf8), url: url)
         #expect(feed.title == "Café Show")
         #expect(feed.episodes.first?.duration == 600)
     }
@@ -344,7 +358,11 @@ import Testing
 
     @Test func entityBombsAreRefusedWithASentence() {
         var bomb = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
-        for level in 1...9 { bomb += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1 == 0 ? "" : String(level - 1));", count: 10) + "\">" }
+        for level in 1...9 {
+            bomb +=
+                "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1 == 0 ? "" : String(level - 1));", count: 10)
+                + "\">"
+        }
         bomb += "]><rss><channel><title>&lol9;</title></channel></rss>"
         #expect {
             try FeedParser.parse(Data(bomb.utf8), url: url)
@@ -367,7 +385,8 @@ import Testing
     /// A feed over the 10 MB that libxml2 refused whole, read in one piece and in chunks of every
     /// kind of size, with the same result.
     @Test func bigFeedsReadTheSameInOnePieceOrInChunks() throws {
-        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>Big</title>"
+        var xml =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>Big</title>"
         let notes = String(repeating: "Long show notes with &amp; entities, “quotes” and émojis 🎙. ", count: 40)
         for n in 0..<4000 {
             xml += "<item><title>Episode \(n)</title><guid>g\(n)</guid><pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate>"

@@ -1,8 +1,9 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 /// The provider on the iTunes answers recorded in public projects (Recorded/SOURCES.md).
 @Suite struct ITunesCorpusTests {
@@ -10,7 +11,8 @@ import TestSupport
 
     func provider(_ pick: @escaping @Sendable (String) -> String?) throws -> PodcastsProvider {
         let client = RecordedHTTPClient { request in pick(request.url.path).map { Self.corpus.answer("itunes/" + $0) } }
-        return try PodcastsProvider(context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
+        return try PodcastsProvider(
+            context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
     }
 
     @Test func searchResults() async throws {

@@ -1,8 +1,9 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 /// Recorded iTunes answers, mutated: no crash; a bad result costs that result, not the page.
 @Suite struct ITunesToleranceTests {
@@ -10,7 +11,8 @@ import TestSupport
 
     func provider(_ body: Data) throws -> PodcastsProvider {
         let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
-        return try PodcastsProvider(context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
+        return try PodcastsProvider(
+            context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
     }
 
     @Test(arguments: ["itunes/search-apple.json", "itunes/search-gruber.json", "itunes/lookup.json"])

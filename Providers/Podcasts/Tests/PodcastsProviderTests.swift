@@ -1,12 +1,13 @@
 import Foundation
 import MediaHTTP
 import MediaKit
-@testable import Podcasts
 import PodcastsSandbox
 import Sandbox
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 typealias MemoryCache = MemoryProviderCache
 
@@ -123,7 +124,8 @@ struct PodcastsFixture {
             #expect(page.items.allSatisfy { $0.enclosure?.url.hasPrefix("http://127.0.0.1") == true && $0.published != nil })
             #expect(page.items.contains { $0.duration != nil })
         }
-        let latin = try await fixture.provider.item(ItemID(provider: "podcasts", kind: .podcast, nativeID: String(1_000_000_000 + 3 * 7919)))
+        let latin = try await fixture.provider.item(
+            ItemID(provider: "podcasts", kind: .podcast, nativeID: String(1_000_000_000 + 3 * 7919)))
         #expect(latin.summary?.contains("Café") == true)
     }
 
@@ -209,7 +211,9 @@ struct PodcastsFixture {
     @Test(arguments: ["9223372036854775807", "9223372036854775800", "-1", "10000001", "abc", ""])
     func hostileCursorsAreRefused(cursor: String) async throws {
         #expect(throws: ProviderError.self) {
-            try PodcastsProvider.page([1, 2, 3], cursor: Cursor(cursor), size: 20) { MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:\($0)"), title: "\($0)") }
+            try PodcastsProvider.page([1, 2, 3], cursor: Cursor(cursor), size: 20) {
+                MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:\($0)"), title: "\($0)")
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 /// The parser on recorded feeds (see Recorded/SOURCES.md), with gPodder's podcastparser as a
 /// second opinion: its test data carries its own reading of each feed.
@@ -43,8 +44,12 @@ import TestSupport
         for theirs in expected.episodes ?? [] {
             // The same episode: by title, else by its media file.
             let firstURL = theirs.enclosures?.first?.url
-            guard let ours = feed.episodes.first(where: { ($0.title ?? "") == (theirs.title ?? "") && (firstURL == nil || $0.enclosureURL == firstURL || theirs.title?.isEmpty == false) })
-                ?? feed.episodes.first(where: { $0.enclosureURL != nil && $0.enclosureURL == firstURL })
+            guard
+                let ours = feed.episodes.first(where: {
+                    ($0.title ?? "") == (theirs.title ?? "")
+                        && (firstURL == nil || $0.enclosureURL == firstURL || theirs.title?.isEmpty == false)
+                })
+                    ?? feed.episodes.first(where: { $0.enclosureURL != nil && $0.enclosureURL == firstURL })
             else {
                 Issue.record("\(name): podcastparser reads episode '\(theirs.title ?? "")' that we do not")
                 continue
@@ -59,7 +64,9 @@ import TestSupport
         }
     }
 
-    @Test(arguments: ["feeds/podcastindex-example.xml", "feeds/wdr-1live-planb-reportage.xml"] + corpus.files(in: "feeds/feedkit", suffix: ".xml"))
+    @Test(
+        arguments: ["feeds/podcastindex-example.xml", "feeds/wdr-1live-planb-reportage.xml"]
+            + corpus.files(in: "feeds/feedkit", suffix: ".xml"))
     func readsOtherRecordedFeeds(path: String) throws {
         let data = try Self.corpus.data(path)
         let feed = try FeedParser.parse(data, url: URL(string: "https://recorded.invalid/feed.xml"))
@@ -71,7 +78,8 @@ import TestSupport
     }
 
     @Test func hardcoreHistoryFromTheITunesSample() throws {
-        let feed = try FeedParser.parse(Self.corpus.data("feeds/feedkit/iTunes.xml"), url: URL(string: "https://feeds.feedburner.com/dancarlin/history"))
+        let feed = try FeedParser.parse(
+            Self.corpus.data("feeds/feedkit/iTunes.xml"), url: URL(string: "https://feeds.feedburner.com/dancarlin/history"))
         #expect(feed.title == "Dan Carlin's Hardcore History")
         #expect(feed.author?.contains("Dan Carlin") == true)
         let episode = try #require(feed.episodes.first)
@@ -80,7 +88,8 @@ import TestSupport
     }
 
     @Test func thePodcastIndexExampleInDetail() throws {
-        let feed = try FeedParser.parse(Self.corpus.data("feeds/podcastindex-example.xml"), url: URL(string: "https://example.com/feed.xml"))
+        let feed = try FeedParser.parse(
+            Self.corpus.data("feeds/podcastindex-example.xml"), url: URL(string: "https://example.com/feed.xml"))
         #expect(feed.title == "Podcasting 2.0 Namespace Example")
         #expect(feed.artwork == "https://example.com/images/pci_avatar-massive.jpg")
         #expect(feed.episodes.count == 3)
@@ -91,7 +100,8 @@ import TestSupport
     }
 
     @Test func theWDRFeedInDetail() throws {
-        let feed = try FeedParser.parse(Self.corpus.data("feeds/wdr-1live-planb-reportage.xml"), url: URL(string: "http://www.wdr.de/podcast.xml"))
+        let feed = try FeedParser.parse(
+            Self.corpus.data("feeds/wdr-1live-planb-reportage.xml"), url: URL(string: "http://www.wdr.de/podcast.xml"))
         #expect(feed.title == "1LIVE Plan B Reportage")
         #expect(feed.author == "radio@wdr.de")
         #expect(feed.artwork == "http://www.wdr.de/radio/podcast/img/2012/1LIVE/1live_planb600x600.jpg")

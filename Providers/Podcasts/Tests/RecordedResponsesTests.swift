@@ -1,9 +1,10 @@
 import Foundation
 import MediaKit
-@testable import Podcasts
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import Podcasts
 
 /// The provider on recorded iTunes answers: the real field names, nesting and quirks.
 @Suite struct RecordedResponsesTests {
@@ -55,14 +56,16 @@ import TestSupport
     @Test func genreTree() async throws {
         let client = RecordedHTTPClient(["/WebObjects/MZStoreServices.woa/ws/genres": (200, Self.genres)])
         let categories = try await provider(client).categories()
-        #expect(categories == [
-            MediaCategory(id: "1489", name: "News"), MediaCategory(id: "1528", name: "Tech News", parent: "1489"),
-            MediaCategory(id: "1318", name: "Technology"),
-        ])
+        #expect(
+            categories == [
+                MediaCategory(id: "1489", name: "News"), MediaCategory(id: "1528", name: "Tech News", parent: "1489"),
+                MediaCategory(id: "1318", name: "Technology"),
+            ])
     }
 
     @Test func searchErrorMessageOfTheRealService() async throws {
-        let body = #"{"errorMessage":"Invalid value(s) for key(s): [mediaType]", "queryParameters":{"output":"json", "callback":"A javascript function to handle your search results", "country":"ISO-2A country code", "limit":"The number of search results to return", "term":"A search string", "lang":"ISO-2A language code"}}"#
+        let body =
+            #"{"errorMessage":"Invalid value(s) for key(s): [mediaType]", "queryParameters":{"output":"json", "callback":"A javascript function to handle your search results", "country":"ISO-2A country code", "limit":"The number of search results to return", "term":"A search string", "lang":"ISO-2A language code"}}"#
         let client = RecordedHTTPClient(["/search": (400, body)])
         await #expect {
             try await provider(client).search(SearchQuery(text: "x"))

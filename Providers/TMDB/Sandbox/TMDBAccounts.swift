@@ -46,10 +46,18 @@ public final class TMDBAccounts: Sendable {
             return try replica.authorized(request) {
                 let outcome: Response = self.state.withLock { state in
                     guard let token = body.request_token, let entry = state.tokens[token], entry.expires > Date() else {
-                        return TMDBReplica.json(["success": false, "status_code": 33, "status_message": "Invalid request token: The request token is either expired or invalid."], status: .unauthorized)
+                        return TMDBReplica.json(
+                            [
+                                "success": false, "status_code": 33,
+                                "status_message": "Invalid request token: The request token is either expired or invalid.",
+                            ], status: .unauthorized)
                     }
                     guard let user = body.username, Self.users[user] == body.password else {
-                        return TMDBReplica.json(["success": false, "status_code": 30, "status_message": "Invalid username and/or password: You did not provide a valid login."], status: .unauthorized)
+                        return TMDBReplica.json(
+                            [
+                                "success": false, "status_code": 30,
+                                "status_message": "Invalid username and/or password: You did not provide a valid login.",
+                            ], status: .unauthorized)
                     }
                     state.tokens[token] = (entry.expires, user)
                     return TMDBReplica.json(["success": true, "expires_at": Self.utc(entry.expires), "request_token": token])
@@ -62,8 +70,11 @@ public final class TMDBAccounts: Sendable {
             let body = try await request.decode(as: New.self, context: context)
             return try replica.authorized(request) {
                 self.state.withLock { state in
-                    guard let token = body.request_token, let entry = state.tokens[token], let user = entry.user, entry.expires > Date() else {
-                        return TMDBReplica.json(["success": false, "status_code": 17, "status_message": "Session denied."], status: .unauthorized)
+                    guard let token = body.request_token, let entry = state.tokens[token], let user = entry.user,
+                        entry.expires > Date()
+                    else {
+                        return TMDBReplica.json(
+                            ["success": false, "status_code": 17, "status_message": "Session denied."], status: .unauthorized)
                     }
                     state.tokens[token] = nil
                     let session = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -77,14 +88,22 @@ public final class TMDBAccounts: Sendable {
             let body = try await request.decode(as: Delete.self, context: context)
             return try replica.authorized(request) {
                 let known = self.state.withLock { $0.sessions.removeValue(forKey: body.session_id ?? "") != nil }
-                return known ? TMDBReplica.json(["success": true])
-                    : TMDBReplica.json(["success": false, "status_code": 6, "status_message": "Invalid id: The pre-requisite id is invalid or not found."], status: .notFound)
+                return known
+                    ? TMDBReplica.json(["success": true])
+                    : TMDBReplica.json(
+                        [
+                            "success": false, "status_code": 6,
+                            "status_message": "Invalid id: The pre-requisite id is invalid or not found.",
+                        ], status: .notFound)
             }
         }
         api.get("account") { request, _ in
             try replica.authorized(request) {
                 guard let user = self.user(request) else { return Self.sessionDenied() }
-                return TMDBReplica.json(["id": Self.accountID(user), "username": user, "name": user == "ada" ? "Ada Lovelace" : "Sandbox User", "include_adult": false, "iso_639_1": "en", "iso_3166_1": "US"])
+                return TMDBReplica.json([
+                    "id": Self.accountID(user), "username": user, "name": user == "ada" ? "Ada Lovelace" : "Sandbox User",
+                    "include_adult": false, "iso_639_1": "en", "iso_3166_1": "US",
+                ])
             }
         }
         api.post("account/:account/favorite") { request, context in
@@ -93,7 +112,9 @@ public final class TMDBAccounts: Sendable {
             let account = context.parameters.get("account", as: Int.self)
             return try replica.authorized(request) {
                 guard let user = self.user(request), account == Self.accountID(user) else { return Self.sessionDenied() }
-                guard body.media_type == "movie", let id = body.media_id, catalogue.movie(id) != nil else { return TMDBReplica.notFound() }
+                guard body.media_type == "movie", let id = body.media_id, catalogue.movie(id) != nil else {
+                    return TMDBReplica.notFound()
+                }
                 let favorite = body.favorite ?? false
                 self.state.withLock { state in
                     var list = state.favorites[user] ?? []
@@ -103,7 +124,9 @@ public final class TMDBAccounts: Sendable {
                 }
                 return favorite
                     ? TMDBReplica.json(["success": true, "status_code": 1, "status_message": "Success."], status: .created)
-                    : TMDBReplica.json(["success": true, "status_code": 13, "status_message": "The item/record was deleted successfully."])
+                    : TMDBReplica.json([
+                        "success": true, "status_code": 13, "status_message": "The item/record was deleted successfully.",
+                    ])
             }
         }
         api.get("account/:account/favorite/movies") { request, context in
@@ -121,7 +144,11 @@ public final class TMDBAccounts: Sendable {
     }
 
     static func sessionDenied() -> Response {
-        TMDBReplica.json(["success": false, "status_code": 3, "status_message": "Authentication failed: You do not have permissions to access the service."], status: .unauthorized)
+        TMDBReplica.json(
+            [
+                "success": false, "status_code": 3,
+                "status_message": "Authentication failed: You do not have permissions to access the service.",
+            ], status: .unauthorized)
     }
 
     static func utc(_ date: Date) -> String {

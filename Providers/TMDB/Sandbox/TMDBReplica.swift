@@ -20,14 +20,18 @@ public struct TMDBReplica: SandboxReplica {
     public func register(_ routes: SandboxRoutes) {
         Self.files.register(routes)
         let api = routes.group("3")
-        api.get("configuration") { request, _ in try authorized(request) { Self.json(Self.files.localized(Self.configuration, for: request)) } }
+        api.get("configuration") { request, _ in
+            try authorized(request) { Self.json(Self.files.localized(Self.configuration, for: request)) }
+        }
         api.get("genre/movie/list") { request, _ in
             try authorized(request) { Self.json(["genres": TMDBCatalogue.genres.map { ["id": $0.id, "name": $0.name] }]) }
         }
         api.get("discover/movie") { request, _ in
             try authorized(request) {
                 let genre = request.uri.queryParameters.get("with_genres").flatMap { Int($0) }
-                let movies = catalogue.movies.filter { genre == nil || $0.genres.contains(genre!) }.sorted { $0.popularity > $1.popularity }
+                let movies = catalogue.movies.filter { genre == nil || $0.genres.contains(genre!) }.sorted {
+                    $0.popularity > $1.popularity
+                }
                 return page(movies, request)
             }
         }
@@ -36,21 +40,27 @@ public struct TMDBReplica: SandboxReplica {
         }
         api.get("search/movie") { request, _ in
             try authorized(request) {
-                let words = (request.uri.queryParameters.get("query") ?? "").lowercased().replacingOccurrences(of: "+", with: " ").split(separator: " ")
+                let words = (request.uri.queryParameters.get("query") ?? "").lowercased().replacingOccurrences(of: "+", with: " ")
+                    .split(separator: " ")
                 guard !words.isEmpty else { return page([], request) }
-                return page(catalogue.movies.filter { movie in words.allSatisfy { movie.title.lowercased().contains($0) } }, request)
+                return page(
+                    catalogue.movies.filter { movie in words.allSatisfy { movie.title.lowercased().contains($0) } }, request)
             }
         }
         api.get("movie/:id") { request, context in
             try authorized(request) {
-                guard let id = context.parameters.get("id", as: Int.self), let movie = catalogue.movie(id) else { return Self.notFound() }
+                guard let id = context.parameters.get("id", as: Int.self), let movie = catalogue.movie(id) else {
+                    return Self.notFound()
+                }
                 return Self.json(details(movie, append: request.uri.queryParameters.get("append_to_response") ?? ""))
             }
         }
         for related in ["similar", "recommendations"] {
             api.get("movie/:id/\(related)") { request, context in
                 try authorized(request) {
-                    guard let id = context.parameters.get("id", as: Int.self), let movie = catalogue.movie(id) else { return Self.notFound() }
+                    guard let id = context.parameters.get("id", as: Int.self), let movie = catalogue.movie(id) else {
+                        return Self.notFound()
+                    }
                     return page(catalogue.related(movie, recommendations: related == "recommendations"), request)
                 }
             }
@@ -65,51 +75,68 @@ public struct TMDBReplica: SandboxReplica {
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         let credential = key ?? bearer ?? ""
         guard !credential.isEmpty, !credential.hasPrefix("bad") else {
-            return Self.json(["status_code": 7, "status_message": "Invalid API key: You must be granted a valid key.", "success": false], status: .unauthorized)
+            return Self.json(
+                ["status_code": 7, "status_message": "Invalid API key: You must be granted a valid key.", "success": false],
+                status: .unauthorized)
         }
         return try body()
     }
 
     // MARK: Responses
 
-    static var configuration: [String: Any] { [
-        "images": [
-            "base_url": "http://image.tmdb.org/t/p/", "secure_base_url": "https://image.tmdb.org/t/p/",
-            "backdrop_sizes": ["w300", "w780", "w1280", "original"], "logo_sizes": ["w45", "w92", "w154", "w185", "w300", "w500", "original"],
-            "poster_sizes": ["w92", "w154", "w185", "w342", "w500", "w780", "original"], "profile_sizes": ["w45", "w185", "h632", "original"],
-            "still_sizes": ["w92", "w185", "w300", "original"],
-        ],
-        "change_keys": ["adult", "title"],
-    ] }
+    static var configuration: [String: Any] {
+        [
+            "images": [
+                "base_url": "http://image.tmdb.org/t/p/", "secure_base_url": "https://image.tmdb.org/t/p/",
+                "backdrop_sizes": ["w300", "w780", "w1280", "original"],
+                "logo_sizes": ["w45", "w92", "w154", "w185", "w300", "w500", "original"],
+                "poster_sizes": ["w92", "w154", "w185", "w342", "w500", "w780", "original"],
+                "profile_sizes": ["w45", "w185", "h632", "original"],
+                "still_sizes": ["w92", "w185", "w300", "original"],
+            ],
+            "change_keys": ["adult", "title"],
+        ]
+    }
 
     static func notFound() -> Response {
-        json(["success": false, "status_code": 34, "status_message": "The resource you requested could not be found."], status: .notFound)
+        json(
+            ["success": false, "status_code": 34, "status_message": "The resource you requested could not be found."],
+            status: .notFound)
     }
 
     func page(_ movies: [TMDBCatalogue.Movie], _ request: Request) -> Response {
         let page = max(1, Int(request.uri.queryParameters.get("page") ?? "1") ?? 1)
         guard page <= 500 else {
-            return Self.json(["success": false, "status_code": 22, "status_message": "Invalid page: Pages start at 1 and max at 500. They are expected to be an integer."], status: .badRequest)
+            return Self.json(
+                [
+                    "success": false, "status_code": 22,
+                    "status_message": "Invalid page: Pages start at 1 and max at 500. They are expected to be an integer.",
+                ], status: .badRequest)
         }
         let start = (page - 1) * 20
         let slice = start < movies.count ? Array(movies[start..<min(start + 20, movies.count)]) : []
         return Self.json([
-            "page": page, "results": slice.map(summary), "total_pages": max(1, (movies.count + 19) / 20), "total_results": movies.count,
+            "page": page, "results": slice.map(summary), "total_pages": max(1, (movies.count + 19) / 20),
+            "total_results": movies.count,
         ])
     }
 
     func summary(_ movie: TMDBCatalogue.Movie) -> [String: Any] {
         [
             "adult": false, "backdrop_path": movie.backdrop, "genre_ids": movie.genres, "id": movie.id, "original_language": "en",
-            "original_title": movie.title, "overview": movie.overview, "popularity": movie.popularity, "poster_path": movie.poster,
-            "release_date": movie.release, "title": movie.title, "video": false, "vote_average": movie.voteAverage, "vote_count": movie.voteCount,
+            "original_title": movie.title, "overview": movie.overview, "popularity": movie.popularity,
+            "poster_path": movie.poster,
+            "release_date": movie.release, "title": movie.title, "video": false, "vote_average": movie.voteAverage,
+            "vote_count": movie.voteCount,
         ]
     }
 
     func details(_ movie: TMDBCatalogue.Movie, append: String) -> [String: Any] {
         var body = summary(movie)
         body["genre_ids"] = nil
-        body["genres"] = movie.genres.compactMap { id in TMDBCatalogue.genres.first { $0.id == id }.map { ["id": $0.id, "name": $0.name] } }
+        body["genres"] = movie.genres.compactMap { id in
+            TMDBCatalogue.genres.first { $0.id == id }.map { ["id": $0.id, "name": $0.name] }
+        }
         body["runtime"] = movie.runtime
         body["status"] = "Released"
         body["tagline"] = "A sandbox film."
@@ -117,15 +144,29 @@ public struct TMDBReplica: SandboxReplica {
         let parts = append.split(separator: ",")
         if parts.contains("credits") {
             body["credits"] = [
-                "cast": movie.cast.enumerated().map { order, name in ["id": 5000 + order, "name": name, "character": "Role \(order + 1)", "order": order, "known_for_department": "Acting"] },
-                "crew": [["id": 9000, "name": movie.director, "job": "Director", "department": "Directing"], ["id": 9001, "name": "Sam Writer", "job": "Screenplay", "department": "Writing"]],
+                "cast": movie.cast.enumerated().map { order, name in
+                    [
+                        "id": 5000 + order, "name": name, "character": "Role \(order + 1)", "order": order,
+                        "known_for_department": "Acting",
+                    ]
+                },
+                "crew": [
+                    ["id": 9000, "name": movie.director, "job": "Director", "department": "Directing"],
+                    ["id": 9001, "name": "Sam Writer", "job": "Screenplay", "department": "Writing"],
+                ],
             ]
         }
         if parts.contains("videos") {
-            body["videos"] = ["results": movie.trailers.enumerated().map { index, key in
-                ["iso_639_1": "en", "iso_3166_1": "US", "name": index == 0 ? "Official Trailer" : "Teaser", "key": key, "site": "YouTube",
-                 "size": 1080, "type": index == 0 ? "Trailer" : "Teaser", "official": true, "published_at": movie.release + "T12:00:00.000Z", "id": "vid\(movie.id)\(index)"]
-            }]
+            body["videos"] = [
+                "results": movie.trailers.enumerated().map { index, key in
+                    [
+                        "iso_639_1": "en", "iso_3166_1": "US", "name": index == 0 ? "Official Trailer" : "Teaser", "key": key,
+                        "site": "YouTube",
+                        "size": 1080, "type": index == 0 ? "Trailer" : "Teaser", "official": true,
+                        "published_at": movie.release + "T12:00:00.000Z", "id": "vid\(movie.id)\(index)",
+                    ]
+                }
+            ]
         }
         return body
     }
@@ -159,12 +200,21 @@ struct TMDBCatalogue: Sendable {
 
     static let genres: [(id: Int, name: String)] = [
         (28, "Action"), (12, "Adventure"), (16, "Animation"), (35, "Comedy"), (80, "Crime"), (99, "Documentary"), (18, "Drama"),
-        (10751, "Family"), (14, "Fantasy"), (36, "History"), (27, "Horror"), (10402, "Music"), (9648, "Mystery"), (10749, "Romance"),
+        (10751, "Family"), (14, "Fantasy"), (36, "History"), (27, "Horror"), (10402, "Music"), (9648, "Mystery"),
+        (10749, "Romance"),
         (878, "Science Fiction"), (10770, "TV Movie"), (53, "Thriller"), (10752, "War"), (37, "Western"),
     ]
-    static let words = ["Midnight", "Silent", "Golden", "Last", "Broken", "Hidden", "Electric", "Crimson", "Lost", "Winter", "Iron", "Paper"]
-    static let nouns = ["Harbor", "Empire", "Garden", "Signal", "Frontier", "Promise", "Machine", "River", "Kingdom", "Orchestra", "Heist", "Summer"]
-    static let people = ["Ada Stone", "Ben Rivera", "Chloe Park", "Dev Shah", "Eli Novak", "Fay Moreau", "Gus Ito", "Hana Berg", "Ivan Cole", "Jun Ma"]
+    static let words = [
+        "Midnight", "Silent", "Golden", "Last", "Broken", "Hidden", "Electric", "Crimson", "Lost", "Winter", "Iron", "Paper",
+    ]
+    static let nouns = [
+        "Harbor", "Empire", "Garden", "Signal", "Frontier", "Promise", "Machine", "River", "Kingdom", "Orchestra", "Heist",
+        "Summer",
+    ]
+    static let people = [
+        "Ada Stone", "Ben Rivera", "Chloe Park", "Dev Shah", "Eli Novak", "Fay Moreau", "Gus Ito", "Hana Berg", "Ivan Cole",
+        "Jun Ma",
+    ]
 
     let movies: [Movie]
     private let index: [Int: Int]
@@ -189,7 +239,8 @@ struct TMDBCatalogue: Sendable {
                     voteAverage: n == 0 ? 8.4 : Double(Int(random.next() % 80) + 20) / 10, voteCount: Int(random.next() % 30_000),
                     popularity: n == 0 ? 99.5 : Double(random.next() % 100_000) / 1000,
                     poster: "/p\(id)x.jpg", backdrop: "/b\(id)x.jpg",
-                    cast: (0..<5).map { Self.people[(n + $0) % Self.people.count] }, director: Self.people[(n + 7) % Self.people.count],
+                    cast: (0..<5).map { Self.people[(n + $0) % Self.people.count] },
+                    director: Self.people[(n + 7) % Self.people.count],
                     trailers: [trailerIDs[n % trailerIDs.count], trailerIDs[(n + 1) % trailerIDs.count]]))
         }
         self.movies = movies
@@ -208,6 +259,8 @@ struct TMDBCatalogue: Sendable {
     }
 
     func related(_ movie: Movie, recommendations: Bool) -> [Movie] {
-        movies.filter { $0.id != movie.id && $0.genres.contains(movie.genres[0]) && ($0.id % 2 == 0) == recommendations }.prefix(60).map { $0 }
+        movies.filter { $0.id != movie.id && $0.genres.contains(movie.genres[0]) && ($0.id % 2 == 0) == recommendations }.prefix(
+            60
+        ).map { $0 }
     }
 }

@@ -33,7 +33,10 @@ struct TMDBMovie: Decodable {
     }
     struct Person: Decodable { @Lenient var name: String?; @Lenient var job: String?; @Lenient var order: Int? }
     struct Videos: Decodable { @LossyList var results: [Video]? }
-    struct Video: Decodable { @Lenient var key: String?; @Lenient var site: String?; @Lenient var type: String?; @Lenient var name: String?; @Lenient var official: Bool? }
+    struct Video: Decodable {
+        @Lenient var key: String?; @Lenient var site: String?; @Lenient var type: String?; @Lenient var name: String?;
+        @Lenient var official: Bool?
+    }
 }
 
 struct TMDBConfiguration: Decodable {

@@ -7,23 +7,28 @@ extension TMDBProvider: AccountProvider {
     struct Session: Decodable { var success: Bool?; var session_id: String? }
     struct Account: Decodable { var id: Int?; var username: String?; var name: String? }
 
-    public func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws -> AuthSession {
+    public func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws
+        -> AuthSession
+    {
         guard let username = credentials.username, !username.isEmpty, let password = credentials.password else {
             throw ProviderError.invalidArgument("TMDB login needs a username and a password")
         }
         let token: RequestToken = try await get("authentication/token/new", [:])
         guard let requestToken = token.request_token else { throw ProviderError.invalidResponse("TMDB sent no request token") }
         let validated: RequestToken = try decode(
-            try await send("POST", "authentication/token/validate_with_login", [:],
-                           body: ["username": username, "password": password, "request_token": requestToken]))
+            try await send(
+                "POST", "authentication/token/validate_with_login", [:],
+                body: ["username": username, "password": password, "request_token": requestToken]))
         let session: Session = try decode(
-            try await send("POST", "authentication/session/new", [:], body: ["request_token": validated.request_token ?? requestToken]))
+            try await send(
+                "POST", "authentication/session/new", [:], body: ["request_token": validated.request_token ?? requestToken]))
         guard let sessionID = session.session_id else { throw ProviderError.unauthorized("TMDB did not open a session") }
         let probe = AuthSession(provider: "tmdb", accessToken: sessionID)
         let account: Account = try await get("account", [:], session: probe)
         guard let accountID = account.id else { throw ProviderError.invalidResponse("TMDB sent no account id") }
         return AuthSession(
-            provider: "tmdb", account: account.username ?? account.name, accessToken: sessionID, values: ["account_id": String(accountID)])
+            provider: "tmdb", account: account.username ?? account.name, accessToken: sessionID,
+            values: ["account_id": String(accountID)])
     }
 
     /// TMDB sessions do not expire on their own.
@@ -36,9 +41,12 @@ extension TMDBProvider: AccountProvider {
     }
 
     public func setAccountFavorite(_ id: ItemID, _ favorite: Bool, session: AuthSession) async throws {
-        guard id.kind == .movie, let movie = Int(id.nativeID) else { throw ProviderError.unsupported("only movies are TMDB favorites") }
+        guard id.kind == .movie, let movie = Int(id.nativeID) else {
+            throw ProviderError.unsupported("only movies are TMDB favorites")
+        }
         _ = try await send(
-            "POST", "account/\(try accountID(session))/favorite", [:], body: ["media_type": "movie", "media_id": movie, "favorite": favorite],
+            "POST", "account/\(try accountID(session))/favorite", [:],
+            body: ["media_type": "movie", "media_id": movie, "favorite": favorite],
             session: session)
     }
 
@@ -49,7 +57,9 @@ extension TMDBProvider: AccountProvider {
     }
 
     private func accountID(_ session: AuthSession) throws -> String {
-        guard let id = session.values["account_id"] else { throw ProviderError.unauthorized("the TMDB session has no account; run `login tmdb`") }
+        guard let id = session.values["account_id"] else {
+            throw ProviderError.unauthorized("the TMDB session has no account; run `login tmdb`")
+        }
         return id
     }
 }

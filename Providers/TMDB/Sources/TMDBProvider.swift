@@ -10,7 +10,9 @@ public struct TMDBProvider: MediaProvider {
         id: "tmdb", name: "The Movie Database", kinds: [.movie],
         capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],
         configKeys: [
-            .init(name: "access_token", summary: "API read access token (v4), sent as a Bearer header", secret: true, environment: ["TMDB_ACCESS_TOKEN"]),
+            .init(
+                name: "access_token", summary: "API read access token (v4), sent as a Bearer header", secret: true,
+                environment: ["TMDB_ACCESS_TOKEN"]),
             .init(name: "api_key", summary: "API key (v3), sent as api_key", secret: true, environment: ["TMDB_API_KEY"]),
             .init(name: "language", summary: "Language of titles and overviews", defaultValue: "en-US"),
             .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://api.themoviedb.org"),
@@ -46,7 +48,9 @@ public struct TMDBProvider: MediaProvider {
     public func categories() async throws -> [MediaCategory] {
         let genres: TMDBGenres = try await get("genre/movie/list", ["language": language])
         return Self.lists.map { MediaCategory(id: $0.id, name: $0.name) }
-            + (genres.genres ?? []).compactMap { genre in genre.id.map { MediaCategory(id: String($0), name: genre.name ?? String($0)) } }
+            + (genres.genres ?? []).compactMap { genre in
+                genre.id.map { MediaCategory(id: String($0), name: genre.name ?? String($0)) }
+            }
     }
 
     /// A genre's most popular movies (discover), or one of the lists; paged by the API's pages.
@@ -57,7 +61,8 @@ public struct TMDBProvider: MediaProvider {
         }
         var genre = category
         if Int(category) == nil {
-            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) else {
+            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame })
+            else {
                 throw ProviderError.notFound("no TMDB genre '\(category)'; `categories tmdb` lists them")
             }
             genre = match.id
@@ -70,14 +75,18 @@ public struct TMDBProvider: MediaProvider {
         guard query.kind == nil || query.kind == .movie else {
             throw ProviderError.unsupported("mediahost searches TMDB for movies; people and TV are not among its kinds yet")
         }
-        return try await movies("search/movie", ["query": query.text, "language": language, "page": String(try Self.page(query.cursor))])
+        return try await movies(
+            "search/movie", ["query": query.text, "language": language, "page": String(try Self.page(query.cursor))])
     }
 
     // MARK: Details and related movies
 
     public func item(_ id: ItemID) async throws -> MediaItem {
-        guard id.kind == .movie, Int(id.nativeID) != nil else { throw ProviderError.notFound("no TMDB \(id.kind.rawValue) \(id.nativeID)") }
-        let movie: TMDBMovie = try await get("movie/\(id.nativeID)", ["language": language, "append_to_response": "credits,videos"])
+        guard id.kind == .movie, Int(id.nativeID) != nil else {
+            throw ProviderError.notFound("no TMDB \(id.kind.rawValue) \(id.nativeID)")
+        }
+        let movie: TMDBMovie = try await get(
+            "movie/\(id.nativeID)", ["language": language, "append_to_response": "credits,videos"])
         return try await item(from: movie, details: true)
     }
 
@@ -102,13 +111,16 @@ public struct TMDBProvider: MediaProvider {
         let current = page.page ?? 1
         let pages = page.total_pages ?? current
         return Page(
-            items: items, next: current < min(pages, 500) ? Cursor(String(current + 1)) : nil, prev: current > 1 ? Cursor(String(current - 1)) : nil,
+            items: items, next: current < min(pages, 500) ? Cursor(String(current + 1)) : nil,
+            prev: current > 1 ? Cursor(String(current - 1)) : nil,
             total: page.total_results)
     }
 
     static func page(_ cursor: Cursor?) throws -> Int {
         guard let cursor else { return 1 }
-        guard let page = Int(cursor.rawValue), (1...500).contains(page) else { throw ProviderError.invalidArgument("cursor '\(cursor)' is not a TMDB page") }
+        guard let page = Int(cursor.rawValue), (1...500).contains(page) else {
+            throw ProviderError.invalidArgument("cursor '\(cursor)' is not a TMDB page")
+        }
         return page
     }
 
@@ -116,15 +128,23 @@ public struct TMDBProvider: MediaProvider {
         try decode(try await send("GET", path, parameters, session: session))
     }
 
-    func send(_ method: String, _ path: String, _ parameters: [String: String], body: [String: Any]? = nil, session: AuthSession? = nil) async throws -> HTTPResponse {
+    func send(
+        _ method: String, _ path: String, _ parameters: [String: String], body: [String: Any]? = nil, session: AuthSession? = nil
+    ) async throws -> HTTPResponse {
         guard token != nil || key != nil else {
             throw ProviderError.notConfigured("set TMDB_ACCESS_TOKEN or TMDB_API_KEY (or `config providers.tmdb.api_key <key>`)")
         }
         var credentials: [URLQueryItem] = []
         var headers = ["Accept": "application/json"]
-        if let token { headers["Authorization"] = "Bearer \(token)" } else if let key { credentials.append(URLQueryItem(name: "api_key", value: key)) }
+        if let token {
+            headers["Authorization"] = "Bearer \(token)"
+        } else if let key {
+            credentials.append(URLQueryItem(name: "api_key", value: key))
+        }
         if let session { credentials.append(URLQueryItem(name: "session_id", value: session.accessToken)) }
-        guard let url = base.endpoint("3/\(path)", query: parameters, extra: credentials) else { throw ProviderError.invalidArgument("cannot build a TMDB URL for \(path)") }
+        guard let url = base.endpoint("3/\(path)", query: parameters, extra: credentials) else {
+            throw ProviderError.invalidArgument("cannot build a TMDB URL for \(path)")
+        }
         var data: Data?
         if let body {
             headers["Content-Type"] = "application/json;charset=utf-8"
@@ -214,7 +234,9 @@ public struct TMDBProvider: MediaProvider {
             let trailers = (movie.videos?.results ?? []).filter { $0.site == "YouTube" && $0.key != nil }
                 .sorted { ($0.type == "Trailer" ? 0 : 1) < ($1.type == "Trailer" ? 0 : 1) }
             if let first = trailers.first?.key { extra["trailer"] = "youtube:video:\(first)" }
-            if trailers.count > 1 { extra["trailers"] = trailers.compactMap { $0.key.map { "youtube:video:\($0)" } }.joined(separator: " ") }
+            if trailers.count > 1 {
+                extra["trailers"] = trailers.compactMap { $0.key.map { "youtube:video:\($0)" } }.joined(separator: " ")
+            }
         }
         item.extra = extra
         if let votes = movie.vote_count { item.stats = ["votes": votes] }

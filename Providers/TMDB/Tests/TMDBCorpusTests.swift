@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import TMDB
 
 /// The provider on answers recorded from the real TMDB API and TMDB's reference examples
@@ -13,9 +14,12 @@ import TestSupport
     /// appended from their own recordings, as `append_to_response=credits,videos` answers.
     func provider(routes: [String: String] = [:]) throws -> (TMDBProvider, RecordedHTTPClient) {
         var table = [
-            "configuration": "configuration.json", "genre/movie/list": "genre-movie-list.json", "search/movie": "search-movie.json",
-            "movie/popular": "movie-popular.json", "movie/now_playing": "movie-now-playing.json", "movie/top_rated": "movie-top-rated.json",
-            "movie/upcoming": "movie-upcoming.json", "discover/movie": "discover-movie.json", "movie/550/similar": "movie-similar.json",
+            "configuration": "configuration.json", "genre/movie/list": "genre-movie-list.json",
+            "search/movie": "search-movie.json",
+            "movie/popular": "movie-popular.json", "movie/now_playing": "movie-now-playing.json",
+            "movie/top_rated": "movie-top-rated.json",
+            "movie/upcoming": "movie-upcoming.json", "discover/movie": "discover-movie.json",
+            "movie/550/similar": "movie-similar.json",
             "movie/550/recommendations": "movie-recommendations.json", "authentication/token/new": "request-token.json",
             "authentication/token/validate_with_login": "session-with-login.json", "authentication/session/new": "session.json",
             "authentication/session": "session-delete.json", "account": "account.json",
@@ -26,10 +30,13 @@ import TestSupport
         let details = Self.detailsWithAppendedResponses()
         let client = RecordedHTTPClient { request in
             let path = request.url.path.replacingOccurrences(of: "/3/", with: "")
-            if path == "movie/550", routesTable["movie/550"] == nil { return (200, ["content-type": "application/json"], details) }
+            if path == "movie/550", routesTable["movie/550"] == nil {
+                return (200, ["content-type": "application/json"], details)
+            }
             return routesTable[path].map { Self.corpus.answer($0) }
         }
-        let provider = try TMDBProvider(context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
+        let provider = try TMDBProvider(
+            context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
         return (provider, client)
     }
 
@@ -48,7 +55,10 @@ import TestSupport
         let categories = try await tmdb.categories()
         #expect(categories.count == 4 + 19)
         #expect(categories.contains(MediaCategory(id: "28", name: "Action")))
-        for (list, first, pages) in [("popular", "Wonka", 42471), ("now_playing", "Wonka", 155), ("top_rated", "The Shawshank Redemption", 456), ("upcoming", "Wonka", 37)] {
+        for (list, first, pages) in [
+            ("popular", "Wonka", 42471), ("now_playing", "Wonka", 155), ("top_rated", "The Shawshank Redemption", 456),
+            ("upcoming", "Wonka", 37),
+        ] {
             let page = try await tmdb.browse(category: list, cursor: nil)
             #expect(page.items.count == 20, "\(list)")
             #expect(page.items.first?.title == first, "\(list)")
@@ -83,7 +93,9 @@ import TestSupport
         #expect(movie.extra?["genres"] == "Drama")
         #expect(movie.extra?["cast"]?.hasPrefix("Edward Norton") == true)
         #expect(movie.extra?["director"] == "David Fincher")
-        #expect(movie.extra?["trailer"] == "youtube:video:dfeUzm6KF4g" || movie.extra?["trailers"]?.contains("youtube:video:dfeUzm6KF4g") == true)
+        #expect(
+            movie.extra?["trailer"] == "youtube:video:dfeUzm6KF4g"
+                || movie.extra?["trailers"]?.contains("youtube:video:dfeUzm6KF4g") == true)
     }
 
     @Test func similarThenRecommendationsWhereAnEmptyDateIsNoDate() async throws {
@@ -128,7 +140,8 @@ import TestSupport
         } throws: { error in
             guard let error = error as? ProviderError else { return false }
             let message = error.message
-            return error.kind == kind && (message.contains(reason) || kind == "unauthorized") && !message.contains("HTTP 422: HTTP 422")
+            return error.kind == kind && (message.contains(reason) || kind == "unauthorized")
+                && !message.contains("HTTP 422: HTTP 422")
                 && !message.contains("TMDB:")
         }
     }

@@ -4,10 +4,11 @@ import MediaHTTP
 import MediaHost
 import MediaKit
 import Sandbox
-import Testing
-import TestSupport
-@testable import TMDB
 import TMDBSandbox
+import TestSupport
+import Testing
+
+@testable import TMDB
 
 struct TMDBFixture {
     let replica = TMDBReplica()
@@ -20,7 +21,9 @@ struct TMDBFixture {
         provider = try TMDBProvider(context: server.providerContext("tmdb", credentials))
     }
 
-    func requests(_ path: String) -> [Sandbox.TrafficLog.RequestRecord] { server.traffic.requests.filter { $0.path == "/tmdb/3/" + path } }
+    func requests(_ path: String) -> [Sandbox.TrafficLog.RequestRecord] {
+        server.traffic.requests.filter { $0.path == "/tmdb/3/" + path }
+    }
 }
 
 @Suite struct TMDBProviderTests {
@@ -36,7 +39,9 @@ struct TMDBFixture {
         #expect(second.prev == "1")
         #expect(Set(second.items.map(\.id)).isDisjoint(with: first.items.map(\.id)))
         let query = try #require(f.requests("discover/movie").first?.query)
-        for part in ["with_genres=35", "sort_by=popularity.desc", "language=en-US", "page=1"] { #expect(query.contains(part), "\(query)") }
+        for part in ["with_genres=35", "sort_by=popularity.desc", "language=en-US", "page=1"] {
+            #expect(query.contains(part), "\(query)")
+        }
         #expect(try await f.provider.browse(category: "top_rated", cursor: nil).items.count == 20)
     }
 
@@ -68,7 +73,8 @@ struct TMDBFixture {
         let similar = try await f.provider.children(of: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), cursor: nil)
         #expect(!similar.items.isEmpty)
         #expect(similar.next?.rawValue.hasPrefix("s") == true)
-        let more = try await f.provider.children(of: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), cursor: similar.next)
+        let more = try await f.provider.children(
+            of: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), cursor: similar.next)
         #expect(more.prev == "s1")
         let recommended = try await f.provider.children(of: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), cursor: "r1")
         #expect(Set(recommended.items.map(\.id)).isDisjoint(with: similar.items.map(\.id)))
@@ -164,7 +170,8 @@ struct TMDBFixture {
         }
         replica.accounts.tokenLifetime = -1
         do {
-            _ = try await host.dispatcher.call("auth.login", params: ["provider": "tmdb", "username": "ada", "password": "lovelace"])
+            _ = try await host.dispatcher.call(
+                "auth.login", params: ["provider": "tmdb", "username": "ada", "password": "lovelace"])
             Issue.record("an expired request token logged in")
         } catch {
             #expect(error.message.contains("request token expired"))

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import TMDB
 
 /// Recorded TMDB answers, mutated: no crash; a bad movie costs that movie, not the page.
@@ -16,11 +17,13 @@ import TestSupport
             if asked == "configuration" { return (200, ["content-type": "application/json"], configuration) }
             return nil
         }
-        return try TMDBProvider(context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
+        return try TMDBProvider(
+            context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
     }
 
     @Test(arguments: [
-        ("movie-popular.json", "movie/popular"), ("movie-top-rated.json", "movie/top_rated"), ("search-movie.json", "search/movie"),
+        ("movie-popular.json", "movie/popular"), ("movie-top-rated.json", "movie/top_rated"),
+        ("search-movie.json", "search/movie"),
         ("movie-recommendations.json", "movie/550/recommendations"), ("movie-similar.json", "movie/550/similar"),
         ("discover-movie.json", "discover/movie"), ("account-favorites.json", "account/548/favorite/movies"),
     ])

@@ -25,8 +25,11 @@ struct TwitterData: Sendable {
     let tweets: [Tweet]
 
     init(seed: UInt64 = 20_261_121) {
-        users = [("swiftlang", "Swift"), ("ada", "Ada 👩‍💻"), ("kenji", "健二"), ("noa", "נועה"), ("server", "Swift Server"), ("cats", "Cat Facts")]
-            .enumerated().map { User(id: String(1_000_000 + $0), username: $1.0, name: $1.1) }
+        users = [
+            ("swiftlang", "Swift"), ("ada", "Ada 👩‍💻"), ("kenji", "健二"), ("noa", "נועה"), ("server", "Swift Server"),
+            ("cats", "Cat Facts"),
+        ]
+        .enumerated().map { User(id: String(1_000_000 + $0), username: $1.0, name: $1.1) }
         var random = SplitMix64(seed: seed)
         var tweets: [Tweet] = []
         for n in 0..<400 {
@@ -59,7 +62,8 @@ struct TwitterData: Sendable {
             }
             tweets.append(
                 Tweet(
-                    id: String(1_800_000_000_000_000_000 - n * 1000), author: users[author].id, text: text, entities: entities, media: media,
+                    id: String(1_800_000_000_000_000_000 - n * 1000), author: users[author].id, text: text, entities: entities,
+                    media: media,
                     replyTo: n % 9 == 8 ? String(1_800_000_000_000_000_000 - (n - 1) * 1000) : nil,
                     created: Date(timeIntervalSince1970: 1_763_700_000 - Double(n) * 300), sensitive: n % 25 == 5))
         }
@@ -68,9 +72,13 @@ struct TwitterData: Sendable {
 
     func user(_ user: User) -> [String: Any] {
         [
-            "id": user.id, "username": user.username, "name": user.name, "description": "Tweets about #\(Self.tags[Int(user.id)! % 6]).",
+            "id": user.id, "username": user.username, "name": user.name,
+            "description": "Tweets about #\(Self.tags[Int(user.id)! % 6]).",
             "profile_image_url": "https://pbs.twimg.com/profile_images/\(user.id)/avatar_normal.jpg",
-            "public_metrics": ["followers_count": user.username.count * 1000, "following_count": 10, "tweet_count": tweets.filter { $0.author == user.id }.count, "listed_count": 3],
+            "public_metrics": [
+                "followers_count": user.username.count * 1000, "following_count": 10,
+                "tweet_count": tweets.filter { $0.author == user.id }.count, "listed_count": 3,
+            ],
         ]
     }
 
@@ -78,20 +86,31 @@ struct TwitterData: Sendable {
         var entities: [String: [[String: Any]]] = [:]
         for entity in tweet.entities {
             switch entity.kind {
-            case "hashtag": entities["hashtags", default: []].append(["start": entity.start, "end": entity.end, "tag": entity.value])
-            case "mention": entities["mentions", default: []].append(["start": entity.start, "end": entity.end, "username": entity.value, "id": entity.extra ?? ""])
+            case "hashtag":
+                entities["hashtags", default: []].append(["start": entity.start, "end": entity.end, "tag": entity.value])
+            case "mention":
+                entities["mentions", default: []].append([
+                    "start": entity.start, "end": entity.end, "username": entity.value, "id": entity.extra ?? "",
+                ])
             default:
-                var url: [String: Any] = ["start": entity.start, "end": entity.end, "url": String(tweet.text.unicodeScalars.dropFirst(entity.start).prefix(entity.end - entity.start)),
-                                          "expanded_url": entity.value, "display_url": entity.extra ?? ""]
+                var url: [String: Any] = [
+                    "start": entity.start, "end": entity.end,
+                    "url": String(tweet.text.unicodeScalars.dropFirst(entity.start).prefix(entity.end - entity.start)),
+                    "expanded_url": entity.value, "display_url": entity.extra ?? "",
+                ]
                 if entity.kind.hasPrefix("media:") { url["media_key"] = String(entity.kind.dropFirst(6)) }
                 entities["urls", default: []].append(url)
             }
         }
         var object: [String: Any] = [
-            "id": tweet.id, "text": tweet.text, "author_id": tweet.author, "created_at": ISO8601DateFormatter().string(from: tweet.created),
-            "entities": entities, "lang": "en", "possibly_sensitive": tweet.sensitive, "conversation_id": tweet.replyTo ?? tweet.id,
-            "public_metrics": ["retweet_count": Int(tweet.id.suffix(4))! % 40, "reply_count": tweets.filter { $0.replyTo == tweet.id }.count,
-                               "like_count": Int(tweet.id.suffix(5))! % 900, "quote_count": 1, "bookmark_count": 0, "impression_count": 1000],
+            "id": tweet.id, "text": tweet.text, "author_id": tweet.author,
+            "created_at": ISO8601DateFormatter().string(from: tweet.created),
+            "entities": entities, "lang": "en", "possibly_sensitive": tweet.sensitive,
+            "conversation_id": tweet.replyTo ?? tweet.id,
+            "public_metrics": [
+                "retweet_count": Int(tweet.id.suffix(4))! % 40, "reply_count": tweets.filter { $0.replyTo == tweet.id }.count,
+                "like_count": Int(tweet.id.suffix(5))! % 900, "quote_count": 1, "bookmark_count": 0, "impression_count": 1000,
+            ],
             "edit_history_tweet_ids": [tweet.id],
         ]
         if !tweet.media.isEmpty { object["attachments"] = ["media_keys": tweet.media.map(\.key)] }
@@ -102,8 +121,14 @@ struct TwitterData: Sendable {
     func includes(_ slice: [Tweet]) -> [String: Any] {
         let authors = Set(slice.map(\.author))
         let media = slice.flatMap(\.media).map { media -> [String: Any] in
-            var item: [String: Any] = ["media_key": media.key, "type": media.type, "width": 1200, "height": 800, "alt_text": "Media \(media.key)"]
-            if media.type == "photo" { item["url"] = "https://pbs.twimg.com/media/\(media.key).jpg" } else { item["preview_image_url"] = "https://pbs.twimg.com/ext_tw_video_thumb/\(media.key).jpg" }
+            var item: [String: Any] = [
+                "media_key": media.key, "type": media.type, "width": 1200, "height": 800, "alt_text": "Media \(media.key)",
+            ]
+            if media.type == "photo" {
+                item["url"] = "https://pbs.twimg.com/media/\(media.key).jpg"
+            } else {
+                item["preview_image_url"] = "https://pbs.twimg.com/ext_tw_video_thumb/\(media.key).jpg"
+            }
             return item
         }
         var result: [String: Any] = ["users": users.filter { authors.contains($0.id) }.map(user)]

@@ -23,7 +23,9 @@ public struct TwitterReplica: SandboxReplica {
             try authorized(request) {
                 let query = (request.uri.queryParameters.get("query").map { String($0) } ?? "").lowercased()
                 if query.contains("ratelimit") {
-                    var response = Self.json(["title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429], status: .tooManyRequests)
+                    var response = Self.json(
+                        ["title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429],
+                        status: .tooManyRequests)
                     response.headers[HTTPField.Name("x-rate-limit-reset")!] = String(Int(Date().timeIntervalSince1970) + 7)
                     response.headers[HTTPField.Name("x-rate-limit-remaining")!] = "0"
                     return response
@@ -63,8 +65,15 @@ public struct TwitterReplica: SandboxReplica {
         api.get("tweets/:id") { request, context in
             try authorized(request) {
                 guard let tweet = data.tweets.first(where: { $0.id == context.parameters.get("id") }) else {
-                    return Self.json(["errors": [["value": context.parameters.get("id") ?? "", "detail": "Could not find tweet with id.", "title": "Not Found Error",
-                                                   "resource_type": "tweet", "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
+                    return Self.json([
+                        "errors": [
+                            [
+                                "value": context.parameters.get("id") ?? "", "detail": "Could not find tweet with id.",
+                                "title": "Not Found Error",
+                                "resource_type": "tweet", "type": "https://api.twitter.com/2/problems/resource-not-found",
+                            ]
+                        ]
+                    ])
                 }
                 return Self.json(["data": data.json(tweet), "includes": data.includes([tweet])], for: request)
             }
@@ -74,16 +83,24 @@ public struct TwitterReplica: SandboxReplica {
     /// The API answers 200 with only an errors array for a missing user.
     private func user(_ user: TwitterData.User?, parameter: String, value: String, _ request: Request) -> Response {
         guard let user else {
-            return Self.json(["errors": [["value": value, "detail": "Could not find user with \(parameter): [\(value)].", "title": "Not Found Error",
-                                           "resource_type": "user", "parameter": parameter, "resource_id": value,
-                                           "type": "https://api.twitter.com/2/problems/resource-not-found"]]])
+            return Self.json([
+                "errors": [
+                    [
+                        "value": value, "detail": "Could not find user with \(parameter): [\(value)].",
+                        "title": "Not Found Error",
+                        "resource_type": "user", "parameter": parameter, "resource_id": value,
+                        "type": "https://api.twitter.com/2/problems/resource-not-found",
+                    ]
+                ]
+            ])
         }
         return Self.json(["data": data.user(user)], for: request)
     }
 
     private func authorized(_ request: Request, _ body: () throws -> Response) throws -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), !header.hasSuffix("bad") else {
-            return Self.json(["title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"], status: .unauthorized)
+            return Self.json(
+                ["title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"], status: .unauthorized)
         }
         return try body()
     }
@@ -99,9 +116,15 @@ public struct TwitterReplica: SandboxReplica {
         let query = request.uri.queryParameters
         let size = min(max(Int(query.get("max_results") ?? "10") ?? 10, 5), 100)
         guard let offset = Self.offset((query.get("next_token") ?? query.get("pagination_token")).map { String($0) }) else {
-            return Self.json(["errors": [["parameters": ["next_token": [""]], "message": "The `next_token` query parameter value is not valid"]],
-                              "title": "Invalid Request", "detail": "One or more parameters to your request was invalid.", "type": "https://api.twitter.com/2/problems/invalid-request"],
-                             status: .badRequest)
+            return Self.json(
+                [
+                    "errors": [
+                        ["parameters": ["next_token": [""]], "message": "The `next_token` query parameter value is not valid"]
+                    ],
+                    "title": "Invalid Request", "detail": "One or more parameters to your request was invalid.",
+                    "type": "https://api.twitter.com/2/problems/invalid-request",
+                ],
+                status: .badRequest)
         }
         let slice = offset < tweets.count ? Array(tweets[offset..<min(offset + size, tweets.count)]) : []
         var meta: [String: Any] = ["result_count": slice.count]
@@ -114,8 +137,13 @@ public struct TwitterReplica: SandboxReplica {
             body["includes"] = data.includes(slice)
         }
         if partial {
-            body["errors"] = [["value": "999", "detail": "Could not find media with key: [3_999].", "title": "Not Found Error", "resource_type": "media",
-                               "type": "https://api.twitter.com/2/problems/resource-not-found"]]
+            body["errors"] = [
+                [
+                    "value": "999", "detail": "Could not find media with key: [3_999].", "title": "Not Found Error",
+                    "resource_type": "media",
+                    "type": "https://api.twitter.com/2/problems/resource-not-found",
+                ]
+            ]
         }
         return Self.json(body, for: request)
     }

@@ -9,7 +9,9 @@ struct TWResponse<Payload: Decodable>: Decodable {
 }
 
 struct TWIncludes: Decodable { @LossyList var users: [TWUser]?; @LossyList var media: [TWMedia]? }
-struct TWMeta: Decodable { @Lenient var result_count: Int?; @Lenient var next_token: String?; @Lenient var previous_token: String? }
+struct TWMeta: Decodable {
+    @Lenient var result_count: Int?; @Lenient var next_token: String?; @Lenient var previous_token: String?
+}
 struct TWProblem: Decodable { @Lenient var title: String?; @Lenient var detail: String?; @Lenient var type: String? }
 
 struct TWTweet: Decodable {
@@ -30,7 +32,10 @@ struct TWTweet: Decodable {
     }
     struct Tag: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var tag: String? }
     struct Mention: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var username: String? }
-    struct Link: Decodable { @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var url: String?; @Lenient var expanded_url: String?; @Lenient var display_url: String?; @Lenient var media_key: String? }
+    struct Link: Decodable {
+        @Lenient var start: Int?; @Lenient var end: Int?; @Lenient var url: String?; @Lenient var expanded_url: String?;
+        @Lenient var display_url: String?; @Lenient var media_key: String?
+    }
     struct Attachments: Decodable { @LossyList var media_keys: [String]? }
     struct Reference: Decodable { @Lenient var type: String?; @Lenient var id: String? }
 }
@@ -44,4 +49,7 @@ struct TWUser: Decodable {
     @LossyMap var public_metrics: [String: Int]?
 }
 
-struct TWMedia: Decodable { @Lenient var media_key: String?; @Lenient var type: String?; @Lenient var url: String?; @Lenient var preview_image_url: String?; @Lenient var alt_text: String? }
+struct TWMedia: Decodable {
+    @Lenient var media_key: String?; @Lenient var type: String?; @Lenient var url: String?;
+    @Lenient var preview_image_url: String?; @Lenient var alt_text: String?
+}

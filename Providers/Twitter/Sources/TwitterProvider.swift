@@ -7,7 +7,9 @@ public struct TwitterProvider: MediaProvider {
     public static let descriptor = ProviderDescriptor(
         id: "twitter", name: "X (Twitter)", kinds: [.post, .user], capabilities: [.search, .item, .children],
         configKeys: [
-            .init(name: "bearer_token", summary: "App bearer token (developer portal)", secret: true, required: true, environment: ["TWITTER_BEARER_TOKEN"]),
+            .init(
+                name: "bearer_token", summary: "App bearer token (developer portal)", secret: true, required: true,
+                environment: ["TWITTER_BEARER_TOKEN"]),
             .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://api.twitter.com"),
         ],
         auth: .apiKey,
@@ -16,7 +18,8 @@ public struct TwitterProvider: MediaProvider {
     static let pageSize = 20
     static let fields = [
         "expansions": "author_id,attachments.media_keys",
-        "tweet.fields": "created_at,entities,public_metrics,attachments,author_id,possibly_sensitive,referenced_tweets,conversation_id",
+        "tweet.fields":
+            "created_at,entities,public_metrics,attachments,author_id,possibly_sensitive,referenced_tweets,conversation_id",
         "user.fields": "name,username,profile_image_url,description,public_metrics",
         "media.fields": "type,url,preview_image_url,alt_text",
     ]
@@ -50,8 +53,11 @@ public struct TwitterProvider: MediaProvider {
 
     public func item(_ id: ItemID) async throws -> MediaItem {
         if id.kind == .user {
-            let response: TWResponse<TWUser> = try await get("2/users/\(id.nativeID)", ["user.fields": Self.fields["user.fields"]!])
-            guard let user = response.data else { throw ProviderError.notFound(response.errors?.first?.detail ?? "no user \(id.nativeID)") }
+            let response: TWResponse<TWUser> = try await get(
+                "2/users/\(id.nativeID)", ["user.fields": Self.fields["user.fields"]!])
+            guard let user = response.data else {
+                throw ProviderError.notFound(response.errors?.first?.detail ?? "no user \(id.nativeID)")
+            }
             return item(from: user)
         }
         guard id.kind == .post else { throw ProviderError.unsupported("X details are available for posts and users") }
@@ -66,7 +72,9 @@ public struct TwitterProvider: MediaProvider {
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         switch id.kind {
         case .user: return try await timeline("2/users/\(id.nativeID)/tweets", [:], cursor: cursor, tokenName: "pagination_token")
-        case .post: return try await timeline("2/tweets/search/recent", ["query": "conversation_id:\(id.nativeID)"], cursor: cursor, tokenName: "next_token")
+        case .post:
+            return try await timeline(
+                "2/tweets/search/recent", ["query": "conversation_id:\(id.nativeID)"], cursor: cursor, tokenName: "next_token")
         default: throw ProviderError.unsupported("X \(id.kind.rawValue)s have no children")
         }
     }
@@ -74,8 +82,11 @@ public struct TwitterProvider: MediaProvider {
     // MARK: Requests
 
     func lookup(_ username: String) async throws -> String {
-        let response: TWResponse<TWUser> = try await get("2/users/by/username/\(username)", ["user.fields": Self.fields["user.fields"]!])
-        guard let id = response.data?.id else { throw ProviderError.notFound(response.errors?.first?.detail ?? "no user @\(username)") }
+        let response: TWResponse<TWUser> = try await get(
+            "2/users/by/username/\(username)", ["user.fields": Self.fields["user.fields"]!])
+        guard let id = response.data?.id else {
+            throw ProviderError.notFound(response.errors?.first?.detail ?? "no user @\(username)")
+        }
         return id
     }
 
@@ -92,8 +103,11 @@ public struct TwitterProvider: MediaProvider {
     }
 
     func get<T: Decodable>(_ path: String, _ parameters: [String: String]) async throws -> T {
-        guard let url = base.endpoint(path, query: parameters) else { throw ProviderError.invalidArgument("cannot build an X URL for \(path)") }
-        let response = try await http.send(HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"]))
+        guard let url = base.endpoint(path, query: parameters) else {
+            throw ProviderError.invalidArgument("cannot build an X URL for \(path)")
+        }
+        let response = try await http.send(
+            HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"]))
         guard response.status == 200 else { throw error(for: response) }
         do {
             return try JSONDecoder().decode(T.self, from: response.body)

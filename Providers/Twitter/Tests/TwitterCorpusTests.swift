@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import Twitter
 
 /// The provider on answers recorded from the real X API v2 (Recorded/SOURCES.md).
@@ -45,15 +46,18 @@ import TestSupport
     }
 
     @Test func aUsersTimelineWithMentionsAfterAnEscape() async throws {
-        let x = try provider(["2/users/by/username/Twitter": "user-by-username.json", "2/users/783214/tweets": "user-tweets.json"])
+        let x = try provider([
+            "2/users/by/username/Twitter": "user-by-username.json", "2/users/783214/tweets": "user-tweets.json",
+        ])
         let page = try await x.search(SearchQuery(text: "@Twitter"))
         #expect(page.items.count == 4)
         for item in page.items { expectEntitiesPointAtTheirText(item) }
         let retweet = try #require(page.items.first { $0.id.nativeID == "1399359137285218304" })
         #expect(retweet.summary?.contains("@ThebeIkalafeng & @KathleenNdongmo") == true)
-        #expect(retweet.entities?.filter { $0.type == .mention }.map(\.text) == [
-            "@ResistBureau", "@CarineNantulya", "@Gina_Din", "@ThebeIkalafeng", "@KathleenNdongmo",
-        ])
+        #expect(
+            retweet.entities?.filter { $0.type == .mention }.map(\.text) == [
+                "@ResistBureau", "@CarineNantulya", "@Gina_Din", "@ThebeIkalafeng", "@KathleenNdongmo",
+            ])
     }
 
     @Test func aPostAndAUser() async throws {

@@ -2,10 +2,11 @@ import Foundation
 import MediaHTTP
 import MediaKit
 import Sandbox
-import Testing
 import TestSupport
-@testable import Twitter
+import Testing
 import TwitterSandbox
+
+@testable import Twitter
 
 struct TwitterFixture {
     let server = SandboxServer(replicas: [TwitterReplica()])
@@ -48,13 +49,17 @@ struct TwitterFixture {
                 if entity.type == .media {
                     #expect(entity.start == scalars.count)
                 } else {
-                    #expect(String(String.UnicodeScalarView(scalars[entity.start..<entity.end])) == entity.text, "\(post.id) \(entity)")
+                    #expect(
+                        String(String.UnicodeScalarView(scalars[entity.start..<entity.end])) == entity.text,
+                        "\(post.id) \(entity)")
                 }
             }
         }
         #expect(kinds == [.hashtag, .mention, .url, .media])
         let query = try #require(f.server.traffic.requests.last?.query?.removingPercentEncoding)
-        for part in ["expansions=author_id,attachments.media_keys", "tweet.fields=", "user.fields=", "media.fields=", "max_results=20"] {
+        for part in [
+            "expansions=author_id,attachments.media_keys", "tweet.fields=", "user.fields=", "media.fields=", "max_results=20",
+        ] {
             #expect(query.contains(part), "\(query)")
         }
     }
@@ -74,7 +79,9 @@ struct TwitterFixture {
         let user = try await f.provider.item(author)
         #expect(user.subtitle == "@swiftlang" && user.url == "https://x.com/swiftlang")
         #expect(user.stats?["posts"] ?? 0 > 20 && user.artwork != nil)
-        await #expect(throws: ProviderError.self) { try await f.provider.item(ItemID(provider: "twitter", kind: .user, nativeID: "404")) }
+        await #expect(throws: ProviderError.self) {
+            try await f.provider.item(ItemID(provider: "twitter", kind: .user, nativeID: "404"))
+        }
     }
 
     @Test func partialErrorsKeepTheData() async throws {
@@ -125,7 +132,8 @@ struct TwitterFixture {
              "meta":{"newest_id":"1460323737035677698","oldest_id":"1460323737035677698","result_count":1}}
             """#
         let client = RecordedHTTPClient(["/2/tweets/search/recent": (200, body)])
-        let provider = try TwitterProvider(context: ProviderContext(config: ProviderConfig(["bearer_token": "t"]), http: client, logger: Logger(label: "test")))
+        let provider = try TwitterProvider(
+            context: ProviderContext(config: ProviderConfig(["bearer_token": "t"]), http: client, logger: Logger(label: "test")))
         let post = try #require(try await provider.search(SearchQuery(text: "#Swift")).items.first)
         #expect(post.summary == "Introducing a new era for #Swift 🎉 by @swiftlang swift.org/blog/")
         #expect(post.entities?.map(\.text) == ["#Swift", "@swiftlang", "swift.org/blog/", "[image]"])
@@ -135,9 +143,12 @@ struct TwitterFixture {
     }
 
     @Test func leadingSpaceKeepsOffsetsAndTrailingMediaLinkLeaves() throws {
-        let json = #"{"id":"1","text":"  #a https://t.co/p","entities":{"hashtags":[{"start":2,"end":4,"tag":"a"}],"urls":[{"start":5,"end":19,"url":"https://t.co/p","media_key":"3_1"}]}}"#
+        let json =
+            #"{"id":"1","text":"  #a https://t.co/p","entities":{"hashtags":[{"start":2,"end":4,"tag":"a"}],"urls":[{"start":5,"end":19,"url":"https://t.co/p","media_key":"3_1"}]}}"#
         let tweet = try JSONDecoder().decode(TWTweet.self, from: Data(json.utf8))
-        let provider = try TwitterProvider(context: ProviderContext(config: ProviderConfig(["bearer_token": "t"]), http: RecordedHTTPClient([:]), logger: Logger(label: "test")))
+        let provider = try TwitterProvider(
+            context: ProviderContext(
+                config: ProviderConfig(["bearer_token": "t"]), http: RecordedHTTPClient([:]), logger: Logger(label: "test")))
         let post = try #require(provider.item(from: tweet, includes: nil))
         #expect(post.summary == "  #a")
         let tag = try #require(post.entities?.first)

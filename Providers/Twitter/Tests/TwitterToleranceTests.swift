@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import Twitter
 
 /// Recorded X answers, mutated: no crash (entity offsets out of range included); a bad post
@@ -11,7 +12,8 @@ import TestSupport
 
     func provider(_ body: Data) throws -> TwitterProvider {
         let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
-        return try TwitterProvider(context: ProviderContext(config: ProviderConfig(["bearer_token": "b"]), http: client, logger: Logger(label: "test")))
+        return try TwitterProvider(
+            context: ProviderContext(config: ProviderConfig(["bearer_token": "b"]), http: client, logger: Logger(label: "test")))
     }
 
     @Test(arguments: ["search.json", "user-tweets.json", "user-tweets-2.json", "search-recent.json", "user-tweets-plain.json"])

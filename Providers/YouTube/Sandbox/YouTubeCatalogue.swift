@@ -5,7 +5,9 @@ import Sandbox
 /// per category.
 struct YouTubeCatalogue: Sendable {
     struct Category: Sendable { var id: String; var title: String; var assignable: Bool }
-    struct Channel: Sendable { var id: String; var title: String; var uploads: String; var playlists: [String]; var subscribers: Int }
+    struct Channel: Sendable {
+        var id: String; var title: String; var uploads: String; var playlists: [String]; var subscribers: Int
+    }
     struct Video: Sendable {
         var id: String
         var title: String
@@ -62,17 +64,19 @@ struct YouTubeCatalogue: Sendable {
             for n in 0..<Self.videosPerCategory {
                 let topic = Self.topics[Int(random.next() % UInt64(Self.topics.count))]
                 let seconds = 30 + Int(random.next() % 7_200)
-                let duration: String = switch n % 4 {
-                case 0: "PT\(seconds / 60)M\(seconds % 60)S"
-                case 1: seconds >= 3600 ? "PT\(seconds / 3600)H\(seconds / 60 % 60)M\(seconds % 60)S" : "PT\(seconds / 60)M"
-                case 2: "PT\(seconds)S"
-                default: n % 40 == 3 ? "P0D" : "PT\(seconds / 3600)H\(seconds % 60)S"
-                }
+                let duration: String =
+                    switch n % 4 {
+                    case 0: "PT\(seconds / 60)M\(seconds % 60)S"
+                    case 1: seconds >= 3600 ? "PT\(seconds / 3600)H\(seconds / 60 % 60)M\(seconds % 60)S" : "PT\(seconds / 60)M"
+                    case 2: "PT\(seconds)S"
+                    default: n % 40 == 3 ? "P0D" : "PT\(seconds / 3600)H\(seconds % 60)S"
+                    }
                 videos.append(
                     Video(
                         id: Self.id(seed: UInt64(videos.count) &+ 1, length: 11),
                         title: "\(topic.capitalized) #\(n) — \(category.title)",
-                        description: "A video about \(topic). Links: https://example.invalid/\(n) #\(topic.split(separator: " ")[0])",
+                        description:
+                            "A video about \(topic). Links: https://example.invalid/\(n) #\(topic.split(separator: " ")[0])",
                         channel: Int(random.next() % UInt64(Self.channelNames.count)), category: category.id,
                         published: Date(timeIntervalSince1970: 1_760_000_000 - Double(videos.count) * 3_600),
                         duration: duration, views: Int(random.next() % 10_000_000), likes: Int(random.next() % 100_000),
@@ -94,7 +98,9 @@ struct YouTubeCatalogue: Sendable {
         }
         for (index, channel) in channels.enumerated() {
             if let which = channel.playlists.firstIndex(of: id) {
-                return videos.enumerated().filter { $0.element.channel == index && $0.offset % 2 == which }.map(\.element).prefix(60).map { $0 }
+                return videos.enumerated().filter { $0.element.channel == index && $0.offset % 2 == which }.map(\.element).prefix(
+                    60
+                ).map { $0 }
             }
         }
         return nil

@@ -37,7 +37,8 @@ public final class YouTubeAccounts: Sendable {
 
     /// Changes how the next logins behave (tests): approval delay, denial, lifetimes.
     public func configure(
-        approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil, interval: Double? = nil,
+        approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil,
+        interval: Double? = nil,
         enforcedInterval: Double? = nil
     ) {
         state.withLock { state in
@@ -104,7 +105,10 @@ public final class YouTubeAccounts: Sendable {
                     return (access, state.tokenLifetime)
                 }
                 guard let access else { return Self.oauthError(400, "invalid_grant", "Token has been expired or revoked.") }
-                return Self.json(["access_token": access, "expires_in": Int(lifetime), "scope": "https://www.googleapis.com/auth/youtube", "token_type": "Bearer"])
+                return Self.json([
+                    "access_token": access, "expires_in": Int(lifetime), "scope": "https://www.googleapis.com/auth/youtube",
+                    "token_type": "Bearer",
+                ])
             default:
                 return Self.oauthError(400, "unsupported_grant_type", "Invalid grant_type.")
             }
@@ -165,7 +169,9 @@ public final class YouTubeAccounts: Sendable {
         let text = String(buffer: buffer)
         var values: [String: String] = [:]
         for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             if parts.count == 2 { values[parts[0]] = parts[1] }
         }
         return values

@@ -36,7 +36,8 @@ public struct YouTubeReplica: SandboxReplica {
     public func environment(baseURL: String) -> [String: String] {
         [
             "MEDIAHOST_YOUTUBE_OAUTH_BASE_URL": baseURL + "/oauth2", "YOUTUBE_API_KEY": "sandbox-key",
-            "MEDIAHOST_YOUTUBE_CLIENT_ID": "sandbox-client.apps.googleusercontent.com", "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "sandbox-secret",
+            "MEDIAHOST_YOUTUBE_CLIENT_ID": "sandbox-client.apps.googleusercontent.com",
+            "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "sandbox-secret",
         ]
     }
 
@@ -52,10 +53,13 @@ public struct YouTubeReplica: SandboxReplica {
             guard accounts.authorized(request) else { return Self.unauthenticated() }
             let query = request.uri.queryParameters
             guard let id = query.get("id"), catalogue.video(id) != nil else {
-                return Self.error(404, "The video that you are trying to rate cannot be found.", reason: "videoNotFound", domain: "youtube.video", status: "NOT_FOUND")
+                return Self.error(
+                    404, "The video that you are trying to rate cannot be found.", reason: "videoNotFound",
+                    domain: "youtube.video", status: "NOT_FOUND")
             }
             guard let rating = query.get("rating"), ["like", "dislike", "none"].contains(rating) else {
-                return Self.error(400, "Invalid rating.", reason: "invalidRating", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+                return Self.error(
+                    400, "Invalid rating.", reason: "invalidRating", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
             }
             accounts.like(id, rating)
             return Response(status: .noContent)
@@ -73,8 +77,10 @@ public struct YouTubeReplica: SandboxReplica {
     // MARK: Keys, quota, errors
 
     static func unauthenticated() -> Response {
-        error(401, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
-              reason: "authError", domain: "global", status: "UNAUTHENTICATED")
+        error(
+            401,
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+            reason: "authError", domain: "global", status: "UNAUTHENTICATED")
     }
 
     private func guarded(_ request: Request, cost: Int, _ body: () throws -> Response) throws -> Response {
@@ -82,13 +88,16 @@ public struct YouTubeReplica: SandboxReplica {
             // OAuth requests need no key, but a live token.
             guard accounts.authorized(request) else { return Self.unauthenticated() }
             guard quota.spend(cost, key: "oauth") else {
-                return Self.error(403, "The request cannot be completed because you have exceeded your quota.", reason: "quotaExceeded", domain: "youtube.quota", status: "PERMISSION_DENIED")
+                return Self.error(
+                    403, "The request cannot be completed because you have exceeded your quota.", reason: "quotaExceeded",
+                    domain: "youtube.quota", status: "PERMISSION_DENIED")
             }
             return try body()
         }
         guard let key = request.uri.queryParameters.get("key"), !key.isEmpty else {
             return Self.error(
-                403, "The request is missing a valid API key.", reason: "forbidden", domain: "global", status: "PERMISSION_DENIED")
+                403, "The request is missing a valid API key.", reason: "forbidden", domain: "global", status: "PERMISSION_DENIED"
+            )
         }
         if key.hasPrefix("bad") {
             return Self.error(
@@ -97,17 +106,25 @@ public struct YouTubeReplica: SandboxReplica {
         }
         guard quota.spend(cost, key: key) else {
             return Self.error(
-                403, "The request cannot be completed because you have exceeded your <a href=\"/youtube/v3/getting-started#quota\">quota</a>.",
+                403,
+                "The request cannot be completed because you have exceeded your <a href=\"/youtube/v3/getting-started#quota\">quota</a>.",
                 reason: "quotaExceeded", domain: "youtube.quota", status: "PERMISSION_DENIED")
         }
         return try body()
     }
 
-    static func error(_ code: Int, _ message: String, reason: String, domain: String, status: String, details: String? = nil) -> Response {
+    static func error(_ code: Int, _ message: String, reason: String, domain: String, status: String, details: String? = nil)
+        -> Response
+    {
         var error: [String: Any] = [
-            "code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]], "status": status,
+            "code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]],
+            "status": status,
         ]
-        if let details { error["details"] = [["@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": details, "domain": "googleapis.com"]] }
+        if let details {
+            error["details"] = [
+                ["@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": details, "domain": "googleapis.com"]
+            ]
+        }
         return json(["error": error], status: .init(code: code))
     }
 
@@ -115,7 +132,9 @@ public struct YouTubeReplica: SandboxReplica {
 
     /// `request`: the body holds thumbnails, which point at the sandbox as it was reached.
     static func json(_ object: Any, status: HTTPResponse.Status = .ok, for request: Request? = nil) -> Response {
-        jsonResponse(request.map { files.localized(object, for: $0) } ?? object, status: status, contentType: "application/json; charset=UTF-8")
+        jsonResponse(
+            request.map { files.localized(object, for: $0) } ?? object, status: status,
+            contentType: "application/json; charset=UTF-8")
     }
 
     // MARK: Paging
@@ -132,7 +151,9 @@ public struct YouTubeReplica: SandboxReplica {
         let query = request.uri.queryParameters
         let size = min(max(Int(query.get("maxResults") ?? "5") ?? 5, 0), 50)
         guard let offset = Self.offset(query.get("pageToken")) else {
-            return Self.error(400, "The request specifies an invalid page token.", reason: "invalidPageToken", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+            return Self.error(
+                400, "The request specifies an invalid page token.", reason: "invalidPageToken", domain: "youtube.parameter",
+                status: "INVALID_ARGUMENT")
         }
         let end = min(offset + size, all.count)
         var body: [String: Any] = [
@@ -158,14 +179,16 @@ public struct YouTubeReplica: SandboxReplica {
 
     /// What search.list does to text: `World&#39;s best`, `A &amp; B`, `&quot;quoted&quot;`.
     static func htmlEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "'", with: "&#39;").replacingOccurrences(of: "\"", with: "&quot;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "'", with: "&#39;").replacingOccurrences(
+            of: "\"", with: "&quot;")
     }
 
     private func snippet(_ video: YouTubeCatalogue.Video) -> [String: Any] {
         let channel = catalogue.channels[video.channel]
         return [
             "publishedAt": ISO8601DateFormatter().string(from: video.published), "channelId": channel.id, "title": video.title,
-            "description": video.description, "thumbnails": thumbnails(video.id, maxres: video.hasMaxres), "channelTitle": channel.title,
+            "description": video.description, "thumbnails": thumbnails(video.id, maxres: video.hasMaxres),
+            "channelTitle": channel.title,
             "categoryId": video.category, "liveBroadcastContent": "none",
         ]
     }
@@ -175,7 +198,10 @@ public struct YouTubeReplica: SandboxReplica {
             "kind": "youtube#video", "etag": "\"\(video.id)\"", "id": video.id, "snippet": snippet(video),
             "contentDetails": ["duration": video.duration, "dimension": "2d", "definition": "hd", "caption": "false"],
             // The real API sends counts as strings.
-            "statistics": ["viewCount": String(video.views), "likeCount": String(video.likes), "favoriteCount": "0", "commentCount": String(video.comments)],
+            "statistics": [
+                "viewCount": String(video.views), "likeCount": String(video.likes), "favoriteCount": "0",
+                "commentCount": String(video.comments),
+            ],
         ]
     }
 
@@ -185,7 +211,9 @@ public struct YouTubeReplica: SandboxReplica {
             "items": YouTubeCatalogue.categories.map { category in
                 [
                     "kind": "youtube#videoCategory", "etag": "\"\(category.id)\"", "id": category.id,
-                    "snippet": ["title": category.title, "assignable": category.assignable, "channelId": "UCBR8-60-B28hp2BmDPdntcQ"],
+                    "snippet": [
+                        "title": category.title, "assignable": category.assignable, "channelId": "UCBR8-60-B28hp2BmDPdntcQ",
+                    ],
                 ]
             },
         ])
@@ -196,21 +224,32 @@ public struct YouTubeReplica: SandboxReplica {
         if let ids = query.get("id") {
             let list = ids.split(separator: ",").map(String.init)
             guard list.count <= 50 else {
-                return Self.error(400, "The request specifies too many ids.", reason: "invalidFilters", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+                return Self.error(
+                    400, "The request specifies too many ids.", reason: "invalidFilters", domain: "youtube.parameter",
+                    status: "INVALID_ARGUMENT")
             }
-            return Self.json(["kind": "youtube#videoListResponse", "etag": "\"sandbox\"", "items": list.compactMap(catalogue.video).map(videoResource),
-                              "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count]], for: request)
+            return Self.json(
+                [
+                    "kind": "youtube#videoListResponse", "etag": "\"sandbox\"",
+                    "items": list.compactMap(catalogue.video).map(videoResource),
+                    "pageInfo": ["totalResults": list.count, "resultsPerPage": list.count],
+                ], for: request)
         }
         if query.get("myRating") == "like" {
             guard accounts.authorized(request) else { return Self.unauthenticated() }
-            return page(accounts.likes.compactMap(catalogue.video), request, kind: "youtube#videoListResponse", item: videoResource)
+            return page(
+                accounts.likes.compactMap(catalogue.video), request, kind: "youtube#videoListResponse", item: videoResource)
         }
         guard query.get("chart") == "mostPopular" else {
-            return Self.error(400, "No filter selected. Expected one of: chart, id, myRating", reason: "missingRequiredParameter", domain: "youtube.parameter", status: "INVALID_ARGUMENT")
+            return Self.error(
+                400, "No filter selected. Expected one of: chart, id, myRating", reason: "missingRequiredParameter",
+                domain: "youtube.parameter", status: "INVALID_ARGUMENT")
         }
         let category = query.get("videoCategoryId")
         if let category, let known = YouTubeCatalogue.categories.first(where: { $0.id == category }), !known.assignable {
-            return Self.error(404, "Requested entity was not found.", reason: "videoChartNotFound", domain: "youtube.video", status: "NOT_FOUND")
+            return Self.error(
+                404, "Requested entity was not found.", reason: "videoChartNotFound", domain: "youtube.video", status: "NOT_FOUND"
+            )
         }
         let chart = catalogue.videos.filter { category == nil || $0.category == category }.sorted { $0.views > $1.views }
         return page(chart, request, kind: "youtube#videoListResponse", item: videoResource)
@@ -218,16 +257,21 @@ public struct YouTubeReplica: SandboxReplica {
 
     private func search(_ request: Request) throws -> Response {
         let query = request.uri.queryParameters
-        let words = (query.get("q") ?? "").lowercased().replacingOccurrences(of: "+", with: " ").split(separator: " ").map(String.init)
+        let words = (query.get("q") ?? "").lowercased().replacingOccurrences(of: "+", with: " ").split(separator: " ").map(
+            String.init)
         let types = Set((query.get("type") ?? "video,channel,playlist").split(separator: ",").map(String.init))
         var results: [[String: Any]] = []
         func matches(_ text: String) -> Bool { let lower = text.lowercased(); return words.allSatisfy { lower.contains($0) } }
         if types.contains("channel") {
             for channel in catalogue.channels where matches(channel.title) {
                 results.append([
-                    "kind": "youtube#searchResult", "etag": "\"\(channel.id)\"", "id": ["kind": "youtube#channel", "channelId": channel.id],
-                    "snippet": ["publishedAt": "2015-01-01T00:00:00Z", "channelId": channel.id, "title": Self.htmlEscaped(channel.title),
-                                "description": "The \(channel.title) channel.", "thumbnails": thumbnails(channel.id, maxres: false), "channelTitle": channel.title],
+                    "kind": "youtube#searchResult", "etag": "\"\(channel.id)\"",
+                    "id": ["kind": "youtube#channel", "channelId": channel.id],
+                    "snippet": [
+                        "publishedAt": "2015-01-01T00:00:00Z", "channelId": channel.id, "title": Self.htmlEscaped(channel.title),
+                        "description": "The \(channel.title) channel.", "thumbnails": thumbnails(channel.id, maxres: false),
+                        "channelTitle": channel.title,
+                    ],
                 ])
             }
         }
@@ -236,8 +280,10 @@ public struct YouTubeReplica: SandboxReplica {
                 for playlist in channel.playlists {
                     results.append([
                         "kind": "youtube#searchResult", "id": ["kind": "youtube#playlist", "playlistId": playlist],
-                        "snippet": ["publishedAt": "2020-01-01T00:00:00Z", "channelId": channel.id, "title": "\(channel.title) playlist",
-                                    "description": "", "thumbnails": thumbnails(playlist, maxres: false), "channelTitle": channel.title],
+                        "snippet": [
+                            "publishedAt": "2020-01-01T00:00:00Z", "channelId": channel.id, "title": "\(channel.title) playlist",
+                            "description": "", "thumbnails": thumbnails(playlist, maxres: false), "channelTitle": channel.title,
+                        ],
                     ])
                 }
             }
@@ -247,8 +293,13 @@ public struct YouTubeReplica: SandboxReplica {
                 var snippet = snippet(video)
                 snippet["categoryId"] = nil
                 // search.list escapes its snippets' text as HTML, as the real API does.
-                for key in ["title", "description", "channelTitle"] { snippet[key] = (snippet[key] as? String).map(Self.htmlEscaped) }
-                results.append(["kind": "youtube#searchResult", "etag": "\"\(video.id)\"", "id": ["kind": "youtube#video", "videoId": video.id], "snippet": snippet])
+                for key in ["title", "description", "channelTitle"] {
+                    snippet[key] = (snippet[key] as? String).map(Self.htmlEscaped)
+                }
+                results.append([
+                    "kind": "youtube#searchResult", "etag": "\"\(video.id)\"",
+                    "id": ["kind": "youtube#video", "videoId": video.id], "snippet": snippet,
+                ])
             }
         }
         return page(results, request, kind: "youtube#searchListResponse") { $0 }
@@ -261,20 +312,30 @@ public struct YouTubeReplica: SandboxReplica {
             let uploads = catalogue.playlist(channel.uploads)?.count ?? 0
             return [
                 "kind": "youtube#channel", "etag": "\"\(channel.id)\"", "id": channel.id,
-                "snippet": ["title": channel.title, "description": "The \(channel.title) channel.", "customUrl": "@" + channel.title.replacingOccurrences(of: " ", with: "").lowercased(),
-                            "publishedAt": "2015-01-01T00:00:00Z", "thumbnails": thumbnails(channel.id, maxres: false)],
+                "snippet": [
+                    "title": channel.title, "description": "The \(channel.title) channel.",
+                    "customUrl": "@" + channel.title.replacingOccurrences(of: " ", with: "").lowercased(),
+                    "publishedAt": "2015-01-01T00:00:00Z", "thumbnails": thumbnails(channel.id, maxres: false),
+                ],
                 "contentDetails": ["relatedPlaylists": ["likes": "", "uploads": channel.uploads]],
-                "statistics": ["viewCount": String(channel.subscribers * 40), "subscriberCount": String(channel.subscribers),
-                               "hiddenSubscriberCount": false, "videoCount": String(uploads)],
+                "statistics": [
+                    "viewCount": String(channel.subscribers * 40), "subscriberCount": String(channel.subscribers),
+                    "hiddenSubscriberCount": false, "videoCount": String(uploads),
+                ],
             ]
         }
-        return Self.json(["kind": "youtube#channelListResponse", "etag": "\"sandbox\"", "pageInfo": ["totalResults": items.count, "resultsPerPage": 5], "items": items], for: request)
+        return Self.json(
+            [
+                "kind": "youtube#channelListResponse", "etag": "\"sandbox\"",
+                "pageInfo": ["totalResults": items.count, "resultsPerPage": 5], "items": items,
+            ], for: request)
     }
 
     private func playlistItems(_ request: Request) throws -> Response {
         guard let id = request.uri.queryParameters.get("playlistId"), let videos = catalogue.playlist(id) else {
-            return Self.error(404, "The playlist identified with the request's <code>playlistId</code> parameter cannot be found.",
-                              reason: "playlistNotFound", domain: "youtube.playlistItem", status: "NOT_FOUND")
+            return Self.error(
+                404, "The playlist identified with the request's <code>playlistId</code> parameter cannot be found.",
+                reason: "playlistNotFound", domain: "youtube.playlistItem", status: "NOT_FOUND")
         }
         return page(Array(videos.enumerated()), request, kind: "youtube#playlistItemListResponse") { position, video in
             var snippet = snippet(video)
@@ -282,8 +343,10 @@ public struct YouTubeReplica: SandboxReplica {
             snippet["position"] = position
             snippet["resourceId"] = ["kind": "youtube#video", "videoId": video.id]
             snippet["videoOwnerChannelId"] = snippet["channelId"]
-            return ["kind": "youtube#playlistItem", "etag": "\"\(video.id)\"", "id": "PI" + video.id, "snippet": snippet,
-                    "contentDetails": ["videoId": video.id, "videoPublishedAt": snippet["publishedAt"] ?? ""]]
+            return [
+                "kind": "youtube#playlistItem", "etag": "\"\(video.id)\"", "id": "PI" + video.id, "snippet": snippet,
+                "contentDetails": ["videoId": video.id, "videoPublishedAt": snippet["publishedAt"] ?? ""],
+            ]
         }
     }
 }

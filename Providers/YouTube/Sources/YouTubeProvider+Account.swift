@@ -22,7 +22,9 @@ extension YouTubeProvider: AccountProvider {
         var error_description: String?
     }
 
-    public func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws -> AuthSession {
+    public func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws
+        -> AuthSession
+    {
         let (clientID, clientSecret) = try client()
         let device: DeviceCode = try await oauth("device/code", ["client_id": clientID, "scope": Self.scope])
         let expiresIn = device.expires_in ?? 1800
@@ -51,7 +53,8 @@ extension YouTubeProvider: AccountProvider {
             case "authorization_pending": continue
             case "slow_down": interval += 5  // RFC 8628: wait five seconds longer from now on
             case "access_denied": throw ProviderError.unauthorized("the sign-in was denied on the device page")
-            case "expired_token": throw ProviderError.unauthorized("the code expired before it was approved; run `login youtube` again")
+            case "expired_token":
+                throw ProviderError.unauthorized("the code expired before it was approved; run `login youtube` again")
             case let other?: throw ProviderError.unauthorized("Google refused the sign-in: \(answer.error_description ?? other)")
             }
         }
@@ -60,12 +63,16 @@ extension YouTubeProvider: AccountProvider {
 
     public func refresh(_ session: AuthSession) async throws -> AuthSession {
         let (clientID, clientSecret) = try client()
-        guard let refreshToken = session.refreshToken else { throw ProviderError.unauthorized("the YouTube session expired; run `login youtube`") }
+        guard let refreshToken = session.refreshToken else {
+            throw ProviderError.unauthorized("the YouTube session expired; run `login youtube`")
+        }
         let answer: TokenAnswer = try await oauth(
-            "token", ["client_id": clientID, "client_secret": clientSecret, "refresh_token": refreshToken, "grant_type": "refresh_token"],
+            "token",
+            ["client_id": clientID, "client_secret": clientSecret, "refresh_token": refreshToken, "grant_type": "refresh_token"],
             acceptErrors: true)
         guard let access = answer.access_token else {
-            throw ProviderError.unauthorized("the YouTube session can no longer be refreshed (\(answer.error ?? "no token")); run `login youtube`")
+            throw ProviderError.unauthorized(
+                "the YouTube session can no longer be refreshed (\(answer.error ?? "no token")); run `login youtube`")
         }
         var refreshed = session
         refreshed.accessToken = access
@@ -81,7 +88,8 @@ extension YouTubeProvider: AccountProvider {
     /// A like on the account, or no rating.
     public func setAccountFavorite(_ id: ItemID, _ favorite: Bool, session: AuthSession) async throws {
         guard id.kind == .video else { throw ProviderError.unsupported("only videos can be liked on YouTube") }
-        _ = try await call("videos/rate", ["id": id.nativeID, "rating": favorite ? "like" : "none"], session: session, method: "POST")
+        _ = try await call(
+            "videos/rate", ["id": id.nativeID, "rating": favorite ? "like" : "none"], session: session, method: "POST")
     }
 
     /// The account's liked videos.
@@ -102,17 +110,23 @@ extension YouTubeProvider: AccountProvider {
     private func client() throws -> (String, String) {
         guard let clientID, let clientSecret else {
             throw ProviderError.notConfigured(
-                "`login youtube` needs an OAuth client: set providers.youtube.client_id and client_secret (a Google OAuth client of type 'TV and Limited Input devices')")
+                "`login youtube` needs an OAuth client: set providers.youtube.client_id and client_secret (a Google OAuth client of type 'TV and Limited Input devices')"
+            )
         }
         return (clientID, clientSecret)
     }
 
     /// A form POST to Google's OAuth endpoint; errors in the body are answers when `acceptErrors`.
     private func oauth<T: Decodable>(_ path: String, _ form: [String: String], acceptErrors: Bool = false) async throws -> T {
-        guard let url = oauthBase?.appendingPathComponent(path) else { throw ProviderError.notConfigured("providers.youtube.oauth_base_url is not a URL") }
+        guard let url = oauthBase?.appendingPathComponent(path) else {
+            throw ProviderError.notConfigured("providers.youtube.oauth_base_url is not a URL")
+        }
         let body = form.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.formEncode($0.value))" }.joined(separator: "&")
         let response = try await http.send(
-            HTTPRequest(method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"], body: Data(body.utf8)))
+            HTTPRequest(
+                method: "POST", url: url,
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
+                body: Data(body.utf8)))
         guard (200..<300).contains(response.status) || acceptErrors else {
             throw ProviderError.upstream(status: response.status, message: "Google's OAuth endpoint refused \(path)")
         }
@@ -120,7 +134,8 @@ extension YouTubeProvider: AccountProvider {
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {
-            throw ProviderError.invalidResponse("Google's OAuth endpoint answered \(path) with JSON that cannot be read (HTTP \(response.status))")
+            throw ProviderError.invalidResponse(
+                "Google's OAuth endpoint answered \(path) with JSON that cannot be read (HTTP \(response.status))")
         }
     }
 

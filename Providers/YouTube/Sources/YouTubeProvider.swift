@@ -9,7 +9,9 @@ public struct YouTubeProvider: MediaProvider {
         id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
         capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],
         configKeys: [
-            .init(name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console)", secret: true, required: true, environment: ["YOUTUBE_API_KEY"]),
+            .init(
+                name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console)", secret: true, required: true,
+                environment: ["YOUTUBE_API_KEY"]),
             .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://www.googleapis.com"),
             .init(name: "region", summary: "Region for categories and charts", defaultValue: "US"),
             .init(name: "client_id", summary: "OAuth client id (type: TV and Limited Input devices), for `login youtube`"),
@@ -62,7 +64,8 @@ public struct YouTubeProvider: MediaProvider {
     public func browse(category: String, cursor: Cursor?) async throws -> Page {
         var id = category
         if Int(category) == nil {
-            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) else {
+            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame })
+            else {
                 throw ProviderError.notFound("no YouTube category '\(category)'; `categories youtube` lists them")
             }
             id = match.id
@@ -86,9 +89,12 @@ public struct YouTubeProvider: MediaProvider {
         case nil, .video?: type = "video"
         case .channel?: type = "channel"
         case .playlist?: type = "playlist"
-        case let other?: throw ProviderError.unsupported("YouTube searches videos, channels and playlists, not \(other.rawValue)s")
+        case let other?:
+            throw ProviderError.unsupported("YouTube searches videos, channels and playlists, not \(other.rawValue)s")
         }
-        var parameters = ["part": "snippet", "q": query.text, "type": type, "maxResults": String(Self.pageSize), "regionCode": region]
+        var parameters = [
+            "part": "snippet", "q": query.text, "type": type, "maxResults": String(Self.pageSize), "regionCode": region,
+        ]
         if let cursor = query.cursor { parameters["pageToken"] = cursor.rawValue }
         let list: YTList<YTSearchResult> = try await get("search", parameters)
         let results = list.items ?? []
@@ -97,7 +103,9 @@ public struct YouTubeProvider: MediaProvider {
         let items = results.compactMap { result -> MediaItem? in
             // search.list's snippets carry HTML entities ("World&#39;s best"); videos.list's do not.
             let snippet = result.snippet.map(Self.unescaped)
-            if let videoID = result.id?.videoId { return details[videoID] ?? item(fromSnippet: snippet, kind: .video, id: videoID) }
+            if let videoID = result.id?.videoId {
+                return details[videoID] ?? item(fromSnippet: snippet, kind: .video, id: videoID)
+            }
             if let channelID = result.id?.channelId { return item(fromSnippet: snippet, kind: .channel, id: channelID) }
             if let playlistID = result.id?.playlistId { return item(fromSnippet: snippet, kind: .playlist, id: playlistID) }
             return nil
@@ -112,7 +120,8 @@ public struct YouTubeProvider: MediaProvider {
         var found: [String: MediaItem] = [:]
         for start in stride(from: 0, to: ids.count, by: 50) {
             let batch = ids[start..<min(start + 50, ids.count)]
-            let list: YTList<YTVideo> = try await get("videos", ["part": "snippet,contentDetails,statistics", "id": batch.joined(separator: ",")])
+            let list: YTList<YTVideo> = try await get(
+                "videos", ["part": "snippet,contentDetails,statistics", "id": batch.joined(separator: ",")])
             for video in list.items ?? [] { if let id = video.id, let item = item(from: video) { found[id] = item } }
         }
         return found
@@ -123,12 +132,15 @@ public struct YouTubeProvider: MediaProvider {
     public func item(_ id: ItemID) async throws -> MediaItem {
         switch id.kind {
         case .video:
-            guard let item = try await videos([id.nativeID])[id.nativeID] else { throw ProviderError.notFound("no YouTube video \(id.nativeID)") }
+            guard let item = try await videos([id.nativeID])[id.nativeID] else {
+                throw ProviderError.notFound("no YouTube video \(id.nativeID)")
+            }
             return item
         case .channel:
             return item(from: try await channel(id.nativeID))
         default:
-            throw ProviderError.unsupported("details of YouTube \(id.kind.rawValue)s are not available; open it to see its videos")
+            throw ProviderError.unsupported(
+                "details of YouTube \(id.kind.rawValue)s are not available; open it to see its videos")
         }
     }
 
@@ -150,7 +162,8 @@ public struct YouTubeProvider: MediaProvider {
         let ids = (list.items ?? []).compactMap { $0.contentDetails?.videoId ?? $0.snippet?.resourceId?.videoId }
         let details = try await videos(ids)
         return Page(
-            items: ids.compactMap { details[$0] }, next: list.nextPageToken.map { Cursor($0) }, prev: list.prevPageToken.map { Cursor($0) },
+            items: ids.compactMap { details[$0] }, next: list.nextPageToken.map { Cursor($0) },
+            prev: list.prevPageToken.map { Cursor($0) },
             total: list.pageInfo?.totalResults)
     }
 
@@ -163,7 +176,9 @@ public struct YouTubeProvider: MediaProvider {
     // MARK: Requests and errors
 
     /// A Data API call: with the API key, or with the account's token when `session` is given.
-    func get<T: Decodable>(_ resource: String, _ parameters: [String: String], session: AuthSession? = nil, method: String = "GET") async throws -> T {
+    func get<T: Decodable>(
+        _ resource: String, _ parameters: [String: String], session: AuthSession? = nil, method: String = "GET"
+    ) async throws -> T {
         let response = try await call(resource, parameters, session: session, method: method)
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
@@ -172,7 +187,9 @@ public struct YouTubeProvider: MediaProvider {
         }
     }
 
-    func call(_ resource: String, _ parameters: [String: String], session: AuthSession?, method: String) async throws -> HTTPResponse {
+    func call(_ resource: String, _ parameters: [String: String], session: AuthSession?, method: String) async throws
+        -> HTTPResponse
+    {
         var credentials: [URLQueryItem] = []
         var headers = ["Accept": "application/json"]
         if let session {
@@ -180,7 +197,9 @@ public struct YouTubeProvider: MediaProvider {
         } else {
             credentials.append(URLQueryItem(name: "key", value: key))
         }
-        guard let url = base.endpoint("youtube/v3/\(resource)", query: parameters, extra: credentials) else { throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)") }
+        guard let url = base.endpoint("youtube/v3/\(resource)", query: parameters, extra: credentials) else {
+            throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)")
+        }
         let response = try await http.send(
             HTTPRequest(method: method, url: url, headers: headers, body: method == "POST" ? Data() : nil))
         guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
@@ -199,7 +218,8 @@ public struct YouTubeProvider: MediaProvider {
             return .rateLimited(retryAfter: response.retryAfter)
         }
         if reasons.contains("keyInvalid") || reasons.contains("API_KEY_INVALID") || reasons.contains("keyExpired") {
-            return .unauthorized("the YouTube API key is not valid; set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`")
+            return .unauthorized(
+                "the YouTube API key is not valid; set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`")
         }
         if response.status == 401 || reasons.contains("authError") || (reasons.contains("forbidden") && response.status == 403) {
             return .unauthorized("YouTube refused the request: \(message)")
@@ -232,7 +252,9 @@ public struct YouTubeProvider: MediaProvider {
             if let value = channel.statistics?[key].flatMap({ Int($0) }) { stats[name] = value }
         }
         item.stats = stats.isEmpty ? nil : stats
-        if let uploads = channel.contentDetails?.relatedPlaylists?["uploads"] { item.extra?["uploads"] = "youtube:playlist:\(uploads)" }
+        if let uploads = channel.contentDetails?.relatedPlaylists?["uploads"] {
+            item.extra?["uploads"] = "youtube:playlist:\(uploads)"
+        }
         if let handle = channel.snippet?.customUrl { item.extra?["handle"] = handle }
         return item
     }
@@ -247,11 +269,12 @@ public struct YouTubeProvider: MediaProvider {
     }
 
     func item(fromSnippet snippet: YTSnippet?, kind: MediaKind, id: String) -> MediaItem {
-        let url: String = switch kind {
-        case .channel: "https://www.youtube.com/channel/\(id)"
-        case .playlist: "https://www.youtube.com/playlist?list=\(id)"
-        default: "https://www.youtube.com/watch?v=\(id)"
-        }
+        let url: String =
+            switch kind {
+            case .channel: "https://www.youtube.com/channel/\(id)"
+            case .playlist: "https://www.youtube.com/playlist?list=\(id)"
+            default: "https://www.youtube.com/watch?v=\(id)"
+            }
         var extra: [String: String] = [:]
         if kind != .channel, let channel = snippet?.channelId { extra["channel"] = "youtube:channel:\(channel)" }
         if let category = snippet?.categoryId { extra["category"] = category }

@@ -6,6 +6,7 @@ import MediaKit
 import Sandbox
 import Synchronization
 import Testing
+
 @testable import YouTube
 @testable import YouTubeSandbox
 
@@ -62,7 +63,8 @@ final class PromptLog: Sendable {
         #expect(f.tokenRequests >= 2, "polled while pending")
         let file = f.directory + "/data/auth/youtube.json"
         #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
-        #expect((try FileManager.default.attributesOfItem(atPath: f.directory + "/data/auth")[.posixPermissions] as? Int) == 0o700)
+        #expect(
+            (try FileManager.default.attributesOfItem(atPath: f.directory + "/data/auth")[.posixPermissions] as? Int) == 0o700)
 
         let added = try await f.call("favorites.add", ["id": .string(Self.video)])
         #expect(added["extra"]?["account"] == "saved to your youtube account")

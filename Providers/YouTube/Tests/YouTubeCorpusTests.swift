@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import YouTube
 
 /// The provider on answers recorded from the real YouTube Data API (Recorded/SOURCES.md): every
@@ -10,15 +11,20 @@ import TestSupport
     static let corpus = Recorded()
 
     /// Answers each API call with the recorded body chosen by `pick` (resource, query).
-    func provider(_ pick: @escaping @Sendable (String, [String: String]) -> String?) throws -> (YouTubeProvider, RecordedHTTPClient) {
+    func provider(_ pick: @escaping @Sendable (String, [String: String]) -> String?) throws -> (
+        YouTubeProvider, RecordedHTTPClient
+    ) {
         let client = RecordedHTTPClient { request in
             let resource = request.url.path.replacingOccurrences(of: "/youtube/v3/", with: "")
             let query = Dictionary(
-                (URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+                (URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map {
+                    ($0.name, $0.value ?? "")
+                },
                 uniquingKeysWith: { a, _ in a })
             return pick(resource, query).map { Self.corpus.answer($0) }
         }
-        let provider = try YouTubeProvider(context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
+        let provider = try YouTubeProvider(
+            context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
         return (provider, client)
     }
 
@@ -123,7 +129,9 @@ import TestSupport
     }
 
     @Test func theAccountsLikedVideos() async throws {
-        let (youtube, client) = try provider { resource, query in resource == "videos" && query["myRating"] == "like" ? "videos-liked.json" : nil }
+        let (youtube, client) = try provider { resource, query in
+            resource == "videos" && query["myRating"] == "like" ? "videos-liked.json" : nil
+        }
         let liked = try await youtube.accountFavorites(cursor: nil, session: AuthSession(provider: "youtube", accessToken: "t"))
         #expect(liked.items.count == 2)
         #expect(liked.next == Cursor("CAIQAA"))

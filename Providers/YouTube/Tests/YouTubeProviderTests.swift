@@ -2,10 +2,11 @@ import Foundation
 import MediaHTTP
 import MediaKit
 import Sandbox
-import Testing
 import TestSupport
-@testable import YouTube
+import Testing
 import YouTubeSandbox
+
+@testable import YouTube
 
 /// The YouTube provider over libcurl against its sandbox replica.
 struct YouTubeFixture {
@@ -59,7 +60,8 @@ struct YouTubeFixture {
         #expect(video.duration != nil)
         #expect(video.stats?["views"] != nil && video.stats?["likes"] != nil && video.stats?["comments"] != nil)
         // The replica's thumbnails are on the sandbox's stand-in for i.ytimg.com.
-        #expect(video.artwork?.hasPrefix(f.server.baseURL(for: "youtube")! + "/files/i.ytimg.com/vi/\(video.id.nativeID)/") == true)
+        #expect(
+            video.artwork?.hasPrefix(f.server.baseURL(for: "youtube")! + "/files/i.ytimg.com/vi/\(video.id.nativeID)/") == true)
         #expect(video.extra?["channel"]?.hasPrefix("youtube:channel:UC") == true)
         #expect(video.published != nil && video.subtitle != nil)
         let again = try await f.provider.item(video.id)

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import YouTube
 
 /// The provider on answers in the real API's format (as its reference documents them).
@@ -49,7 +50,8 @@ import TestSupport
         """#
 
     func provider(_ client: RecordedHTTPClient) throws -> YouTubeProvider {
-        try YouTubeProvider(context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
+        try YouTubeProvider(
+            context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
     }
 
     @Test func videoResource() async throws {

@@ -1,7 +1,8 @@
 import Foundation
 import MediaKit
-import Testing
 import TestSupport
+import Testing
+
 @testable import YouTube
 
 /// Recorded YouTube answers, mutated: dropped fields, nulls, numbers as strings and back,
@@ -11,15 +12,20 @@ import TestSupport
 
     func provider(_ resource: String, _ body: Data) throws -> YouTubeProvider {
         let client = RecordedHTTPClient { request in
-            request.url.path.hasSuffix("/" + resource) ? (200, ["content-type": "application/json"], body) : (200, ["content-type": "application/json"], Data(#"{"items":[]}"#.utf8))
+            request.url.path.hasSuffix("/" + resource)
+                ? (200, ["content-type": "application/json"], body)
+                : (200, ["content-type": "application/json"], Data(#"{"items":[]}"#.utf8))
         }
-        return try YouTubeProvider(context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
+        return try YouTubeProvider(
+            context: ProviderContext(config: ProviderConfig(["api_key": "k"]), http: client, logger: Logger(label: "test")))
     }
 
     @Test(arguments: ["search-videos-p1.json", "search-videos-p2.json", "search-channels.json", "search-by-channel.json"])
     func search(file: String) async throws {
         await checkTolerance(of: try Self.corpus.data(file), named: file) { body in
-            try await provider("search", body).search(SearchQuery(text: "x", kind: file == "search-channels.json" ? .channel : nil)).items.count
+            try await provider("search", body).search(
+                SearchQuery(text: "x", kind: file == "search-channels.json" ? .channel : nil)
+            ).items.count
         }
     }
 
@@ -34,7 +40,8 @@ import TestSupport
     func playlistItems(file: String) async throws {
         // The items' videos.list answers nothing: each item is then left out, so count the ids.
         await checkTolerance(of: try Self.corpus.data(file), named: file) { body in
-            _ = try await provider("playlistItems", body).children(of: ItemID(provider: "youtube", kind: .playlist, nativeID: "P"), cursor: nil)
+            _ = try await provider("playlistItems", body).children(
+                of: ItemID(provider: "youtube", kind: .playlist, nativeID: "P"), cursor: nil)
             return 0
         }
     }

@@ -72,11 +72,14 @@ public actor ArtworkCache {
         guard response.status == 200 else {
             throw ProviderError.upstream(status: response.status, message: "artwork \(URLRedaction.redact(text))")
         }
-        let contentType = response.header("content-type")?.split(separator: ";").first.map { String($0).trimmingCharacters(in: .whitespaces) }
+        let contentType = response.header("content-type")?.split(separator: ";").first.map {
+            String($0).trimmingCharacters(in: .whitespaces)
+        }
         let hash = SHA256.hex(response.body)
         let path = self.path(for: hash, contentType: contentType)
         if !FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             // Written whole, then renamed: a reader never sees half an image.
             let temporary = path + ".tmp-\(UUID().uuidString)"
             guard FileManager.default.createFile(atPath: temporary, contents: response.body) else {
@@ -87,10 +90,13 @@ public actor ArtworkCache {
                 throw ProviderError.invalidResponse("cannot write the artwork cache in \(root)")
             }
         }
-        let entry = ArtworkEntry(url: text, hash: hash, size: Int64(response.body.count), contentType: contentType, lastAccess: Date())
+        let entry = ArtworkEntry(
+            url: text, hash: hash, size: Int64(response.body.count), contentType: contentType, lastAccess: Date())
         for orphan in try await store.storeArtwork(entry, limit: limit()) {
             try? FileManager.default.removeItem(atPath: self.path(for: orphan, contentType: nil))
-            for ext in ["jpg", "png", "gif", "webp", "bin", "svg"] { try? FileManager.default.removeItem(atPath: self.path(for: orphan, ext: ext)) }
+            for ext in ["jpg", "png", "gif", "webp", "bin", "svg"] {
+                try? FileManager.default.removeItem(atPath: self.path(for: orphan, ext: ext))
+            }
         }
         return Entry(url: text, path: path, contentType: contentType, size: Int64(response.body.count))
     }

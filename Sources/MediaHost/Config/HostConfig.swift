@@ -177,12 +177,19 @@ public struct HostConfig: Sendable {
     private static func flatten(_ table: TOMLTable, prefix: String, into out: inout [String: String]) {
         for (key, value) in table {
             let path = prefix.isEmpty ? key : prefix + "." + key
-            if let nested = value.table { flatten(nested, prefix: path, into: &out) }
-            else if let string = value.string { out[path] = string }
-            else if let int = value.int { out[path] = String(int) }
-            else if let bool = value.bool { out[path] = String(bool) }
-            else if let double = value.double { out[path] = String(double) }
-            else { out[path] = value.debugDescription }
+            if let nested = value.table {
+                flatten(nested, prefix: path, into: &out)
+            } else if let string = value.string {
+                out[path] = string
+            } else if let int = value.int {
+                out[path] = String(int)
+            } else if let bool = value.bool {
+                out[path] = String(bool)
+            } else if let double = value.double {
+                out[path] = String(double)
+            } else {
+                out[path] = value.debugDescription
+            }
         }
     }
 
@@ -199,7 +206,9 @@ public struct HostConfig: Sendable {
     private func candidates(_ key: String) -> [(value: String, source: ConfigEntry.Source, origin: String)] {
         var found: [(value: String, source: ConfigEntry.Source, origin: String)] = []
         if let info = keys[key] {
-            for name in info.environment { if let value = environment[name], !value.isEmpty { found.append((value, .environment, name)) } }
+            for name in info.environment {
+                if let value = environment[name], !value.isEmpty { found.append((value, .environment, name)) }
+            }
         }
         if let value = storeValues[key] { found.append((value, .store, "the stored value")) }
         if let value = fileValues[key] { found.append((value, .file, "config.toml")) }
@@ -233,14 +242,18 @@ public struct HostConfig: Sendable {
     /// An integer setting, always inside its declared range.
     public func integer(_ info: ConfigKeyInfo) -> Int {
         guard case .integer(let range) = info.kind else { preconditionFailure("\(info.key) is not an integer setting") }
-        let value = self[info.key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Int($0) } ?? range.lowerBound
+        let value =
+            self[info.key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Int($0) }
+            ?? range.lowerBound
         return min(max(value, range.lowerBound), range.upperBound)
     }
 
     /// A seconds setting, always inside its declared range.
     public func seconds(_ info: ConfigKeyInfo) -> Double {
         guard case .seconds(let range) = info.kind else { preconditionFailure("\(info.key) is not a seconds setting") }
-        let value = self[info.key].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Double($0) } ?? range.lowerBound
+        let value =
+            self[info.key].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Double($0) }
+            ?? range.lowerBound
         return value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : range.lowerBound
     }
 
@@ -256,7 +269,8 @@ public struct HostConfig: Sendable {
         let (value, source) = resolve(key)
         var notes = problems(key)
         if source == .environment, storeValues[key] != nil || fileValues[key] != nil {
-            let name = info.environment.first { environment[$0]?.isEmpty == false && info.problem(with: environment[$0]!) == nil } ?? ""
+            let name =
+                info.environment.first { environment[$0]?.isEmpty == false && info.problem(with: environment[$0]!) == nil } ?? ""
             notes.insert("\(name) is set in the environment and takes precedence over the stored value", at: 0)
         }
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")

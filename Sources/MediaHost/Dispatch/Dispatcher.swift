@@ -33,7 +33,8 @@ public struct Dispatcher: RPCHandler {
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,
         HistoryList.self, HistoryClear.self,
-        DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self, DownloadsRemove.self,
+        DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,
+        DownloadsRemove.self,
         MediaArtwork.self, CacheStats.self, CacheClear.self, PlayerOpen.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
@@ -129,7 +130,8 @@ public struct Dispatcher: RPCHandler {
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.isEmpty ? "params" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            codingPath.isEmpty
+                ? "params" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }
         switch error {
         case .keyNotFound(let key, let context): return "missing \(path(context.codingPath + [key]))"

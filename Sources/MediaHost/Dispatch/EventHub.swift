@@ -59,7 +59,9 @@ public enum HostEvent: Sendable, Equatable {
     case authPrompt(AuthPrompt)
 
     /// Every notification the host sends.
-    public static let notifications: [any HostNotification.Type] = [DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self]
+    public static let notifications: [any HostNotification.Type] = [
+        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self,
+    ]
 
     public var payload: any HostNotification {
         switch self {

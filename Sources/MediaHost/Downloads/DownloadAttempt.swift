@@ -61,7 +61,8 @@ struct DownloadAttempt {
 
     func run() async -> Outcome {
         let fail = { (result: Result) in
-            Outcome(result: result, bytes: record.bytes, total: record.total, etag: record.etag, lastModified: record.lastModified)
+            Outcome(
+                result: result, bytes: record.bytes, total: record.total, etag: record.etag, lastModified: record.lastModified)
         }
         let folder = (record.path as NSString).deletingLastPathComponent
         do {
@@ -152,12 +153,17 @@ struct DownloadAttempt {
                 progress: nil)
         } catch let error as HTTPClientError {
             if error.kind == .cancelled { return ended(.transient("cancelled"), progress) }
-            return ended(error.isTransient || error.kind == .connection ? .transient(error.description) : .permanent(error.description), progress)
+            return ended(
+                error.isTransient || error.kind == .connection ? .transient(error.description) : .permanent(error.description),
+                progress)
         } catch {
             return ended(.transient("\(error)"), progress)
         }
         if let code = progress.lock.withLock({ progress.writeError }) {
-            let reason = code == ENOSPC || code == EDQUOT ? "disk full while writing \(record.partPath)" : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
+            let reason =
+                code == ENOSPC || code == EDQUOT
+                ? "disk full while writing \(record.partPath)"
+                : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
             return ended(.permanent(reason), progress)
         }
         let (bytes, total) = progress.lock.withLock { (progress.bytes, progress.total) }
@@ -171,7 +177,8 @@ struct DownloadAttempt {
         }
         switch head.status {
         case 200, 206: break
-        case 404, 410: return ended(.permanent("the media file is gone (HTTP \(head.status)): \(URLRedaction.redact(record.url))"), progress)
+        case 404, 410:
+            return ended(.permanent("the media file is gone (HTTP \(head.status)): \(URLRedaction.redact(record.url))"), progress)
         case 416:
             ftruncate(fd, 0)
             return .restart("HTTP 416: starting over")

@@ -71,7 +71,8 @@ public actor DownloadManager {
             return try await store.downloadPathTaken(candidate)
         }
         let record = try await store.insertDownload(
-            DownloadRecord(id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength))
+            DownloadRecord(
+                id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength))
         publishState(record)
         pump()
         return try await store.download(id) ?? record
@@ -172,7 +173,6 @@ public actor DownloadManager {
         }
     }
 
-
     // MARK: Scheduling
 
     /// Starts queued downloads, oldest first, up to the concurrency limit.
@@ -216,7 +216,9 @@ public actor DownloadManager {
             let outcome = await DownloadAttempt(record: record, http: http, events: events) { etag, lastModified, total in
                 // Stored at once: after a crash, the .part can only be resumed if they are known.
                 // Only these columns: a whole-record write could land after "completed".
-                Task.detached { try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total) }
+                Task.detached {
+                    try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total)
+                }
             }.run()
             // Keep what the transfer learnt (validators, sizes) whatever happened next.
             record.bytes = outcome.bytes
@@ -270,7 +272,8 @@ public actor DownloadManager {
 
     private func existing(_ id: ItemID) async throws -> DownloadRecord {
         guard let record = try await store.download(id) else {
-            throw ProviderFailure(provider: id.provider, error: .notFound("no download for \(id); start one with downloads.start"))
+            throw ProviderFailure(
+                provider: id.provider, error: .notFound("no download for \(id); start one with downloads.start"))
         }
         return record
     }
@@ -282,7 +285,8 @@ public actor DownloadManager {
 
     private func publishState(_ record: DownloadRecord) {
         let change = DownloadStateChange(
-            id: record.id.description, state: record.state.rawValue, path: record.state == .completed ? record.path : nil, error: record.error)
+            id: record.id.description, state: record.state.rawValue, path: record.state == .completed ? record.path : nil,
+            error: record.error)
         events.publish(.downloadState(change))
     }
 }

@@ -14,8 +14,9 @@ enum DownloadNaming {
         for scalar in text.replacingOccurrences(of: ": ", with: " - ").unicodeScalars {
             let category = scalar.properties.generalCategory
             var replacement: Unicode.Scalar? = scalar
-            if scalar == "/" || scalar == "\\" || scalar == ":" { replacement = "-" }
-            else if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator
+            if scalar == "/" || scalar == "\\" || scalar == ":" {
+                replacement = "-"
+            } else if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator
                 || scalar.properties.isNoncharacterCodePoint || scalar == "\u{FFFD}"
             {
                 replacement = " "
@@ -52,7 +53,8 @@ enum DownloadNaming {
     /// A file extension: letters and digits only, at most 8.
     static func fileExtension(_ text: String?) -> String? {
         guard let text else { return nil }
-        let cleaned = String(text.lowercased().unicodeScalars.filter { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") }.prefix(8))
+        let cleaned = String(
+            text.lowercased().unicodeScalars.filter { ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") }.prefix(8))
         return cleaned.isEmpty ? nil : String(cleaned)
     }
 

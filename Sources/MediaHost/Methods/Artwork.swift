@@ -29,7 +29,8 @@ public struct MediaArtwork: RPCMethod {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
         }
         let (entry, cached) = try await host.tagging(id.provider) { try await host.artwork.file(for: url) }
-        return Response(id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
+        return Response(
+            id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
     }
 }
 

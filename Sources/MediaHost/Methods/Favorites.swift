@@ -15,7 +15,9 @@ public struct FavoritesAdd: RPCMethod {
         var item = try await host.withProvider(id.provider) { try await $0.item(id) }
         try await host.store.addFavorite(item)
         item = try await host.annotate(item)
-        if let note = await host.syncAccountFavorite(id, true) { item.extra = (item.extra ?? [:]).merging(["account": note]) { $1 } }
+        if let note = await host.syncAccountFavorite(id, true) {
+            item.extra = (item.extra ?? [:]).merging(["account": note]) { $1 }
+        }
         return item
     }
 }
@@ -52,7 +54,9 @@ extension HostRuntime {
             sessions.load(id.provider) != nil
         else { return nil }
         do {
-            try await withAccount(id.provider) { account, session in try await account.setAccountFavorite(id, favorite, session: session) }
+            try await withAccount(id.provider) { account, session in
+                try await account.setAccountFavorite(id, favorite, session: session)
+            }
             return favorite ? "saved to your \(id.provider) account" : "removed from your \(id.provider) account"
         } catch {
             let rpc = Dispatcher.rpcError(for: error, method: "favorites", logger: logger)
@@ -87,7 +91,8 @@ public struct FavoritesList: RPCMethod {
         if remote == true {
             guard let provider else { throw HostError.invalidArgument("remote favorites need a provider") }
             let cursor = cursor
-            return try await host.annotate(host.withAccount(provider) { try await $0.accountFavorites(cursor: cursor, session: $1) })
+            return try await host.annotate(
+                host.withAccount(provider) { try await $0.accountFavorites(cursor: cursor, session: $1) })
         }
         let limit = limit ?? 50
         guard (1...500).contains(limit) else { throw HostError.invalidArgument("limit must be between 1 and 500") }

@@ -42,7 +42,8 @@ public struct HostInfo: RPCMethod {
 
     public func run(on host: HostRuntime) async throws -> Response {
         Response(
-            name: HostRuntime.name, version: HostRuntime.version, jsonrpc: "2.0", pid: Int(ProcessInfo.processInfo.processIdentifier),
+            name: HostRuntime.name, version: HostRuntime.version, jsonrpc: "2.0",
+            pid: Int(ProcessInfo.processInfo.processIdentifier),
             providers: host.providerIDs, methods: Dispatcher.methodNames, configFile: host.paths.configFile,
             dataDir: host.paths.dataDir, cacheDir: host.paths.cacheDir, database: host.paths.database)
     }

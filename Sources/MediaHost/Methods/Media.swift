@@ -61,8 +61,9 @@ public struct MediaSearch: RPCMethod {
         guard !text.isEmpty else { throw HostError.invalidArgument("query is empty") }
         guard text.count <= 500 else { throw HostError.invalidArgument("query is longer than 500 characters") }
         // Only searches that can run are remembered: an unknown provider is a typo, not history.
-        if let provider { _ = try host.provider(provider) }
-        else if !host.registry.registrations.contains(where: { host.isConfigured($0.descriptor) }) {
+        if let provider {
+            _ = try host.provider(provider)
+        } else if !host.registry.registrations.contains(where: { host.isConfigured($0.descriptor) }) {
             throw HostError.noProviderConfigured
         }
         if cursor == nil {

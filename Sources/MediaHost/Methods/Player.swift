@@ -42,7 +42,8 @@ public struct PlayerOpen: RPCMethod {
         let words = host.config.command(HostSettings.playerCommand)
         guard let program = words.first, let executable = Self.find(program) else {
             throw HostError.player(
-                "the player '\(words.first ?? "")' was not found; install it or set player.command (e.g. `config player.command vlc`)")
+                "the player '\(words.first ?? "")' was not found; install it or set player.command (e.g. `config player.command vlc`)"
+            )
         }
         let command = words + [target]
         let pid = try Self.spawnDetached(executable, arguments: Array(command.dropFirst()))

@@ -82,9 +82,13 @@ extension HostError {
     public var rpcError: RPCError {
         switch self {
         case .unknownProvider(let id, _):
-            RPCError(code: AppErrorCode.unknownProvider, message: description, data: ["provider": .string(id), "kind": "unknownProvider"])
+            RPCError(
+                code: AppErrorCode.unknownProvider, message: description,
+                data: ["provider": .string(id), "kind": "unknownProvider"])
         case .notConfigured(let provider, _):
-            RPCError(code: AppErrorCode.notConfigured, message: description, data: ["provider": .string(provider), "kind": "notConfigured"])
+            RPCError(
+                code: AppErrorCode.notConfigured, message: description,
+                data: ["provider": .string(provider), "kind": "notConfigured"])
         case .noProviderConfigured:
             RPCError(code: AppErrorCode.notConfigured, message: description, data: ["kind": "notConfigured"])
         case .unknownConfigKey, .invalidConfigValue, .invalidArgument:

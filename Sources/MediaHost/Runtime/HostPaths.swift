@@ -33,7 +33,8 @@ public struct HostPaths: Sendable, Equatable {
             return home + "/" + fallback
         }
         let configFile = configFlag ?? xdg("XDG_CONFIG_HOME", ".config") + "/mediahost/config.toml"
-        let dataDir = dataDirFlag ?? env["MEDIAHOST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let dataDir =
+            dataDirFlag ?? env["MEDIAHOST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? xdg("XDG_DATA_HOME", ".local/share") + "/mediahost"
         let cacheDir = xdg("XDG_CACHE_HOME", ".cache") + "/mediahost"
         return HostPaths(configFile: absolute(configFile), dataDir: absolute(dataDir), cacheDir: absolute(cacheDir))

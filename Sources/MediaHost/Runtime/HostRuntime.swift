@@ -41,8 +41,10 @@ public final class HostRuntime: Sendable {
         registry = ProviderRegistry(providers)
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
-        let storeValues = try Self.storedSettings(store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
-        let config = try HostConfig(file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
+        let storeValues = try Self.storedSettings(
+            store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
+        let config = try HostConfig(
+            file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
         configBox = ConfigBox(config)
         let redactor = Redactor()
         self.redactor = redactor
@@ -82,9 +84,10 @@ public final class HostRuntime: Sendable {
     private static func storedSettings(
         store: MediaStore, secrets: SecretSettings, providers: [ProviderDescriptor]
     ) throws -> [String: String] {
-        let secretKeys = Set(providers.flatMap { descriptor in
-            descriptor.configKeys.filter(\.secret).map { "providers.\(descriptor.id).\($0.name)" }
-        })
+        let secretKeys = Set(
+            providers.flatMap { descriptor in
+                descriptor.configKeys.filter(\.secret).map { "providers.\(descriptor.id).\($0.name)" }
+            })
         var values = try store.settingsNow()
         for (key, value) in values where secretKeys.contains(key) {
             try secrets.set(key, value)

@@ -1,5 +1,5 @@
-import MediaKit
 import Mastodon
+import MediaKit
 import Podcasts
 import Synchronization
 import TMDB
@@ -19,7 +19,9 @@ public struct ProviderRegistration: Sendable {
         var descriptor = P.descriptor
         let accounts: [ProviderDescriptor.Capability] = [.login, .remoteFavorites]
         if P.self is any AccountProvider.Type {
-            for capability in accounts where !descriptor.capabilities.contains(capability) { descriptor.capabilities.append(capability) }
+            for capability in accounts where !descriptor.capabilities.contains(capability) {
+                descriptor.capabilities.append(capability)
+            }
         } else {
             descriptor.capabilities.removeAll { accounts.contains($0) }
         }
@@ -52,7 +54,8 @@ final class ProviderRegistry: Sendable {
     init(_ registrations: [ProviderRegistration]) {
         var seen = Set<String>()
         for registration in registrations {
-            precondition(seen.insert(registration.descriptor.id).inserted, "provider \(registration.descriptor.id) registered twice")
+            precondition(
+                seen.insert(registration.descriptor.id).inserted, "provider \(registration.descriptor.id) registered twice")
         }
         self.registrations = registrations
     }

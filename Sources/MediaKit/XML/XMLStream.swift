@@ -149,7 +149,9 @@ public final class XMLStream {
         }
         if semicolon == input.count, !final, input.count - position < 34 { return nil }
         if open.isEmpty { return position + 1 }
-        if semicolon < input.count, input[semicolon] == UInt8(ascii: ";"), let next = HTMLText.decodeEntity(input, at: position, into: &text) {
+        if semicolon < input.count, input[semicolon] == UInt8(ascii: ";"),
+            let next = HTMLText.decodeEntity(input, at: position, into: &text)
+        {
             return next
         }
         // Not a reference we know: the '&' is text, as a forgiving reader takes it.
@@ -387,7 +389,8 @@ public final class XMLStream {
             return XMLName(namespace: isAttribute ? nil : lookup(""), prefix: "", local: local)
         }
         let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
-        return XMLName(namespace: lookup(prefix), prefix: prefix, local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
+        return XMLName(
+            namespace: lookup(prefix), prefix: prefix, local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
     }
 
     private func lookup(_ prefix: String) -> String? {

@@ -203,8 +203,10 @@ public struct XMLTextDecoder {
 
     /// Windows-1252's characters at 0x80-0x9F (the rest of the high half is Latin-1).
     private static let windows1252High: [UInt32] = [
-        0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0xFFFD, 0x017D, 0xFFFD,
-        0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0xFFFD, 0x017E, 0x0178,
+        0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0xFFFD, 0x017D,
+        0xFFFD,
+        0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0xFFFD, 0x017E,
+        0x0178,
     ]
 
     static func appendWindows1252(_ byte: UInt8, to out: inout [UInt8]) {
@@ -230,9 +232,11 @@ public struct XMLTextDecoder {
         var produced = 0
         pending.withUnsafeMutableBufferPointer { input in
             output.withUnsafeMutableBufferPointer { buffer in
-                var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(input.baseAddress!).assumingMemoryBound(to: CChar.self)
+                var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(input.baseAddress!).assumingMemoryBound(
+                    to: CChar.self)
                 var inLeft = input.count
-                var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+                var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(
+                    to: CChar.self)
                 var outLeft = buffer.count
                 while inLeft > 0 {
                     let result = iconv(handle, &inPointer, &inLeft, &outPointer, &outLeft)
