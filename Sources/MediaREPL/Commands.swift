@@ -294,7 +294,7 @@ public struct CommandSpec: Sendable {
                 })
         },
         CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },
-        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (also exit, Ctrl-D)") {
+        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (Ctrl-D too)") {
             _, _ in .quit
         },
     ]

@@ -217,6 +217,8 @@ final class NotificationLog: Sendable {
         #expect(cancelled["state"] == "cancelled")
         let record = try #require(try await d.record(30))
         #expect(!FileManager.default.fileExists(atPath: record.partPath))
+        let announced = d.log.all.filter { $0.0 == "downloads.state" && $0.1["state"] == "cancelled" }
+        #expect(announced.count == 1, "one cancellation, one notification: \(announced)")
         d.server.media.bytesPerSecond = nil
         _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v30"])
         let done = try await d.wait(30, for: .completed)

@@ -231,7 +231,8 @@ public actor DownloadManager {
                 record.state = stop
                 discardUnresumablePart(&record)
                 let stopped = record
-                await Task.detached { try? await self.save(stopped, announce: true) }.value
+                // cancel() announces the cancellation itself, once the .part is gone.
+                await Task.detached { try? await self.save(stopped, announce: stop != .cancelled) }.value
                 break
             }
             switch outcome.result {
