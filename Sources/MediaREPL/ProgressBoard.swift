@@ -70,9 +70,6 @@ final class ProgressBoard: Sendable {
         }
     }
 
-    /// The latest rate of a download, for the downloads table.
-    func rate(of id: String) -> Double? { state.withLock { $0.entries[id]?.rate } }
-
     var hasActive: Bool { state.withLock { !$0.order.isEmpty } }
 
     /// Lines to show if anything changed since the last call, and finished-download messages.

@@ -361,7 +361,7 @@ public final class REPL: @unchecked Sendable {
     func present(downloads: [Download]) {
         listing = .downloads(downloads)
         for row in downloads { board.setTitle(row.title, for: row.id.description) }
-        display(renderer.downloads(downloads) { [board] in board.rate(of: $0.id.description) })
+        display(renderer.downloads(downloads))
     }
 
     func present(auth status: AuthStatusEntry) {

@@ -192,7 +192,7 @@ struct Renderer {
         }.joined(separator: "\n")
     }
 
-    func downloads(_ downloads: [Download], rate: (Download) -> Double?) -> String {
+    func downloads(_ downloads: [Download]) -> String {
         guard !downloads.isEmpty else { return dim("(no downloads)") }
         return downloads.enumerated().map { i, download in
             var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
@@ -202,7 +202,7 @@ struct Renderer {
             line +=
                 " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
                 + size.padding(toLength: 10, withPad: " ", startingAt: 0)
-            if download.state == .running, let speed = rate(download), speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
+            if download.state == .running, let speed = download.rate, speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
             line += "  " + truncate(Self.clean(download.title), 50)
             if let error = download.error { line += "\n       " + red(error) }
             if download.state == .completed { line += "\n       " + dim(download.path) }

@@ -126,6 +126,15 @@ extension MediaStore {
         }
     }
 
+    /// A running download's byte count, written while it runs (never over a row that has
+    /// finished, paused or been cancelled since).
+    public func updateRunningDownloadBytes(_ id: ItemID, bytes: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE download SET bytes = ? WHERE id = ? AND state = 'running'", arguments: [bytes, id.description])
+        }
+    }
+
     public func download(_ id: ItemID) async throws -> DownloadRecord? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM download WHERE id = ?", arguments: [id.description]).map(

@@ -206,6 +206,37 @@ final class NotificationLog: Sendable {
         #expect(last["rate"] != nil)
     }
 
+    @Test func listingsShowTheBytesArrivingNow() async throws {
+        let d = try await DownloadFixture()
+        defer { d.stop() }
+        d.server.media.bytesPerSecond = 100_000
+        _ = try await d.start(31)
+        _ = try await d.wait(31, for: .running)
+        var rows: [JSONValue] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let list = try await d.fixture.checked("downloads.list")
+            let row = try #require(list.arrayValue?.first)
+            if let bytes = row["bytes"]?.intValue, bytes > 0, rows.last?["bytes"]?.intValue.map({ $0 < bytes }) ?? true {
+                rows.append(row)
+            }
+            if rows.count >= 2 { break }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        #expect(rows.count >= 2, "downloads.list never showed the bytes growing: \(rows)")
+        #expect(rows.last?["state"] == "running")
+        #expect((rows.last?["rate"]?.doubleValue ?? 0) > 0)
+        #expect(rows.last?["total"] == JSONValue(CatalogProvider.videoSize(31)))
+        // Another process reads the store: the byte count is saved while the download runs.
+        var saved: Int64 = 0
+        while ContinuousClock.now < deadline, saved == 0 {
+            saved = try await d.record(31)?.bytes ?? 0
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(saved > 0)
+        _ = try await d.fixture.call("downloads.cancel", ["id": "catalog:video:v31"])
+    }
+
     @Test func cancelDeletesThePartAndRemoveDeletesTheFile() async throws {
         let d = try await DownloadFixture()
         defer { d.stop() }

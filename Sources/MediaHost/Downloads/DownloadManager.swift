@@ -24,6 +24,8 @@ public actor DownloadManager {
     /// Asks the item's provider again where its media is: media URLs expire, hosts move.
     let refreshSource: @Sendable (ItemID) async -> DownloadSource?
 
+    /// Running downloads' latest progress.
+    public nonisolated let live: LiveDownloads
     private var tasks: [ItemID: Task<Void, Never>] = [:]
     /// What a pause or cancel asked for, read when the transfer stops.
     private var stopReasons: [ItemID: DownloadRecord.State] = [:]
@@ -43,6 +45,7 @@ public actor DownloadManager {
         self.redactor = redactor
         self.root = root
         self.concurrency = concurrency
+        live = LiveDownloads(events: events, store: store)
     }
 
     // MARK: Commands

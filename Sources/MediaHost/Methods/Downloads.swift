@@ -11,6 +11,9 @@ public struct Download: Codable, Sendable, Equatable {
     public var path: String
     public var bytes: Int64
     public var total: Int64?
+    /// Bytes per second and seconds left, while it runs in this process.
+    public var rate: Double?
+    public var eta: Double?
     public var error: String?
     public var note: String?
     public var url: String
@@ -48,11 +51,11 @@ public struct DownloadsStart: RPCMethod {
 
     public func run(on host: HostRuntime) async throws -> Download {
         if let existing = try await host.store.download(id), existing.state != .failed, existing.state != .cancelled {
-            return Download(existing)
+            return host.downloads.live.current(existing)
         }
         let source = try await host.withProvider(id.provider) { try await $0.downloadSource(for: id) }
         let title = (try? await host.withProvider(id.provider) { try await $0.item(id) })?.title ?? source.suggestedName
-        return Download(try await host.downloads.start(id, source: source, title: title))
+        return host.downloads.live.current(try await host.downloads.start(id, source: source, title: title))
     }
 }
 
@@ -67,7 +70,7 @@ public struct DownloadsList: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> [Download] {
-        try await host.store.downloads(in: state.map { [$0] }).map(Download.init)
+        try await host.store.downloads(in: state.map { [$0] }).map(host.downloads.live.current)
     }
 }
 
@@ -80,7 +83,9 @@ public struct DownloadsPause: RPCMethod {
     public init(id: ItemID) {
         self.id = id
     }
-    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.pause(id)) }
+    public func run(on host: HostRuntime) async throws -> Download {
+        host.downloads.live.current(try await host.downloads.pause(id))
+    }
 }
 
 /// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
@@ -92,7 +97,9 @@ public struct DownloadsResume: RPCMethod {
     public init(id: ItemID) {
         self.id = id
     }
-    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.resume(id)) }
+    public func run(on host: HostRuntime) async throws -> Download {
+        host.downloads.live.current(try await host.downloads.resume(id))
+    }
 }
 
 /// Stops a download and deletes its partial file.
@@ -104,7 +111,9 @@ public struct DownloadsCancel: RPCMethod {
     public init(id: ItemID) {
         self.id = id
     }
-    public func run(on host: HostRuntime) async throws -> Download { Download(try await host.downloads.cancel(id)) }
+    public func run(on host: HostRuntime) async throws -> Download {
+        host.downloads.live.current(try await host.downloads.cancel(id))
+    }
 }
 
 /// Forgets a download and deletes its file (unless keepFile).

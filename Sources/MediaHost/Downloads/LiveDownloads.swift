@@ -1,0 +1,50 @@
+import Foundation
+import MediaKit
+import MediaStore
+import Synchronization
+
+/// The latest progress of every download running in this process, so listings show the bytes
+/// arriving now rather than those of the last saved row, and a throttled copy of the byte count in
+/// the store, so another process listing downloads sees them move too.
+public final class LiveDownloads: Sendable {
+    private let progress = Mutex<[String: (report: DownloadProgress, persisted: ContinuousClock.Instant?)]>([:])
+    /// How often a running download's byte count is written to the store.
+    static let persistInterval: Duration = .seconds(2)
+
+    init(events: EventHub, store: MediaStore) {
+        events.subscribe { [self] event in
+            switch event {
+            case .downloadProgress(let report):
+                let persist = progress.withLock { entries -> Bool in
+                    let now = ContinuousClock.now
+                    let last = entries[report.id]?.persisted
+                    let due = last.map { now - $0 >= Self.persistInterval } ?? true
+                    entries[report.id] = (report, due ? now : last)
+                    return due
+                }
+                if persist, let id = try? ItemID(parsing: report.id) {
+                    Task.detached { try? await store.updateRunningDownloadBytes(id, bytes: report.bytes) }
+                }
+            case .downloadState(let change) where change.state != DownloadRecord.State.running.rawValue:
+                progress.withLock { $0[change.id] = nil }
+            default:
+                break
+            }
+        }
+    }
+
+    /// The running download's latest report, if it is running here.
+    public func report(for id: ItemID) -> DownloadProgress? { progress.withLock { $0[id.description]?.report } }
+
+    /// A listing's row with the running transfer's figures.
+    func current(_ record: DownloadRecord) -> Download {
+        var download = Download(record)
+        if record.state == .running, let report = report(for: record.id) {
+            download.bytes = report.bytes
+            download.total = report.total ?? download.total
+            download.rate = report.rate
+            download.eta = report.eta
+        }
+        return download
+    }
+}
