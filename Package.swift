@@ -113,7 +113,9 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
-        .testTarget(name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], swiftSettings: strict),
+        .testTarget(
+            name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
             dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],

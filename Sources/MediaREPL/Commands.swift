@@ -44,12 +44,22 @@ enum ArgumentKind: Sendable {
     case words([String])
 }
 
-/// The words of a command line after the command's name.
+/// The words of a command line after the command's name, split as a shell does (`ShellWords`:
+/// quotes group words and are removed, a backslash escapes one character).
 struct CommandLine {
-    /// The text after the command word, trimmed.
-    var rest: String
-    /// `rest` split into its first word and the rest after it.
-    var first: (String, String) { rest.splitFirstWord() }
+    var words: [String]
+    /// The text after the command's name as typed, for `call`'s JSON.
+    var raw: String
+
+    /// Every word as one argument: a query, a category name.
+    var text: String { words.joined(separator: " ") }
+
+    /// The command's one argument.
+    /// - Throws: `.usage` when there is none or more than one.
+    func single() throws(CommandError) -> String {
+        guard words.count == 1 else { throw CommandError.usage }
+        return words[0]
+    }
 }
 
 /// Why a line is not a command.
@@ -105,7 +115,7 @@ public struct CommandSpec: Sendable {
             "categories", aliases: ["cats"], usage: "categories <provider>", method: ProvidersCategories.method,
             summary: "a provider's categories", arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
-            let provider = try repl.requireProvider(line.rest)
+            let provider = try repl.requireProvider(try line.single())
             return .call(
                 .run(ProvidersCategories(provider: provider)) { repl, categories in
                     repl.present(categories: categories, of: provider)
@@ -115,28 +125,25 @@ public struct CommandSpec: Sendable {
             "browse", usage: "browse <provider> <category|n>", method: MediaBrowse.method, summary: "a category's items",
             arguments: [[.provider], [.category(providerAt: 0)]]
         ) { line, repl throws(CommandError) in
-            let (provider, category) = line.first
-            guard !provider.isEmpty, !category.isEmpty else { throw CommandError.usage }
-            try repl.checkProvider(provider)
-            return .call(repl.browse(provider: provider, category: category))
+            guard line.words.count >= 2 else { throw CommandError.usage }
+            let provider = try repl.requireProvider(line.words[0])
+            return .call(repl.browse(provider: provider, category: line.words.dropFirst().joined(separator: " ")))
         },
         CommandSpec(
             "search", aliases: ["s"], usage: "search [<provider>] [--kind K] <query>", method: MediaSearch.method,
             summary: "search one or every provider", arguments: [[.provider, .words(["--kind"])]], flags: ["--kind": [.mediaKind]]
-        ) { line, repl throws(CommandError) in .call(try repl.searchCall(line.rest)) },
+        ) { line, repl throws(CommandError) in .call(try repl.searchCall(line.words)) },
         CommandSpec(
             "show", aliases: ["get"], usage: "show <n|id>", method: MediaGet.method, summary: "an item's details"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) })
         },
         CommandSpec(
             "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",
-            summary: "open a row: a channel's videos, a podcast's episodes, a category, a past search"
-        ) { line, _ throws(CommandError) in
-            guard !line.rest.isEmpty else { throw CommandError.usage }
-            return .open(line.rest)
-        },
+            summary:
+                "what is inside: a channel's videos, a show's episodes, a movie's similar movies, a post's replies; a category, past search or link row"
+        ) { line, _ throws(CommandError) in .open(try line.single()) },
         CommandSpec(
             "next", aliases: ["n"], usage: "next", method: "(last listing's method)", summary: "the next page of the last listing"
         ) { _, _ in .page(forward: true) },
@@ -146,12 +153,12 @@ public struct CommandSpec: Sendable {
         ) { _, _ in .page(forward: false) },
         CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") {
             line, repl throws(CommandError) in
-            let id = try repl.item(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item) })
         },
         CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") {
             line, repl throws(CommandError) in
-            let id = try repl.item(line.rest)
+            let id = try repl.item(try line.single())
             return .call(
                 .run(FavoritesRemove(id: id)) { repl, result in
                     repl.display(
@@ -165,19 +172,23 @@ public struct CommandSpec: Sendable {
             arguments: [[.provider], [.words(["--remote"])]]
         ) { line, repl throws(CommandError) in
             var request = FavoritesList()
-            var words = line.rest
-            if words.hasSuffix("--remote") {
+            var words = line.words
+            if let flag = words.firstIndex(of: "--remote") {
                 request.remote = true
-                words = String(words.dropLast("--remote".count)).trimmingSpaces()
+                words.remove(at: flag)
             }
-            if !words.isEmpty { request.provider = try repl.requireProvider(words) }
+            guard words.count <= 1 else { throw CommandError.usage }
+            if let provider = words.first { request.provider = try repl.requireProvider(provider) }
+            if request.remote == true, request.provider == nil {
+                throw CommandError.invalid("--remote lists one account's favorites: favs <provider> --remote")
+            }
             return .call(repl.listing(.favorites(request)))
         },
         CommandSpec(
             "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
             summary: "download an item's media (episodes)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(DownloadsStart(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
@@ -186,27 +197,44 @@ public struct CommandSpec: Sendable {
         CommandSpec(
             "pause", usage: "pause <n|id>", method: DownloadsPause.method, summary: "pause a download (keeps what it has)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.download(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(DownloadsPause(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
             "resume", usage: "resume <n|id>", method: DownloadsResume.method, summary: "continue a paused or failed download"
         ) { line, repl throws(CommandError) in
-            let id = try repl.download(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(DownloadsResume(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
             "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method,
             summary: "stop a download and delete its partial file"
         ) { line, repl throws(CommandError) in
-            let id = try repl.download(line.rest)
+            let id = try repl.item(try line.single())
             return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "remove", aliases: ["rm"], usage: "remove <n|id> [--keep-file]", method: DownloadsRemove.method,
+            summary: "forget a download and delete its file (--keep-file keeps it)", arguments: [[], [.words(["--keep-file"])]]
+        ) { line, repl throws(CommandError) in
+            var words = line.words
+            let keepFile = words.contains("--keep-file")
+            words.removeAll { $0 == "--keep-file" }
+            guard words.count == 1 else { throw CommandError.usage }
+            let id = try repl.item(words[0])
+            return .call(
+                .run(DownloadsRemove(id: id, keepFile: keepFile)) { repl, result in
+                    repl.display(
+                        result.removed
+                            ? "removed the download of \(result.id)" + (keepFile ? " (the file stays)" : " and its file")
+                            : "\(result.id) has no download")
+                })
         },
         CommandSpec(
             "play", usage: "play <n|id>", method: PlayerOpen.method,
             summary: "play in the configured player (the download if any, else the stream)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.download(line.rest)
+            let id = try repl.item(try line.single())
             return .call(
                 .run(PlayerOpen(id: id)) { repl, result in
                     repl.display(
@@ -218,7 +246,7 @@ public struct CommandSpec: Sendable {
             "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
             summary: "an item's image as a local file (cached)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(line.rest)
+            let id = try repl.item(try line.single())
             return .call(
                 .run(MediaArtwork(id: id)) { repl, result in
                     repl.display(result.path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
@@ -228,18 +256,18 @@ public struct CommandSpec: Sendable {
             "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
             summary: "sign in: a device code to enter, or a username and password (asked without echo)", arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
-            let words = line.rest.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            guard let provider = words.first else { throw CommandError.usage }
+            let words = line.words
+            guard let provider = words.first, words.count <= 3 else { throw CommandError.usage }
             var request = AuthLogin(provider: try repl.requireProvider(provider))
             if words.count > 1 { request.username = words[1] }
-            if words.count > 2 { request.password = words[2...].joined(separator: " ") }
+            if words.count > 2 { request.password = words[2] }
             return .call(repl.login(request))
         },
         CommandSpec(
             "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
             arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
-            let provider = try repl.requireProvider(line.rest)
+            let provider = try repl.requireProvider(try line.single())
             return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
         },
         CommandSpec(
@@ -248,25 +276,31 @@ public struct CommandSpec: Sendable {
             summary: "the last 100 searches, newest first", arguments: [[.provider, .words(["clear"])]],
             flags: ["clear": [.provider]]
         ) { line, repl throws(CommandError) in
-            let (sub, provider) = line.first
-            if sub == "clear" {
+            var words = line.words
+            if words.first == "clear" {
+                words.removeFirst()
+                guard words.count <= 1 else { throw CommandError.usage }
                 var request = HistoryClear()
-                if !provider.isEmpty { request.provider = try repl.requireProvider(provider) }
+                if let provider = words.first { request.provider = try repl.requireProvider(provider) }
                 return .call(
                     .run(request) { repl, result in
                         repl.display("forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")")
                     })
             }
+            guard words.count <= 1 else { throw CommandError.usage }
             var request = HistoryList()
-            if !line.rest.isEmpty { request.provider = try repl.requireProvider(line.rest) }
+            if let provider = words.first { request.provider = try repl.requireProvider(provider) }
             return .call(.run(request) { repl, records in repl.present(searches: records) })
         },
         CommandSpec(
             "config", usage: "config [<key> [<value>|--unset]]", method: "\(ConfigGet.method) / \(ConfigSet.method)",
             summary: "show or change settings", arguments: [[.configKey]]
         ) { line, _ in
-            let (key, value) = line.first
-            if key.isEmpty { return .call(.run(ConfigGet()) { repl, entries in repl.display(repl.renderer.config(entries)) }) }
+            guard let key = line.words.first else {
+                return .call(.run(ConfigGet()) { repl, entries in repl.display(repl.renderer.config(entries)) })
+            }
+            // The value is the rest of the line, its quotes removed: config player.command "mpv --fs".
+            let value = line.words.dropFirst().joined(separator: " ")
             if value.isEmpty {
                 return .call(.run(ConfigGet(key: key)) { repl, entries in repl.display(repl.renderer.config(entries)) })
             }
@@ -277,8 +311,10 @@ public struct CommandSpec: Sendable {
             "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params",
             arguments: [[.method]]
         ) { line, _ throws(CommandError) in
-            let (method, json) = line.first
-            guard !method.isEmpty else { throw CommandError.usage }
+            guard let method = line.words.first else { throw CommandError.usage }
+            // JSON is taken as typed; in quotes, as the words inside them.
+            var json = line.raw.splitFirstWord().1
+            if json.first == "'" || json.first == "\"" { json = line.words.dropFirst().joined(separator: " ") }
             let params: JSONValue
             do { params = json.isEmpty ? [:] : try JSONValue(parsing: json) } catch {
                 throw CommandError.invalid("params are not JSON: \(error)")

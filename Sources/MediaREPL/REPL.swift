@@ -102,14 +102,20 @@ public final class REPL: @unchecked Sendable {
     public func execute(_ line: String) async -> Bool {
         let trimmed = line.trimmingSpaces()
         guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { return true }
-        let (word, rest) = trimmed.splitFirstWord()
-        guard let spec = CommandSpec.named(word) else {
-            fail("unknown command '\(word.prefix(40))'; `help` lists the commands")
+        let words: [String]
+        switch ShellWords.split(trimmed) {
+        case .success(let split): words = split
+        case .failure(let error):
+            fail("\(error.description): put a quote in the other kind of quotes (\"don't\") or after a backslash (don\\'t)")
+            return false
+        }
+        guard let word = words.first, let spec = CommandSpec.named(word) else {
+            fail("unknown command '\((words.first ?? "").prefix(40))'; `help` lists the commands")
             return false
         }
         let action: Action
         do {
-            action = try spec.build(CommandLine(rest: rest), self)
+            action = try spec.build(CommandLine(words: Array(words.dropFirst()), raw: trimmed.splitFirstWord().1), self)
         } catch {
             fail(error.message(usage: spec.usage))
             return false
@@ -144,8 +150,9 @@ public final class REPL: @unchecked Sendable {
         }
     }
 
-    /// `open <n|id>`: what opening means for the row's kind; an item opens as its children when
-    /// it is a container, else as its details.
+    /// `open <n|id>`: what opening means for the row's kind. An item opens as what is inside it
+    /// (a channel's videos, a show's episodes, a movie's similar movies, a post's replies); one
+    /// whose provider has nothing inside it opens as its details.
     private func open(_ text: String) async -> Bool {
         if let n = Int(text), let row = listing.row(n) {
             switch row {
@@ -173,42 +180,48 @@ public final class REPL: @unchecked Sendable {
             }
         }
         let id: ItemID
-        do { id = try resolveItem(text) } catch {
+        do { id = try item(text) } catch {
             fail(error.message(usage: "open <n|id>"))
             return false
         }
-        if id.kind.isContainer { return await perform(listing(.children(MediaChildren(id: id)))) }
-        return await perform(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) })
+        let details = Call.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) }
+        let children = listing(.children(MediaChildren(id: id)))
+        return await perform(
+            Call(method: MediaChildren.method) { repl throws(RPCError) in
+                do throws(RPCError) {
+                    try await children.perform(repl)
+                } catch  where error.data?["kind"]?.stringValue == "unsupported" {
+                    try await details.perform(repl)
+                }
+            })
     }
 
     // MARK: Resolving arguments (used by the command table)
 
-    /// An item: row `n` of the last listing of items, or an id.
+    /// An item: row `n` of the last listing, whatever it listed (items, or downloads), or an id.
     func item(_ text: String) throws(CommandError) -> ItemID {
-        guard !text.isEmpty else { throw CommandError.usage }
-        return try resolveItem(text)
-    }
-
-    /// A download: row `n` of the last `downloads`, else as `item`.
-    func download(_ text: String) throws(CommandError) -> ItemID {
-        guard !text.isEmpty else { throw CommandError.usage }
-        if let n = Int(text), case .downloads = listing {
-            guard case .download(let download)? = listing.row(n) else {
-                throw CommandError.invalid("there is no row \(n) in the last downloads listing")
-            }
-            return download.id
+        guard let n = Int(text) else {
+            do { return try ItemID(parsing: text) } catch { throw CommandError.invalid(error.description) }
         }
-        return try resolveItem(text)
-    }
-
-    private func resolveItem(_ text: String) throws(CommandError) -> ItemID {
-        if let n = Int(text) {
-            guard case .items = listing, case .item(let item)? = listing.row(n) else {
-                throw CommandError.invalid("there is no row \(n) in the last listing")
-            }
-            return item.id
+        guard let row = listing.row(n) else {
+            throw CommandError.invalid(
+                listing.count == 0
+                    ? "there is no row \(n): nothing has been listed yet"
+                    : "there is no row \(n) in the last listing (1–\(listing.count))")
         }
-        do { return try ItemID(parsing: text) } catch { throw CommandError.invalid(error.description) }
+        switch row {
+        case .item(let item): return item.id
+        case .download(let download): return download.id
+        case .category: throw CommandError.invalid("row \(n) is a category: `open \(n)` browses it")
+        case .search: throw CommandError.invalid("row \(n) is a past search: `open \(n)` runs it again")
+        case .provider: throw CommandError.invalid("row \(n) is a provider: `open \(n)` lists its categories")
+        case .section(_, let entity):
+            switch entity.type {
+            case .hashtag, .mention:
+                throw CommandError.invalid("row \(n) is a \(entity.type.rawValue): `open \(n)` searches for it")
+            case .url, .media: throw CommandError.invalid("row \(n) is a link: `open \(n)` prints it")
+            }
+        }
     }
 
     func requireProvider(_ text: String) throws(CommandError) -> String {
@@ -231,29 +244,62 @@ public final class REPL: @unchecked Sendable {
     // MARK: Calls that need more than one step
 
     /// `search [<provider>] [--kind K] <query>`.
-    func searchCall(_ rest: String) throws(CommandError) -> Call {
-        var words = rest
+    func searchCall(_ words: [String]) throws(CommandError) -> Call {
+        var words = words[...]
         var request = MediaSearch(query: "")
-        while true {
-            let (word, remainder) = words.splitFirstWord()
+        while let word = words.first {
             if word == "--kind" {
-                let (kind, after) = remainder.splitFirstWord()
+                let kind = words.dropFirst().first ?? ""
                 guard let parsed = MediaKind(rawValue: kind) else {
                     throw CommandError.invalid(
                         "--kind takes one of \(MediaKind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 request.kind = parsed
-                words = after
-            } else if request.provider == nil, host.providerIDs.contains(word), !remainder.isEmpty {
+                words = words.dropFirst(2)
+            } else if request.provider == nil, host.providerIDs.contains(word), words.count > 1 {
                 request.provider = word
-                words = remainder
+                words = words.dropFirst()
             } else {
                 break
             }
         }
         guard !words.isEmpty else { throw CommandError.usage }
-        request.query = words
+        // A first word one or two letters away from a provider id is a typo more often than a query.
+        if request.provider == nil, words.count > 1, let word = words.first, !word.hasPrefix("#"), !word.hasPrefix("@"),
+            let guess = Self.closest(word, in: host.providerIDs)
+        {
+            throw CommandError.invalid(
+                "did you mean \(guess)? `search \(guess) \(words.dropFirst().joined(separator: " "))`; to search every provider for these words, quote them: search \"\(words.joined(separator: " "))\""
+            )
+        }
+        request.query = words.joined(separator: " ")
         return listing(.search(request))
+    }
+
+    /// The provider id one or two edits away from `word` (letters case-blind), if exactly one is.
+    static func closest(_ word: String, in ids: [String]) -> String? {
+        let word = word.lowercased()
+        guard word.count >= 3, !ids.contains(word) else { return nil }
+        let near = ids.filter { id in
+            let distance = editDistance(Array(word), Array(id))
+            return distance >= 1 && distance <= (id.count <= 4 ? 1 : 2)
+        }
+        return near.count == 1 ? near[0] : nil
+    }
+
+    /// Levenshtein distance.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// `browse`: the category by row number, name or id, then the listing.
@@ -386,7 +432,10 @@ public final class REPL: @unchecked Sendable {
         }
         let width = CommandSpec.all.map(\.usage.count).max() ?? 0
         let methodWidth = CommandSpec.all.map(\.method.count).max() ?? 0
-        var lines = ["Commands (numbers refer to rows of the last listing):"]
+        var lines = [
+            "Commands (n is a row of the last listing, whatever it listed; words split as in a shell:",
+            #"\"two words\" or 'two words' is one word, a backslash escapes one character: don\'t):"#,
+        ]
         for spec in CommandSpec.all {
             var line =
                 "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "

@@ -42,21 +42,41 @@ extension MediaStore {
     /// Stands for "no order": below every real one, so such rows come last.
     static let unordered = -1e300
 
-    /// Starts a new generation of a list (leftovers of an interrupted write are dropped).
+    /// How long a list writer may take before its rows count as left behind by a crash.
+    static let abandonedWriterAge: TimeInterval = 3600
+
+    /// Starts a new generation of a list: a number never handed out before, so newer than every
+    /// generation written so far. Rows left by writers that crashed are dropped.
     public func beginList(provider: String, key: String) async throws -> Int64 {
         try await pool.write { db in
+            let now = Date().timeIntervalSince1970
+            try db.execute(
+                sql: """
+                    DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation IN (
+                        SELECT generation FROM providerListWriter WHERE provider = ? AND key = ? AND startedAt < ?)
+                    """,
+                arguments: [provider, key, provider, key, now - Self.abandonedWriterAge])
+            try db.execute(
+                sql: "DELETE FROM providerListWriter WHERE provider = ? AND key = ? AND startedAt < ?",
+                arguments: [provider, key, now - Self.abandonedWriterAge])
             let current =
                 try Int64.fetchOne(
                     db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
                 ?? 0
+            // Rows of no current list and no live writer: an interrupted write from before writers were kept.
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?",
+                sql: """
+                    DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?
+                        AND generation NOT IN (SELECT generation FROM providerListWriter)
+                    """,
                 arguments: [provider, key, current])
-            let newest =
-                try Int64.fetchOne(
-                    db, sql: "SELECT MAX(generation) FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, key])
-                ?? 0
-            return max(current, newest) + 1
+            // AUTOINCREMENT: a generation number is never handed out twice, even after its
+            // writer's record is gone.
+            try db.execute(
+                sql: "INSERT INTO providerListWriter (provider, key, startedAt) VALUES (?, ?, ?)",
+                arguments: [provider, key, now])
+            let generation = db.lastInsertedRowID
+            return generation
         }
     }
 
@@ -73,10 +93,22 @@ extension MediaStore {
         }
     }
 
-    /// Makes a generation the list's current one and drops the old rows (and the oldest lists
-    /// beyond the limit).
+    /// Makes a generation the list's current one and drops older rows (and the oldest lists
+    /// beyond the limit). When a newer generation was committed meanwhile, that one stays and
+    /// this one is dropped: both were read from the same source moments apart.
     public func commitList(provider: String, key: String, generation: Int64, count: Int) async throws {
         try await pool.write { db in
+            try db.execute(sql: "DELETE FROM providerListWriter WHERE generation = ?", arguments: [generation])
+            let current =
+                try Int64.fetchOne(
+                    db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
+                ?? 0
+            guard generation > current else {
+                try db.execute(
+                    sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation = ?",
+                    arguments: [provider, key, generation])
+                return
+            }
             try db.execute(
                 sql: """
                     INSERT INTO providerList (provider, key, generation, count, storedAt) VALUES (?, ?, ?, ?, ?)
@@ -84,8 +116,9 @@ extension MediaStore {
                         storedAt = excluded.storedAt
                     """,
                 arguments: [provider, key, generation, count, Date().timeIntervalSince1970])
+            // Older generations go; newer ones belong to writers still at work.
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?",
+                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation < ?",
                 arguments: [provider, key, generation])
             let stale = try String.fetchAll(
                 db, sql: "SELECT key FROM providerList WHERE provider = ? ORDER BY storedAt DESC LIMIT -1 OFFSET ?",
@@ -103,6 +136,7 @@ extension MediaStore {
             try db.execute(
                 sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation = ?",
                 arguments: [provider, key, generation])
+            try db.execute(sql: "DELETE FROM providerListWriter WHERE generation = ?", arguments: [generation])
         }
     }
 

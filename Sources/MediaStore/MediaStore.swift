@@ -172,6 +172,23 @@ public final class MediaStore: Sendable {
                     CREATE INDEX providerRow_id ON providerRow(provider, key, generation, id);
                     """)
         }
+        migrator.registerMigration("v5: list writers") { db in
+            // Each write of a list reserves its generation here, so two writers of one list (two
+            // requests, or two processes, fetching the same feed) never share or delete each
+            // other's rows; the newest generation to commit wins.
+            try db.execute(
+                sql: """
+                    CREATE TABLE providerListWriter (
+                        generation INTEGER PRIMARY KEY AUTOINCREMENT,
+                        provider TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        startedAt REAL NOT NULL
+                    );
+                    INSERT INTO sqlite_sequence (name, seq) VALUES ('providerListWriter', (
+                        SELECT MAX(g) FROM (SELECT COALESCE(MAX(generation), 0) AS g FROM providerRow
+                            UNION ALL SELECT COALESCE(MAX(generation), 0) FROM providerList)));
+                    """)
+        }
         return migrator
     }
 }

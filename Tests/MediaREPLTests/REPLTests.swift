@@ -15,8 +15,8 @@ final class CapturedREPL: @unchecked Sendable {
     private let out = LineLog()
     private let err = LineLog()
 
-    init(json: Bool = false, keepGoing: Bool = false) throws {
-        fixture = try HostFixture()
+    init(json: Bool = false, keepGoing: Bool = false, environment: [String: String] = [:]) throws {
+        fixture = try HostFixture(environment: environment)
         repl = REPL(
             host: fixture.host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false),
             write: out.append, writeError: err.append)
@@ -91,6 +91,76 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(await session.run("open 1").contains("Channel 1"))
         _ = await session.run("providers")
         #expect(await session.run("open 1").contains("Music"))
+    }
+
+    @Test func openListsWhatIsInsideAndShowGivesDetails() async throws {
+        let session = try CapturedREPL()
+        // A video with related videos opens as them, like a movie's similar movies or a post's replies.
+        let related = await session.run("open catalog:video:v10")
+        #expect(related.contains("  1  Video 11"))
+        #expect(related.contains("  2  Video 12"))
+        #expect(!related.contains("catalog:video:v10"))
+        // One with nothing inside opens as its details; show always gives details.
+        let details = await session.run("open catalog:video:v3")
+        #expect(details.contains("catalog:video:v3"))
+        #expect(details.contains("Video 3"))
+        #expect(await session.run("show catalog:video:v10").contains("catalog:video:v10"))
+        #expect(session.errors.isEmpty)
+    }
+
+    @Test func everyRowTakingCommandTakesTheRowsOfAnyListing() async throws {
+        let session = try CapturedREPL(environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:9/file"])
+        _ = await session.run("download catalog:video:v3")
+        _ = await session.run("download catalog:video:v4")
+        #expect(await session.run("downloads").contains("Video 4"))
+        #expect(await session.run("show 2").contains("catalog:video:v4"))
+        #expect(await session.run("fav 2").contains("★ yes"))
+        _ = await session.run("downloads")
+        #expect(await session.run("remove 1 --keep-file") == "removed the download of catalog:video:v3 (the file stays)")
+        #expect(await session.run("downloads").contains("Video 3") == false)
+        // Rows that are not items say what `open` does with them.
+        _ = await session.run("categories catalog")
+        #expect(await !session.repl.execute("fav 1"))
+        #expect(session.errors.contains("row 1 is a category: `open 1` browses it"))
+        #expect(await !session.repl.execute("show 99"))
+        #expect(session.errors.contains("there is no row 99 in the last listing (1–"))
+    }
+
+    @Test func wordsAreSplitAsAShellDoes() async throws {
+        let session = try CapturedREPL()
+        #expect(
+            await session.run(#"config player.command "mpv --ao=null --vo=null""#).contains(
+                "player.command = mpv --ao=null --vo=null"))
+        let stored = try await session.fixture.call("config.get", ["key": "player.command"])
+        #expect(stored.arrayValue?.first?["value"] == "mpv --ao=null --vo=null")
+        #expect(await session.run(#"config player.command 'my player' --fs"#).contains("= my player --fs"))
+        // Quotes group a query and are removed; a backslash escapes one character.
+        let json = try CapturedREPL(json: true)
+        let quoted = await json.run(#"search catalog "about swift""#)
+        let direct = try await json.fixture.call("media.search", ["provider": "catalog", "query": "about swift"])
+        #expect(try JSONValue(parsing: quoted) == direct)
+        #expect(await json.run(#"search catalog about\ swift"#) == quoted)
+        // A quote left open is an error that says how to write one.
+        #expect(await !session.repl.execute("search catalog don't"))
+        #expect(session.errors.contains("is not closed"))
+        #expect(session.errors.contains(#"don't"#))
+        // call takes its JSON as typed, or in quotes.
+        #expect(await json.run(#"call favorites.list {"limit": 1}"#) == #"{"items":[]}"#)
+        #expect(await json.run(#"call favorites.list '{"limit": 1}'"#) == #"{"items":[]}"#)
+    }
+
+    @Test func aProviderTypoIsCaughtNotSearchedEverywhere() async throws {
+        let session = try CapturedREPL()
+        #expect(await !session.repl.execute("search catalgo swift"))
+        #expect(session.errors.contains("did you mean catalog?"))
+        #expect(session.fixture.host.providerIDs.contains("catalog"))
+        // Quoted, the words are a query for every provider.
+        #expect(await session.run(#"search "catalgo swift""#).contains("(no items)"))
+        #expect(REPL.closest("youtub", in: ["youtube", "tmdb"]) == "youtube")
+        #expect(REPL.closest("tmbd", in: ["youtube", "tmdb"]) == nil)  // two edits on a short id
+        #expect(REPL.closest("tmd", in: ["youtube", "tmdb"]) == "tmdb")
+        #expect(REPL.closest("cats", in: ["youtube", "tmdb"]) == nil)
+        #expect(REPL.editDistance(Array("kitten"), Array("sitting")) == 3)
     }
 
     @Test func historyAndClear() async throws {

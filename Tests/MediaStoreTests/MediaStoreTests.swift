@@ -1,7 +1,9 @@
 import Foundation
+import GRDB
 import MediaKit
-import MediaStore
 import Testing
+
+@testable import MediaStore
 
 @Suite struct MediaStoreTests {
     let directory: String
@@ -145,6 +147,45 @@ import Testing
         try await store.discardList(provider: "p", key: "k", generation: generation)
         try await write("k", [row("newer", 3)])
         #expect(try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)?.map(\.id) == ["newer"])
+    }
+
+    /// Two requests (or processes) fetching one feed at once write the same list concurrently:
+    /// neither may lose or delete the other's rows, and the list ends whole.
+    @Test func concurrentWritersOfOneListNeverMixOrLoseRows() async throws {
+        for newerCommitsFirst in [false, true] {
+            let key = "k\(newerCommitsFirst)"
+            let a = try await store.beginList(provider: "p", key: key)
+            try await store.appendRows([row("a1", 2), row("a2", 1)], provider: "p", key: key, generation: a, firstSeq: 0)
+            let b = try await store.beginList(provider: "p", key: key)
+            #expect(b != a)
+            try await store.appendRows([row("b1", 2)], provider: "p", key: key, generation: b, firstSeq: 0)
+            try await store.appendRows([row("b2", 1)], provider: "p", key: key, generation: b, firstSeq: 1)
+            if newerCommitsFirst {
+                try await store.commitList(provider: "p", key: key, generation: b, count: 2)
+                try await store.commitList(provider: "p", key: key, generation: a, count: 2)
+            } else {
+                try await store.commitList(provider: "p", key: key, generation: a, count: 2)
+                #expect(try await store.listRows(provider: "p", key: key, offset: 0, limit: 10)?.map(\.id) == ["a1", "a2"])
+                try await store.commitList(provider: "p", key: key, generation: b, count: 2)
+            }
+            #expect(try await store.listRows(provider: "p", key: key, offset: 0, limit: 10)?.map(\.id) == ["b1", "b2"])
+            #expect(try await store.listCount(provider: "p", key: key) == 2)
+        }
+    }
+
+    @Test func rowsOfAnInterruptedWriteAreDroppedByTheNextOne() async throws {
+        let crashed = try await store.beginList(provider: "p", key: "k")
+        try await store.appendRows([row("lost", 1)], provider: "p", key: "k", generation: crashed, firstSeq: 0)
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE providerListWriter SET startedAt = 0 WHERE generation = ?", arguments: [crashed])
+        }
+        try await write("k", [row("kept", 1)])
+        let left = try await store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM providerRow WHERE generation = ?", arguments: [crashed])
+        }
+        #expect(left == 0)
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)?.map(\.id) == ["kept"])
+        #expect(try await store.beginList(provider: "p", key: "k") > crashed + 1, "generations are never reused")
     }
 
     @Test func theOldestListsGoBeyondTheLimit() async throws {

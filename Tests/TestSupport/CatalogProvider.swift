@@ -120,6 +120,10 @@ public struct CatalogProvider: MediaProvider {
 
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         try await control.enter("children \(id)")
+        // Videos v10, v20, ... have related videos (the next two), like a movie's similar movies.
+        if id.kind == .video, let n = Int(id.nativeID.dropFirst()), n % 10 == 0, n + 2 < Self.videoCount {
+            return try Self.page([n + 1, n + 2].map(Self.video), cursor: cursor)
+        }
         guard id.kind == .channel, let n = Int(id.nativeID.dropFirst()), (1...5).contains(n) else {
             throw ProviderError.unsupported("\(id) has no children")
         }

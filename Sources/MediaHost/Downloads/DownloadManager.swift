@@ -116,7 +116,8 @@ public actor DownloadManager {
     func cancel(_ id: ItemID) async throws -> DownloadRecord {
         var record = try await existing(id)
         guard record.state != .completed else {
-            throw HostError.invalidArgument("\(id) is complete; use downloads.remove to delete it")
+            throw HostError.invalidArgument(
+                "\(id) is complete; to delete it, remove it (downloads.remove; `remove <n>` in the REPL)")
         }
         if record.state == .running {
             stopReasons[id] = .cancelled
