@@ -14,6 +14,13 @@ public protocol AccountProvider: MediaProvider {
     func setAccountFavorite(_ id: ItemID, _ favorite: Bool, session: AuthSession) async throws
     /// The account's favorites, newest first.
     func accountFavorites(cursor: Cursor?, session: AuthSession) async throws -> Page
+    /// The kinds of item the account keeps as favorites (YouTube likes videos, not channels);
+    /// all the provider's kinds unless it says otherwise.
+    static var accountFavoriteKinds: [MediaKind] { get }
+}
+
+extension AccountProvider {
+    public static var accountFavoriteKinds: [MediaKind] { descriptor.kinds }
 }
 
 /// What a login takes: nothing for device flows, a username and password for session logins.

@@ -264,6 +264,10 @@ public struct CommandSpec: Sendable {
             return .call(repl.login(request))
         },
         CommandSpec(
+            "sync", usage: "sync <provider>", method: FavoritesSync.method,
+            summary: "add the favorites kept here to your account (those made while logged out)", arguments: [[.provider]]
+        ) { line, repl throws(CommandError) in .call(syncCall(try repl.requireProvider(try line.single()))) },
+        CommandSpec(
             "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
             arguments: [[.provider]]
         ) { line, repl throws(CommandError) in
@@ -334,6 +338,14 @@ public struct CommandSpec: Sendable {
             _, _ in .quit
         },
     ]
+
+    /// `sync <provider>`: pushes local favorites to the account and says what happened.
+    static func syncCall(_ provider: String) -> Call {
+        .run(FavoritesSync(provider: provider)) { repl, result in
+            repl.display("added \(result.synced) favorite\(result.synced == 1 ? "" : "s") to your \(provider) account")
+            for failure in result.failed { repl.fail("\(failure.id): \(failure.message)", label: "not added") }
+        }
+    }
 
     /// The command a word names, by name or alias.
     static func named(_ word: String) -> CommandSpec? {

@@ -361,8 +361,25 @@ public final class REPL: @unchecked Sendable {
                 guard let password = await ask("\(request.provider) password: ", true) else { throw cancelled }
                 request.password = password
             }
-            try await Call.run(request) { repl, status in repl.present(auth: status) }.perform(repl)
+            let status = try await repl.host.dispatcher.run(request)
+            repl.printJSON(AuthLogin.self, status)
+            repl.present(auth: status)
+            if let missing = status.unsyncedFavorites, missing > 0 { try await repl.offerSync(missing, to: request.provider) }
         }
+    }
+
+    /// After a login: favorites made here while logged out can go to the account, if the
+    /// person says so (scripts are told how).
+    private func offerSync(_ missing: Int, to provider: String) async throws(RPCError) {
+        let what =
+            "\(missing) favorite\(missing == 1 ? "" : "s") kept here \(missing == 1 ? "is" : "are") not on your \(provider) account"
+        guard let ask, !options.json else {
+            display(what + "; `sync \(provider)` adds \(missing == 1 ? "it" : "them")")
+            return
+        }
+        let answer = await ask(what + "; add \(missing == 1 ? "it" : "them") now? [y/N] ", false)
+        guard let answer, answer.lowercased().hasPrefix("y") else { return }
+        try await CommandSpec.syncCall(provider).perform(self)
     }
 
     // MARK: Presenting responses (and remembering listings)

@@ -119,6 +119,19 @@ extension MediaStore {
         }
     }
 
+    /// A provider's favorites of some kinds, newest first.
+    public func favoriteIDs(provider: String, kinds: [MediaKind]) async throws -> [ItemID] {
+        guard !kinds.isEmpty else { return [] }
+        return try await pool.read { db in
+            let placeholders = Array(repeating: "?", count: kinds.count).joined(separator: ",")
+            return try String.fetchAll(
+                db,
+                sql: "SELECT id FROM favorite WHERE provider = ? AND kind IN (\(placeholders)) ORDER BY addedAt DESC, id DESC",
+                arguments: StatementArguments([provider] + kinds.map(\.rawValue))
+            ).compactMap { try? ItemID(parsing: $0) }
+        }
+    }
+
     public func favoriteCount() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM favorite") ?? 0 }
     }

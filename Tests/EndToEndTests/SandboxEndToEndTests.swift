@@ -46,6 +46,19 @@ import Testing
         #expect(favorites["items"]?.arrayValue?.first?["kind"] == "episode")
     }
 
+    /// Favorites made before `login youtube` become likes when the person says so.
+    @Test func loginOffersToSyncFavoritesMadeLoggedOut() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let browse = try await runMediahost(["--sandbox", "call", "media.browse", #"{"provider":"youtube","category":"1"}"#])
+        let video = try #require(try JSONValue(parsing: browse.stdout)["items"]?.arrayValue?.first?["id"]?.stringValue)
+        let result = try await runMediahost(
+            ["--sandbox"], input: "fav \(video)\nlogin youtube\nsync youtube\nfavs youtube --remote\n", dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("1 favorite kept here is not on your youtube account; `sync youtube` adds it"))
+        #expect(result.stdout.contains("added 1 favorite to your youtube account"))
+        #expect(result.stdout.contains("1 in all"))
+    }
+
     @Test func rpcDrivesTheSameFlow() async throws {
         let process = try MediahostProcess(["rpc", "--sandbox"])
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"media.search","params":{"provider":"podcasts","query":"orbit"}}"#)

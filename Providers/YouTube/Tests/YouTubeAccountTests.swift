@@ -85,6 +85,26 @@ final class PromptLog: Sendable {
         #expect(error.message.contains("login youtube"))
     }
 
+    @Test func favoritesMadeBeforeLoginAreCountedAndSynced() async throws {
+        let f = try await AccountFixture()
+        defer { f.server.stop() }
+        f.replica.accounts.configure(approveAfter: 0)
+        let videos = YouTubeCatalogue().videos[6...7].map { "youtube:video:" + $0.id }
+        for id in videos { _ = try await f.call("favorites.add", ["id": .string(id)]) }
+        let channel = try await f.call("media.search", ["provider": "youtube", "query": "swift", "kind": "channel"])
+        let channelID = try #require(channel["items"]?.arrayValue?.first?["id"])
+        _ = try await f.call("favorites.add", ["id": channelID])
+        #expect(f.replica.accounts.likes.isEmpty)
+
+        let status = try await f.call("auth.login", ["provider": "youtube"])
+        #expect(status["unsyncedFavorites"] == 2, "two videos; a channel cannot be liked")
+        let sync = try await f.call("favorites.sync", ["provider": "youtube"])
+        #expect(sync == ["provider": "youtube", "synced": 2, "failed": []])
+        #expect(Set(f.replica.accounts.likes) == Set(videos.map { String($0.dropFirst("youtube:video:".count)) }))
+        _ = try await f.call("auth.logout", ["provider": "youtube"])
+        #expect(try await f.call("auth.login", ["provider": "youtube"])["unsyncedFavorites"] == 0)
+    }
+
     @Test func slowDownStretchesThePollingInterval() async throws {
         let f = try await AccountFixture()
         defer { f.server.stop() }

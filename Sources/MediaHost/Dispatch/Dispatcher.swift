@@ -31,7 +31,7 @@ public struct Dispatcher: RPCHandler {
         RPCDiscover.self, HostInfo.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
-        FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self,
+        FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self,
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,
         DownloadsRemove.self,

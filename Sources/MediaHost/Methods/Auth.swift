@@ -10,6 +10,9 @@ public struct AuthStatusEntry: Codable, Sendable, Equatable {
     public var account: String?
     /// When the access token expires (it is refreshed before use).
     public var expiresAt: String?
+    /// After a login: how many favorites kept here are not on the account (`favorites.sync`
+    /// adds them).
+    public var unsyncedFavorites: Int?
 }
 
 /// Login state of every provider with accounts, or of one.
@@ -56,7 +59,15 @@ public struct AuthLogin: RPCMethod {
         }
         try host.sessions.save(session)
         host.refreshSecrets()
-        return try host.requireAuthStatus(provider)
+        var status = try host.requireAuthStatus(provider)
+        if (try? host.registry.registration(provider).descriptor.capabilities.contains(.remoteFavorites)) == true {
+            do {
+                status.unsyncedFavorites = try await host.favoritesMissingFromAccount(provider).count
+            } catch {
+                host.logger.notice("\(provider): cannot compare favorites with the account: \(error)")
+            }
+        }
+        return status
     }
 }
 

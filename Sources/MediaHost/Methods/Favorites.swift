@@ -65,6 +65,70 @@ extension HostRuntime {
     }
 }
 
+/// Adds the favorites kept here to the provider's account (likes, account favorites), for those
+/// made while logged out; `auth.login` says how many there are.
+public struct FavoritesSync: RPCMethod {
+    public static let method = "favorites.sync"
+    public var provider: String
+
+    public init(provider: String) {
+        self.provider = provider
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var provider: String
+        /// Favorites added to the account.
+        public var synced: Int
+        /// Those the account refused, each with why.
+        public var failed: [Failure]
+
+        public struct Failure: Codable, Sendable, Equatable {
+            public var id: ItemID
+            public var message: String
+        }
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        var response = Response(provider: provider, synced: 0, failed: [])
+        for id in try await host.favoritesMissingFromAccount(provider) {
+            try Task.checkCancellation()
+            do {
+                try await host.withAccount(provider) { account, session in
+                    try await account.setAccountFavorite(id, true, session: session)
+                }
+                response.synced += 1
+            } catch {
+                response.failed.append(
+                    .init(id: id, message: Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger).message))
+            }
+        }
+        return response
+    }
+}
+
+extension HostRuntime {
+    /// How many pages of the account's favorites are compared (a page is 50 on YouTube, 20 on TMDB).
+    static let accountFavoritePages = 40
+
+    /// The provider's favorites kept here, of the kinds its account keeps, that the account lacks.
+    func favoritesMissingFromAccount(_ provider: String) async throws -> [ItemID] {
+        let kinds = try type(of: accountProvider(provider)).accountFavoriteKinds
+        let local = try await store.favoriteIDs(provider: provider, kinds: kinds)
+        guard !local.isEmpty else { return [] }
+        var remote = Set<ItemID>()
+        var cursor: Cursor?
+        for _ in 0..<Self.accountFavoritePages {
+            let page = try await withAccount(provider) { account, session in
+                try await account.accountFavorites(cursor: cursor, session: session)
+            }
+            remote.formUnion(page.items.map(\.id))
+            guard let next = page.next else { break }
+            cursor = next
+        }
+        return local.filter { !remote.contains($0) }
+    }
+}
+
 /// Favorites, newest first, from their stored snapshots (no network).
 public struct FavoritesList: RPCMethod {
     public static let method = "favorites.list"
