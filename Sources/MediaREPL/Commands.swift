@@ -154,7 +154,7 @@ public struct CommandSpec: Sendable {
         CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") {
             line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
-            return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item) })
+            return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item, rows: false) })
         },
         CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") {
             line, repl throws(CommandError) in
@@ -232,13 +232,15 @@ public struct CommandSpec: Sendable {
         },
         CommandSpec(
             "play", usage: "play <n|id>", method: PlayerOpen.method,
-            summary: "play in the configured player (the download if any, else the stream)"
+            summary:
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode)"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
             return .call(
                 .run(PlayerOpen(id: id)) { repl, result in
+                    let what = result.note.map { "\($0) (\(result.played?.description ?? "")), " } ?? ""
                     repl.display(
-                        "playing \(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
+                        "playing \(what)\(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
                     )
                 })
         },

@@ -10,8 +10,16 @@ enum Listing {
     case searches([SearchRecord])
     case providers([ProvidersList.ProviderInfo])
     case downloads([Download])
-    /// The numbered sections of a post (media, links, hashtags, users) and its provider.
-    case sections(provider: String, [TextEntity])
+    /// The numbered rows under an item's details: the items it links to (a movie's trailers, a
+    /// video's channel), then a post's media, links, hashtags and users; and its provider. They
+    /// are numbered after the rows of the listing the item was shown from, which keep theirs:
+    /// after `show 2`, `fav 2` is still that item and `open 21` its first linked row.
+    indirect case details(parent: Listing, provider: String, [DetailRow])
+
+    enum DetailRow {
+        case link(label: String, ItemID)
+        case entity(TextEntity)
+    }
 
     /// One row of a listing.
     enum Row {
@@ -21,6 +29,7 @@ enum Listing {
         case provider(ProvidersList.ProviderInfo)
         case download(Download)
         case section(provider: String, TextEntity)
+        case link(label: String, ItemID)
     }
 
     var count: Int {
@@ -31,7 +40,7 @@ enum Listing {
         case .searches(let records): records.count
         case .providers(let providers): providers.count
         case .downloads(let downloads): downloads.count
-        case .sections(_, let rows): rows.count
+        case .details(let parent, _, let rows): parent.count + rows.count
         }
     }
 
@@ -46,13 +55,27 @@ enum Listing {
         case .searches(let records): return .search(records[index])
         case .providers(let providers): return .provider(providers[index])
         case .downloads(let downloads): return .download(downloads[index])
-        case .sections(let provider, let rows): return .section(provider: provider, rows[index])
+        case .details(let parent, let provider, let rows):
+            if n <= parent.count { return parent.row(n) }
+            switch rows[index - parent.count] {
+            case .link(let label, let id): return .link(label: label, id)
+            case .entity(let entity): return .section(provider: provider, entity)
+            }
         }
     }
 
     var paging: Paging? {
-        if case .items(_, let paging) = self { return paging }
-        return nil
+        switch self {
+        case .items(_, let paging): paging
+        case .details(let parent, _, _): parent.paging
+        default: nil
+        }
+    }
+
+    /// The listing rows are numbered after: itself, or the one details were shown from.
+    var base: Listing {
+        if case .details(let parent, _, _) = self { return parent }
+        return self
     }
 }
 

@@ -175,7 +175,7 @@ public final class REPL: @unchecked Sendable {
                     .run(ProvidersCategories(provider: info.id)) { repl, categories in
                         repl.present(categories: categories, of: info.id)
                     })
-            case .item, .download:
+            case .item, .download, .link:
                 break
             }
         }
@@ -212,6 +212,7 @@ public final class REPL: @unchecked Sendable {
         switch row {
         case .item(let item): return item.id
         case .download(let download): return download.id
+        case .link(_, let id): return id
         case .category: throw CommandError.invalid("row \(n) is a category: `open \(n)` browses it")
         case .search: throw CommandError.invalid("row \(n) is a past search: `open \(n)` runs it again")
         case .provider: throw CommandError.invalid("row \(n) is a provider: `open \(n)` lists its categories")
@@ -384,35 +385,43 @@ public final class REPL: @unchecked Sendable {
 
     // MARK: Presenting responses (and remembering listings)
 
+    /// Makes `new` the listing rows refer to, and shows it.
+    private func show(_ new: Listing, _ text: String) {
+        listing = new
+        display(text)
+    }
+
     func present(page: Page, request: PagedRequest) {
-        listing = .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev))
-        display(renderer.items(page))
+        show(.items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)), renderer.items(page))
     }
 
     func present(categories: [MediaCategory], of provider: String) {
         categoryCache.set(provider, categories)
-        listing = .categories(provider: provider, categories)
-        display(renderer.categories(categories))
+        show(.categories(provider: provider, categories), renderer.categories(categories))
     }
 
     func present(providers: [ProvidersList.ProviderInfo]) {
-        listing = .providers(providers)
-        display(renderer.providers(providers))
+        show(.providers(providers), renderer.providers(providers))
     }
 
     func present(searches: [SearchRecord]) {
-        listing = .searches(searches)
-        display(renderer.history(searches))
+        show(.searches(searches), renderer.history(searches))
     }
 
-    func present(detail item: MediaItem) {
+    /// An item's details; with `rows`, its linked items and a post's sections too, numbered as
+    /// the new listing.
+    func present(detail item: MediaItem, rows: Bool = true) {
         var text = renderer.detail(item)
-        // A post's hashtags, users, links and media become rows: `open <n>` follows them.
-        if let entities = item.entities, !entities.isEmpty {
-            let rows = Renderer.sectionRows(entities)
-            listing = .sections(provider: item.provider, rows)
-            text += "\n\n" + renderer.sections(rows)
-        }
+        guard rows else { return display(text) }
+        // Linked items (trailers, a channel) and a post's hashtags, users, links and media become
+        // rows: `open <n>` follows them, `play <n>`, `show <n>` and `fav <n>` take the linked items.
+        let links = Renderer.links(of: item)
+        let entities = Renderer.sectionRows(item.entities ?? [])
+        guard !links.isEmpty || !entities.isEmpty else { return display(text) }
+        let parent = listing.base
+        text += "\n\n" + renderer.rows(links: links, entities: entities, from: parent.count + 1)
+        listing = .details(
+            parent: parent, provider: item.provider, links.map { .link(label: $0.label, $0.id) } + entities.map { .entity($0) })
         display(text)
     }
 
@@ -422,9 +431,8 @@ public final class REPL: @unchecked Sendable {
     }
 
     func present(downloads: [Download]) {
-        listing = .downloads(downloads)
         for row in downloads { board.setTitle(row.title, for: row.id.description) }
-        display(renderer.downloads(downloads))
+        show(.downloads(downloads), renderer.downloads(downloads))
     }
 
     func present(auth status: AuthStatusEntry) {

@@ -71,7 +71,7 @@ struct Renderer {
                 [enclosure.url, enclosure.type, enclosure.length.map { Self.bytes($0) }].compactMap { $0 }.joined(separator: "  ")
             )
         }
-        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) { field(key, value) }
+        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) where !Self.isLink(value) { field(key, value) }
         if let download = item.download {
             field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))
         }
@@ -132,12 +132,44 @@ struct Renderer {
         sectionHeadings.flatMap { type, _ in entities.filter { $0.type == type } }
     }
 
-    /// The sections of a post (media, links, hashtags, users): numbered rows to `open`.
-    func sections(_ rows: [TextEntity]) -> String {
+    /// Whether an extra value names other items (a trailer, "youtube:video:a youtube:video:b").
+    static func isLink(_ value: String) -> Bool {
+        let words = value.split(separator: " ")
+        return !words.isEmpty && words.allSatisfy { (try? ItemID(parsing: String($0))) != nil }
+    }
+
+    /// The items an item links to, from its extra fields, each once: "trailer", "trailer 2", "channel".
+    static func links(of item: MediaItem) -> [(label: String, id: ItemID)] {
+        var seen = Set<ItemID>()
+        var links: [(label: String, id: ItemID)] = []
+        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) where isLink(value) {
+            let label = key.hasSuffix("s") && value.contains(" ") ? String(key.dropLast()) : key
+            for word in value.split(separator: " ") {
+                guard let id = try? ItemID(parsing: String(word)), seen.insert(id).inserted else { continue }
+                let count = links.filter { $0.label == label || $0.label.hasPrefix(label + " ") }.count
+                links.append((count == 0 ? label : "\(label) \(count + 1)", id))
+            }
+        }
+        return links
+    }
+
+    /// The numbered rows under details, counting from `first`: linked items, then a post's
+    /// sections (media, links, hashtags, users).
+    func rows(links: [(label: String, id: ItemID)], entities: [TextEntity], from first: Int = 1) -> String {
         var lines: [String] = []
-        var number = 0
+        var number = first - 1
+        if !links.isEmpty {
+            lines.append(bold("Linked"))
+            let width = links.map(\.label.count).max() ?? 0
+            for link in links {
+                number += 1
+                lines.append(
+                    String(format: "%3d  ", number) + link.label.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                        + dim(link.id.description))
+            }
+        }
         for (type, heading) in Self.sectionHeadings {
-            let matching = rows.filter { $0.type == type }
+            let matching = entities.filter { $0.type == type }
             guard !matching.isEmpty else { continue }
             lines.append(bold(heading))
             for entity in matching {

@@ -188,6 +188,8 @@ import Testing
             next
             search tmdb fight club
             show 1
+            play 2
+            play 1
             login tmdb sandbox sandbox
             fav 1
             favs tmdb
@@ -199,10 +201,11 @@ import Testing
         #expect(result.stdout.contains("Now Playing"))
         #expect(result.stdout.contains("`prev` for the previous page"))
         #expect(result.stdout.contains("Fight Club"))
-        #expect(result.stdout.contains("trailer    youtube:video:Haq6TT5LPnT"))
+        #expect(result.stdout.contains("Linked\n2  trailer    youtube:video:Haq6TT5LPnT"))
         #expect(result.stdout.contains("logged in to tmdb as sandbox"))
         #expect(result.stdout.contains("saved to your tmdb account"))
         #expect(result.stdout.contains("playing the stream"))
+        #expect(result.stdout.contains("playing the first trailer (youtube:video:Haq6TT5LPnT), the stream in"))
         try await Task.sleep(for: .milliseconds(300))
         #expect(
             (try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains(
@@ -214,7 +217,7 @@ import Testing
         let script = """
             search mastodon #swift
             show 1
-            open 4
+            open 25
             search twitter @swiftlang
             artwork 1
             show 1
@@ -226,7 +229,8 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         // The mentions view: numbered sections, and the hashtag row opened as a search.
         for heading in ["Media", "URLs", "Hashtags", "Users"] { #expect(result.stdout.contains("\(heading)\n")) }
-        #expect(result.stdout.contains("4  #Books\n"))
+        #expect(result.stdout.contains("21  author  mastodon:user:"))
+        #expect(result.stdout.contains("25  #Books\n"))
         #expect(result.stdout.contains("media      sensitive: not previewed"))
         #expect(result.stdout.contains("— @swiftlang  post"))
         #expect(result.stdout.contains("url        https://x.com/swiftlang/status/"))

@@ -120,6 +120,38 @@ import Testing
         #expect(played.hasSuffix(".bin\n") && played.contains(fixture.host.paths.downloads))
     }
 
+    @Test func aPlayerThatFailsAtOnceIsReportedWithItsStatusAndLastLine() async throws {
+        let (server, fixture) = try await fixture()
+        defer { server.stop() }
+        let script = fixture.directory + "/broken-player.sh"
+        try "#!/bin/sh\necho 'starting' >&2\necho 'Failed to open audio device' >&2\nexit 3\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        _ = try await fixture.call("config.set", ["key": "player.command", "value": .string(script)])
+        let error = try #require(await fixture.error("player.open", ["id": "catalog:video:v5"]))
+        #expect(error.message.contains("exited at once with status 3: Failed to open audio device"), "\(error.message)")
+        // A player that keeps running is left to play.
+        try "#!/bin/sh\nsleep 5\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let running = try await fixture.call("player.open", ["id": "catalog:video:v5"])
+        #expect(running["pid"]?.intValue.map { kill(pid_t($0), 0) == 0 } == true)
+        if let pid = running["pid"]?.intValue { kill(pid_t(pid), SIGTERM) }
+    }
+
+    @Test func aChannelPlaysItsNewestVideo() async throws {
+        let (server, fixture) = try await fixture()
+        defer { server.stop() }
+        let script = fixture.directory + "/player.sh"
+        try "#!/bin/sh\nexit 0\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        _ = try await fixture.call("config.set", ["key": "player.command", "value": .string(script)])
+        let played = try await fixture.call("player.open", ["id": "catalog:channel:c2"])
+        try expectConforms(played, to: "player.open")
+        let children = try await fixture.call("media.children", ["id": "catalog:channel:c2"])
+        #expect(played["played"] == children["items"]?.arrayValue?.first?["id"])
+        #expect(played["note"] == "the newest video")
+    }
+
     @Test func missingPlayerSaysWhichSetting() async throws {
         let (server, fixture) = try await fixture()
         defer { server.stop() }

@@ -108,6 +108,29 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(session.errors.isEmpty)
     }
 
+    @Test func linkedItemsAreRowsThatOpenShowAndFavTake() async throws {
+        let session = try CapturedREPL()
+        let details = await session.run("show catalog:video:v3")
+        #expect(details.contains("Linked\n  1  channel  catalog:channel:c4"))
+        #expect(!details.contains("  channel    catalog:channel:c4"), "a link is a row, not a field")
+        #expect(await session.run("fav 1").contains("catalog:channel:c4"))
+        let videos = await session.run("open 1")
+        #expect(videos.contains("  1  Video 3 about"))
+        #expect(videos.contains(" 20  Video 98 about"))
+        // Shown from a listing, the rows come after its rows, which keep their numbers.
+        let shown = await session.run("show 2")
+        #expect(shown.contains("Linked\n 21  channel  catalog:channel:c4"))
+        #expect(await session.run("fav 2").contains("catalog:video:v8"))
+        #expect(await session.run("show 21").contains("Channel 4"))
+        #expect(await session.run("next").contains("Video 103 about"), "next still pages the listing")
+        let links = Renderer.links(
+            of: MediaItem(
+                id: try ItemID(parsing: "m:movie:1"), title: "M",
+                extra: ["trailer": "y:video:a", "trailers": "y:video:a y:video:b y:video:c", "genres": "Action, Family"]))
+        #expect(links.map(\.label) == ["trailer", "trailer 2", "trailer 3"])
+        #expect(links.map(\.id.description) == ["y:video:a", "y:video:b", "y:video:c"])
+    }
+
     @Test func everyRowTakingCommandTakesTheRowsOfAnyListing() async throws {
         let session = try CapturedREPL(environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:9/file"])
         _ = await session.run("download catalog:video:v3")
@@ -253,7 +276,7 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(colored.hasSuffix("\n[image]"))
         let plain = Renderer(color: false).highlighted(text, entities: entities)
         #expect(plain == text + "\n[image]")
-        let sections = Renderer(color: false).sections(entities)
+        let sections = Renderer(color: false).rows(links: [], entities: entities)
         #expect(sections == "Media\n  1  https://img/1.jpg\nURLs\n  2  https://x.com/a\nHashtags\n  3  #swift\nUsers\n  4  @ada")
         // Control sequences in network text never reach the terminal, entities or not.
         #expect(

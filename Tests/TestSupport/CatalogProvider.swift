@@ -69,7 +69,7 @@ public struct CatalogProvider: MediaProvider {
             title: "Video \(n) about \(topics[n % 5])", subtitle: "Channel \(n % 5 + 1)",
             summary: "All about \(topics[n % 5]).", url: "https://catalog.invalid/v\(n)",
             published: String(format: "2026-01-%02dT10:00:00Z", n % 28 + 1), duration: Double(60 + n),
-            stats: ["views": n * 100])
+            stats: ["views": n * 100], extra: ["channel": "catalog:channel:c\(n % 5 + 1)"])
     }
 
     public static func channel(_ n: Int) -> MediaItem {

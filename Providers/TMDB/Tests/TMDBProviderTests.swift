@@ -155,6 +155,24 @@ struct TMDBFixture {
         #expect(server.traffic.requests.contains { $0.method == "DELETE" && $0.path == "/tmdb/3/authentication/session" })
     }
 
+    /// `play` on a movie plays its first trailer (its YouTube watch page when YouTube is not set up).
+    @Test func playingAMoviePlaysItsFirstTrailer() async throws {
+        let server = SandboxServer(replicas: [TMDBReplica()])
+        try await server.start()
+        defer { server.stop() }
+        let host = try host(server)
+        let script = NSTemporaryDirectory() + "mediahost-player-" + UUID().uuidString + ".sh"
+        try "#!/bin/sh\nexit 0\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        _ = try await call(host, "config.set", ["key": "player.command", "value": .string(script)])
+        let movie = try await call(host, "media.get", ["id": "tmdb:movie:550"])
+        let trailer = try #require(movie["extra"]?["trailer"]?.stringValue)
+        let played = try await call(host, "player.open", ["id": "tmdb:movie:550"])
+        #expect(played["played"]?.stringValue == trailer)
+        #expect(played["note"] == "the first trailer")
+        #expect(played["target"]?.stringValue == "https://www.youtube.com/watch?v=" + trailer.dropFirst("youtube:video:".count))
+    }
+
     @Test func wrongPasswordAndExpiredTokenFailClearly() async throws {
         let replica = TMDBReplica()
         let server = SandboxServer(replicas: [replica])
