@@ -64,6 +64,14 @@ extension ProviderError {
     /// An answer with an error status the provider has no better word for: the service's own
     /// reason, never just the status again.
     public static func upstream(_ response: HTTPResponse) -> ProviderError {
-        .upstream(status: response.status, message: ServiceReason.from(response.body) ?? "no reason given")
+        var reason = ServiceReason.from(response.body) ?? "no reason given"
+        // A body that only repeats the status ("HTTP 500", "500 Internal Server Error") says nothing more.
+        for prefix in ["HTTP/1.1 \(response.status)", "HTTP \(response.status)", "\(response.status)"]
+        where reason.hasPrefix(prefix) {
+            let rest = reason.dropFirst(prefix.count).drop { $0 == " " || $0 == ":" || $0 == "-" }
+            reason = rest.isEmpty ? "no reason given" : String(rest)
+            break
+        }
+        return .upstream(status: response.status, message: reason)
     }
 }

@@ -52,7 +52,9 @@ struct Renderer {
         // Values are cleaned before they are styled, so the style's own escapes survive.
         func field(_ name: String, _ value: String?, style: (String) -> String = { $0 }) {
             guard let value, !value.isEmpty else { return }
-            lines.append("  " + dim(name.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + style(Self.clean(value)))
+            // Names line up in a column of 10; a longer one is never cut.
+            let label = name.count >= 10 ? name : name.padding(toLength: 10, withPad: " ", startingAt: 0)
+            lines.append("  " + dim(label) + " " + style(Self.clean(value)))
         }
         field("id", item.id.description)
         field("kind", item.kind.rawValue)
@@ -71,7 +73,11 @@ struct Renderer {
                 [enclosure.url, enclosure.type, enclosure.length.map { Self.bytes($0) }].compactMap { $0 }.joined(separator: "  ")
             )
         }
-        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key }) where !Self.isLink(value) { field(key, value) }
+        // Content warnings and sensitive media have their own lines below.
+        for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key })
+        where !Self.isLink(value) && key != "contentWarning" && key != "sensitive" {
+            field(key, value)
+        }
         if let download = item.download {
             field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))
         }
@@ -207,9 +213,30 @@ struct Renderer {
         return records.enumerated().map { i, record in
             var line = String(format: "%3d  ", i + 1) + Self.clean(record.query)
             let scope = [record.provider ?? "all providers", record.kind?.rawValue].compactMap { $0 }.joined(separator: ", ")
-            line += dim("  \(scope) · \(record.at)")
+            line += dim("  \(scope) · \(Self.when(record.at))")
             return line
         }.joined(separator: "\n")
+    }
+
+    /// A stored time (ISO 8601, UTC) for a person: relative when recent ("3 min ago"), else the
+    /// local date and time.
+    static func when(_ iso: String, now: Date = Date(), timeZone: TimeZone = .current) -> String {
+        guard let date = ISO8601DateFormatter().date(from: iso) else { return iso }
+        let seconds = now.timeIntervalSince(date)
+        switch seconds {
+        case ..<(-60): break
+        case ..<60: return "just now"
+        case ..<3600: return "\(Int(seconds / 60)) min ago"
+        case ..<(12 * 3600): return "\(Int(seconds / 3600)) h ago"
+        default: break
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let today = calendar.dateComponents([.year, .month, .day], from: now)
+        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        if parts.year == today.year, parts.month == today.month, parts.day == today.day { return "today " + time }
+        return String(format: "%04d-%02d-%02d ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0) + time
     }
 
     func config(_ entries: [ConfigEntry]) -> String {

@@ -254,6 +254,30 @@ extension HostFixture {
         #expect(try await fixture.call("history.list") == [])
     }
 
+    @Test func onlySearchesThatRanAreRemembered() async throws {
+        let fixture = try HostFixture()
+        // Every provider failed: not remembered.
+        fixture.control.failure = .network("offline")
+        let failed = try await fixture.call("media.search", ["query": "everywhere"])
+        #expect(failed["errors"]?.arrayValue?.count == 2)
+        #expect(await fixture.error("media.search", ["provider": "catalog", "query": "one"])?.code == -32008)
+        #expect(try await fixture.call("history.list") == [])
+        // Cancelled while it ran: not remembered.
+        fixture.control.failure = nil
+        fixture.control.delay = .seconds(5)
+        let task = Task {
+            try await fixture.host.dispatcher.call("media.search", params: ["provider": "catalog", "query": "slow"])
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        _ = await task.result
+        fixture.control.delay = .zero
+        #expect(try await fixture.call("history.list") == [])
+        // A partial answer across providers counts.
+        _ = try await fixture.call("media.search", ["query": "partial"])
+        #expect(try await fixture.call("history.list").arrayValue?.map { $0["query"] } == ["partial"])
+    }
+
     @Test func historyClearByProvider() async throws {
         let fixture = try HostFixture()
         _ = try await fixture.call("media.search", ["provider": "catalog", "query": "a"])

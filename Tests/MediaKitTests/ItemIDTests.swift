@@ -78,6 +78,16 @@ import Testing
     @Test func providerErrorsSayWhatHappened() {
         #expect(ProviderError.rateLimited(retryAfter: 2.2).message.contains("3 s"))
         #expect(ProviderError.upstream(status: 503, message: "busy").message == "the service answered HTTP 503: busy")
+        // A body that only repeats the status is not said twice.
+        func upstream(_ body: String) -> String {
+            ProviderError.upstream(
+                HTTPResponse(status: 500, headers: [:], body: Data(body.utf8), url: URL(string: "https://x.invalid")!)
+            ).message
+        }
+        #expect(upstream("HTTP 500") == "the service answered HTTP 500: no reason given")
+        #expect(upstream("500 Internal Server Error") == "the service answered HTTP 500: Internal Server Error")
+        #expect(upstream("<h1>HTTP 500: database down</h1>") == "the service answered HTTP 500: database down")
+        #expect(upstream("busy") == "the service answered HTTP 500: busy")
         #expect(ProviderError.quotaExceeded("x").kind == "quotaExceeded")
     }
 

@@ -186,6 +186,29 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(REPL.editDistance(Array("kitten"), Array("sitting")) == 3)
     }
 
+    @Test func detailLabelsAreNeverCut() throws {
+        let item = MediaItem(
+            id: try ItemID(parsing: "m:post:1"), title: "T",
+            extra: ["contentWarning": "spoilers", "sensitive": "true", "originalLanguage": "fr"])
+        let text = Renderer(color: false).detail(item)
+        #expect(text.contains("  originalLanguage fr"))
+        #expect(text.contains("content warning: spoilers"))
+        #expect(!text.contains("contentWar"))
+        #expect(!text.contains("sensitive  true"))
+        #expect(text.contains("media      sensitive: not previewed"))
+    }
+
+    @Test func timesAreLocalAndRelativeWhenRecent() {
+        let now = try! #require(ISO8601DateFormatter().date(from: "2026-11-22T15:30:00Z"))
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        #expect(Renderer.when("2026-11-22T15:29:40Z", now: now) == "just now")
+        #expect(Renderer.when("2026-11-22T15:27:00Z", now: now) == "3 min ago")
+        #expect(Renderer.when("2026-11-22T10:30:00Z", now: now) == "5 h ago")
+        #expect(Renderer.when("2026-11-22T01:05:00Z", now: now, timeZone: berlin) == "today 02:05")
+        #expect(Renderer.when("2026-11-20T23:30:00Z", now: now, timeZone: berlin) == "2026-11-21 00:30")
+        #expect(Renderer.when("not a time", now: now) == "not a time")
+    }
+
     @Test func historyAndClear() async throws {
         let session = try CapturedREPL()
         _ = await session.run("search catalog swift")

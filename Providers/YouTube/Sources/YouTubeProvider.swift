@@ -132,8 +132,15 @@ public struct YouTubeProvider: MediaProvider {
     public func item(_ id: ItemID) async throws -> MediaItem {
         switch id.kind {
         case .video:
-            guard let item = try await videos([id.nativeID])[id.nativeID] else {
+            guard var item = try await videos([id.nativeID])[id.nativeID] else {
                 throw ProviderError.notFound("no YouTube video \(id.nativeID)")
+            }
+            // Details name the category ("Music"), keeping its id; a failed category lookup costs only the name.
+            if let categoryID = item.extra?["category"],
+                let name = try? await categories().first(where: { $0.id == categoryID })?.name
+            {
+                item.extra?["category"] = name
+                item.extra?["categoryId"] = categoryID
             }
             return item
         case .channel:

@@ -66,19 +66,28 @@ public struct MediaSearch: RPCMethod {
         } else if !host.registry.registrations.contains(where: { host.isConfigured($0.descriptor) }) {
             throw HostError.noProviderConfigured
         }
-        if cursor == nil {
-            try await host.store.recordSearch(query: text, provider: provider, kind: kind)
-        }
+        // A search is remembered once it ran: not when it failed or was cancelled, and across
+        // providers when at least one answered.
+        let response: Response
+        let answered: Bool
         if let provider {
             let page = try await host.annotate(
                 host.withProvider(provider) { try await $0.search(SearchQuery(text: text, kind: kind, cursor: cursor)) })
-            return Response(items: page.items, next: page.next, prev: page.prev, total: page.total)
+            response = Response(items: page.items, next: page.next, prev: page.prev, total: page.total)
+            answered = true
+        } else {
+            (response, answered) = try await searchAll(text, host: host)
         }
-        return try await searchAll(text, host: host)
+        try Task.checkCancellation()
+        if cursor == nil, answered {
+            try await host.store.recordSearch(query: text, provider: provider, kind: kind)
+        }
+        return response
     }
 
     /// Every configured provider concurrently; a failure of one is reported beside the others' items.
-    private func searchAll(_ text: String, host: HostRuntime) async throws -> Response {
+    /// - Returns: the response, and whether any provider answered.
+    private func searchAll(_ text: String, host: HostRuntime) async throws -> (Response, Bool) {
         let positions = try cursor.map(MultiCursor.init(decoding:))
         let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
             .filter { positions == nil || positions!.cursors[$0] != nil }
@@ -115,8 +124,9 @@ public struct MediaSearch: RPCMethod {
                 failures.append(Failure(provider: id, code: rpc.code, message: rpc.message))
             }
         }
-        return Response(
+        let response = Response(
             items: try await host.annotate(items), next: next.cursor, prev: prev.cursor, total: nil, errors: failures)
+        return (response, failures.count < ids.count)
     }
 }
 
