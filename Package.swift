@@ -126,7 +126,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "mediahost"],
+            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "mediahost"],
             swiftSettings: strict),
     ] + providers.flatMap(\.targets),
     swiftLanguageModes: [.v6]

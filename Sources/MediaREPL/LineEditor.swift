@@ -15,6 +15,7 @@ final class LineEditor: Sendable {
         self.historyPath = historyPath
         Completer.shared.withLock { $0 = completer }
         mh_rl_set_name("mediahost")
+        mh_rl_use_stderr_unless_stdout_is_a_terminal(isatty(1), isatty(2))
         mh_rl_set_completion(attemptCompletion)
         mh_rl_set_event_hook(eventHook)
         using_history()

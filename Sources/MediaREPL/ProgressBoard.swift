@@ -113,30 +113,28 @@ final class InPlaceProgress: @unchecked Sendable {
     /// Bar lines currently drawn above the prompt.
     private var shown = 0
 
-    init(board: ProgressBoard, color: Bool) {
+    /// Where the bars go: stdout, or stderr when stdout is redirected.
+    private let fd: Int32
+
+    init(board: ProgressBoard, color: Bool, fd: Int32 = 1) {
         self.board = board
         self.color = color
+        self.fd = fd
     }
 
     /// After a command printed, the old bars scrolled away: draw anew below its output.
     func forget() { shown = 0 }
 
     func draw() {
-        guard let update = board.takeUpdate(width: terminalWidth() - 1, color: color) else { return }
+        guard let update = board.takeUpdate(width: Renderer.terminalColumns(fd), color: color) else { return }
         var out = "\r"
         if shown > 0 { out += "\u{1B}[\(shown)A" }
         out += "\u{1B}[J"
         for line in update.events { out += line + "\n" }
         for line in update.bars { out += line + "\n" }
         shown = update.bars.count
-        FileHandle.standardOutput.write(Data(out.utf8))
+        FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(Data(out.utf8))
         rl_on_new_line()
         rl_redisplay()
     }
-}
-
-func terminalWidth() -> Int {
-    var size = winsize()
-    if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
-    return 100
 }

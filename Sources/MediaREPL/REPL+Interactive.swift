@@ -1,3 +1,4 @@
+@preconcurrency import CReadline
 import Dispatch
 import Foundation
 import JSONRPC
@@ -53,45 +54,70 @@ extension REPL {
                     let result = Mutex<[MediaCategory]?>(nil)
                     let done = DispatchSemaphore(value: 0)
                     Task {
-                        if let bytes = try? await host.dispatcher.call(
-                            "providers.categories", params: ["provider": .string(provider)])
-                        {
-                            result.withLock { $0 = try? JSONDecoder().decode([MediaCategory].self, from: Data(bytes)) }
-                        }
+                        let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider))
+                        result.withLock { $0 = categories }
                         done.signal()
                     }
                     _ = done.wait(timeout: .now() + 5)
                     return result.withLock { $0 }
                 }))
 
+        // Ctrl-C: at the prompt it drops the typed line (readline's thread, in its event hook);
+        // while a command runs it cancels it (a watcher, as the handler may only take a note).
         let running = Mutex<Task<Bool, Never>?>(nil)
-        signal(SIGINT, SIG_IGN)
-        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupts.setEventHandler { running.withLock { $0?.cancel() } }
-        interrupts.resume()
-        defer { interrupts.cancel() }
+        mh_catch_interrupts()
+        let watcher = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(50))
+                let task = running.withLock { $0 }
+                if let task, mh_take_interrupt() != 0 { task.cancel() }
+            }
+        }
+        defer { watcher.cancel() }
 
         // Downloads resumed from an earlier run get their names on the bars.
-        if let bytes = try? await host.dispatcher.call("downloads.list"),
-            let known = try? JSONDecoder().decode([Download].self, from: Data(bytes))
-        {
-            for download in known { board.setTitle(download.title, for: download.id.description) }
+        for download in (try? await host.dispatcher.run(DownloadsList())) ?? [] {
+            board.setTitle(download.title, for: download.id.description)
         }
         ask = { question, secret in await editor.ask(question, secret: secret) }
-        let progress = InPlaceProgress(board: board, color: options.color)
-        idleHook = { progress.draw() }
+        // Bars are drawn in place on a terminal; with stdout redirected, on stderr if that is one,
+        // else as plain lines.
+        let output: Int32? = isatty(1) == 1 ? 1 : isatty(2) == 1 ? 2 : nil
+        // Rows fit the terminal they are shown on; redirected, they keep their natural length.
+        if output == 1 { renderer.terminalWidth = { Renderer.terminalColumns(1) } }
+        let progress = output.map { InPlaceProgress(board: board, color: options.color, fd: $0) }
+        idleHook = { [self] in
+            if mh_take_interrupt() != 0 { mh_rl_discard_line() }
+            if let progress { progress.draw() } else { flushProgress() }
+        }
         defer { idleHook = nil }
 
         print("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
         let prompt = options.color ? "\u{01}\u{1B}[1m\u{02}mediahost>\u{01}\u{1B}[0m\u{02} " : "mediahost> "
         while let line = await editor.readLine(prompt: prompt, remember: { [host] in Self.mayKeepInHistory($0, host: host) }) {
-            progress.forget()
+            progress?.forget()
+            _ = mh_take_interrupt()
             let task = Task { await self.execute(line) }
             running.withLock { $0 = task }
             _ = await task.value
             running.withLock { $0 = nil }
-            if finished { return }
+            if finished {
+                await sayWhatBecomesOfDownloads()
+                return
+            }
         }
         print("")  // Ctrl-D leaves the cursor after the prompt
+        await sayWhatBecomesOfDownloads()
+    }
+
+    /// Leaving with downloads under way: they stop with the process and go on at the next start.
+    func sayWhatBecomesOfDownloads() async {
+        let active =
+            (try? await host.dispatcher.run(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
+        guard !active.isEmpty else { return }
+        let count = active.count == 1 ? "1 download is" : "\(active.count) downloads are"
+        writeError(
+            "\(count) not finished: \(active.count == 1 ? "it stops" : "they stop") now, keeping what \(active.count == 1 ? "it has" : "they have"), and \(active.count == 1 ? "goes" : "go") on the next time mediahost starts"
+        )
     }
 }

@@ -29,9 +29,9 @@ public final class REPL: @unchecked Sendable {
 
     let host: HostRuntime
     let options: Options
-    let renderer: Renderer
+    var renderer: Renderer
     let write: @Sendable (String) -> Void
-    private let writeError: @Sendable (String) -> Void
+    let writeError: @Sendable (String) -> Void
 
     /// What the last listing showed: row numbers and next/prev refer to it.
     private(set) var listing: Listing = .none
@@ -457,19 +457,36 @@ public final class REPL: @unchecked Sendable {
         }
         let width = CommandSpec.all.map(\.usage.count).max() ?? 0
         let methodWidth = CommandSpec.all.map(\.method.count).max() ?? 0
-        var lines = [
-            "Commands (n is a row of the last listing, whatever it listed; words split as in a shell:",
-            #"\"two words\" or 'two words' is one word, a backslash escapes one character: don\'t):"#,
-        ]
-        for spec in CommandSpec.all {
-            var line =
-                "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
-            if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
-            lines.append(line)
+        let intro =
+            "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
+        let methods =
+            "Every command is one JSON-RPC call; `call <method> <json>` reaches any of: "
+            + Dispatcher.methodNames.joined(separator: " ")
+        guard let columns = renderer.fit else {
+            // Not a terminal: one line per command, for grep.
+            var lines = [intro]
+            for spec in CommandSpec.all {
+                var line =
+                    "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
+                if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
+                lines.append(line)
+            }
+            lines.append(methods)
+            return write(lines.joined(separator: "\n"))
         }
-        lines.append("Every command is one JSON-RPC call; `call <method> <json>` reaches any of: ")
-        lines.append("  " + Dispatcher.methodNames.joined(separator: " "))
+        // A terminal: the usage and method on one line, the summary wrapped at word boundaries below.
+        var lines = [Renderer.wrap(intro, width: columns, indent: "")]
+        for spec in CommandSpec.all {
+            let head = "  " + spec.usage
+            let method = spec.method
+            lines.append(
+                Renderer.columns(head) + 2 + method.count <= columns
+                    ? head + "  " + renderer.dim(method) : head + "\n      " + renderer.dim(method))
+            let summary = spec.summary + (spec.aliases.isEmpty ? "" : " (also " + spec.aliases.joined(separator: ", ") + ")")
+            lines.append(Renderer.wrap(summary, width: columns, indent: "      "))
+        }
+        lines.append(Renderer.wrap(methods, width: columns, indent: ""))
         write(lines.joined(separator: "\n"))
     }
 

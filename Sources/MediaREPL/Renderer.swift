@@ -6,8 +6,22 @@ import MediaStore
 /// Turns results into text for people: numbered rows, details, tables.
 struct Renderer {
     var color: Bool
-    /// Columns available, for truncating rows.
+    /// Columns available, for wrapping text.
     var width: Int = 100
+    /// The terminal's width, read at each use (so a resized window is followed); nil when the
+    /// output is not a terminal, where rows keep their natural length.
+    var terminalWidth: (@Sendable () -> Int)?
+
+    /// The usable columns of the terminal on `fd` (one less than its width, so a full row never
+    /// wraps by itself); 80 when it cannot say.
+    static func terminalColumns(_ fd: Int32) -> Int {
+        var size = winsize()
+        if ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 { return Int(size.ws_col) - 1 }
+        return 79
+    }
+
+    /// The columns rows are fitted to, when on a terminal.
+    var fit: Int? { terminalWidth?() }
 
     private func style(_ code: String, _ text: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
     func dim(_ text: String) -> String { style("2", text) }
@@ -25,18 +39,90 @@ struct Renderer {
         return String(text.prefix(limit - 1)) + "…"
     }
 
-    func items(_ page: Page) -> String {
+    /// Columns a character takes in a terminal: 2 for wide East Asian characters and emoji, 0
+    /// for zero-width and combining ones, else 1.
+    static func columns(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if character.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation }) { return 2 }
+        // Text-style emoji made graphic by VS16 (❤️).
+        if character.unicodeScalars.contains("\u{FE0F}"), first.properties.isEmoji { return 2 }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+            0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return 2
+        default:
+            break
+        }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format, .control: return 0
+        default: return 1
+        }
+    }
+
+    /// Columns a text takes in a terminal.
+    static func columns(_ text: String) -> Int { text.reduce(0) { $0 + columns($1) } }
+
+    /// `text` cut to `limit` columns, with "…" where it was cut.
+    static func fit(_ text: String, _ limit: Int) -> String {
+        guard columns(text) > limit else { return text }
+        guard limit > 1 else { return limit == 1 ? "…" : "" }
+        var out = ""
+        var used = 0
+        for character in text {
+            let width = columns(character)
+            if used + width > limit - 1 { break }
+            out.append(character)
+            used += width
+        }
+        return out + "…"
+    }
+
+    /// `text` padded with spaces to `width` columns.
+    static func pad(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - columns(text)))
+    }
+
+    /// Numbered rows of items. With `fit` (a terminal), each row fits its width: the title (and
+    /// subtitle) cut by display width, the kind, duration and date in an aligned column. With
+    /// `grouped` (a search across providers), a heading before each provider's items.
+    func items(_ page: Page, grouped: Bool = false) -> String {
         guard !page.items.isEmpty else { return dim("(no items)") }
-        var lines: [String] = []
-        for (i, item) in page.items.enumerated() {
+        let rows = page.items.map { item -> (item: MediaItem, meta: String) in
             var meta: [String] = [item.kind.rawValue]
             if let duration = item.duration { meta.append(Self.duration(duration)) }
             if let published = item.published { meta.append(String(published.prefix(10))) }
             if item.provider != item.id.provider { meta.append(item.provider) }
-            var line = String(format: "%3d  ", i + 1) + truncate(Self.clean(item.title), 60)
-            if let subtitle = item.subtitle { line += dim(" — " + truncate(Self.clean(subtitle), 30)) }
-            line += "  " + dim(meta.joined(separator: " · "))
-            if item.favorite == true { line += " " + star("★") }
+            return (item, meta.joined(separator: " · "))
+        }
+        var lines: [String] = []
+        var provider: String?
+        let metaWidth = fit.map { min(rows.map { Self.columns($0.meta) }.max() ?? 0, max(0, $0 / 2 - 5)) } ?? 0
+        for (i, row) in rows.enumerated() {
+            let item = row.item
+            if grouped, item.id.provider != provider {
+                provider = item.id.provider
+                lines.append(bold(item.id.provider))
+            }
+            let favorite = item.favorite == true
+            var line = String(format: "%3d  ", i + 1)
+            if let width = fit {
+                let titleWidth = max(8, width - 5 - 2 - metaWidth - (favorite ? 2 : 0))
+                let title = Self.fit(Self.clean(item.title), titleWidth)
+                var used = Self.columns(title)
+                line += title
+                if let subtitle = item.subtitle, titleWidth - used > 6 {
+                    let rest = Self.fit(" — " + Self.clean(subtitle), titleWidth - used)
+                    used += Self.columns(rest)
+                    line += dim(rest)
+                }
+                line += String(repeating: " ", count: titleWidth - used) + "  " + dim(Self.fit(row.meta, metaWidth))
+            } else {
+                line += truncate(Self.clean(item.title), 60)
+                if let subtitle = item.subtitle { line += dim(" — " + truncate(Self.clean(subtitle), 30)) }
+                line += "  " + dim(row.meta)
+            }
+            if favorite { line += " " + star("★") }
             lines.append(line)
         }
         var footer: [String] = []
@@ -96,7 +182,7 @@ struct Renderer {
                         "  " + $0
                     }.joined(separator: "\n"))
             } else {
-                lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(width, 100), indent: "  "))
+                lines.append(Self.wrap(Self.clean(summary, keepNewlines: true), width: min(fit ?? width, 100), indent: "  "))
             }
         }
         return lines.joined(separator: "\n")
@@ -299,7 +385,7 @@ struct Renderer {
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = indent
             for word in paragraph.split(separator: " ") {
-                if line.count + word.count + 1 > width, line.count > indent.count {
+                if columns(line) + columns(String(word)) + 1 > width, line.count > indent.count {
                     out.append(line)
                     line = indent
                 }

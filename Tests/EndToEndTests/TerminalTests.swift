@@ -1,0 +1,224 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import MediaREPL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `mediahost` on a pseudo-terminal, as a person at a terminal runs it: the session leader with
+/// the pty as its controlling terminal, so Ctrl-C is a real SIGINT and a resize a real SIGWINCH.
+final class TerminalSession: @unchecked Sendable {
+    let pid: pid_t
+    private let master: Int32
+    private let output = Bytes()
+
+    final class Bytes: Sendable {
+        let value = Mutex<[UInt8]>([])
+    }
+    let dataDir: String
+
+    /// - Parameter stdoutFile: stdout redirected to this file instead of the terminal.
+    init(columns: Int, rows: Int = 30, arguments: [String] = ["--sandbox"], stdoutFile: String? = nil) throws {
+        dataDir = try makeTemporaryDirectory()
+        // posix_openpt and friends, the Linux way (Glibc's module does not export them).
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, UInt(0x4004_5431), &unlock) == 0,  // TIOCSPTLCK
+            ioctl(master, UInt(0x8004_5430), &number) == 0  // TIOCGPTN
+        else { throw POSIXError(.ENODEV) }
+        let slave = "/dev/pts/\(number)"
+        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID: the pty becomes its terminal
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addclose(&actions, master)
+        posix_spawn_file_actions_addopen(&actions, 0, slave, O_RDWR, 0)
+        if let stdoutFile {
+            posix_spawn_file_actions_addopen(&actions, 1, stdoutFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+        }
+        posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        var environment = ProcessInfo.processInfo.environment
+        environment["MEDIAHOST_DATA_DIR"] = dataDir
+        environment["XDG_CONFIG_HOME"] = dataDir + "/config"
+        environment["XDG_CACHE_HOME"] = dataDir + "/cache"
+        environment["TERM"] = "xterm-256color"
+        environment["NO_COLOR"] = "1"
+        environment["MEDIAHOST_SANDBOX_MEDIA_RATE"] = "100000"
+        let argv = ([mediahostBinary()] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, mediahostBinary(), &actions, &attributes, argv, envp)
+        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
+        pid = child
+        let fd = master
+        let output = self.output
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }
+                output.value.withLock { $0 += buffer[0..<n] }
+            }
+        }
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        close(master)
+    }
+
+    func type(_ text: String) { _ = text.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, $0.count - 1) } }
+
+    func resize(columns: Int, rows: Int = 30) {
+        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+    }
+
+    /// Everything written to the terminal, as bytes.
+    var raw: [UInt8] { output.value.withLock { $0 } }
+    /// The same as text, terminal sequences removed.
+    var text: String { Self.plain(String(decoding: raw, as: UTF8.self)) }
+
+    static func plain(_ text: String) -> String {
+        // "\r\n" is one Character in Swift: replace it whole, then lone carriage returns.
+        text.replacing(/\u{1B}\[[0-9;?]*[A-Za-z]/, with: "").replacing("\r\n", with: "\n").replacing("\r", with: "")
+    }
+
+    /// Waits until the output contains `needle` after `offset` bytes; false on timeout.
+    @discardableResult
+    func wait(for needle: String, after offset: Int = 0, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if Self.plain(String(decoding: raw.dropFirst(offset), as: UTF8.self)).contains(needle) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// Waits for the process to exit; its status, or nil on timeout.
+    func exitStatus(timeout: Duration = .seconds(20)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return (status >> 8) & 0xff }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
+
+@Suite(.serialized) struct TerminalTests {
+    static let prompt = "mediahost> "
+
+    @Test func rowsFitTheTerminalAndFollowAResize() async throws {
+        let session = try TerminalSession(columns: 80)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("browse mastodon swift\r")
+        #expect(await session.wait(for: "`next` for more"))
+        let rows = session.text.components(separatedBy: "\n").filter { $0.hasPrefix("  1  ") || $0.hasPrefix(" 20  ") }
+        #expect(rows.count == 2)
+        for row in rows { #expect(Renderer.columns(row) <= 79, "\(row)") }
+        // Wide characters count twice: the Japanese post's row is as wide as the others.
+        let japanese = session.text.components(separatedBy: "\n").first { $0.contains("日本語") }
+        #expect(japanese.map { Renderer.columns($0) } == rows.first.map { Renderer.columns($0) })
+        // After a resize the next listing follows the new width.
+        session.resize(columns: 60)
+        let mark = session.raw.count
+        session.type("browse mastodon swift\r")
+        #expect(await session.wait(for: "`next` for more", after: mark))
+        let narrow = TerminalSession.plain(String(decoding: session.raw.dropFirst(mark), as: UTF8.self))
+            .components(separatedBy: "\n").filter { $0.hasPrefix("  1  ") }
+        #expect(narrow.count == 1)
+        #expect(narrow.allSatisfy { Renderer.columns($0) <= 59 && Renderer.columns($0) > 50 }, "\(narrow)")
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
+    @Test(arguments: [80, 160])
+    func helpFitsTheTerminal(columns: Int) async throws {
+        let session = try TerminalSession(columns: columns, rows: 200)
+        #expect(await session.wait(for: Self.prompt))
+        let mark = session.raw.count
+        session.type("help\r")
+        #expect(await session.wait(for: "config.set", after: mark))
+        try await Task.sleep(for: .milliseconds(200))
+        let lines = TerminalSession.plain(String(decoding: session.raw.dropFirst(mark), as: UTF8.self)).components(
+            separatedBy: "\n")
+        #expect(lines.count > CommandSpec.all.count)
+        for line in lines { #expect(Renderer.columns(line) < columns, "\(line)") }
+        for spec in CommandSpec.all { #expect(lines.contains { $0.hasPrefix("  " + spec.usage) }, "\(spec.name)") }
+        // Wrapped at word boundaries: no line ends inside a word of the summaries.
+        let words = Set(CommandSpec.all.flatMap { ($0.summary + " (also").split(separator: " ").map(String.init) })
+        for line in lines where line.hasPrefix("      ") {
+            let last = line.split(separator: " ").last.map(String.init) ?? ""
+            #expect(words.contains(last) || last.hasSuffix(")") || last.contains("."), "\(line)")
+        }
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
+    @Test func ctrlCAtThePromptDropsTheLine() async throws {
+        let session = try TerminalSession(columns: 80)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("frobnicate")
+        try await Task.sleep(for: .milliseconds(300))
+        session.type("\u{03}")
+        #expect(await session.wait(for: "frobnicate^C"))
+        try await Task.sleep(for: .milliseconds(300))
+        session.type("\r")
+        session.type("providers\r")
+        #expect(await session.wait(for: "podcasts"))
+        #expect(!session.text.contains("unknown command 'frobnicate'"), "the dropped line did not run")
+        session.type("\u{04}")
+        #expect(await session.exitStatus() == 0)
+    }
+
+    @Test func ctrlDSaysWhatBecomesOfRunningDownloads() async throws {
+        let session = try TerminalSession(columns: 100)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("browse podcasts Comedy\r")
+        #expect(await session.wait(for: "`next` for more"))
+        session.type("open 1\r")
+        #expect(await session.wait(for: "episode"))
+        session.type("download 1\r")
+        #expect(await session.wait(for: "queued:"))
+        try await Task.sleep(for: .milliseconds(500))
+        session.type("\u{04}")
+        #expect(await session.wait(for: "1 download is not finished: it stops now, keeping what it has"))
+        #expect(await session.exitStatus() == 0)
+    }
+
+    @Test func redirectedOutputHoldsOnlyText() async throws {
+        let file = try makeTemporaryDirectory() + "/out.txt"
+        let session = try TerminalSession(columns: 80, stdoutFile: file)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("providers\r")
+        try await Task.sleep(for: .seconds(1))
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(written.contains("podcasts"))
+        #expect(!written.contains("\u{1B}"), "\(written.debugDescription)")
+        #expect(!written.contains(Self.prompt))
+    }
+}
