@@ -36,6 +36,8 @@ struct Call {
 /// What an argument is, for completion.
 enum ArgumentKind: Sendable {
     case provider
+    /// A provider with accounts.
+    case accountProvider
     /// A category of the provider named by the argument at this position.
     case category(providerAt: Int)
     case method
@@ -256,7 +258,8 @@ public struct CommandSpec: Sendable {
         },
         CommandSpec(
             "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
-            summary: "sign in: a device code to enter, or a username and password (asked without echo)", arguments: [[.provider]]
+            summary: "sign in: a device code to enter, or a username and password (asked without echo)",
+            arguments: [[.accountProvider]]
         ) { line, repl throws(CommandError) in
             let words = line.words
             guard let provider = words.first, words.count <= 3 else { throw CommandError.usage }
@@ -267,11 +270,11 @@ public struct CommandSpec: Sendable {
         },
         CommandSpec(
             "sync", usage: "sync <provider>", method: FavoritesSync.method,
-            summary: "add the favorites kept here to your account (those made while logged out)", arguments: [[.provider]]
+            summary: "add the favorites kept here to your account (those made while logged out)", arguments: [[.accountProvider]]
         ) { line, repl throws(CommandError) in .call(syncCall(try repl.requireProvider(try line.single()))) },
         CommandSpec(
             "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
-            arguments: [[.provider]]
+            arguments: [[.accountProvider]]
         ) { line, repl throws(CommandError) in
             let provider = try repl.requireProvider(try line.single())
             return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })

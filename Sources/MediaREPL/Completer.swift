@@ -12,6 +12,24 @@ struct Completer: Sendable {
     var categories: CategoryCache
     /// Fetches a provider's categories when completion needs them; runs on readline's thread.
     var fetchCategories: @Sendable (String) -> [MediaCategory]?
+    /// Providers with accounts (what `login`, `logout` and `sync` take).
+    var accountProviders: [String]
+    /// The kinds each provider has, for `--kind` after a provider.
+    var kinds: [String: [MediaKind]]
+
+    init(
+        providers: [String], methods: [String], configKeys: [String], categories: CategoryCache,
+        fetchCategories: @escaping @Sendable (String) -> [MediaCategory]?, accountProviders: [String]? = nil,
+        kinds: [String: [MediaKind]] = [:]
+    ) {
+        self.providers = providers
+        self.methods = methods
+        self.configKeys = configKeys
+        self.categories = categories
+        self.fetchCategories = fetchCategories
+        self.accountProviders = accountProviders ?? providers
+        self.kinds = kinds
+    }
 
     nonisolated(unsafe) static let shared = Mutex<Completer?>(nil)
 
@@ -39,9 +57,13 @@ struct Completer: Sendable {
     private func offers(_ kind: ArgumentKind, arguments: [String]) -> [String] {
         switch kind {
         case .provider: return providers
+        case .accountProvider: return accountProviders
         case .method: return methods
         case .configKey: return configKeys
-        case .mediaKind: return MediaKind.allCases.map(\.rawValue)
+        case .mediaKind:
+            // After a provider, only its kinds.
+            let provider = arguments.first { kinds[$0] != nil }
+            return (provider.flatMap { kinds[$0] } ?? MediaKind.allCases).map(\.rawValue)
         case .words(let words): return words
         case .category(let position):
             guard position < arguments.count else { return [] }

@@ -46,6 +46,7 @@ extension REPL {
         let host = host
         let methods = Dispatcher.methodNames
         let configKeys = host.config.sortedKeys
+        let infos = (try? await host.dispatcher.run(ProvidersList())) ?? []
         let editor = LineEditor(
             historyPath: host.paths.replHistory,
             completer: Completer(
@@ -60,7 +61,9 @@ extension REPL {
                     }
                     _ = done.wait(timeout: .now() + 5)
                     return result.withLock { $0 }
-                }))
+                },
+                accountProviders: infos.filter { $0.capabilities.contains(.login) }.map(\.id),
+                kinds: Dictionary(infos.map { ($0.id, $0.kinds) }, uniquingKeysWith: { a, _ in a })))
 
         // Ctrl-C: at the prompt it drops the typed line (readline's thread, in its event hook);
         // while a command runs it cancels it (a watcher, as the handler may only take a note).

@@ -91,7 +91,7 @@ public final class REPL: @unchecked Sendable {
     /// An error line: red label, then the message cleaned of control characters (it may quote a
     /// server or the person's own input).
     func fail(_ message: String, label: String = "error") {
-        writeError(renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
+        writeError((location ?? "") + renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
     }
 
     // MARK: Running a line
@@ -392,7 +392,12 @@ public final class REPL: @unchecked Sendable {
     }
 
     func present(page: Page, request: PagedRequest) {
-        show(.items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)), renderer.items(page))
+        // A search across providers shows each provider's items under its name.
+        var grouped = false
+        if case .search(let search) = request, search.provider == nil { grouped = true }
+        show(
+            .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)),
+            renderer.items(page, grouped: grouped))
     }
 
     func present(categories: [MediaCategory], of provider: String) {
@@ -495,11 +500,14 @@ public final class REPL: @unchecked Sendable {
     /// Runs lines until EOF or `quit`, as for a script or piped stdin, then waits for the
     /// downloads it started, printing their progress every two seconds.
     /// - Returns: the process exit status: 0, or 1 when a command failed.
-    public func run(lines: some Sequence<String>) async -> Int32 {
+    /// - Parameter source: the script's name, which errors are prefixed with (`script.mh:12:`).
+    public func run(lines: some Sequence<String>, source: String? = nil) async -> Int32 {
         var status: Int32 = 0
         for (number, line) in lines.enumerated() {
             if Task.isCancelled || finished { break }
             flushProgress()
+            location = source.map { "\($0):\(number + 1): " }
+            defer { location = nil }
             if await !execute(line) {
                 status = 1
                 if !options.keepGoing {
@@ -508,20 +516,31 @@ public final class REPL: @unchecked Sendable {
                 }
             }
         }
-        if status == 0 || options.keepGoing {
-            let ticker = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(2))
-                    self.flushProgress()
-                }
+        location = nil
+        // The downloads the script started run to their end, failing script or not.
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                self.flushProgress()
             }
-            await host.downloads.idle()
-            ticker.cancel()
-            flushProgress()
-            if (try? await host.store.downloads(in: [.failed]).contains { $0.updatedAt > started }) == true { status = 1 }
+        }
+        await host.downloads.idle()
+        ticker.cancel()
+        flushProgress()
+        let ended = ((try? await host.store.downloads(in: [.completed, .failed])) ?? []).filter { $0.updatedAt > started }
+        let failed = ended.filter { $0.state == .failed }.count
+        if failed > 0 { status = 1 }
+        if !ended.isEmpty, !options.json {
+            let completed = ended.count - failed
+            writeError(
+                "downloads this run: \(completed) completed"
+                    + (failed > 0 ? ", \(failed) failed (`downloads` lists why; `resume <n>` tries again)" : ""))
         }
         return status
     }
+
+    /// `file:line: ` while a script's line runs, for its error lines.
+    private var location: String?
 
     private let started = Date()
 

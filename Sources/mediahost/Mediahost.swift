@@ -221,7 +221,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let host = try await global.makeHost()
         let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false))
-        let status = await repl.run(lines: lines)
+        let status = await repl.run(lines: lines, source: file == "-" ? "stdin" : file)
         if status != 0 { throw ExitCode(status) }
     }
 }

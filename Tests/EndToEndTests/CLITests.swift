@@ -77,12 +77,28 @@ import Testing
         #expect(stopped.stdout.split(separator: "\n").count == 1)
         #expect(stopped.stderr.contains("unknown command 'frobnicate'"))
         #expect(stopped.stderr.contains("stopped at line 3"))
+        #expect(stopped.stderr.contains(script + ":3: error: unknown command 'frobnicate'"))
         let all = try await runMediahost(["run", "--keep-going", "--json", script])
         #expect(all.status == 1)
         #expect(all.stdout.split(separator: "\n").count == 2)
+        #expect(all.stderr.contains(script + ":3: error:"), "every error names its line")
         let missing = try await runMediahost(["run", directory + "/nope.mh"])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("cannot read"))
+    }
+
+    /// A script that fails after starting a download still sees it through, and says so.
+    @Test func aFailingScriptSaysWhatBecameOfItsDownloads() async throws {
+        let directory = try makeTemporaryDirectory()
+        let script = directory + "/dl.mh"
+        try "browse podcasts Comedy\nopen 1\ndownload 1\nfrobnicate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try await runMediahost(
+            ["run", script, "--sandbox"], dataDir: directory + "/data", environment: ["MEDIAHOST_SANDBOX_MEDIA_RATE": "0"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(script + ":4: error: unknown command"))
+        #expect(result.stderr.contains("downloads this run: 1 completed"), "\(result.stderr)")
+        let list = try await runMediahost(["call", "downloads.list"], dataDir: directory + "/data")
+        #expect(list.stdout.contains(#""state":"completed""#))
     }
 
     @Test func helpEverywhere() async throws {

@@ -240,6 +240,9 @@ final class CapturedREPL: @unchecked Sendable {
         let out = await session.run("search swift")
         #expect(out.contains("Video 0 about swift"))
         #expect(session.errors.contains("warning: broken: connection refused"))
+        // Each provider's items under its name; the rows keep counting across them.
+        #expect(out.hasPrefix("catalog\n  1  Video 0 about swift"))
+        #expect(await session.run("search catalog swift").hasPrefix("  1  Video 0 about swift"), "one provider: no heading")
     }
 
     @Test func helpListsEveryCommandWithItsMethod() async throws {
@@ -410,5 +413,15 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)
         #expect(completer.candidates(before: "", word: "q") == ["quit"])
+        let accounts = Completer(
+            providers: ["catalog", "youtube"], methods: [], configKeys: [], categories: CategoryCache(),
+            fetchCategories: { _ in nil },
+            accountProviders: ["youtube"], kinds: ["catalog": [.channel, .video], "youtube": [.video, .channel, .playlist]])
+        #expect(accounts.candidates(before: "login ", word: "") == ["youtube"])
+        #expect(accounts.candidates(before: "logout ", word: "") == ["youtube"])
+        #expect(accounts.candidates(before: "sync ", word: "") == ["youtube"])
+        #expect(accounts.candidates(before: "favs youtube ", word: "") == ["--remote"])
+        #expect(accounts.candidates(before: "search catalog --kind ", word: "") == ["channel", "video"])
+        #expect(accounts.candidates(before: "search --kind ", word: "").count == MediaKind.allCases.count)
     }
 }
