@@ -337,6 +337,18 @@ struct Renderer {
         }.joined(separator: "\n")
     }
 
+    /// A path with the home folder as "~", which shortens most paths to fit a terminal.
+    static func home(_ path: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> String {
+        guard let home, home.count > 1, path.hasPrefix(home + "/") else { return path }
+        return "~" + path.dropFirst(home.count)
+    }
+
+    /// A message under a row, wrapped at word boundaries on a terminal.
+    private func wrapped(_ text: String) -> String {
+        guard let columns = fit else { return text }
+        return Self.wrap(text, width: columns, indent: "       ").dropFirst(7).description
+    }
+
     func downloads(_ downloads: [Download]) -> String {
         guard !downloads.isEmpty else { return dim("(no downloads)") }
         return downloads.enumerated().map { i, download in
@@ -348,10 +360,11 @@ struct Renderer {
                 " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
                 + size.padding(toLength: 10, withPad: " ", startingAt: 0)
             if download.state == .running, let speed = download.rate, speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
-            line += "  " + truncate(Self.clean(download.title), 50)
-            if let error = download.error { line += "\n       " + red(error) }
-            if download.state == .completed { line += "\n       " + dim(download.path) }
-            if let note = download.note { line += "\n       " + dim(note) }
+            let title = Self.clean(download.title)
+            line += "  " + (fit.map { Self.fit(title, max(10, $0 - Self.columns(line) - 2)) } ?? truncate(title, 50))
+            if let error = download.error { line += "\n       " + red(wrapped(Self.clean(error))) }
+            if download.state == .completed { line += "\n       " + dim(fit == nil ? download.path : Self.home(download.path)) }
+            if let note = download.note { line += "\n       " + dim(wrapped(note)) }
             return line
         }.joined(separator: "\n")
     }

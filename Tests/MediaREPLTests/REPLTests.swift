@@ -198,6 +198,29 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(text.contains("media      sensitive: not previewed"))
     }
 
+    @Test func terminalRowsFitByDisplayWidth() throws {
+        var renderer = Renderer(color: false)
+        renderer.terminalWidth = { 40 }
+        let items = [
+            MediaItem(id: try ItemID(parsing: "m:video:1"), title: "日本語のテキストも大丈夫です本当に長い", subtitle: "チャンネル", duration: 61),
+            MediaItem(id: try ItemID(parsing: "m:video:2"), title: "Three emoji 👩‍💻🚀✨ in a row and more", duration: 3600),
+            MediaItem(id: try ItemID(parsing: "m:video:3"), title: "short"),
+        ]
+        let lines = renderer.items(Page(items: items)).components(separatedBy: "\n")
+        #expect(lines.count == 3)
+        for line in lines { #expect(Renderer.columns(line) <= 40, "\(line)") }
+        // The metadata column starts at the same column on every row.
+        let starts = lines.map { line in Renderer.columns(String(line[..<line.range(of: "video")!.lowerBound])) }
+        #expect(Set(starts).count == 1, "\(lines)")
+        #expect(lines[0].contains("…"))
+        #expect(Renderer.columns("日本") == 4)
+        #expect(Renderer.columns("👩‍💻") == 2)
+        #expect(Renderer.columns("e\u{301}") == 1)
+        #expect(Renderer.fit("日本語テキスト", 7) == "日本語…")
+        #expect(Renderer.home("/home/ada/x/y.mp3", home: "/home/ada") == "~/x/y.mp3")
+        #expect(Renderer.home("/home/adam/y.mp3", home: "/home/ada") == "/home/adam/y.mp3")
+    }
+
     @Test func timesAreLocalAndRelativeWhenRecent() {
         let now = try! #require(ISO8601DateFormatter().date(from: "2026-11-22T15:30:00Z"))
         let berlin = TimeZone(identifier: "Europe/Berlin")!
