@@ -91,7 +91,9 @@ public final class REPL: @unchecked Sendable {
     /// An error line: red label, then the message cleaned of control characters (it may quote a
     /// server or the person's own input).
     func fail(_ message: String, label: String = "error") {
-        writeError((location ?? "") + renderer.red(label + ": ") + Renderer.clean(message, keepNewlines: true))
+        let prefix = (location ?? "") + label + ": "
+        let text = renderer.message(Renderer.clean(message, keepNewlines: true), labelColumns: Renderer.columns(prefix))
+        writeError((location ?? "") + renderer.red(label + ": ") + text)
     }
 
     // MARK: Running a line

@@ -329,10 +329,10 @@ struct Renderer {
         guard !entries.isEmpty else { return dim("(no settings)") }
         return entries.map { entry in
             var line = bold(entry.key) + " = " + (entry.value ?? dim("(unset)")) + dim("  [\(entry.source.rawValue)]")
-            line +=
-                "\n    "
-                + dim(entry.summary + (entry.environment.isEmpty ? "" : " (env: \(entry.environment.joined(separator: ", ")))"))
-            if let note = entry.note { line += "\n    " + note }
+            let summary =
+                entry.summary + (entry.environment.isEmpty ? "" : " (env: \(entry.environment.joined(separator: ", ")))")
+            line += "\n" + dim(fit.map { Self.wrap(summary, width: $0, indent: "    ") } ?? "    " + summary)
+            if let note = entry.note { line += "\n" + (fit.map { Self.wrap(note, width: $0, indent: "    ") } ?? "    " + note) }
             return line
         }.joined(separator: "\n")
     }
@@ -341,6 +341,14 @@ struct Renderer {
     static func home(_ path: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> String {
         guard let home, home.count > 1, path.hasPrefix(home + "/") else { return path }
         return "~" + path.dropFirst(home.count)
+    }
+
+    /// An error line on a terminal: wrapped at word boundaries, continuation lines indented.
+    func message(_ text: String, labelColumns: Int) -> String {
+        guard let columns = fit, labelColumns + Self.columns(text) > columns else { return text }
+        let indent = String(repeating: " ", count: min(labelColumns, 20))
+        let wrapped = Self.wrap(indent + text, width: columns, indent: indent)
+        return String(wrapped.dropFirst(indent.count))
     }
 
     /// A message under a row, wrapped at word boundaries on a terminal.
