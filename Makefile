@@ -58,6 +58,7 @@ fuzz: deps
 bench: deps
 	@$(call install_missing,$(BENCH_PACKAGES))
 	$(SWIFT) build -c release --product mediahost
+	$(SWIFT) build -c release --product mediahost-sandbox
 	$(SWIFT) build -c release --product mediahost-bench
 	.build/release/mediahost-bench --binary .build/release/mediahost
 

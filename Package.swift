@@ -44,6 +44,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "mediahost", targets: ["mediahost"]),
+        .executable(name: "mediahost-sandbox", targets: ["mediahost-sandbox"]),
         .library(name: "MediaKit", targets: ["MediaKit"]),
     ],
     dependencies: [
@@ -87,12 +88,20 @@ let package = Package(
             name: "MediaREPL",
             dependencies: ["MediaHost", "JSONRPC", "CReadline"],
             swiftSettings: strict),
+        // The product: links no HTTP server (the sandbox is a process of its own).
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "Sandbox",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The replicas of every provider's API, started by `--sandbox` and `mediahost sandbox`.
+        .executableTarget(
+            name: "mediahost-sandbox",
+            dependencies: [
+                "Sandbox", "MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + providers.map { .target(name: "\($0.name)Sandbox") },
             swiftSettings: strict),
         .executableTarget(
@@ -126,7 +135,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "mediahost"],
+            dependencies: [
+                "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "mediahost", "mediahost-sandbox",
+            ],
             swiftSettings: strict),
     ] + providers.flatMap(\.targets),
     swiftLanguageModes: [.v6]

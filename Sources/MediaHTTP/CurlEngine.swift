@@ -14,12 +14,10 @@ final class CurlEngine: @unchecked Sendable {
     // Engine thread only.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
 
-    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
-
     init() {
-        _ = Self.globalInit
-        multi = curl_multi_init()!
-        share = curl_share_init()!
+        precondition(CurlLibrary.problem == nil, "the engine is made after a transfer, which loads libcurl")
+        multi = mh_curl_multi_init()!
+        share = mh_curl_share_init()!
         // One engine thread uses the share, so it needs no lock callbacks.
         _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_SSL_SESSION)
         _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_DNS)
@@ -32,12 +30,12 @@ final class CurlEngine: @unchecked Sendable {
     func start(_ transfer: Transfer) {
         _ = mh_curl_easy_setopt_share(transfer.easy, share)
         lock.withLock { incoming.append(transfer) }
-        curl_multi_wakeup(multi)
+        mh_curl_multi_wakeup(multi)
     }
 
     func cancel(_ transfer: Transfer) {
         lock.withLock { cancelling.append(transfer) }
-        curl_multi_wakeup(multi)
+        mh_curl_multi_wakeup(multi)
     }
 
     private func run() {
@@ -52,27 +50,27 @@ final class CurlEngine: @unchecked Sendable {
             }
             for transfer in adds {
                 active[transfer.easy] = transfer
-                curl_multi_add_handle(multi, transfer.easy)
+                mh_curl_multi_add_handle(multi, transfer.easy)
             }
             for transfer in cancels where active[transfer.easy] != nil {
                 finish(transfer, code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
             }
-            curl_multi_perform(multi, &running)
+            mh_curl_multi_perform(multi, &running)
             var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
+            while let message = mh_curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                     let transfer = active[easy]
                 else { continue }
                 finish(transfer, code: mh_curl_msg_result(message), cancelled: false)
             }
             // Sleeps until a socket is ready, a timer is due, or curl_multi_wakeup.
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            mh_curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
 
     private func finish(_ transfer: Transfer, code: CURLcode, cancelled: Bool) {
         active[transfer.easy] = nil
-        curl_multi_remove_handle(multi, transfer.easy)
+        mh_curl_multi_remove_handle(multi, transfer.easy)
         transfer.complete(code: code, cancelled: cancelled)
     }
 }
@@ -102,7 +100,11 @@ final class Transfer: @unchecked Sendable {
     private var continuation: CheckedContinuation<Void, any Error>?
 
     init(request: HTTPRequest, configuration: MediaHTTPClient.Configuration) throws {
-        guard let easy = curl_easy_init() else {
+        if let problem = CurlLibrary.problem {
+            throw HTTPClientError(
+                .connection, url: request.url, detail: "libcurl could not be loaded (\(problem)); install libcurl4")
+        }
+        guard let easy = mh_curl_easy_init() else {
             throw HTTPClientError(.connection, url: request.url, detail: "libcurl could not create a handle")
         }
         self.easy = easy
@@ -149,10 +151,10 @@ final class Transfer: @unchecked Sendable {
             _ = mh_curl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
         }
         for (name, value) in request.headers {
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
+            headerList = mh_curl_slist_append(headerList, "\(name): \(value)")
         }
         // curl would otherwise send "Expect: 100-continue" for large bodies.
-        headerList = curl_slist_append(headerList, "Expect:")
+        headerList = mh_curl_slist_append(headerList, "Expect:")
         _ = mh_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
 
         _ = mh_curl_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, headerCallback)
@@ -165,8 +167,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(headerList)
+        mh_curl_easy_cleanup(easy)
+        mh_curl_slist_free_all(headerList)
     }
 
     /// Runs the transfer on `engine`; cancelling the task stops it.
@@ -234,7 +236,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     static func describe(_ code: CURLcode) -> String {
-        String(cString: curl_easy_strerror(code))
+        String(cString: mh_curl_easy_strerror(code))
     }
 
     fileprivate func receiveHeader(_ line: String) {
@@ -303,4 +305,15 @@ private let progressCallback: mh_curl_xferinfo_cb = { context, total, now, _, _ 
 /// The URL curl ended at after redirects.
 func mh_effective_url(_ transfer: Transfer, _ out: inout UnsafeMutablePointer<CChar>?) -> Bool {
     mh_curl_easy_getinfo_string(transfer.easy, CURLINFO_EFFECTIVE_URL, &out) == CURLE_OK
+}
+
+/// libcurl, loaded at the first request (see shim.h): start-up and commands without network
+/// never pay for its libraries.
+enum CurlLibrary {
+    /// Why it could not be loaded, or nil once it is loaded and initialized. Computed once.
+    static let problem: String? = {
+        guard mh_curl_load() == 0 else { return String(cString: mh_curl_load_error()) }
+        _ = mh_curl_global_init(Int(CURL_GLOBAL_ALL))
+        return nil
+    }()
 }

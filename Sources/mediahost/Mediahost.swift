@@ -5,7 +5,6 @@ import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaREPL
-import Sandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -88,18 +87,10 @@ struct GlobalOptions: ParsableArguments {
     func makeHost() async throws -> HostRuntime {
         var environment = ProcessInfo.processInfo.environment
         if sandbox {
-            let server = SandboxServer(replicas: SandboxReplicas.all)
-            server.media.bytesPerSecond = SandboxReplicas.mediaRate(environment)
-            do {
-                try await server.start()
-            } catch {
-                throw StartupFailure(message: "cannot start the sandbox: \(error)")
-            }
             // Endpoints always point at the sandbox; credentials only fill in what is not set.
-            for (name, value) in server.providerEnvironment() where name.hasSuffix("_URL") || environment[name]?.isEmpty ?? true {
+            for (name, value) in try SandboxChild.start() where name.hasSuffix("_URL") || environment[name]?.isEmpty ?? true {
                 environment[name] = value
             }
-            RunningSandbox.server = server
         }
         do {
             let http = MediaHTTPClient()
@@ -118,19 +109,15 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// The in-process sandbox of `--sandbox`, kept alive for the life of the command.
-enum RunningSandbox {
-    nonisolated(unsafe) static var server: SandboxServer?
-}
-
-struct SandboxCommand: AsyncParsableCommand {
+struct SandboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
         abstract: "Serve the local replicas of the providers' APIs (for tests, demos and offline work).",
         discussion: """
-            Point a provider at it with MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any
-            command to run one in process. Faults are switched with POST /_sandbox/faults (JSON: path, status,
-            retryAfter, latencyMs, throttleBytesPerSecond, truncateAfterBytes, malformed, times).
+            Runs mediahost-sandbox (installed next to mediahost). Point a provider at it with
+            MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any command to run one for that
+            command. Faults are switched with POST /_sandbox/faults (JSON: path, status, retryAfter, latencyMs,
+            throttleBytesPerSecond, truncateAfterBytes, malformed, times).
             """)
 
     @Option(help: "The port (0 picks a free one).")
@@ -144,23 +131,13 @@ struct SandboxCommand: AsyncParsableCommand {
         help: "Serve media files at this many bytes per second (0: unlimited; default 8000000 or MEDIAHOST_SANDBOX_MEDIA_RATE).")
     var mediaRate: Int?
 
-    func run() async throws {
-        let server = SandboxServer(replicas: SandboxReplicas.all)
-        server.media.bytesPerSecond = SandboxReplicas.mediaRate(ProcessInfo.processInfo.environment, flag: mediaRate)
-        let bound = try await server.start(host: host, port: port)
-        print("sandbox listening on http://\(host):\(bound)")
-        for id in server.replicaIDs {
-            print(
-                "  \(id): \(ProviderDescriptor.environmentName(provider: id, key: "base_url"))=\(server.baseURL(for: id, host: host) ?? "")"
-            )
-        }
-        let extra = server.providerEnvironment(host: host).filter { !$0.key.hasSuffix("_BASE_URL") || $0.key.contains("OAUTH") }
-        if !extra.isEmpty {
-            print("  other settings the replicas accept:")
-            for (name, value) in extra.sorted(by: { $0.key < $1.key }) { print("    \(name)=\(value)") }
-        }
-        fflush(nil)
-        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    func run() throws {
+        guard let binary = SandboxChild.binary() else { throw StartupFailure(message: SandboxChild.missing) }
+        let arguments =
+            [binary, "--port", String(port), "--host", host] + (mediaRate.map { ["--media-rate", String($0)] } ?? [])
+        let argv = arguments.map { strdup($0) } + [nil]
+        execv(binary, argv)
+        throw StartupFailure(message: "cannot run \(binary): \(String(cString: strerror(errno)))")
     }
 }
 

@@ -6,8 +6,8 @@ import TMDBSandbox
 import TwitterSandbox
 import YouTubeSandbox
 
-/// Every provider's replica of its real API (`mediahost sandbox`, `--sandbox`): a line per
-/// compiled-in provider, as in `BuiltinProviders`.
+/// Every provider's replica of its real API: a line per compiled-in provider, as in
+/// `BuiltinProviders`.
 enum SandboxReplicas {
     static let all: [any SandboxReplica] = [
         PodcastsReplica(),
