@@ -29,7 +29,11 @@ struct Mediahost: AsyncParsableCommand {
     /// Global options may come before the subcommand (`mediahost --sandbox call ...`); they
     /// belong to the subcommand, so they are moved after its name before parsing.
     static func main() async {
-        await main(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst()))
+        // The commands scripts run in loops skip argument-parser's reflection (about a third of
+        // a cold start); anything else, help and every error included, goes through it.
+        if let quick = QuickCommand(arguments), await quick.run() { return }
+        await main(arguments)
     }
 }
 
@@ -81,6 +85,18 @@ struct GlobalOptions: ParsableArguments {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
     }
+
+    var host: HostOptions { HostOptions(config: config, dataDir: dataDir, logLevel: logLevel, sandbox: sandbox) }
+
+    func makeHost() async throws -> HostRuntime { try await host.makeHost() }
+}
+
+/// What every command needs to make its host, however its arguments were read.
+struct HostOptions {
+    var config: String?
+    var dataDir: String?
+    var logLevel: String?
+    var sandbox = false
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
     /// starts the replica server first and points the providers' base URLs at it.
@@ -236,7 +252,9 @@ struct CallCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Params as a JSON object; '-' reads them from stdin.", valueName: "json"))
     var params: String?
 
-    func run() async throws {
+    func run() async throws { try await Self.call(method, params, options: global.host) }
+
+    static func call(_ method: String, _ params: String?, options: HostOptions) async throws {
         var parsed: JSONValue?
         if let params {
             let text = params == "-" ? Array(StandardInputLines()).joined(separator: "\n") : params
@@ -246,7 +264,7 @@ struct CallCommand: AsyncParsableCommand {
                 throw ValidationError("params are not valid JSON: \(error)")
             }
         }
-        let host = try await global.makeHost()
+        let host = try await options.makeHost()
         do {
             let result = try await host.dispatcher.call(method, params: parsed)
             FileHandle.standardOutput.write(Data(result + [0x0A]))
@@ -273,4 +291,77 @@ func useColor() -> Bool {
     let env = ProcessInfo.processInfo.environment
     if let noColor = env["NO_COLOR"], !noColor.isEmpty { return false }
     return isatty(1) == 1 && env["TERM"] != "dumb"
+}
+
+/// `mediahost --version` and `mediahost [options] call METHOD [JSON]` read by hand: exactly these
+/// shapes, with the options `GlobalOptions` knows; nil for anything else (argument-parser then
+/// reads the line, and says what is wrong with it).
+struct QuickCommand {
+    enum Kind {
+        case version
+        case call(method: String, params: String?, options: HostOptions)
+    }
+
+    let kind: Kind
+
+    init?(_ arguments: [String]) {
+        if arguments == ["--version"] {
+            kind = .version
+            return
+        }
+        guard arguments.first == "call" else { return nil }
+        var options = HostOptions()
+        var positional: [String] = []
+        var index = 1
+        while index < arguments.count {
+            let argument = arguments[index]
+            let (name, inline) =
+                argument.firstIndex(of: "=").map { (String(argument[..<$0]), String(argument[argument.index(after: $0)...])) }
+                ?? (argument, nil)
+            switch name {
+            case "--sandbox" where inline == nil: options.sandbox = true
+            case "--config", "--data-dir", "--log-level":
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard index + 1 < arguments.count else { return nil }
+                    index += 1
+                    value = arguments[index]
+                }
+                switch name {
+                case "--config": options.config = value
+                case "--data-dir": options.dataDir = value
+                default:
+                    guard Logger.Level(rawValue: value) != nil else { return nil }
+                    options.logLevel = value
+                }
+            default:
+                // Flags argument-parser handles (--help, -h, unknown ones) go to it; "-" is stdin.
+                if argument.hasPrefix("-"), argument != "-" { return nil }
+                positional.append(argument)
+            }
+            index += 1
+        }
+        guard positional.count == 1 || positional.count == 2 else { return nil }
+        kind = .call(method: positional[0], params: positional.count == 2 ? positional[1] : nil, options: options)
+    }
+
+    /// - Returns: false when argument-parser should read the line after all (to explain a
+    ///   usage error the way it does); nothing has run then.
+    func run() async -> Bool {
+        switch kind {
+        case .version:
+            print(HostRuntime.version)
+        case .call(let method, let params, let options):
+            do {
+                try await CallCommand.call(method, params, options: options)
+            } catch is ValidationError {
+                return false
+            } catch {
+                CallCommand.exit(withError: error)
+            }
+        }
+        return true
+    }
 }

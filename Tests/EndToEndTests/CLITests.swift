@@ -101,6 +101,30 @@ import Testing
         #expect(list.stdout.contains(#""state":"completed""#))
     }
 
+    /// `call` and `--version` are read without argument-parser; every spelling it accepts still works,
+    /// and what it would reject or explain still reaches it.
+    @Test func callReadsItsOptionsWhereverTheyAre() async throws {
+        let directory = try makeTemporaryDirectory()
+        for arguments in [
+            ["call", "host.info", "--data-dir", directory], ["--data-dir", directory, "call", "host.info"],
+            ["call", "--data-dir=\(directory)", "host.info", "{}"],
+            ["call", "host.info", "{}", "--log-level", "error", "--data-dir", directory],
+        ] {
+            let result = try await runMediahost(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.contains(#""dataDir":"\#(directory)""#), "\(arguments)")
+        }
+        #expect(try await runMediahost(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        let help = try await runMediahost(["call", "host.info", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: mediahost call"))
+        let badLevel = try await runMediahost(["call", "host.info", "--log-level", "loud"])
+        #expect(badLevel.status != 0 && badLevel.stderr.contains("--log-level must be one of"))
+        let extra = try await runMediahost(["call", "host.info", "{}", "more"])
+        #expect(extra.status != 0 && extra.stderr.contains("Unexpected argument"))
+        let badJSON = try await runMediahost(["call", "host.info", "{bad"])
+        #expect(badJSON.status != 0 && badJSON.stderr.contains("params are not valid JSON"))
+    }
+
     @Test func helpEverywhere() async throws {
         let root = try await runMediahost(["--help"])
         #expect(root.status == 0)
