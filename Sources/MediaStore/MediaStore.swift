@@ -62,7 +62,9 @@ public final class MediaStore: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            try Self.migrator.migrate(pool)
+            // Migrating takes a write transaction (and its syncs): only when there is something to do.
+            let migrator = Self.migrator
+            if try !pool.read({ try migrator.hasCompletedMigrations($0) }) { try migrator.migrate(pool) }
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
