@@ -67,7 +67,8 @@ let package = Package(
             dependencies: ["MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
-        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // The libcurl implementation of MediaKit's HTTPClient.
         .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: strict),
         .target(
