@@ -16,7 +16,9 @@ static inline void mh_rl_set_name(const char *name) { rl_readline_name = name; }
 static inline const char *mh_rl_line_buffer(void) { return rl_line_buffer; }
 /* SIGINT for the interactive REPL: the handler only notes it (async-signal-safe); readline's
    event hook and the running command's watcher take the note. readline itself does not catch
-   signals, so a Ctrl-C is never lost in its handlers. */
+   signals, so a Ctrl-C is never lost in its handlers. An optimized build may give each object
+   file its own copy of a header's static variable: call these from one Swift file only
+   (REPL+Interactive.swift). */
 static volatile sig_atomic_t mh_interrupts = 0;
 static void mh_note_interrupt(int signal) { (void)signal; mh_interrupts = 1; }
 static inline void mh_catch_interrupts(void) {
