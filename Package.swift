@@ -109,6 +109,7 @@ let package = Package(
             name: "mediahost-bench",
             dependencies: [
                 "MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts",
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Benchmarks/mediahost-bench",
             swiftSettings: strict),

@@ -17,6 +17,8 @@ let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
 /// Run one group only: rpc, cold, favorites, feed, http.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
+/// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
+let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
 func selected(_ name: String) -> Bool { only == nil || only == name }
 let scratch = NSTemporaryDirectory() + "mediahost-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -110,45 +112,74 @@ if !arguments.contains("--quiet-header") {
 if only == nil {
     let child = Process()
     child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = ["--only", "feed", "--quiet-header"]
+    child.arguments = ["--only", "feed", "--quiet-header", "--binary", binary] + (venv.map { ["--peers", $0] } ?? [])
     try child.run()
     child.waitUntilExit()
 }
 if only == "feed" {
-    // 5. Parse a generated 5,000-episode feed of about 10 MB.
-    var xml = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:content="http://purl.org/rss/1.0/modules/content/">
-        <channel><title>Benchmark Show</title><link>https://bench.invalid/</link><itunes:author>Bench</itunes:author>
-
-        """
-    for n in stride(from: 5000, through: 1, by: -1) {
-        xml += """
-            <item><title>Episode \(n): a long and descriptive title about things</title><guid isPermaLink="false">bench-\(n)</guid>
-            <pubDate>Tue, 10 Jun 2025 09:41:00 +0000</pubDate><itunes:duration>1:02:03</itunes:duration>
-            <itunes:season>\(n / 100)</itunes:season><itunes:episode>\(n)</itunes:episode>
-            <enclosure url="https://cdn.bench.invalid/\(n).mp3" length="12345678" type="audio/mpeg"/>
-            <link>episodes/\(n)</link>
-            <description><![CDATA[<p>\(String(repeating: "In this episode we talk about <b>many</b> things &amp; more. ", count: 22))</p><ul><li>one</li><li>two</li></ul>]]></description>
-            </item>
-
-            """
-    }
-    xml += "</channel></rss>\n"
-    let data = Data(xml.utf8)
-    let megabytes = Double(data.count) / 1_000_000
-    var times: [Double] = []
-    var episodes = 0
-    for _ in 0..<5 {
+    // 5. The big feed: parse alone in this process, the peers on the same bytes, then end to end
+    // from a cold `mediahost call media.children` with a fresh data dir, re-opened (304), and a
+    // 100 MB feed's peak memory.
+    let feed = try BenchFeed()
+    let episodes = 4000
+    let document = feed.document(episodes: episodes)
+    let file = scratch + "/feed.xml"
+    try Data(document).write(to: URL(fileURLWithPath: file))
+    let megabytes = Double(document.count) / 1_000_000
+    let size = String(format: "%d episodes, %.1f MB", episodes, megabytes)
+    let data = Data(document)
+    var parseTimes: [Double] = []
+    for _ in 0..<7 {
         let start = now()
-        episodes = try FeedParser.parse(data, url: URL(string: "https://bench.invalid/feed.xml")).episodes.count
-        times.append(now() - start)
+        let parsed = try FeedParser.parse(data, url: URL(string: "http://127.0.0.1/feed.xml"))
+        parseTimes.append(now() - start)
+        guard parsed.episodes.count == episodes else { throw BenchError("parsed \(parsed.episodes.count) episodes") }
     }
-    let best = times.min() ?? 1
+    let parse = percentile(parseTimes, 0.5)
+    let peerTimes = Peers(venv: venv)?.parseTimes(file: file, runs: 3) ?? [:]
+    func versus(_ seconds: Double) -> String {
+        let ratios = ["podcastparser", "feedparser"].compactMap { peer in
+            peerTimes[peer].map { String(format: "%@ %.0f ms: %.1f× faster", peer, $0 * 1000, $0 / seconds) }
+        }
+        return ratios.isEmpty ? "(no peers: `make bench` installs them in .build/bench-venv)" : ratios.joined(separator: "; ")
+    }
     report(
-        "parse a \(episodes)-episode feed (\(String(format: "%.1f", megabytes)) MB)",
-        String(format: "%.0f MB/s (%.0f ms); peak RSS %.0f MB incl. the input", megabytes / best, best * 1000, peakRSS()),
-        goal: "≥ 100 MB/s, < 100 MB")
+        "parse a real-world feed (\(size)) in process",
+        String(format: "%.0f ms (%.0f MB/s); ", parse * 1000, megabytes / parse) + versus(parse),
+        goal: "report")
+
+    let server = SandboxServer(replicas: [
+        BenchFeedReplica(id: "benchfeed", feed: feed, document: document, episodes: episodes),
+        BenchFeedReplica(
+            id: "benchbig", feed: feed, document: [], episodes: 0, written: Int(100e6 / (megabytes * 1e6) * Double(episodes))),
+    ])
+    let port = try await server.start()
+    defer { server.stop() }
+    func open(_ replica: String, _ dataDir: String) throws -> (seconds: Double, maxRSSKB: Int) {
+        let output = scratch + "/children.json"
+        let run = spawnAndWait(
+            binary, ["call", "media.children", #"{"id":"podcasts:podcast:1"}"#, "--data-dir", dataDir],
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": "http://127.0.0.1:\(port)/\(replica)"], stdout: output)
+        let answer = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: output))))
+        guard run.status == 0, answer["items"]?.arrayValue?.count == 20 else {
+            throw BenchError("`mediahost call media.children` failed (status \(run.status)): \(answer.jsonString.prefix(300))")
+        }
+        return (run.seconds, run.maxRSSKB)
+    }
+    var cold: [Double] = []
+    for n in 0..<7 { cold.append(try open("benchfeed", scratch + "/feed-\(n)").seconds) }
+    var reopen: [Double] = []
+    for _ in 0..<15 { reopen.append(try open("benchfeed", scratch + "/feed-0").seconds) }
+    let endToEnd = percentile(cold, 0.5)
+    report(
+        "open it end to end: cold `mediahost call media.children`, fresh data dir",
+        String(format: "median %.0f ms; ", endToEnd * 1000) + versus(endToEnd), goal: "≥ 10× podcastparser")
+    report(
+        "re-open it (the server answers 304)", String(format: "median %.1f ms", percentile(reopen, 0.5) * 1000), goal: "≤ 25 ms")
+    let big = try open("benchbig", scratch + "/feed-big")
+    report(
+        "open a 100 MB feed end to end", String(format: "%.2f s, peak RSS %.0f MB", big.seconds, Double(big.maxRSSKB) / 1024),
+        goal: "< 150 MB")
     exit(0)
 }
 
@@ -204,39 +235,35 @@ if selected("rpc") {
         goal: "p99 < 2 ms")
 }
 
-// 3. Cold `mediahost call host.info`: wall time from process start, and peak memory.
-// posix_spawn + wait4 rather than Foundation's Process, whose waitUntilExit polls.
+// 3. Start-up: `mediahost --version` and a cold `mediahost call host.info` (wall time from
+// process start, and peak memory), against `yt-dlp --version` when the peers are installed.
 if selected("cold") {
-    func spawnAndWait(_ args: [String]) -> (seconds: Double, maxRSSKB: Int) {
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        let argv = ([binary] + args).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let start = now()
-        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return (0, 0) }
-        var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
-        return (now() - start, usage.ru_maxrss)
+    func median(_ runs: Int, _ executable: String, _ args: [String]) -> (seconds: Double, p90: Double, maxRSSKB: Int) {
+        var times: [Double] = []
+        var peakKB = 0
+        for _ in 0..<runs {
+            let run = spawnAndWait(executable, args)
+            times.append(run.seconds)
+            peakKB = max(peakKB, run.maxRSSKB)
+        }
+        return (percentile(times, 0.5), percentile(times, 0.9), peakKB)
     }
+    let version = median(50, binary, ["--version"])
+    report("`mediahost --version`", String(format: "median %.1f ms", version.seconds * 1000), goal: "≤ 10 ms")
     let args = ["call", "host.info", "--data-dir", scratch + "/cold"]
-    _ = spawnAndWait(args)  // creates the database
-    var times: [Double] = []
-    var peakKB = 0
-    for _ in 0..<50 {
-        let run = spawnAndWait(args)
-        times.append(run.seconds)
-        peakKB = max(peakKB, run.maxRSSKB)
+    _ = spawnAndWait(binary, args)  // creates the database
+    let cold = median(50, binary, args)
+    var versus = ""
+    if let peers = Peers(venv: venv), FileManager.default.isExecutableFile(atPath: peers.ytdlp) {
+        let ytdlp = median(10, peers.ytdlp, ["--version"])
+        versus = String(format: "; `yt-dlp --version` %.0f ms: %.0f× faster", ytdlp.seconds * 1000, ytdlp.seconds / cold.seconds)
     }
     report(
         "cold `mediahost call host.info`",
         String(
-            format: "median %.1f ms, p90 %.1f ms; peak RSS %.1f MB", percentile(times, 0.5) * 1000, percentile(times, 0.9) * 1000,
-            Double(peakKB) / 1024),
-        goal: "< 50 ms")
+            format: "median %.1f ms, p90 %.1f ms; peak RSS %.1f MB", cold.seconds * 1000, cold.p90 * 1000,
+            Double(cold.maxRSSKB) / 1024) + versus,
+        goal: "≤ 15 ms")
 }
 
 // 4. favorites.list, a page of 50, with 100,000 favorites stored.
