@@ -175,10 +175,25 @@ public final class FeedParser: XMLStreamDelegate {
         "atom": .core,
     ]
 
+    /// By the stream's symbol for a name: its namespace, worked out once.
+    private var namespaceBySymbol: [Namespace?] = []
+
     private func namespace(of name: XMLName) -> Namespace {
-        if let uri = name.namespace { return Self.namespaces[uri.lowercased()] ?? .other }
-        if name.prefix.isEmpty { return .core }
-        return Self.prefixes[name.prefix.lowercased()] ?? .other
+        let symbol = name.symbol
+        if symbol >= 0, symbol < namespaceBySymbol.count, let known = namespaceBySymbol[symbol] { return known }
+        let namespace: Namespace
+        if let uri = name.namespace {
+            namespace = Self.namespaces[uri.lowercased()] ?? .other
+        } else if name.prefix.isEmpty {
+            namespace = .core
+        } else {
+            namespace = Self.prefixes[name.prefix.lowercased()] ?? .other
+        }
+        if symbol >= 0 {
+            while namespaceBySymbol.count <= symbol { namespaceBySymbol.append(nil) }
+            namespaceBySymbol[symbol] = namespace
+        }
+        return namespace
     }
 
     /// An Atom element (a link with attributes, not text), by its namespace or in an Atom feed.
@@ -196,7 +211,7 @@ public final class FeedParser: XMLStreamDelegate {
             imageURL, icon
     }
 
-    public func xmlStart(_ name: XMLName, attributes: [XMLAttribute]) {
+    public func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
         let ns = namespace(of: name)
         let local = name.local
         defer { names.append((ns, local)) }
@@ -213,9 +228,7 @@ public final class FeedParser: XMLStreamDelegate {
             return
         }
         guard capture == nil else { return }
-        func attribute(_ key: String) -> String? {
-            attributes.first { $0.name.local == key && $0.name.prefix.isEmpty }?.value
-        }
+        func attribute(_ key: String) -> String? { attributes.value(key) }
         let depth = names.count + 1
         if episode == nil {
             if ns == .core, local == "item" || local == "entry" {

@@ -1,20 +1,32 @@
 /// An element or attribute name with its namespace resolved from the `xmlns` declarations in
 /// scope. A prefix that no declaration binds keeps `namespace == nil` (real feeds use `itunes:`
 /// without declaring it; the reader decides what a well-known prefix means).
-public struct XMLName: Sendable, Equatable {
+public struct XMLName: Sendable {
     /// The namespace URI as declared (compare case-insensitively: feeds vary the case).
     public var namespace: String?
     /// The prefix as written, "" for none.
     public var prefix: String
     public var local: String
+    /// The same small number for every occurrence of this name (namespace, prefix and local) in
+    /// one stream, so a delegate can keep what it worked out about a name in an array indexed by
+    /// it instead of comparing strings at every tag; -1 for a name the stream did not number (a
+    /// document with thousands of distinct names).
+    public var symbol: Int
 
-    public init(namespace: String?, prefix: String, local: String) {
+    public init(namespace: String?, prefix: String, local: String, symbol: Int = -1) {
         self.namespace = namespace
         self.prefix = prefix
         self.local = local
+        self.symbol = symbol
     }
 
     public var qualified: String { prefix.isEmpty ? local : prefix + ":" + local }
+}
+
+extension XMLName: Equatable {
+    public static func == (a: XMLName, b: XMLName) -> Bool {
+        a.local == b.local && a.prefix == b.prefix && a.namespace == b.namespace
+    }
 }
 
 public struct XMLAttribute: Sendable, Equatable {
@@ -23,9 +35,37 @@ public struct XMLAttribute: Sendable, Equatable {
     public var value: String
 }
 
+/// A start tag's attributes (`xmlns` declarations excluded). Values are decoded when asked for:
+/// a reader that looks at two attributes of a tag with ten pays for two.
+public struct XMLAttributes: RandomAccessCollection, Sendable {
+    fileprivate var names: [XMLName] = []
+    fileprivate var values: [Range<Int>] = []
+    /// The tag's bytes, which the value ranges index.
+    fileprivate var bytes: [UInt8] = []
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { names.count }
+
+    public subscript(position: Int) -> XMLAttribute {
+        XMLAttribute(name: names[position], value: value(at: position))
+    }
+
+    /// The value of the first attribute named `local` with no prefix, entities decoded.
+    public func value(_ local: String) -> String? {
+        for index in names.indices where names[index].prefix.isEmpty && names[index].local == local {
+            return value(at: index)
+        }
+        return nil
+    }
+
+    private func value(at index: Int) -> String {
+        bytes.withUnsafeBufferPointer { XMLStream.decodeAttribute(UnsafeBufferPointer(rebasing: $0[values[index]])) }
+    }
+}
+
 /// Receives what an `XMLStream` reads, in document order.
 public protocol XMLStreamDelegate: AnyObject {
-    func xmlStart(_ name: XMLName, attributes: [XMLAttribute])
+    func xmlStart(_ name: XMLName, attributes: XMLAttributes)
     /// - Parameter explicit: false when the element was closed implicitly (its end tag is
     ///   missing: a mismatched end tag further out, or the end of the document).
     func xmlEnd(_ name: XMLName, explicit: Bool)
@@ -66,17 +106,14 @@ public enum XMLStreamError: Error, Equatable, CustomStringConvertible {
 public final class XMLStream {
     public static let maxDepth = 1024
     public static let maxConstruct = 16 << 20
+    /// Beyond this many distinct names a document's names go unnumbered (read as strings each time).
+    static let maxSymbols = 4096
 
     private weak var delegate: (any XMLStreamDelegate)?
-    private var buffer: [UInt8] = []
-    private var position = 0
-    /// Where a search for the end of the construct at `position` left off (no rescans).
-    private var resume = 0
-    /// Decoded character data waiting to be handed over.
-    private var text: [UInt8] = []
-    /// Open elements, for end tags and namespace scope.
-    private var open: [(qualified: [UInt8], name: XMLName, bindings: Int)] = []
-    private var bindings: [(prefix: String, uri: String)] = []
+    /// Everything the reading keeps, taken out of the object while a chunk is read: the loop
+    /// works on a local value (no dynamic exclusivity checks, no copies) with the delegate in a
+    /// local strong reference (no reference counting per tag).
+    private var reader = XMLReader()
     public private(set) var stopped = false
 
     public init(delegate: any XMLStreamDelegate) { self.delegate = delegate }
@@ -86,14 +123,12 @@ public final class XMLStream {
 
     /// Reads a chunk; complete constructs are reported at once, a partial one waits for more.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws {
-        guard !stopped else { return }
-        if position > 0, position >= buffer.count / 2 {
-            buffer.removeSubrange(0..<position)
-            resume -= position
-            position = 0
-        }
-        buffer.append(contentsOf: bytes)
-        try parse(final: false)
+        guard !stopped, let delegate else { return }
+        var reader = XMLReader()
+        swap(&reader, &self.reader)
+        defer { swap(&reader, &self.reader) }
+        reader.append(bytes)
+        try reader.parse(final: false, delegate: delegate, stream: self)
     }
 
     public func feed(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try feed($0) } }
@@ -101,12 +136,63 @@ public final class XMLStream {
     /// The end of the document: what is left is read as far as it goes, and every element still
     /// open is closed implicitly.
     public func finish() throws {
-        guard !stopped else { return }
-        try parse(final: true)
-        flushText()
+        guard !stopped, let delegate else { return }
+        var reader = XMLReader()
+        swap(&reader, &self.reader)
+        defer { swap(&reader, &self.reader) }
+        try reader.parse(final: true, delegate: delegate, stream: self)
+        reader.finish(delegate: delegate)
+    }
+
+    static func decodeAttribute(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        XMLReader.decodeAttribute(value)
+    }
+}
+
+/// The reading state of an `XMLStream` and the scanner over it.
+struct XMLReader {
+    private var buffer: [UInt8] = []
+    private var position = 0
+    /// Where a search for the end of the construct at `position` left off (no rescans).
+    private var resume = 0
+    /// Decoded character data waiting to be handed over.
+    private var text: [UInt8] = []
+    /// Open elements, for end tags and namespace scope: the number of the name as written, or
+    /// its bytes when it has none.
+    private var open: [(qualified: Int, unnumbered: [UInt8]?, name: XMLName, bindings: Int)] = []
+    private var bindings: [(prefix: String, uri: String)] = []
+    /// Changes whenever `bindings` does: resolved names are reused while it stays the same.
+    private var scope = 0
+    /// Names as written (`itunes:image`), numbered in the order first seen.
+    private var written = NameTable()
+    /// By written name: its resolution as an element and as an attribute, and the scope then.
+    private var elements: [(scope: Int, name: XMLName)] = []
+    private var attributeNames: [(scope: Int, name: XMLName)] = []
+    /// Resolved names' symbols, by namespace and name as written.
+    private var symbols: [String: Int] = [:]
+    /// The attributes of the tag being read, reused from tag to tag.
+    private var attributes = XMLAttributes()
+    /// Attribute (value, name) ranges of the tag being read, before their names are resolved.
+    private var pending: [Range<Int>] = []
+
+    static let maxDepth = XMLStream.maxDepth
+    static let maxConstruct = XMLStream.maxConstruct
+    static let maxSymbols = XMLStream.maxSymbols
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if position > 0, position >= buffer.count / 2 {
+            buffer.removeSubrange(0..<position)
+            resume -= position
+            position = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    mutating func finish(delegate: any XMLStreamDelegate) {
+        flushText(delegate)
         while let element = open.popLast() {
-            bindings.removeLast(element.bindings)
-            delegate?.xmlEnd(element.name, explicit: false)
+            unbind(element.bindings)
+            delegate.xmlEnd(element.name, explicit: false)
         }
     }
 
@@ -116,12 +202,16 @@ public final class XMLStream {
     private static let amp = UInt8(ascii: "&")
     private static let gt = UInt8(ascii: ">")
 
-    private func parse(final: Bool) throws {
+    mutating func parse(final: Bool, delegate: any XMLStreamDelegate, stream: XMLStream) throws {
+        // The buffer is read while the rest of the state changes: held in a local meanwhile.
+        var buffer: [UInt8] = []
+        swap(&buffer, &self.buffer)
+        defer { swap(&buffer, &self.buffer) }
         try buffer.withUnsafeBufferPointer { input in
-            while position < input.count, !stopped {
+            while position < input.count, !stream.stopped {
                 let byte = input[position]
                 if byte == Self.lt {
-                    guard let next = try markup(input, final: final) else { return }
+                    guard let next = try markup(input, final: final, delegate) else { return }
                     position = next
                     resume = next
                 } else if byte == Self.amp {
@@ -139,7 +229,7 @@ public final class XMLStream {
     }
 
     /// An entity reference at `position`; returns the index after it, or nil to wait for more.
-    private func entity(_ input: UnsafeBufferPointer<UInt8>, final: Bool) -> Int? {
+    private mutating func entity(_ input: UnsafeBufferPointer<UInt8>, final: Bool) -> Int? {
         var semicolon = position + 1
         let limit = min(input.count, position + 34)
         while semicolon < limit, input[semicolon] != UInt8(ascii: ";"), input[semicolon] != Self.lt, input[semicolon] != Self.amp,
@@ -161,7 +251,9 @@ public final class XMLStream {
 
     /// The construct starting with '<' at `position`: returns the index after it, or nil to
     /// wait for more bytes.
-    private func markup(_ input: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Int? {
+    private mutating func markup(_ input: UnsafeBufferPointer<UInt8>, final: Bool, _ delegate: any XMLStreamDelegate) throws
+        -> Int?
+    {
         let available = input.count - position
         func starts(_ prefix: StaticString) -> Bool? {
             let count = prefix.utf8CodeUnitCount
@@ -175,25 +267,25 @@ public final class XMLStream {
         if second == UInt8(ascii: "!") {
             switch (starts("<!--"), starts("<![CDATA["), starts("<!DOCTYPE"), starts("<!doctype")) {
             case (true?, _, _, _):
-                guard let end = find("-->", in: input, from: position + 4, final: final) else { return try waiting(final) }
+                guard let end = find("-->", in: input, from: position + 4, final: final) else { return try waiting(final, input) }
                 return end
             case (_, true?, _, _):
-                guard let end = find("]]>", in: input, from: position + 9, final: final) else { return try waiting(final) }
-                flushIfNeeded()
+                guard let end = find("]]>", in: input, from: position + 9, final: final) else { return try waiting(final, input) }
+                flushIfNeeded(delegate)
                 if !open.isEmpty { text.append(contentsOf: input[(position + 9)..<(end - 3)]) }
                 return end
             case (_, _, true?, _), (_, _, _, true?):
                 return try doctype(input, final: final)
             case (false, false, false, false):
                 // Some other declaration: skipped to its '>'.
-                guard let end = find(">", in: input, from: position + 2, final: final) else { return try waiting(final) }
+                guard let end = find(">", in: input, from: position + 2, final: final) else { return try waiting(final, input) }
                 return end
             default:
                 return final ? plainLessThan() : nil
             }
         }
         if second == UInt8(ascii: "?") {
-            guard let end = find("?>", in: input, from: position + 2, final: final) else { return try waiting(final) }
+            guard let end = find("?>", in: input, from: position + 2, final: final) else { return try waiting(final, input) }
             return end
         }
         let closing = second == UInt8(ascii: "/")
@@ -206,29 +298,29 @@ public final class XMLStream {
             if input.count - position > Self.maxConstruct { throw XMLStreamError.constructTooLarge(Self.maxConstruct) }
             return nil
         }
-        flushText()
+        flushText(delegate)
         if closing {
-            endTag(UnsafeBufferPointer(rebasing: input[nameStart..<(end - 1)]))
+            endTag(UnsafeBufferPointer(rebasing: input[nameStart..<(end - 1)]), delegate)
         } else {
-            try startTag(UnsafeBufferPointer(rebasing: input[nameStart..<(end - 1)]))
+            try startTag(UnsafeBufferPointer(rebasing: input[nameStart..<(end - 1)]), delegate)
         }
         return end
     }
 
     /// A '<' that starts nothing: kept as text.
-    private func plainLessThan() -> Int {
+    private mutating func plainLessThan() -> Int {
         if !open.isEmpty { text.append(Self.lt) }
         return position + 1
     }
 
-    private func waiting(_ final: Bool) throws -> Int? {
-        if final { return buffer.count }  // an unterminated comment or section runs to the end
-        if buffer.count - position > Self.maxConstruct { throw XMLStreamError.constructTooLarge(Self.maxConstruct) }
+    private func waiting(_ final: Bool, _ input: UnsafeBufferPointer<UInt8>) throws -> Int? {
+        if final { return input.count }  // an unterminated comment or section runs to the end
+        if input.count - position > Self.maxConstruct { throw XMLStreamError.constructTooLarge(Self.maxConstruct) }
         return nil
     }
 
     /// The index after the first `terminator` at or after `from`, or nil.
-    private func find(_ terminator: StaticString, in input: UnsafeBufferPointer<UInt8>, from: Int, final: Bool) -> Int? {
+    private mutating func find(_ terminator: StaticString, in input: UnsafeBufferPointer<UInt8>, from: Int, final: Bool) -> Int? {
         let count = terminator.utf8CodeUnitCount
         let bytes = UnsafeBufferPointer(start: terminator.utf8Start, count: count)
         var i = max(from, resume)
@@ -290,23 +382,23 @@ public final class XMLStream {
             }
             i += 1
         }
-        return try waiting(final)
+        return try waiting(final, input)
     }
 
     // MARK: Tags
 
-    private func flushText() {
+    private mutating func flushText(_ delegate: any XMLStreamDelegate) {
         guard !text.isEmpty else { return }
-        text.withUnsafeBufferPointer { delegate?.xmlText($0) }
+        text.withUnsafeBufferPointer { delegate.xmlText($0) }
         text.removeAll(keepingCapacity: true)
     }
 
     /// Long text runs go to the delegate as they grow, so a huge CDATA section is not held twice.
-    private func flushIfNeeded() {
-        if text.count > 1 << 16 { flushText() }
+    private mutating func flushIfNeeded(_ delegate: any XMLStreamDelegate) {
+        if text.count > 1 << 16 { flushText(delegate) }
     }
 
-    private func startTag(_ tag: UnsafeBufferPointer<UInt8>) throws {
+    private mutating func startTag(_ tag: UnsafeBufferPointer<UInt8>, _ delegate: any XMLStreamDelegate) throws {
         var end = tag.count
         var selfClosing = false
         if end > 0, tag[end - 1] == UInt8(ascii: "/") {
@@ -315,18 +407,25 @@ public final class XMLStream {
         }
         var i = 0
         while i < end, !Self.isSpace(tag[i]) { i += 1 }
-        let qualified = Array(tag[0..<i])
-        // Attributes: name="value", name='value', name=value, or a bare name.
-        var raw: [(name: [UInt8], value: String)] = []
+        let qualified = UnsafeBufferPointer(rebasing: tag[0..<i])
+        attributes.names.removeAll(keepingCapacity: true)
+        attributes.values.removeAll(keepingCapacity: true)
+        attributes.bytes.removeAll(keepingCapacity: true)
+        // Attributes: name="value", name='value', name=value, or a bare name. Their names are
+        // resolved once the tag's own declarations are in scope.
         var declared = 0
+        pending.removeAll(keepingCapacity: true)
         while i < end {
             while i < end, Self.isSpace(tag[i]) { i += 1 }
             let nameStart = i
             while i < end, !Self.isSpace(tag[i]), tag[i] != UInt8(ascii: "=") { i += 1 }
-            guard i > nameStart else { i += 1; continue }
-            let name = Array(tag[nameStart..<i])
+            guard i > nameStart else {
+                i += 1
+                continue
+            }
+            let name = UnsafeBufferPointer(rebasing: tag[nameStart..<i])
             while i < end, Self.isSpace(tag[i]) { i += 1 }
-            var value = ""
+            var value = i..<i
             if i < end, tag[i] == UInt8(ascii: "=") {
                 i += 1
                 while i < end, Self.isSpace(tag[i]) { i += 1 }
@@ -335,62 +434,114 @@ public final class XMLStream {
                     let valueStart = i + 1
                     i = valueStart
                     while i < end, tag[i] != quote { i += 1 }
-                    value = Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[valueStart..<i]))
+                    value = valueStart..<i
                     i += 1
                 } else {
                     let valueStart = i
                     while i < end, !Self.isSpace(tag[i]) { i += 1 }
-                    value = Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[valueStart..<i]))
+                    value = valueStart..<i
                 }
             }
-            if name == Self.xmlns {
-                bindings.append(("", value))
+            if name.elementsEqual(Self.xmlns) {
+                bindings.append(("", Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
                 declared += 1
-            } else if name.count > 6, Array(name[0..<6]) == Self.xmlnsColon {
-                bindings.append((String(decoding: name[6...], as: UTF8.self), value))
+            } else if name.count > 6, name[0..<6].elementsEqual(Self.xmlnsColon) {
+                let prefix = String(decoding: name[6...], as: UTF8.self)
+                bindings.append((prefix, Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
                 declared += 1
             } else {
-                raw.append((name, value))
+                // Resolved below, with the tag's declarations in scope; ranges index the tag.
+                pending.append(value)
+                pending.append(nameStart..<(nameStart + name.count))
             }
         }
         guard open.count < Self.maxDepth else { throw XMLStreamError.tooDeep(Self.maxDepth) }
-        let name = resolve(qualified, isAttribute: false)
-        let attributes = raw.map { XMLAttribute(name: resolve($0.name, isAttribute: true), value: $0.value) }
-        open.append((qualified, name, declared))
-        delegate?.xmlStart(name, attributes: attributes)
+        if declared > 0 { scope += 1 }
+        let number = written.number(qualified, adding: true)
+        let name = resolve(number, qualified, isAttribute: false)
+        if !pending.isEmpty {
+            attributes.bytes.append(contentsOf: tag)
+            for pair in stride(from: 0, to: pending.count, by: 2) {
+                let attribute = UnsafeBufferPointer(rebasing: tag[pending[pair + 1]])
+                attributes.names.append(resolve(written.number(attribute, adding: true), attribute, isAttribute: true))
+                attributes.values.append(pending[pair])
+            }
+        }
+        open.append((number, number < 0 ? Array(qualified) : nil, name, declared))
+        delegate.xmlStart(name, attributes: attributes)
         if selfClosing {
             open.removeLast()
-            bindings.removeLast(declared)
-            delegate?.xmlEnd(name, explicit: true)
+            unbind(declared)
+            delegate.xmlEnd(name, explicit: true)
         }
     }
 
-    private func endTag(_ tag: UnsafeBufferPointer<UInt8>) {
+    private mutating func endTag(_ tag: UnsafeBufferPointer<UInt8>, _ delegate: any XMLStreamDelegate) {
         var end = tag.count
         while end > 0, Self.isSpace(tag[end - 1]) { end -= 1 }
-        let qualified = Array(tag[0..<end])
+        let qualified = UnsafeBufferPointer(rebasing: tag[0..<end])
+        let number = written.number(qualified, adding: false)
         // An end tag closes its element and any left open inside it; one that matches nothing
         // open is ignored.
-        guard let index = open.lastIndex(where: { $0.qualified == qualified }) else { return }
+        let found =
+            number >= 0
+            ? open.lastIndex { $0.qualified == number }
+            : open.lastIndex { $0.unnumbered.map { qualified.elementsEqual($0) } ?? false }
+        guard let index = found else { return }
         while open.count > index {
             let element = open.removeLast()
-            bindings.removeLast(element.bindings)
-            delegate?.xmlEnd(element.name, explicit: open.count == index)
+            unbind(element.bindings)
+            delegate.xmlEnd(element.name, explicit: open.count == index)
         }
+    }
+
+    private mutating func unbind(_ count: Int) {
+        guard count > 0 else { return }
+        bindings.removeLast(count)
+        scope += 1
     }
 
     private static let xmlns = Array("xmlns".utf8)
     private static let xmlnsColon = Array("xmlns:".utf8)
 
-    private func resolve(_ qualified: [UInt8], isAttribute: Bool) -> XMLName {
-        guard let colon = qualified.firstIndex(of: UInt8(ascii: ":")) else {
-            let local = String(decoding: qualified, as: UTF8.self)
-            // Unprefixed attributes are in no namespace; elements are in the default one.
-            return XMLName(namespace: isAttribute ? nil : lookup(""), prefix: "", local: local)
+    /// The name written as `qualified` (numbered `number`, or -1) with the bindings in scope.
+    private mutating func resolve(_ number: Int, _ qualified: UnsafeBufferPointer<UInt8>, isAttribute: Bool) -> XMLName {
+        if number >= 0 {
+            if isAttribute {
+                if number < attributeNames.count, attributeNames[number].scope == scope { return attributeNames[number].name }
+            } else if number < elements.count, elements[number].scope == scope {
+                return elements[number].name
+            }
         }
-        let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
-        return XMLName(
-            namespace: lookup(prefix), prefix: prefix, local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
+        var name: XMLName
+        if let colon = qualified.firstIndex(of: UInt8(ascii: ":")) {
+            let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
+            name = XMLName(
+                namespace: lookup(prefix), prefix: prefix, local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
+        } else {
+            // Unprefixed attributes are in no namespace; elements are in the default one.
+            name = XMLName(
+                namespace: isAttribute ? nil : lookup(""), prefix: "", local: String(decoding: qualified, as: UTF8.self))
+        }
+        guard number >= 0 else { return name }
+        let key = (name.namespace ?? "") + " " + name.qualified
+        if let symbol = symbols[key] {
+            name.symbol = symbol
+        } else if symbols.count < Self.maxSymbols {
+            name.symbol = symbols.count
+            symbols[key] = name.symbol
+        }
+        if isAttribute {
+            Self.keep(name, at: number, scope: scope, in: &attributeNames)
+        } else {
+            Self.keep(name, at: number, scope: scope, in: &elements)
+        }
+        return name
+    }
+
+    private static func keep(_ name: XMLName, at number: Int, scope: Int, in cache: inout [(scope: Int, name: XMLName)]) {
+        while cache.count <= number { cache.append((-1, name)) }
+        cache[number] = (scope, name)
     }
 
     private func lookup(_ prefix: String) -> String? {
@@ -398,7 +549,7 @@ public final class XMLStream {
         return prefix == "xml" ? "http://www.w3.org/XML/1998/namespace" : nil
     }
 
-    private static func decodeAttribute(_ value: UnsafeBufferPointer<UInt8>) -> String {
+    static func decodeAttribute(_ value: UnsafeBufferPointer<UInt8>) -> String {
         guard value.contains(amp) else { return String(decoding: value, as: UTF8.self) }
         var out: [UInt8] = []
         out.reserveCapacity(value.count)
@@ -418,5 +569,50 @@ public final class XMLStream {
 
     private static func isNameStart(_ byte: UInt8) -> Bool {
         ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte >= 0x80
+    }
+}
+
+/// Byte strings numbered in the order first seen (open addressing, FNV-1a): a tag's name is
+/// found without making a String or an Array of it.
+struct NameTable {
+    private var slots = [Int32](repeating: -1, count: 256)
+    private var hashes: [UInt32] = []
+    private var ranges: [Range<Int>] = []
+    private var storage: [UInt8] = []
+
+    /// The number of `bytes`, adding it when `adding` and there is room; -1 when it has none.
+    mutating func number(_ bytes: UnsafeBufferPointer<UInt8>, adding: Bool) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let mask = slots.count - 1
+        var slot = Int(hash) & mask
+        while true {
+            let number = Int(slots[slot])
+            if number < 0 { break }
+            if hashes[number] == hash,
+                storage.withUnsafeBufferPointer({ UnsafeBufferPointer(rebasing: $0[ranges[number]]).elementsEqual(bytes) })
+            {
+                return number
+            }
+            slot = (slot + 1) & mask
+        }
+        guard adding, hashes.count < XMLStream.maxSymbols else { return -1 }
+        let number = hashes.count
+        hashes.append(hash)
+        ranges.append(storage.count..<(storage.count + bytes.count))
+        storage.append(contentsOf: bytes)
+        slots[slot] = Int32(number)
+        if hashes.count * 2 > slots.count { grow() }
+        return number
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (number, hash) in hashes.enumerated() {
+            var slot = Int(hash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(number)
+        }
     }
 }
