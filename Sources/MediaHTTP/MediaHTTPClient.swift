@@ -197,10 +197,7 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
         return HTTPResponse(status: transfer.status, headers: transfer.headers, body: Data(transfer.body), url: finalURL)
     }
 
-    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
-        let elapsed = ContinuousClock.now - start
-        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-    }
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int { (ContinuousClock.now - start).milliseconds }
 
     private func validate(_ url: URL) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {

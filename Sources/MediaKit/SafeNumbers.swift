@@ -47,3 +47,10 @@ extension HTTPResponse {
     /// The response's Retry-After in seconds, when it has a readable one.
     public var retryAfter: Double? { RetryAfter.seconds(header("retry-after")) }
 }
+
+extension Duration {
+    /// Whole milliseconds, for logs and messages.
+    public var milliseconds: Int {
+        Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+    }
+}

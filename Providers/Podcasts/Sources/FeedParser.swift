@@ -66,7 +66,11 @@ public final class FeedParser: XMLStreamDelegate {
     private var rootName: String?
     private var names: [(ns: Namespace, local: String)] = []
     private var episode: ParsedEpisode?
+    /// The depth of the episode element being read, 0 outside one (checked at every tag: reading
+    /// `episode` itself to test it would copy the whole struct).
     private var episodeDepth = 0
+    /// What episode links are resolved against: the channel's link (as of `link`), else the feed's URL.
+    private var channelBase: (link: String?, url: URL?)?
     private var capture: Field?
     private var captureDepth = 0
     private var text: [UInt8] = []
@@ -228,9 +232,9 @@ public final class FeedParser: XMLStreamDelegate {
             return
         }
         guard capture == nil else { return }
-        func attribute(_ key: String) -> String? { attributes.value(key) }
+        func attribute(_ key: StaticString) -> String? { attributes.value(key) }
         let depth = names.count + 1
-        if episode == nil {
+        if episodeDepth == 0 {
             if ns == .core, local == "item" || local == "entry" {
                 episode = ParsedEpisode()
                 episodeDepth = depth
@@ -283,7 +287,7 @@ public final class FeedParser: XMLStreamDelegate {
     }
 
     private func channelStart(
-        _ ns: Namespace, _ local: String, _ name: XMLName, _ attribute: (String) -> String?, depth: Int
+        _ ns: Namespace, _ local: String, _ name: XMLName, _ attribute: (StaticString) -> String?, depth: Int
     ) {
         // The channel's own elements: children of <channel> (RSS) or of <feed> (Atom); the image
         // URL one level further down.
@@ -335,7 +339,7 @@ public final class FeedParser: XMLStreamDelegate {
     }
 
     private static func length(_ text: String) -> Int64? {
-        Int64(text.trimmingCharacters(in: .whitespaces)).flatMap { $0 > 0 ? $0 : nil }
+        Int64(trim(text)).flatMap { $0 > 0 ? $0 : nil }
     }
 
     public func xmlText(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -350,8 +354,8 @@ public final class FeedParser: XMLStreamDelegate {
             capture = nil
             store(field, Self.trimmed(text))
         }
-        guard let current = episode, depth == episodeDepth else { return }
-        episode = nil
+        guard depth == episodeDepth, let current = episode.take() else { return }
+        episodeDepth = 0
         // Cut off by the end of the document: it may be missing anything; leave it out.
         if !explicit, finishing { return }
         deliver(current)
@@ -401,7 +405,10 @@ public final class FeedParser: XMLStreamDelegate {
             episode.enclosureLength = media.length
         }
         if episode.artwork == nil { episode.artwork = mediaThumbnail }
-        let channelBase = feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL
+        if channelBase == nil || channelBase?.link != feed.link {
+            channelBase = (feed.link, feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL)
+        }
+        let channelBase = self.channelBase?.url
         episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
         episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
         episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }

@@ -243,11 +243,15 @@ public struct PodcastsProvider: MediaProvider {
                     data: EpisodeRecord.encode(episode)))
         }
         var channel = ParsedFeed()
+        let started = ContinuousClock.now
+        var parsing = Duration.zero
         do {
             try await cache.replaceList(listKey) { append in
                 try body.rewind()
                 while let chunk = try body.read(1 << 20) {
+                    let start = ContinuousClock.now
                     try chunk.withUnsafeBytes { try parser.feed($0) }
+                    parsing += ContinuousClock.now - start
                     if batch.rows.count >= 256 { try await append(batch.take()) }
                     try Task.checkCancellation()
                 }
@@ -257,6 +261,9 @@ public struct PodcastsProvider: MediaProvider {
         } catch let error as FeedError {
             throw ProviderError.invalidResponse(error.description)
         }
+        logger.debug(
+            "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes, parsed in \(parsing.milliseconds) ms, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
+        )
         let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: listKey)
         if let data = try? JSONEncoder().encode(stored) {
             await cache.store(

@@ -166,10 +166,7 @@ extension HostRuntime {
         }
     }
 
-    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
-        let elapsed = ContinuousClock.now - start
-        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-    }
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int { (ContinuousClock.now - start).milliseconds }
 
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {

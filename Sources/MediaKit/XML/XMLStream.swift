@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// An element or attribute name with its namespace resolved from the `xmlns` declarations in
 /// scope. A prefix that no declaration binds keeps `namespace == nil` (real feeds use `itunes:`
 /// without declaring it; the reader decides what a well-known prefix means).
@@ -35,32 +41,60 @@ public struct XMLAttribute: Sendable, Equatable {
     public var value: String
 }
 
-/// A start tag's attributes (`xmlns` declarations excluded). Values are decoded when asked for:
-/// a reader that looks at two attributes of a tag with ten pays for two.
+/// A start tag's attributes (`xmlns` declarations excluded), read when asked for: a reader that
+/// looks at two attributes of a tag with ten pays for two, and names are resolved only for the
+/// attributes enumerated.
 public struct XMLAttributes: RandomAccessCollection, Sendable {
-    fileprivate var names: [XMLName] = []
-    fileprivate var values: [Range<Int>] = []
-    /// The tag's bytes, which the value ranges index.
+    /// Where an attribute's name (with its colon, or -1) and value are in the tag's bytes.
+    fileprivate struct Span: Sendable {
+        var name: Range<Int>
+        var colon: Int
+        var value: Range<Int>
+    }
+
     fileprivate var bytes: [UInt8] = []
+    fileprivate var spans: [Span] = []
+    /// The namespace bindings in scope at the tag, innermost last.
+    fileprivate var bindings: [Binding] = []
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { names.count }
+    public var endIndex: Int { spans.count }
 
     public subscript(position: Int) -> XMLAttribute {
-        XMLAttribute(name: names[position], value: value(at: position))
+        let span = spans[position]
+        return bytes.withUnsafeBufferPointer { tag in
+            let value = XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
+            guard span.colon >= 0 else {
+                // Unprefixed attributes are in no namespace.
+                return XMLAttribute(
+                    name: XMLName(namespace: nil, prefix: "", local: String(decoding: tag[span.name], as: UTF8.self)),
+                    value: value)
+            }
+            let prefix = String(decoding: tag[span.name.lowerBound..<span.colon], as: UTF8.self)
+            let local = String(decoding: tag[(span.colon + 1)..<span.name.upperBound], as: UTF8.self)
+            return XMLAttribute(
+                name: XMLName(namespace: XMLReader.lookup(prefix, in: bindings), prefix: prefix, local: local), value: value)
+        }
     }
 
     /// The value of the first attribute named `local` with no prefix, entities decoded.
-    public func value(_ local: String) -> String? {
-        for index in names.indices where names[index].prefix.isEmpty && names[index].local == local {
-            return value(at: index)
+    public func value(_ local: StaticString) -> String? {
+        let key = local.utf8Start
+        let count = local.utf8CodeUnitCount
+        return bytes.withUnsafeBufferPointer { tag -> String? in
+            for span in spans where span.colon < 0 && span.name.count == count {
+                guard let base = tag.baseAddress, memcmp(base + span.name.lowerBound, key, count) == 0 else { continue }
+                return XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
+            }
+            return nil
         }
-        return nil
     }
+}
 
-    private func value(at index: Int) -> String {
-        bytes.withUnsafeBufferPointer { XMLStream.decodeAttribute(UnsafeBufferPointer(rebasing: $0[values[index]])) }
-    }
+/// A namespace declaration in scope.
+struct Binding: Sendable {
+    var prefix: String
+    var uri: String
 }
 
 /// Receives what an `XMLStream` reads, in document order.
@@ -144,9 +178,6 @@ public final class XMLStream {
         reader.finish(delegate: delegate)
     }
 
-    static func decodeAttribute(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        XMLReader.decodeAttribute(value)
-    }
 }
 
 /// The reading state of an `XMLStream` and the scanner over it.
@@ -160,20 +191,17 @@ struct XMLReader {
     /// Open elements, for end tags and namespace scope: the number of the name as written, or
     /// its bytes when it has none.
     private var open: [(qualified: Int, unnumbered: [UInt8]?, name: XMLName, bindings: Int)] = []
-    private var bindings: [(prefix: String, uri: String)] = []
+    private var bindings: [Binding] = []
     /// Changes whenever `bindings` does: resolved names are reused while it stays the same.
     private var scope = 0
     /// Names as written (`itunes:image`), numbered in the order first seen.
     private var written = NameTable()
     /// By written name: its resolution as an element and as an attribute, and the scope then.
     private var elements: [(scope: Int, name: XMLName)] = []
-    private var attributeNames: [(scope: Int, name: XMLName)] = []
     /// Resolved names' symbols, by namespace and name as written.
     private var symbols: [String: Int] = [:]
     /// The attributes of the tag being read, reused from tag to tag.
     private var attributes = XMLAttributes()
-    /// Attribute (value, name) ranges of the tag being read, before their names are resolved.
-    private var pending: [Range<Int>] = []
 
     static let maxDepth = XMLStream.maxDepth
     static let maxConstruct = XMLStream.maxConstruct
@@ -342,20 +370,27 @@ struct XMLReader {
 
     /// The index after the '>' that ends a tag (quotes respected), or nil.
     private func tagEnd(_ input: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        var quote: UInt8 = 0
         var i = from
         while i < input.count {
             let byte = input[i]
-            if quote != 0 {
-                if byte == quote { quote = 0 }
-            } else if byte == 0x22 || byte == 0x27 {
-                quote = byte
-            } else if byte == Self.gt {
-                return i + 1
+            if byte == Self.gt { return i + 1 }
+            if byte == 0x22 || byte == 0x27 {
+                // A quoted value, skipped whole.
+                guard let close = Self.index(of: byte, in: input, from: i + 1, to: input.count) else { return nil }
+                i = close
             }
             i += 1
         }
         return nil
+    }
+
+    /// The first `byte` in `input[from..<end]` (memchr: values and text are skipped a word at a time).
+    @inline(__always)
+    static func index(of byte: UInt8, in input: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int? {
+        guard from < end, let base = input.baseAddress, let found = memchr(base + from, Int32(byte), end - from) else {
+            return nil
+        }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     private func doctype(_ input: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Int? {
@@ -408,32 +443,30 @@ struct XMLReader {
         var i = 0
         while i < end, !Self.isSpace(tag[i]) { i += 1 }
         let qualified = UnsafeBufferPointer(rebasing: tag[0..<i])
-        attributes.names.removeAll(keepingCapacity: true)
-        attributes.values.removeAll(keepingCapacity: true)
-        attributes.bytes.removeAll(keepingCapacity: true)
-        // Attributes: name="value", name='value', name=value, or a bare name. Their names are
-        // resolved once the tag's own declarations are in scope.
+        attributes.spans.removeAll(keepingCapacity: true)
+        // Attributes: name="value", name='value', name=value, or a bare name.
         var declared = 0
-        pending.removeAll(keepingCapacity: true)
         while i < end {
             while i < end, Self.isSpace(tag[i]) { i += 1 }
             let nameStart = i
-            while i < end, !Self.isSpace(tag[i]), tag[i] != UInt8(ascii: "=") { i += 1 }
+            var colon = -1
+            while i < end, !Self.isSpace(tag[i]), tag[i] != UInt8(ascii: "=") {
+                if tag[i] == UInt8(ascii: ":"), colon < 0 { colon = i }
+                i += 1
+            }
             guard i > nameStart else {
                 i += 1
                 continue
             }
-            let name = UnsafeBufferPointer(rebasing: tag[nameStart..<i])
+            let name = nameStart..<i
             while i < end, Self.isSpace(tag[i]) { i += 1 }
             var value = i..<i
             if i < end, tag[i] == UInt8(ascii: "=") {
                 i += 1
                 while i < end, Self.isSpace(tag[i]) { i += 1 }
                 if i < end, tag[i] == 0x22 || tag[i] == 0x27 {
-                    let quote = tag[i]
                     let valueStart = i + 1
-                    i = valueStart
-                    while i < end, tag[i] != quote { i += 1 }
+                    i = Self.index(of: tag[i], in: tag, from: valueStart, to: end) ?? end
                     value = valueStart..<i
                     i += 1
                 } else {
@@ -442,30 +475,26 @@ struct XMLReader {
                     value = valueStart..<i
                 }
             }
-            if name.elementsEqual(Self.xmlns) {
-                bindings.append(("", Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
+            let nameBytes = UnsafeBufferPointer(rebasing: tag[name])
+            if colon < 0, nameBytes.elementsEqual(Self.xmlns) {
+                bindings.append(Binding(prefix: "", uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
                 declared += 1
-            } else if name.count > 6, name[0..<6].elementsEqual(Self.xmlnsColon) {
-                let prefix = String(decoding: name[6...], as: UTF8.self)
-                bindings.append((prefix, Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
+            } else if colon == nameStart + 5, nameBytes[0..<6].elementsEqual(Self.xmlnsColon) {
+                let prefix = String(decoding: nameBytes[6...], as: UTF8.self)
+                bindings.append(Binding(prefix: prefix, uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
                 declared += 1
             } else {
-                // Resolved below, with the tag's declarations in scope; ranges index the tag.
-                pending.append(value)
-                pending.append(nameStart..<(nameStart + name.count))
+                attributes.spans.append(XMLAttributes.Span(name: name, colon: colon, value: value))
             }
         }
         guard open.count < Self.maxDepth else { throw XMLStreamError.tooDeep(Self.maxDepth) }
         if declared > 0 { scope += 1 }
         let number = written.number(qualified, adding: true)
-        let name = resolve(number, qualified, isAttribute: false)
-        if !pending.isEmpty {
+        let name = resolve(number, qualified)
+        attributes.bytes.removeAll(keepingCapacity: true)
+        if !attributes.spans.isEmpty {
             attributes.bytes.append(contentsOf: tag)
-            for pair in stride(from: 0, to: pending.count, by: 2) {
-                let attribute = UnsafeBufferPointer(rebasing: tag[pending[pair + 1]])
-                attributes.names.append(resolve(written.number(attribute, adding: true), attribute, isAttribute: true))
-                attributes.values.append(pending[pair])
-            }
+            attributes.bindings = bindings
         }
         open.append((number, number < 0 ? Array(qualified) : nil, name, declared))
         delegate.xmlStart(name, attributes: attributes)
@@ -480,6 +509,13 @@ struct XMLReader {
         var end = tag.count
         while end > 0, Self.isSpace(tag[end - 1]) { end -= 1 }
         let qualified = UnsafeBufferPointer(rebasing: tag[0..<end])
+        // Most end tags close the innermost element: compared as bytes, no hashing.
+        if let innermost = open.last, innermost.qualified >= 0, written.bytes(innermost.qualified, equal: qualified) {
+            open.removeLast()
+            unbind(innermost.bindings)
+            delegate.xmlEnd(innermost.name, explicit: true)
+            return
+        }
         let number = written.number(qualified, adding: false)
         // An end tag closes its element and any left open inside it; one that matches nothing
         // open is ignored.
@@ -504,24 +540,19 @@ struct XMLReader {
     private static let xmlns = Array("xmlns".utf8)
     private static let xmlnsColon = Array("xmlns:".utf8)
 
-    /// The name written as `qualified` (numbered `number`, or -1) with the bindings in scope.
-    private mutating func resolve(_ number: Int, _ qualified: UnsafeBufferPointer<UInt8>, isAttribute: Bool) -> XMLName {
-        if number >= 0 {
-            if isAttribute {
-                if number < attributeNames.count, attributeNames[number].scope == scope { return attributeNames[number].name }
-            } else if number < elements.count, elements[number].scope == scope {
-                return elements[number].name
-            }
-        }
+    /// The element name written as `qualified` (numbered `number`, or -1) with the bindings in scope.
+    private mutating func resolve(_ number: Int, _ qualified: UnsafeBufferPointer<UInt8>) -> XMLName {
+        if number >= 0, number < elements.count, elements[number].scope == scope { return elements[number].name }
         var name: XMLName
         if let colon = qualified.firstIndex(of: UInt8(ascii: ":")) {
             let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
             name = XMLName(
-                namespace: lookup(prefix), prefix: prefix, local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
+                namespace: Self.lookup(prefix, in: bindings), prefix: prefix,
+                local: String(decoding: qualified[(colon + 1)...], as: UTF8.self))
         } else {
-            // Unprefixed attributes are in no namespace; elements are in the default one.
+            // Unprefixed elements are in the default namespace.
             name = XMLName(
-                namespace: isAttribute ? nil : lookup(""), prefix: "", local: String(decoding: qualified, as: UTF8.self))
+                namespace: Self.lookup("", in: bindings), prefix: "", local: String(decoding: qualified, as: UTF8.self))
         }
         guard number >= 0 else { return name }
         let key = (name.namespace ?? "") + " " + name.qualified
@@ -531,20 +562,12 @@ struct XMLReader {
             name.symbol = symbols.count
             symbols[key] = name.symbol
         }
-        if isAttribute {
-            Self.keep(name, at: number, scope: scope, in: &attributeNames)
-        } else {
-            Self.keep(name, at: number, scope: scope, in: &elements)
-        }
+        while elements.count <= number { elements.append((-1, name)) }
+        elements[number] = (scope, name)
         return name
     }
 
-    private static func keep(_ name: XMLName, at number: Int, scope: Int, in cache: inout [(scope: Int, name: XMLName)]) {
-        while cache.count <= number { cache.append((-1, name)) }
-        cache[number] = (scope, name)
-    }
-
-    private func lookup(_ prefix: String) -> String? {
+    static func lookup(_ prefix: String, in bindings: [Binding]) -> String? {
         for binding in bindings.reversed() where binding.prefix == prefix { return binding.uri.isEmpty ? nil : binding.uri }
         return prefix == "xml" ? "http://www.w3.org/XML/1998/namespace" : nil
     }
@@ -589,11 +612,7 @@ struct NameTable {
         while true {
             let number = Int(slots[slot])
             if number < 0 { break }
-            if hashes[number] == hash,
-                storage.withUnsafeBufferPointer({ UnsafeBufferPointer(rebasing: $0[ranges[number]]).elementsEqual(bytes) })
-            {
-                return number
-            }
+            if hashes[number] == hash, self.bytes(number, equal: bytes) { return number }
             slot = (slot + 1) & mask
         }
         guard adding, hashes.count < XMLStream.maxSymbols else { return -1 }
@@ -604,6 +623,14 @@ struct NameTable {
         slots[slot] = Int32(number)
         if hashes.count * 2 > slots.count { grow() }
         return number
+    }
+
+    /// Whether name `number` is `bytes`.
+    func bytes(_ number: Int, equal bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let range = ranges[number]
+        guard range.count == bytes.count else { return false }
+        guard range.count > 0, let other = bytes.baseAddress else { return true }
+        return storage.withUnsafeBufferPointer { memcmp($0.baseAddress! + range.lowerBound, other, range.count) == 0 }
     }
 
     private mutating func grow() {

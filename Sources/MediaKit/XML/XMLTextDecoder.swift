@@ -151,7 +151,13 @@ public struct XMLTextDecoder {
         return bytes.withUnsafeBufferPointer { input -> Int in
             var i = 0
             var runStart = 0
+            let raw = UnsafeRawBufferPointer(input)
             while i < count {
+                // ASCII eight bytes at a time.
+                while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    i += 8
+                }
+                guard i < count else { break }
                 let lead = input[i]
                 if lead < 0x80 {
                     i += 1
