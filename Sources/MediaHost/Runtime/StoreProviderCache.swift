@@ -24,16 +24,29 @@ struct StoreProviderCache: ProviderCache {
         }
     }
 
+    /// Rows are written while the provider makes the next ones: one batch is in flight at a
+    /// time (the provider waits only when it is ahead by a whole batch), so a feed's parse and
+    /// its database writes overlap.
     func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void) async throws {
         let generation = try await store.beginList(provider: provider, key: key)
-        let written = Counter()
+        var written = 0
+        var inFlight: Task<Void, any Error>?
+        let store = self.store
+        let provider = self.provider
         do {
             try await produce { rows in
-                try await store.appendRows(rows, provider: provider, key: key, generation: generation, firstSeq: written.value)
-                written.value += rows.count
+                try await inFlight?.value
+                let first = written
+                written += rows.count
+                inFlight = Task {
+                    try await store.appendRows(rows, provider: provider, key: key, generation: generation, firstSeq: first)
+                }
             }
-            try await store.commitList(provider: provider, key: key, generation: generation, count: written.value)
+            try await inFlight?.value
+            try await store.commitList(provider: provider, key: key, generation: generation, count: written)
         } catch {
+            inFlight?.cancel()
+            _ = try? await inFlight?.value
             try? await store.discardList(provider: provider, key: key, generation: generation)
             throw error
         }
@@ -55,9 +68,4 @@ struct StoreProviderCache: ProviderCache {
     func listCount(_ key: String) async -> Int? {
         try? await store.listCount(provider: provider, key: key)
     }
-}
-
-/// Rows appended so far to a list being written (one writer at a time).
-private final class Counter: @unchecked Sendable {
-    var value = 0
 }
