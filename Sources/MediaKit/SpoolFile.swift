@@ -5,8 +5,10 @@ import Foundation
 #endif
 
 /// A response body on its way through the disk instead of memory: written as it streams in,
-/// then read back in chunks. The file is unlinked as soon as it is created, so it disappears
-/// with the descriptor, whatever happens to the process.
+/// and read back in chunks, either afterwards or while it is still arriving (`read(from:)`), so
+/// a reader works alongside the network without either holding the body in memory or making
+/// the other wait. The file is unlinked as soon as it is created, so it disappears with the
+/// descriptor, whatever happens to the process.
 public final class SpoolFile: @unchecked Sendable {
     private let fd: Int32
     private let lock = NSLock()
@@ -15,6 +17,10 @@ public final class SpoolFile: @unchecked Sendable {
     public private(set) var overflowed = false
     /// A write failed (disk full): the body is incomplete.
     public private(set) var failed = false
+    /// No more bytes will be written.
+    private var finished = false
+    /// A reader waiting for bytes past `offset` (at least `minimum` of them) or the end.
+    private var waiter: (offset: Int, minimum: Int, continuation: CheckedContinuation<Void, Never>)?
 
     public init() throws {
         var template = Array((NSTemporaryDirectory() + "/mediahost-spool-XXXXXX").utf8CString)
@@ -47,17 +53,43 @@ public final class SpoolFile: @unchecked Sendable {
             offset += n
         }
         size += chunk.count
+        if let waiter, size - waiter.offset >= waiter.minimum {
+            self.waiter = nil
+            waiter.continuation.resume()
+        }
         return true
     }
 
-    public func rewind() throws {
-        guard lseek(fd, 0, SEEK_SET) == 0 else { throw ProviderError.invalidResponse("cannot read a temporary file back") }
+    /// Nothing more will be written (the transfer ended, however it ended): a waiting reader
+    /// gets what is left, then the end.
+    public func finish() {
+        lock.lock()
+        finished = true
+        let waiter = self.waiter
+        self.waiter = nil
+        lock.unlock()
+        waiter?.continuation.resume()
     }
 
-    /// The next chunk of at most `count` bytes, or nil at the end.
-    public func read(_ count: Int) throws -> [UInt8]? {
+    /// At most `count` bytes from `offset` on, read while the body may still be arriving: waits
+    /// until `minimum` bytes past `offset` are written or the writing finished. Nil at the end.
+    /// One reader at a time.
+    public func read(from offset: Int, count: Int, minimum: Int = 1) async throws -> [UInt8]? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if finished || size - offset >= minimum {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = (offset, minimum, continuation)
+                lock.unlock()
+            }
+        }
         var buffer = [UInt8](repeating: 0, count: count)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, count) }
+        var n = 0
+        repeat {
+            n = buffer.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, count, off_t(offset)) }
+        } while n < 0 && errno == EINTR
         guard n >= 0 else {
             throw ProviderError.invalidResponse("cannot read a temporary file back: \(String(cString: strerror(errno)))")
         }
@@ -65,4 +97,5 @@ public final class SpoolFile: @unchecked Sendable {
         buffer.removeLast(count - n)
         return buffer
     }
+
 }

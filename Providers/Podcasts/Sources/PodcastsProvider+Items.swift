@@ -111,3 +111,17 @@ final class EpisodeBatch: @unchecked Sendable {
         return rows
     }
 }
+
+/// A response's headers, kept on the transfer's thread for the reader of its body; only a 200's
+/// body is read.
+final class ResponseHead: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: [String: String] = [:]
+
+    func keep(_ headers: [String: String], status: Int) -> Bool {
+        lock.withLock { kept = headers }
+        return status == 200
+    }
+
+    var headers: [String: String] { lock.withLock { kept } }
+}

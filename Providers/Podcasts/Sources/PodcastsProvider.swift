@@ -213,29 +213,51 @@ public struct PodcastsProvider: MediaProvider {
             url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
         if let cached, kept != nil { request.setValidators(etag: cached.etag, lastModified: cached.lastModified) }
 
+        // The body goes through a temporary file (memory stays flat whatever its size) and is
+        // parsed as it arrives, its episodes written to a new copy of the list alongside; the
+        // copy replaces the kept one only once the whole body arrived and parsed.
         let body = try SpoolFile()
-        let head: (status: Int, headers: [String: String])
-        do {
-            head = try await http.stream(
-                request, offset: 0, onHead: { status, _ in status == 200 },
+        let received = ResponseHead()
+        let download = Task {
+            defer { body.finish() }
+            return try await http.stream(
+                request, offset: 0, onHead: { status, headers in received.keep(headers, status: status) },
                 onData: { body.write($0, limit: Self.maxFeedSize) }, progress: nil)
-        } catch let error as HTTPClientError where error.kind != .cancelled {
-            if let kept {
-                logger.notice("using the kept copy of \(name): \(error.detail)")
-                return kept
+        }
+        return try await withTaskCancellationHandler {
+            // Nothing written by the end of the transfer: not a new feed (304, an error, an empty body).
+            if try await body.read(from: 0, count: 1, minimum: 1) == nil {
+                let head: (status: Int, headers: [String: String])
+                do {
+                    head = try await download.value
+                } catch let error as HTTPClientError where error.kind != .cancelled {
+                    if let kept {
+                        logger.notice("using the kept copy of \(name): \(error.detail)")
+                        return kept
+                    }
+                    throw ProviderError.network("cannot fetch the feed: \(error)")
+                }
+                if head.status == 304, let kept { return kept }
+                guard head.status == 200 else {
+                    if let kept, head.status >= 500 { return kept }
+                    let response = HTTPResponse(status: head.status, headers: head.headers, body: Data(), url: url)
+                    throw Self.error(for: response, what: "the feed \(name)")
+                }
             }
-            throw ProviderError.network("cannot fetch the feed: \(error)")
+            return try await read(
+                body, download: download, headers: received.headers, url: url, name: name, keys: (key, listKey), kept: kept)
+        } onCancel: {
+            download.cancel()
         }
-        if head.status == 304, let kept { return kept }
-        guard head.status == 200 else {
-            if let kept, head.status >= 500 { return kept }
-            let response = HTTPResponse(status: head.status, headers: head.headers, body: Data(), url: url)
-            throw Self.error(for: response, what: "the feed \(name)")
-        }
-        if body.overflowed { throw ProviderError.invalidResponse("the feed \(name) is larger than \(Self.maxFeedSize >> 20) MB") }
+    }
 
+    /// Parses a feed's body as it arrives into a new copy of its list of episodes.
+    private func read(
+        _ body: SpoolFile, download: Task<(status: Int, headers: [String: String]), any Error>, headers: [String: String],
+        url: URL, name: String, keys: (value: String, list: String), kept: StoredFeed?
+    ) async throws -> StoredFeed {
         let batch = EpisodeBatch()
-        let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: head.headers["content-type"])) {
+        let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: headers["content-type"])) {
             episode in
             batch.rows.append(
                 CachedRow(
@@ -243,31 +265,45 @@ public struct PodcastsProvider: MediaProvider {
                     data: EpisodeRecord.encode(episode)))
         }
         var channel = ParsedFeed()
+        var head = (status: 200, headers: headers)
         let started = ContinuousClock.now
         var parsing = Duration.zero
         do {
-            try await cache.replaceList(listKey) { append in
-                try body.rewind()
-                while let chunk = try body.read(1 << 20) {
+            try await cache.replaceList(keys.list) { append in
+                var offset = 0
+                // A chunk at a time as the bytes arrive: a quarter of a MiB or what is left.
+                while let chunk = try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18) {
+                    offset += chunk.count
                     let start = ContinuousClock.now
                     try chunk.withUnsafeBytes { try parser.feed($0) }
                     parsing += ContinuousClock.now - start
                     if batch.rows.count >= 256 { try await append(batch.take()) }
                     try Task.checkCancellation()
                 }
+                // The list is kept only if the body came whole.
+                head = try await download.value
+                if body.overflowed {
+                    throw ProviderError.invalidResponse("the feed \(name) is larger than \(Self.maxFeedSize >> 20) MB")
+                }
                 channel = try parser.finish()
                 try await append(batch.take())
             }
+        } catch let error as HTTPClientError where error.kind != .cancelled {
+            if let kept {
+                logger.notice("using the kept copy of \(name): \(error.detail)")
+                return kept
+            }
+            throw ProviderError.network("cannot fetch the feed: \(error)")
         } catch let error as FeedError {
             throw ProviderError.invalidResponse(error.description)
         }
         logger.debug(
             "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes, parsed in \(parsing.milliseconds) ms, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
         )
-        let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: listKey)
+        let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: keys.list)
         if let data = try? JSONEncoder().encode(stored) {
             await cache.store(
-                CachedValue(data: data, etag: head.headers["etag"], lastModified: head.headers["last-modified"]), for: key)
+                CachedValue(data: data, etag: head.headers["etag"], lastModified: head.headers["last-modified"]), for: keys.value)
         }
         return stored
     }

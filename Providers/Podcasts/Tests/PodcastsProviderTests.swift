@@ -152,6 +152,24 @@ struct PodcastsFixture {
         #expect(try await fixture.provider.children(of: id, cursor: nil) == before)
     }
 
+    /// Feeds are parsed as they arrive, into a new copy of the list: a transfer cut off halfway
+    /// must leave no half list behind, and the next whole transfer is read whole.
+    @Test func aFeedCutOffInTransitKeepsNoPartialList() async throws {
+        let fixture = try await PodcastsFixture()
+        defer { fixture.server.stop() }
+        let id = ItemID(provider: "podcasts", kind: .podcast, nativeID: String(PodcastsReplica.longShowID))
+        fixture.server.faults.add(FaultRule(path: "/podcasts/feeds/", truncateAfterBytes: 300_000, times: 1))
+        await #expect {
+            try await fixture.provider.children(of: id, cursor: nil)
+        } throws: { if case .network = $0 as? ProviderError { true } else { false } }
+        let whole = try await fixture.provider.children(of: id, cursor: nil)
+        let reference = try await PodcastsFixture()
+        defer { reference.server.stop() }
+        let expected = try await reference.provider.children(of: id, cursor: nil)
+        #expect(whole.total == expected.total && whole.total ?? 0 > 1000)
+        #expect(whole.items.map(\.id) == expected.items.map(\.id), "the same episodes (URLs differ by port)")
+    }
+
     @Test func malformedFeedIsAClearInvalidResponse() async throws {
         let fixture = try await PodcastsFixture()
         defer { fixture.server.stop() }
