@@ -162,9 +162,27 @@ public struct PodcastsProvider: MediaProvider {
 
     // MARK: Fetching
 
+    /// How long a directory entry is used without asking the directory again: a show's feed URL
+    /// and name change rarely, and re-opening a show is then one conditional request.
+    static let lookupLifetime: TimeInterval = 24 * 3600
+
     func lookup(_ nativeID: String) async throws -> ITunesPodcast {
         guard let collection = Int(nativeID.prefix { $0 != ":" }) else { throw ProviderError.notFound("no podcast \(nativeID)") }
-        let data = try await get("lookup", ["id": String(collection), "country": country], what: "lookup")
+        let key = "lookup:\(country):\(collection)"
+        let cached = await cache.value(for: key)
+        let data: Data
+        if let cached, Date().timeIntervalSince(cached.storedAt) < Self.lookupLifetime {
+            data = cached.data
+        } else {
+            do {
+                data = try await get("lookup", ["id": String(collection), "country": country], what: "lookup")
+                await cache.store(CachedValue(data: data), for: key)
+            } catch let error as ProviderError {
+                // An older entry beats none when the directory cannot be reached.
+                guard case .network = error, let cached else { throw error }
+                data = cached.data
+            }
+        }
         let response = try decode(ITunesSearchResponse.self, data, what: "lookup")
         guard let show = response.results?.first(where: { ($0.collectionId ?? $0.trackId) == collection }) else {
             throw ProviderError.notFound("no podcast with id \(collection) in the directory")
