@@ -135,9 +135,12 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A child process's wall time, peak RSS and exit status (posix_spawn + wait4: Foundation's
+/// A child process's wall time, peak RSS (KB, when sampled) and exit status (posix_spawn + waitid: Foundation's
 /// Process polls for the exit).
-func spawnAndWait(_ executable: String, _ args: [String], environment: [String: String] = [:], stdout: String = "/dev/null") -> (
+func spawnAndWait(
+    _ executable: String, _ args: [String], environment: [String: String] = [:], stdout: String = "/dev/null",
+    sampleRSS: Bool = false
+) -> (
     seconds: Double, maxRSSKB: Int, status: Int32
 ) {
     var pid: pid_t = 0
@@ -152,10 +155,21 @@ func spawnAndWait(_ executable: String, _ args: [String], environment: [String: 
     defer { envp.forEach { free($0) } }
     let start = now()
     guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else { return (0, 0, -1) }
+    // The peak is the child's high-water mark in /proc, read while it runs (with `sampleRSS`):
+    // wait4's ru_maxrss would count the moment between spawn and exec, when the child still
+    // shares this (big) process's memory.
     var status: Int32 = 0
-    var usage = rusage()
-    wait4(pid, &status, 0, &usage)
-    return (now() - start, usage.ru_maxrss, status)
+    var peak = 0
+    if sampleRSS {
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            peak = max(peak, Int(peakRSS(pid: pid) * 1024))
+            usleep(1000)
+        }
+    } else {
+        waitpid(pid, &status, 0)
+    }
+    let seconds = now() - start
+    return (seconds, peak, status)
 }
 
 /// The peers' programs in the virtual environment `make bench` makes (nil when it could not).
