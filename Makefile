@@ -4,7 +4,9 @@
 SWIFT       ?= swift
 BUILD_FLAGS ?=
 DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
-BENCH_PACKAGES := hyperfine
+BENCH_PACKAGES := hyperfine python3-venv
+# The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
+BENCH_VENV := .build/bench-venv
 BIN := .build/debug/mediahost
 
 .PHONY: all deps build release run sandbox test bench fuzz format lint clean
@@ -63,12 +65,16 @@ fuzz: deps
 	  $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter 'FeedFuzzTests|RPCFuzzTests'
 
 # Benchmarks on a release build; figures go to stdout (see the README's table).
+# The peers are installed once; without PyPI the benchmarks still run, without their ratios.
 bench: deps
 	@$(call install_missing,$(BENCH_PACKAGES))
+	@[ -x $(BENCH_VENV)/bin/yt-dlp ] || { python3 -m venv $(BENCH_VENV) && \
+	  $(BENCH_VENV)/bin/pip install -q podcastparser feedparser yt-dlp; } || \
+	  echo "note: the peers (podcastparser, feedparser, yt-dlp) could not be installed; no ratios this run"
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-bench
-	.build/release/mediahost-bench --binary .build/release/mediahost
+	.build/release/mediahost-bench --binary .build/release/mediahost --peers $(BENCH_VENV)
 
 # The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
 # fails on any difference.

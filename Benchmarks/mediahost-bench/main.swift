@@ -15,7 +15,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, feed, http.
+/// Run one group only: rpc, cold, favorites, feed, http, search, downloads.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
 let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
@@ -363,6 +363,61 @@ if selected("http") {
             elapsed * 1000, 200 / elapsed),
         goal: "all succeed")
     server.stop()
+}
+
+// Federated search: `media.search` with no provider against the separate sandbox process, as
+// `mediahost --sandbox` runs it, next to each provider alone in the same `mediahost rpc`.
+if selected("search") {
+    let sandbox = Process()
+    let sandboxIn = Pipe()
+    let sandboxOut = Pipe()
+    sandbox.executableURL = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("mediahost-sandbox")
+    sandbox.arguments = ["--child"]
+    sandbox.standardInput = sandboxIn
+    sandbox.standardOutput = sandboxOut
+    try sandbox.run()
+    var line = Data()
+    while !line.contains(0x0A) {
+        let data = sandboxOut.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        line += data
+    }
+    let environment = (try JSONSerialization.jsonObject(with: line) as? [String: String]) ?? [:]
+    let child = try RPCChild(dataDir: scratch + "/search", environment: environment)
+    var nextID = 0
+    func timed(_ params: String) -> Double {
+        nextID += 1
+        let start = now()
+        child.input.fileHandleForWriting.write(
+            Data(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"media.search","params":\#(params)}"#.utf8 + [0x0A]))
+        child.readLines(1) { _ in }
+        return now() - start
+    }
+    let providers = ["youtube", "tmdb", "podcasts", "twitter", "mastodon"]
+    let queries = ["swift", "garden", "orbit", "kitchen", "space"]
+    var alone: [String: [Double]] = [:]
+    var all: [Double] = []
+    for round in 0..<40 {
+        let query = queries[round % queries.count]
+        var slowest = 0.0
+        for provider in providers {
+            let time = timed(#"{"provider":"\#(provider)","query":"\#(query)"}"#)
+            alone[provider, default: []].append(time)
+            slowest = max(slowest, time)
+        }
+        let federated = timed(#"{"query":"\#(query)"}"#)
+        if round >= 5 { all.append(federated - slowest) }  // the first rounds open connections
+    }
+    child.finish()
+    try? sandboxIn.fileHandleForWriting.close()
+    sandbox.waitUntilExit()
+    let slowestProvider = providers.max { percentile(alone[$0]!, 0.5) < percentile(alone[$1]!, 0.5) }!
+    report(
+        "`media.search` across 5 providers vs the slowest alone (same query, same process)",
+        String(
+            format: "median %.2f ms more than the slowest (%@, median %.1f ms alone), p90 %.2f ms", percentile(all, 0.5) * 1000,
+            slowestProvider, percentile(alone[slowestProvider]!, 0.5) * 1000, percentile(all, 0.9) * 1000),
+        goal: "≤ 5 ms more")
 }
 
 // 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.

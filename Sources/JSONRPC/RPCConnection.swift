@@ -207,7 +207,9 @@ public final class RPCConnection: Sendable {
             if let target = params?["id"] { cancel(target) }
             return Self.resultResponse(id: replyID, Array("null".utf8))
         }
-        let outcome = await handler.handle(method: method, params: params)
+        let context = RPCRequestContext(id: replyID) { [weak self] method, params in self?.notify(method: method, params: params)
+        }
+        let outcome = await RPCRequestContext.$current.withValue(context) { await handler.handle(method: method, params: params) }
         if Task.isCancelled { return Self.errorResponse(id: replyID, .requestCancelled) }
         switch outcome {
         case .success(let result): return Self.resultResponse(id: replyID, result)

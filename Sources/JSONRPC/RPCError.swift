@@ -50,3 +50,19 @@ public protocol RPCHandler: Sendable {
     /// - Returns: the result's JSON bytes, or the error to answer with.
     func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError>
 }
+
+/// The request a handler is answering, for handlers that report on it before their answer
+/// (partial results, as LSP's `partialResultToken`): its id, and a way to send a notification to
+/// the client that asked (and only to it).
+public struct RPCRequestContext: Sendable {
+    public let id: JSONValue
+    public let notify: @Sendable (_ method: String, _ params: JSONValue?) -> Void
+
+    public init(id: JSONValue, notify: @escaping @Sendable (_ method: String, _ params: JSONValue?) -> Void) {
+        self.id = id
+        self.notify = notify
+    }
+
+    /// Set by `RPCConnection` while a request is handled; nil for in-process calls.
+    @TaskLocal public static var current: RPCRequestContext?
+}

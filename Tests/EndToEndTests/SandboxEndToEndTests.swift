@@ -78,6 +78,38 @@ import Testing
         #expect(await process.waitForExit() == 0)
     }
 
+    /// `stream: true`: each provider's items arrive as a notification to this client as soon as
+    /// that provider answers, before the final result, which has them all.
+    @Test func streamedSearchSendsEachProvidersItemsBeforeTheResult() async throws {
+        let process = try MediahostProcess(["rpc", "--sandbox"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":"s1","method":"media.search","params":{"query":"swift","stream":true}}"#)
+        var parts: [JSONValue] = []
+        var result: JSONValue?
+        while result == nil, let message = await process.next(timeout: .seconds(20))?.value {
+            if message["id"] == "s1" {
+                result = message["result"]
+            } else if message["method"] == "media.searchResults", let params = message["params"] {
+                parts.append(params)
+            }
+        }
+        let final = try #require(result)
+        #expect(parts.allSatisfy { $0["request"] == "s1" && $0["query"] == "swift" })
+        let providers = parts.compactMap { $0["provider"]?.stringValue }
+        #expect(Set(providers).count == providers.count, "one notification per provider")
+        #expect(providers.count >= 3, "\(providers)")
+        let streamed = Set(parts.flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["id"]?.stringValue })
+        let answered = Set(final["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [])
+        #expect(!answered.isEmpty && streamed == answered)
+        let failed = Set(final["errors"]?.arrayValue?.compactMap { $0["provider"]?.stringValue } ?? [])
+        #expect(failed == Set(parts.filter { $0["error"] != nil }.compactMap { $0["provider"]?.stringValue }))
+        // Without it, the result alone.
+        process.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"media.search","params":{"query":"swift"}}"#)
+        let plain = await process.messages(1)
+        #expect(plain.first?["id"] == 2, "\(plain)")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
     @Test func standaloneSandboxServesAnotherProcess() async throws {
         let (sandbox, base) = try await startSandboxProcess()
         defer { sandbox.process.terminate() }

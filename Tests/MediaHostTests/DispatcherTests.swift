@@ -83,6 +83,18 @@ extension HostFixture {
             let errors = validator.validate(event.params, against: schema)
             #expect(errors.isEmpty, "\(event.method): \(errors)")
         }
+        // Sent to one client rather than through the hub, but described the same way.
+        let item = MediaItem(id: ItemID(provider: "catalog", kind: .video, nativeID: "v1"), title: "One")
+        for part in [
+            SearchResults(request: 7, query: "swift", provider: "catalog", items: [item]),
+            SearchResults(
+                request: "a", query: "swift", provider: "tmdb", items: [],
+                error: MediaSearch.Failure(provider: "tmdb", code: -32002, message: "no API key")),
+        ] {
+            let schema = try #require(listed.first { $0["name"]?.stringValue == SearchResults.method }?["params"])
+            let errors = validator.validate(try JSONCoding.value(part), against: schema)
+            #expect(errors.isEmpty, "\(SearchResults.method): \(errors)")
+        }
         // Optional fields are left out, not sent as null.
         #expect(
             HostEvent.downloadState(DownloadStateChange(id: "a:b:c", state: "queued")).params == [

@@ -51,6 +51,29 @@ extension AuthPrompt: HostNotification {
     public static let method = "auth.prompt"
 }
 
+/// `media.searchResults`: one provider's part of a search across providers made with
+/// `stream: true`, sent only to the client that asked, as soon as that provider answers and
+/// before the search's result (which has every provider's items).
+public struct SearchResults: HostNotification, Equatable {
+    public static let method = "media.searchResults"
+    /// The id of the `media.search` request.
+    public var request: JSONValue
+    public var query: String
+    public var provider: String
+    /// This provider's first page (empty when it failed).
+    public var items: [MediaItem]
+    /// Why this provider failed.
+    public var error: MediaSearch.Failure?
+
+    public init(request: JSONValue, query: String, provider: String, items: [MediaItem], error: MediaSearch.Failure? = nil) {
+        self.request = request
+        self.query = query
+        self.provider = provider
+        self.items = items
+        self.error = error
+    }
+}
+
 /// One notification, typed: what in-process subscribers (the REPL) switch over; RPC connections
 /// send `method` with `params`.
 public enum HostEvent: Sendable, Equatable {
@@ -58,9 +81,9 @@ public enum HostEvent: Sendable, Equatable {
     case downloadState(DownloadStateChange)
     case authPrompt(AuthPrompt)
 
-    /// Every notification the host sends.
+    /// Every notification the host sends (`SearchResults` goes to one client, not through the hub).
     public static let notifications: [any HostNotification.Type] = [
-        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self,
+        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, SearchResults.self,
     ]
 
     public var payload: any HostNotification {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import MediaKit
 
 /// One page of a category's items.
@@ -33,12 +34,16 @@ public struct MediaSearch: RPCMethod {
     public var kind: MediaKind?
     /// The `next` or `prev` of an earlier page of the same search.
     public var cursor: Cursor?
+    /// Across providers over RPC: each provider's items are also sent as a `media.searchResults`
+    /// notification as soon as it answers, before the final result (which has them all).
+    public var stream: Bool?
 
-    public init(query: String, provider: String? = nil, kind: MediaKind? = nil, cursor: Cursor? = nil) {
+    public init(query: String, provider: String? = nil, kind: MediaKind? = nil, cursor: Cursor? = nil, stream: Bool? = nil) {
         self.query = query
         self.provider = provider
         self.kind = kind
         self.cursor = cursor
+        self.stream = stream
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -54,6 +59,12 @@ public struct MediaSearch: RPCMethod {
         public var provider: String
         public var code: Int
         public var message: String
+
+        public init(provider: String, code: Int, message: String) {
+            self.provider = provider
+            self.code = code
+            self.message = message
+        }
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
@@ -92,6 +103,7 @@ public struct MediaSearch: RPCMethod {
         let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
             .filter { positions == nil || positions!.cursors[$0] != nil }
         guard !ids.isEmpty else { throw HostError.noProviderConfigured }
+        let caller = stream == true ? RPCRequestContext.current : nil
         let outcomes = await withTaskGroup(of: (String, Swift.Result<Page, any Error>).self) { group in
             for id in ids {
                 let query = SearchQuery(text: text, kind: kind, cursor: positions?.cursors[id].map { Cursor($0) })
@@ -105,7 +117,10 @@ public struct MediaSearch: RPCMethod {
                 }
             }
             var outcomes: [String: Swift.Result<Page, any Error>] = [:]
-            for await (id, outcome) in group { outcomes[id] = outcome }
+            for await (id, outcome) in group {
+                outcomes[id] = outcome
+                if let caller { await send(outcome, of: id, to: caller, query: text, host: host) }
+            }
             return outcomes
         }
         var items: [MediaItem] = []
@@ -127,6 +142,27 @@ public struct MediaSearch: RPCMethod {
         let response = Response(
             items: try await host.annotate(items), next: next.cursor, prev: prev.cursor, total: nil, errors: failures)
         return (response, failures.count < ids.count)
+    }
+}
+
+extension MediaSearch {
+    /// One provider's part of a streamed search, to the client that asked (secrets removed).
+    fileprivate func send(
+        _ outcome: Swift.Result<Page, any Error>, of provider: String, to caller: RPCRequestContext, query: String,
+        host: HostRuntime
+    ) async {
+        var part = SearchResults(request: caller.id, query: query, provider: provider, items: [])
+        switch outcome {
+        case .success(let page):
+            part.items = (try? await host.annotate(page.items)) ?? page.items
+        case .failure(let error):
+            if error is CancellationError || Task.isCancelled { return }
+            let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
+            part.error = Failure(provider: provider, code: rpc.code, message: rpc.message)
+        }
+        guard let bytes = try? JSONCoding.bytes(part), let params = try? JSONParser.parse(host.redactor.redact(bytes: bytes))
+        else { return }
+        caller.notify(SearchResults.method, params)
     }
 }
 
