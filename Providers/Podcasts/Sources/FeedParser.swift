@@ -342,6 +342,9 @@ public final class FeedParser: XMLStreamDelegate {
         Int64(trim(text)).flatMap { $0 > 0 ? $0 : nil }
     }
 
+    /// Only the fields being captured: the rest of a feed's text is skipped unread.
+    public var wantsText: Bool { capture != nil && text.count < Self.maxFieldBytes }
+
     public func xmlText(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard capture != nil, text.count < Self.maxFieldBytes else { return }
         text.append(contentsOf: bytes.prefix(Self.maxFieldBytes - text.count))

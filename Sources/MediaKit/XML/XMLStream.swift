@@ -105,6 +105,14 @@ public protocol XMLStreamDelegate: AnyObject {
     func xmlEnd(_ name: XMLName, explicit: Bool)
     /// Character data (entities decoded, CDATA as is), possibly in several pieces per run.
     func xmlText(_ text: UnsafeBufferPointer<UInt8>)
+    /// Whether the text at this point is wanted: asked at each run of text, so a reader that
+    /// keeps a few fields does not pay for decoding and handing over the rest (indentation,
+    /// notes it skips).
+    var wantsText: Bool { get }
+}
+
+extension XMLStreamDelegate {
+    public var wantsText: Bool { true }
 }
 
 /// Why a document cannot be read at all (as opposed to a bad element, which is skipped).
@@ -242,6 +250,9 @@ struct XMLReader {
                     guard let next = try markup(input, final: final, delegate) else { return }
                     position = next
                     resume = next
+                } else if open.isEmpty || !delegate.wantsText {
+                    // Text no one reads: skipped to the next '<', entities and all.
+                    position = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
                 } else if byte == Self.amp {
                     guard let next = entity(input, final: final) else { return }
                     position = next
@@ -249,7 +260,7 @@ struct XMLReader {
                     // A run of plain text up to the next '<' or '&'.
                     var end = position + 1
                     while end < input.count, input[end] != Self.lt, input[end] != Self.amp { end += 1 }
-                    if !open.isEmpty { text.append(contentsOf: input[position..<end]) }
+                    text.append(contentsOf: input[position..<end])
                     position = end
                 }
             }
@@ -300,7 +311,7 @@ struct XMLReader {
             case (_, true?, _, _):
                 guard let end = find("]]>", in: input, from: position + 9, final: final) else { return try waiting(final, input) }
                 flushIfNeeded(delegate)
-                if !open.isEmpty { text.append(contentsOf: input[(position + 9)..<(end - 3)]) }
+                if !open.isEmpty, delegate.wantsText { text.append(contentsOf: input[(position + 9)..<(end - 3)]) }
                 return end
             case (_, _, true?, _), (_, _, _, true?):
                 return try doctype(input, final: final)
