@@ -29,6 +29,10 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     }
 
     public static let version = "0.1.0"
+
+    /// Starts loading libcurl in the background (see `CurlLibrary.preload`): for a process about
+    /// to make requests.
+    public static func preload() { CurlLibrary.preload() }
     public let configuration: Configuration
     /// Created on first use: start-up (and calls that never touch the network) skip
     /// curl_global_init and the engine thread.

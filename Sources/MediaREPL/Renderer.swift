@@ -307,7 +307,7 @@ struct Renderer {
     /// A stored time (ISO 8601, UTC) for a person: relative when recent ("3 min ago"), else the
     /// local date and time.
     static func when(_ iso: String, now: Date = Date(), timeZone: TimeZone = .current) -> String {
-        guard let date = ISO8601DateFormatter().date(from: iso) else { return iso }
+        guard let date = ISODate.parse(iso) else { return iso }
         let seconds = now.timeIntervalSince(date)
         switch seconds {
         case ..<(-60): break

@@ -53,13 +53,12 @@ extension MediaStore {
                     db, sql: "SELECT provider, query, kind, searchedAt FROM searchHistory ORDER BY seq DESC LIMIT ?",
                     arguments: [limit])
             }
-            let formatter = ISO8601DateFormatter()
             return rows.map { row in
                 let provider: String = row[0]
                 let kind: String = row[2]
                 return SearchRecord(
                     query: row[1], provider: provider.isEmpty ? nil : provider, kind: MediaKind(rawValue: kind),
-                    at: formatter.string(from: Date(timeIntervalSince1970: row[3])))
+                    at: ISODate.string(from: Date(timeIntervalSince1970: row[3])))
             }
         }
     }

@@ -254,6 +254,13 @@ struct CallCommand: AsyncParsableCommand {
 
     func run() async throws { try await Self.call(method, params, options: global.host) }
 
+    /// Methods that go to a provider (or the network) on their first step: libcurl is loaded while
+    /// the host starts rather than at their first request.
+    static func usesNetwork(_ method: String) -> Bool {
+        method.hasPrefix("media.") || method.hasPrefix("auth.") || method.hasPrefix("player.")
+            || ["providers.categories", "favorites.sync", "downloads.start", "downloads.resume"].contains(method)
+    }
+
     static func call(_ method: String, _ params: String?, options: HostOptions) async throws {
         var parsed: JSONValue?
         if let params {
@@ -264,6 +271,7 @@ struct CallCommand: AsyncParsableCommand {
                 throw ValidationError("params are not valid JSON: \(error)")
             }
         }
+        if Self.usesNetwork(method) { MediaHTTPClient.preload() }
         let host = try await options.makeHost()
         do {
             let result = try await host.dispatcher.call(method, params: parsed)

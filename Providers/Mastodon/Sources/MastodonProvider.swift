@@ -130,21 +130,13 @@ public struct MastodonProvider: MediaProvider {
         let message = ServiceReason.from(response.body) ?? "no reason given"
         switch response.status {
         case 429:
-            let reset = response.header("x-ratelimit-reset").flatMap {
-                ISO8601DateFormatter().date(from: $0) ?? Self.fractional.date(from: $0)
-            }
+            let reset = response.header("x-ratelimit-reset").flatMap(ISODate.parse)
             return .rateLimited(
                 retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
         case 401, 403: return .unauthorized(message)
         case 404: return .notFound(message)
         default: return .upstream(status: response.status, message: message)
         }
-    }
-
-    static var fractional: ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
     }
 
     /// `<url>; rel="next", <url>; rel="prev"` -> ["next": url, "prev": url].

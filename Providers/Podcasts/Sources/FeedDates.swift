@@ -1,4 +1,5 @@
 import Foundation
+import MediaKit
 
 /// Dates as podcast feeds write them: the RFC 822 variants (with or without weekday, seconds,
 /// 2-digit years, numeric or named zones) and ISO 8601 (Atom).
@@ -77,8 +78,8 @@ enum FeedDates {
         }
         guard let day, let month, let year, year > 1900, year < 10_000 else { return nil }
         let (hour, minute, second) = time ?? (0, 0, 0)
-        guard hour < 24, minute < 60, second < 61, day <= daysIn(month, year) else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        guard hour < 24, minute < 60, second < 61, day <= ISODate.daysIn(month, year) else { return nil }
+        let days = ISODate.daysFromCivil(year, month, day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - (offset ?? 0))
         return Date(timeIntervalSince1970: seconds)
     }
@@ -86,32 +87,7 @@ enum FeedDates {
     private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    private static func daysIn(_ month: Int, _ year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func iso8601(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withFullDate]
-        return formatter.date(from: String(text.prefix(10)))
-    }
+    static func iso8601(_ text: String) -> Date? { ISODate.parse(text) }
 
     /// Ten years: a longer "duration" is a typo or an attack, not an episode.
     static let maxDuration: Double = 315_576_000
@@ -129,5 +105,5 @@ enum FeedDates {
         return parts.reduce(0) { $0 * 60 + $1 }.within(0...maxDuration)
     }
 
-    static func isoString(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    static func isoString(_ date: Date) -> String { ISODate.string(from: date) }
 }

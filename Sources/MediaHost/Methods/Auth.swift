@@ -122,7 +122,7 @@ extension HostRuntime {
         let session = sessions.load(provider)
         return AuthStatusEntry(
             provider: provider, auth: descriptor.auth, loggedIn: session != nil, account: session?.account,
-            expiresAt: session?.expiresAt.map { ISO8601DateFormatter().string(from: $0) })
+            expiresAt: session?.expiresAt.map { ISODate.string(from: $0) })
     }
 
     /// The provider, if it has accounts.
