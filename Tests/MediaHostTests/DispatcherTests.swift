@@ -118,6 +118,12 @@ extension HostFixture {
         #expect(info["methods"]?.arrayValue?.count == Dispatcher.methods.count)
     }
 
+    @Test func hostInfoIsWrittenAsJSONEncoderWouldWriteIt() async throws {
+        let fixture = try HostFixture()
+        let info = try await fixture.host.dispatcher.run(HostInfo())
+        #expect(try HostInfo.encode(info) == JSONCoding.bytes(info))
+    }
+
     @Test func providersListSaysWhatIsMissing() async throws {
         let fixture = try HostFixture()
         let providers = try await fixture.checked("providers.list").arrayValue ?? []
