@@ -242,6 +242,9 @@ public struct PodcastsProvider: MediaProvider {
                 request, offset: 0, onHead: { status, headers in received.keep(headers, status: status) },
                 onData: { body.write($0, limit: Self.maxFeedSize) }, progress: nil)
         }
+        // However reading ends (a feed that cannot be read, cancellation), the transfer ends with
+        // it; after a whole read it has ended already.
+        defer { download.cancel() }
         return try await withTaskCancellationHandler {
             // Nothing written by the end of the transfer: not a new feed (304, an error, an empty body).
             if try await body.read(from: 0, count: 1, minimum: 1) == nil {
