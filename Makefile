@@ -3,7 +3,8 @@
 
 SWIFT       ?= swift
 BUILD_FLAGS ?=
-DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev
+# jq: the example plugin in POSIX sh (Providers/Shelf) reads JSON with it; its tests run it.
+DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

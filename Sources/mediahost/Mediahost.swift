@@ -275,7 +275,8 @@ struct CallCommand: AsyncParsableCommand {
         let host = try await options.makeHost()
         do {
             let result = try await host.dispatcher.call(method, params: parsed)
-            FileHandle.standardOutput.write(Data(result + [0x0A]))
+            // A reader that went away (`| head -c 10`) is not an error worth a crash.
+            try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
         } catch {
             FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
             if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }

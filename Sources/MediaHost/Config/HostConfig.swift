@@ -170,7 +170,8 @@ public struct HostConfig: Sendable {
                 throw HostError.badConfigFile(path: file, reason: "\(error)")
             }
             Self.flatten(table, prefix: "", into: &fileValues)
-            unknownFileKeys = fileValues.keys.filter { keys[$0] == nil }.sorted()
+            // [plugins.<id>] tables are plugins' declarations, read by PluginManifest.
+            unknownFileKeys = fileValues.keys.filter { keys[$0] == nil && !$0.hasPrefix("plugins.") }.sorted()
         }
     }
 

@@ -15,6 +15,8 @@ public struct HostPaths: Sendable, Equatable {
     /// Login sessions and secret settings: 0600 files in a 0700 folder.
     public var authDir: String { dataDir + "/auth" }
     public var secretSettings: String { authDir + "/settings.json" }
+    /// Plugins: a folder each, with its plugin.toml.
+    public var plugins: String { dataDir + "/plugins" }
 
     public init(configFile: String, dataDir: String, cacheDir: String) {
         self.configFile = configFile

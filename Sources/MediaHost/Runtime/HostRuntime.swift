@@ -38,6 +38,10 @@ public final class HostRuntime: Sendable {
     ) throws {
         self.paths = paths
         self.http = http
+        // Plugins are read from their manifests here and started at their first call.
+        let plugins = PluginManifest.discover(
+            pluginsDirectory: paths.plugins, configFile: paths.configFile, taken: Set(providers.map(\.descriptor.id)))
+        let providers = providers + plugins.plugins.map { PluginProvider.registration($0) }
         registry = ProviderRegistry(providers)
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
@@ -55,6 +59,7 @@ public final class HostRuntime: Sendable {
             logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
         }
         for problem in config.allProblems { logger.warning("\(problem)") }
+        for problem in plugins.problems { logger.warning("\(problem)") }
         let configBox = self.configBox
         let sources = SourceLookup()
         downloads = DownloadManager(

@@ -1,0 +1,116 @@
+import Foundation
+import JSONRPC
+import MediaKit
+
+/// A plugin as a `MediaProvider`: each call is a request to its process (provider-spec.json),
+/// each answer read into the host's types and checked (an item of another provider, or one the
+/// plugin did not finish, is an `invalidResponse` naming the plugin, never passed on).
+/// The provider protocol as the host speaks it.
+public enum PluginProtocol {
+    /// The methods the host calls, as provider-spec.json describes them (a test checks).
+    public static let methods = [
+        "initialize", "shutdown", "provider.categories", "provider.browse", "provider.search", "provider.item",
+        "provider.children", "provider.downloadSource",
+    ]
+}
+
+final class PluginProvider: MediaProvider {
+    /// Never used: a plugin's descriptor is its manifest's (`PluginManifest.descriptor`).
+    static let descriptor = ProviderDescriptor(id: "plugin", name: "Plugin", kinds: [], capabilities: [])
+
+    let process: PluginProcess
+    private let id: String
+    private let timeout: Double
+
+    init(context: ProviderContext) throws {
+        throw ProviderError.notConfigured("plugins are made by the host from their manifest")
+    }
+
+    init(manifest: PluginManifest, context: ProviderContext, timeout: Double) {
+        id = manifest.id
+        self.timeout = timeout
+        process = PluginProcess(manifest: manifest, settings: context.config.values, logger: context.logger)
+    }
+
+    deinit { process.stop() }
+
+    /// The registration of a plugin: listed from its manifest, started at its first call.
+    static func registration(_ manifest: PluginManifest, timeout: Double = 30) -> ProviderRegistration {
+        ProviderRegistration(descriptor: manifest.descriptor) { context in
+            PluginProvider(manifest: manifest, context: context, timeout: timeout)
+        }
+    }
+
+    func categories() async throws -> [MediaCategory] {
+        try PluginReply.decode(
+            [MediaCategory].self, try await process.call("provider.categories", [:], timeout: timeout), plugin: id,
+            method: "provider.categories")
+    }
+
+    func browse(category: String, cursor: Cursor?) async throws -> Page {
+        try await page(
+            "provider.browse", ["category": .string(category), "cursor": cursor.map { .string($0.rawValue) } ?? .null])
+    }
+
+    func search(_ query: SearchQuery) async throws -> Page {
+        try await page(
+            "provider.search",
+            [
+                "text": .string(query.text), "kind": query.kind.map { .string($0.rawValue) } ?? .null,
+                "cursor": query.cursor.map { .string($0.rawValue) } ?? .null,
+            ])
+    }
+
+    func item(_ id: ItemID) async throws -> MediaItem {
+        let item = try PluginReply.decode(
+            MediaItem.self, try await process.call("provider.item", ["id": .string(id.description)], timeout: timeout),
+            plugin: self.id, method: "provider.item")
+        try check([item], method: "provider.item")
+        return item
+    }
+
+    func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        try await page(
+            "provider.children", ["id": .string(id.description), "cursor": cursor.map { .string($0.rawValue) } ?? .null])
+    }
+
+    func downloadSource(for id: ItemID) async throws -> DownloadSource {
+        let source = try PluginReply.decode(
+            PluginSource.self,
+            try await process.call("provider.downloadSource", ["id": .string(id.description)], timeout: timeout),
+            plugin: self.id, method: "provider.downloadSource")
+        guard let url = URL(string: source.url), let scheme = url.scheme?.lowercased(),
+            ["http", "https", "file"].contains(scheme)
+        else {
+            throw ProviderError.invalidResponse(
+                "plugin \(self.id) gave a download URL that is not http, https or file: \(source.url)")
+        }
+        return DownloadSource(
+            url: url, suggestedName: source.suggestedName, collection: source.collection, fileExtension: source.fileExtension,
+            expectedLength: source.expectedLength)
+    }
+
+    private func page(_ method: String, _ params: JSONValue) async throws -> Page {
+        let page = try PluginReply.decode(
+            Page.self, try await process.call(method, params, timeout: timeout), plugin: id, method: method)
+        try check(page.items, method: method)
+        return page
+    }
+
+    /// Items must be the plugin's own (`<id>:<kind>:<native id>` with `provider` = its id).
+    private func check(_ items: [MediaItem], method: String) throws {
+        for item in items where item.id.provider != id || item.provider != id {
+            throw ProviderError.invalidResponse(
+                "plugin \(id) answered \(method) with an item of another provider (\(item.id)); its items' ids start with \(id):")
+        }
+    }
+}
+
+/// `provider.downloadSource`'s answer.
+struct PluginSource: Decodable {
+    var url: String
+    var suggestedName: String
+    var collection: String?
+    var fileExtension: String?
+    var expectedLength: Int64?
+}

@@ -1,0 +1,213 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import TestSupport
+import Testing
+
+/// Providers as plugins, through the built binary: the example plugin in sh (Providers/Shelf),
+/// and plugins that misbehave on purpose.
+@Suite struct PluginTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A data dir whose plugins folder holds the Shelf example.
+    static func dataDirWithShelf() throws -> String {
+        let dataDir = try makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dataDir + "/plugins", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: repository.appendingPathComponent("Providers/Shelf").path, toPath: dataDir + "/plugins/shelf")
+        return dataDir
+    }
+
+    /// A plugin folder holding `script` as its program.
+    static func addPlugin(_ id: String, to dataDir: String, script: String, extra: String = "") throws {
+        let folder = dataDir + "/plugins/" + id
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try ("#!/bin/sh\n" + script).write(toFile: folder + "/run.sh", atomically: true, encoding: .utf8)
+        chmod(folder + "/run.sh", 0o755)
+        try """
+        command = "./run.sh"
+        kinds = ["movie"]
+        capabilities = ["search", "item"]
+        \(extra)
+        """.write(toFile: folder + "/plugin.toml", atomically: true, encoding: .utf8)
+    }
+
+    static func call(_ method: String, _ params: String, dataDir: String, environment: [String: String] = [:]) async throws -> (
+        status: Int32, value: JSONValue?, stderr: String
+    ) {
+        let result = try await runMediahost(["call", method, params], dataDir: dataDir, environment: environment)
+        let text = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (result.status, text.isEmpty ? nil : try? JSONValue(parsing: text), result.stderr)
+    }
+
+    @Test func theShelfPluginWorksLikeABuiltInProvider() async throws {
+        let dataDir = try Self.dataDirWithShelf()
+        let list = try #require(try await Self.call("providers.list", "{}", dataDir: dataDir).value)
+        let shelf = try #require(list.arrayValue?.first { $0["id"] == "shelf" })
+        #expect(shelf["name"] == "Shelf (example plugin in sh)")
+        #expect(shelf["notes"]?.stringValue?.contains("plugins/shelf/plugin.toml") == true)
+
+        let search = try await Self.call("media.search", #"{"provider":"shelf","query":"murnau"}"#, dataDir: dataDir)
+        #expect(search.status == 0, "\(search.stderr)")
+        #expect(search.value?["items"]?.arrayValue?.map { $0["id"] } == ["shelf:movie:nosferatu"])
+        let browse = try await Self.call("media.browse", #"{"provider":"shelf","category":"silent"}"#, dataDir: dataDir)
+        #expect(browse.value?["items"]?.arrayValue?.count == 2)
+        let added = try await Self.call("favorites.add", #"{"id":"shelf:movie:metropolis"}"#, dataDir: dataDir)
+        #expect(added.value?["favorite"] == true, "\(added.stderr)")
+        let favorites = try await Self.call("favorites.list", "{}", dataDir: dataDir)
+        #expect(favorites.value?["items"]?.arrayValue?.first?["title"] == "Metropolis")
+        let missing = try await Self.call("media.get", #"{"id":"shelf:movie:casablanca"}"#, dataDir: dataDir)
+        #expect(missing.status == 1 && missing.stderr.contains("no such film") && missing.stderr.contains("-32002"))
+
+        // Across providers, the plugin is one more source; in the REPL, one more provider.
+        let all = try await Self.call("media.search", #"{"query":"nosferatu"}"#, dataDir: dataDir)
+        #expect(all.value?["items"]?.arrayValue?.contains { $0["id"] == "shelf:movie:nosferatu" } == true)
+        let repl = try await runMediahost([], input: "search shelf metropolis\nshow 1\n", dataDir: dataDir)
+        #expect(repl.stdout.contains("Metropolis") && repl.stdout.contains("Fritz Lang"), "\(repl.stdout)")
+    }
+
+    @Test func brokenPluginsCostOnlyTheirOwnRequests() async throws {
+        let dataDir = try Self.dataDirWithShelf()
+        try Self.addPlugin("crashes", to: dataDir, script: "echo 'boom: the index is corrupt' >&2\nexit 3\n")
+        try Self.addPlugin("hangs", to: dataDir, script: "while read -r line; do :; done\n")
+        try Self.addPlugin("babbles", to: dataDir, script: "while read -r line; do echo 'hello there'; done\n")
+        let half = #"{"jsonrpc":"2.0","id":%s,"result":{"items":[{"title":"half an item"}]}}"#
+        try Self.addPlugin(
+            "halfdone", to: dataDir,
+            script: """
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"halfdone"}}\\n' "$id" ;;
+                    *) printf '\(half)\\n' "$id" ;;
+                  esac
+                done
+
+                """)
+        let environment = ["MEDIAHOST_HTTP_TIMEOUT": "2"]
+        func search(_ provider: String) async throws -> String {
+            let result = try await Self.call(
+                "media.search", #"{"provider":"\#(provider)","query":"x"}"#, dataDir: dataDir, environment: environment)
+            #expect(result.status == 1, "\(provider) should fail: \(result.stderr)")
+            return result.stderr
+        }
+        let crashed = try await search("crashes")
+        #expect(
+            crashed.contains("crashes") && crashed.contains("exited") && crashed.contains("boom: the index is corrupt"),
+            "\(crashed)")
+        #expect(try await search("hangs").contains("did not answer"))
+        #expect(try await search("babbles").contains("not JSON"))
+        let half2 = try await search("halfdone")
+        #expect(half2.contains("halfdone") && half2.contains("without") && half2.contains("-32007"), "\(half2)")
+
+        // Across providers each is one entry in errors; the shelf still answers.
+        let all = try #require(
+            try await Self.call("media.search", #"{"query":"metropolis"}"#, dataDir: dataDir, environment: environment).value)
+        #expect(all["items"]?.arrayValue?.contains { $0["id"] == "shelf:movie:metropolis" } == true)
+        let failed = Set(all["errors"]?.arrayValue?.compactMap { $0["provider"]?.stringValue } ?? [])
+        #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone"]), "\(failed)")
+    }
+
+    @Test func aPluginSeesNoOtherProvidersSecretsAndRunsInItsFolder() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "nosy", to: dataDir,
+            script: """
+                env > seen-environment
+                pwd > seen-directory
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  printf '%s\\n' "$line" >> seen-requests
+                  case "$line" in
+                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"nosy"}}\\n' "$id" ;;
+                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\\n' "$id" ;;
+                  esac
+                done
+
+                """, extra: "[[config]]\nname = \"token\"\nsummary = \"its own token\"\nsecret = true\n")
+        let result = try await Self.call(
+            "media.search", #"{"provider":"nosy","query":"x"}"#, dataDir: dataDir,
+            environment: [
+                "TMDB_API_KEY": "tmdb-secret-1234", "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "yt-secret-5678",
+                "MEDIAHOST_NOSY_TOKEN": "nosy-own-9012",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let folder = dataDir + "/plugins/nosy"
+        let environment = try String(contentsOfFile: folder + "/seen-environment", encoding: .utf8)
+        #expect(!environment.contains("tmdb-secret-1234") && !environment.contains("yt-secret-5678"))
+        #expect(!environment.contains("nosy-own-9012"), "its own settings come in initialize, not the environment")
+        let requests = try String(contentsOfFile: folder + "/seen-requests", encoding: .utf8)
+        #expect(requests.contains("nosy-own-9012"), "initialize carries its settings")
+        #expect(!requests.contains("tmdb-secret-1234"))
+        let directory = try String(contentsOfFile: folder + "/seen-directory", encoding: .utf8)
+        #expect(
+            URL(fileURLWithPath: directory.trimmingCharacters(in: .newlines)).resolvingSymlinksInPath().path
+                == URL(fileURLWithPath: folder).resolvingSymlinksInPath().path)
+    }
+
+    /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
+    @Test func theShelfConformsToProviderSpec() async throws {
+        let spec = try JSONParser.parse(
+            Array(try Data(contentsOf: Self.repository.appendingPathComponent("provider-spec.json"))))
+        let methods = spec["methods"]?.arrayValue ?? []
+        #expect(methods.compactMap { $0["name"]?.stringValue }.sorted() == PluginProtocol.methods.sorted())
+        let plugin = try MediahostPluginProcess(Self.repository.appendingPathComponent("Providers/Shelf/shelf.sh").path)
+        let validator = SchemaValidator(document: spec)
+        let calls: [(String, JSONValue)] = [
+            ("initialize", ["protocolVersion": 1, "provider": "shelf", "settings": [:]]),
+            ("provider.categories", [:]),
+            ("provider.browse", ["category": "silent", "cursor": nil]),
+            ("provider.search", ["text": "lang", "kind": nil, "cursor": nil]),
+            ("provider.item", ["id": "shelf:movie:metropolis"]),
+            ("provider.downloadSource", ["id": "shelf:movie:nosferatu"]),
+        ]
+        for (method, params) in calls {
+            let answer = try #require(await plugin.call(method, params), "\(method)")
+            let schema = try #require(methods.first { $0["name"]?.stringValue == method }?["result"]?["schema"])
+            let errors = validator.validate(try #require(answer["result"], "\(method): \(answer)"), against: schema)
+            #expect(errors.isEmpty, "\(method): \(errors)")
+        }
+        plugin.close()
+    }
+}
+
+/// A plugin program driven directly, as the host would.
+final class MediahostPluginProcess: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    private var nextID = 0
+    private var buffer = Data()
+
+    init(_ path: String) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.currentDirectoryURL = URL(fileURLWithPath: path).deletingLastPathComponent()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    func call(_ method: String, _ params: JSONValue) async -> JSONValue? {
+        nextID += 1
+        let request: JSONValue = ["jsonrpc": "2.0", "id": JSONValue(nextID), "method": .string(method), "params": params]
+        input.fileHandleForWriting.write(Data(JSONWriter.bytes(request) + [0x0A]))
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[..<newline]
+                buffer.removeSubrange(...newline)
+                return try? JSONParser.parse(Array(line))
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            buffer += data
+        }
+    }
+
+    func close() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
