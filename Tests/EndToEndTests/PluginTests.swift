@@ -148,6 +148,48 @@ import Testing
                 == URL(fileURLWithPath: folder).resolvingSymlinksInPath().path)
     }
 
+    /// Over RPC the plugin's process is kept between calls, stopped after `plugin.idle`, and
+    /// started again by the next call.
+    @Test func anIdlePluginIsStoppedAndStartedAgainWhenNeeded() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "counted", to: dataDir,
+            script: """
+                echo $$ >> starts
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"counted"}}\n' "$id" ;;
+                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;
+                  esac
+                done
+
+                """)
+        let process = try MediahostProcess(["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_PLUGIN_IDLE": "1"])
+        let search = #"{"jsonrpc":"2.0","id":%d,"method":"media.search","params":{"provider":"counted","query":"x"}}"#
+        process.sendLine(String(format: search, 1))
+        process.sendLine(String(format: search, 2))
+        #expect(await process.messages(2).allSatisfy { $0["result"]?["items"] == [] })
+        let starts = dataDir + "/plugins/counted/starts"
+        func pids() -> [String] {
+            ((try? String(contentsOfFile: starts, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        #expect(pids().count == 1, "one process for both calls")
+        let first = try #require(pids().first)
+        // Idle for longer than plugin.idle: the process goes.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while FileManager.default.fileExists(atPath: "/proc/\(first)"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(first)"), "stopped when idle")
+        process.sendLine(String(format: search, 3))
+        #expect(await process.messages(1).first?["result"]?["items"] == [])
+        #expect(pids().count == 2, "started again for the next call")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
     /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
     @Test func theShelfConformsToProviderSpec() async throws {
         let spec = try JSONParser.parse(

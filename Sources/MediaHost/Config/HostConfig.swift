@@ -101,7 +101,10 @@ public enum HostSettings {
         summary: "Longest a call waits on the network, retries included, in seconds (downloads are not bounded by it)",
         defaultValue: "20", environment: ["MEDIAHOST_HTTP_TIMEOUT"], kind: .seconds(1...600))
 
-    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout]
+    public static let pluginIdle = ConfigKeyInfo(
+        key: "plugin.idle", summary: "Seconds a plugin's process is kept running after its last call",
+        defaultValue: "300", environment: ["MEDIAHOST_PLUGIN_IDLE"], kind: .seconds(1...86_400))
+    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle]
 }
 
 /// A setting's effective value and where it came from, as `config.get` shows it.

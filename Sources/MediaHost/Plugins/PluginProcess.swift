@@ -40,10 +40,14 @@ final class PluginProcess: Sendable {
         var generation = 0
     }
 
-    init(manifest: PluginManifest, settings: [String: String], logger: Logger) {
+    /// Seconds without a call after which the process is stopped (started again at the next).
+    private let idle: Double
+
+    init(manifest: PluginManifest, settings: [String: String], logger: Logger, idle: Double = 300) {
         self.manifest = manifest
         self.settings = settings
         self.logger = logger
+        self.idle = idle
     }
 
     deinit {
@@ -112,8 +116,11 @@ final class PluginProcess: Sendable {
 
     /// Stops the plugin when it has not been called for `idle` seconds.
     func stopIfIdle(_ idle: Double) {
-        let idleFor = state.withLock { ContinuousClock.now - $0.lastUse }
-        if idleFor > .seconds(idle), state.withLock({ $0.process != nil && $0.pending.isEmpty }) { stop() }
+        let idle = state.withLock { $0.process != nil && $0.pending.isEmpty && ContinuousClock.now - $0.lastUse > .seconds(idle) }
+        if idle {
+            logger.debug("plugin \(manifest.id) stopped after \(Int(self.idle)) s without calls")
+            stop()
+        }
     }
 
     // MARK: The process
@@ -168,6 +175,15 @@ final class PluginProcess: Sendable {
         }
         let reader = output.fileHandleForReading
         Thread.detachNewThread { [weak self] in self?.readReplies(reader) }
+        // Stopped when idle: checked a few times per idle period while this process lives.
+        let idle = self.idle
+        Task.detached { [weak self] in
+            while true {
+                try? await Task.sleep(for: .seconds(max(0.25, idle / 4)))
+                guard let self, self.state.withLock({ $0.generation == generation && $0.process != nil }) else { return }
+                self.stopIfIdle(idle)
+            }
+        }
         let errorReader = errors.fileHandleForReading
         Thread.detachNewThread { [weak self] in
             self?.readLog(errorReader)

@@ -26,18 +26,18 @@ final class PluginProvider: MediaProvider {
         throw ProviderError.notConfigured("plugins are made by the host from their manifest")
     }
 
-    init(manifest: PluginManifest, context: ProviderContext, timeout: Double) {
+    init(manifest: PluginManifest, context: ProviderContext, timeout: Double, idle: Double) {
         id = manifest.id
         self.timeout = timeout
-        process = PluginProcess(manifest: manifest, settings: context.config.values, logger: context.logger)
+        process = PluginProcess(manifest: manifest, settings: context.config.values, logger: context.logger, idle: idle)
     }
 
     deinit { process.stop() }
 
     /// The registration of a plugin: listed from its manifest, started at its first call.
-    static func registration(_ manifest: PluginManifest, timeout: Double = 30) -> ProviderRegistration {
+    static func registration(_ manifest: PluginManifest, idle: PluginIdle, timeout: Double = 30) -> ProviderRegistration {
         ProviderRegistration(descriptor: manifest.descriptor) { context in
-            PluginProvider(manifest: manifest, context: context, timeout: timeout)
+            PluginProvider(manifest: manifest, context: context, timeout: timeout, idle: idle.seconds)
         }
     }
 
@@ -113,4 +113,15 @@ struct PluginSource: Decodable {
     var collection: String?
     var fileExtension: String?
     var expectedLength: Int64?
+}
+
+/// `plugin.idle` as the host read it, for plugins made after (the registry makes providers again
+/// when the configuration changes).
+final class PluginIdle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Double = 300
+    var seconds: Double {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
 }

@@ -41,7 +41,8 @@ public final class HostRuntime: Sendable {
         // Plugins are read from their manifests here and started at their first call.
         let plugins = PluginManifest.discover(
             pluginsDirectory: paths.plugins, configFile: paths.configFile, taken: Set(providers.map(\.descriptor.id)))
-        let providers = providers + plugins.plugins.map { PluginProvider.registration($0) }
+        let pluginIdle = PluginIdle()
+        let providers = providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
         registry = ProviderRegistry(providers)
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
@@ -50,6 +51,7 @@ public final class HostRuntime: Sendable {
         let config = try HostConfig(
             file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
         configBox = ConfigBox(config)
+        pluginIdle.seconds = config.seconds(HostSettings.pluginIdle)
         let redactor = Redactor()
         self.redactor = redactor
         events = EventHub(redactor: redactor)
