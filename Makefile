@@ -3,8 +3,9 @@
 
 SWIFT       ?= swift
 BUILD_FLAGS ?=
-# jq: the example plugin in POSIX sh (Providers/Shelf) reads JSON with it; its tests run it.
-DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq
+# jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
+# their tests run with them.
+DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

@@ -78,7 +78,7 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ] + providers.map { .target(name: $0.name) },
-            resources: [.embedInCode("rpc-spec.json")],
+            resources: [.embedInCode("rpc-spec.json"), .embedInCode("provider-spec.json")],
             swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(

@@ -23,7 +23,9 @@ struct Mediahost: AsyncParsableCommand {
             (or MEDIAHOST_DATA_DIR). Shell completion: mediahost --generate-completion-script bash
             """,
         version: HostRuntime.version,
-        subcommands: [REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, SandboxCommand.self],
+        subcommands: [
+            REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, SandboxCommand.self, PluginCommand.self,
+        ],
         defaultSubcommand: REPLCommand.self)
 
     /// Global options may come before the subcommand (`mediahost --sandbox call ...`); they

@@ -190,6 +190,43 @@ import Testing
         #expect(await process.waitForExit() == 0)
     }
 
+    /// `plugin check` passes the examples and the skeletons `plugin new` writes, and fails a plugin
+    /// that breaks the protocol, saying where.
+    @Test func pluginCheckTellsAConformingPluginFromABrokenOne() async throws {
+        let shelf = try await runMediahost(["plugin", "check", Self.repository.appendingPathComponent("Providers/Shelf").path])
+        #expect(shelf.status == 0 && shelf.stdout.contains("conforms to provider-spec.json"), "\(shelf.stdout)\(shelf.stderr)")
+        let folder = try makeTemporaryDirectory()
+        for lang in ["python", "sh"] {
+            let made = try await runMediahost([
+                "plugin", "new", "made-\(lang)", "--lang", lang, "--dir", folder + "/made-\(lang)",
+            ])
+            #expect(made.status == 0, "\(made.stderr)")
+            let checked = try await runMediahost(["plugin", "check", folder + "/made-\(lang)"])
+            #expect(checked.status == 0, "\(lang): \(checked.stdout)\(checked.stderr)")
+        }
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "wrong", to: dataDir,
+            script: """
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"wrong"}}\\n' "$id" ;;
+                    *provider.search*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[{"id":"other:movie:1","provider":"other","kind":"movie"}]}}\\n' "$id" ;;
+                    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\\n' "$id" ;;
+                  esac
+                done
+
+                """)
+        let wrong = try await runMediahost(["plugin", "check", dataDir + "/plugins/wrong"])
+        #expect(wrong.status == 1)
+        #expect(
+            wrong.stdout.contains("FAIL provider.search") && wrong.stdout.contains("missing required title"), "\(wrong.stdout)")
+        #expect(wrong.stdout.contains("must be this plugin's"), "\(wrong.stdout)")
+        #expect(wrong.stdout.contains("FAIL unknown method"), "\(wrong.stdout)")
+    }
+
     /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
     @Test func theShelfConformsToProviderSpec() async throws {
         let spec = try JSONParser.parse(

@@ -20,7 +20,7 @@ public struct PluginManifest: Sendable, Equatable {
 
     /// The manifests of `<pluginsDirectory>/*/plugin.toml` and of config.toml's `[plugins]`, and
     /// what is wrong with the others (a broken plugin does not stop the rest).
-    public static func discover(pluginsDirectory: String, configFile: String?, taken: Set<String>) -> (
+    public static func discover(pluginsDirectory: String, configFile: String?, taken: Set<String>, only: String? = nil) -> (
         plugins: [PluginManifest], problems: [String]
     ) {
         var plugins: [PluginManifest] = []
@@ -51,12 +51,21 @@ public struct PluginManifest: Sendable, Equatable {
             }
         }
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: pluginsDirectory)) ?? []
-        for id in folders.sorted() where !seen.contains(id) {
+        for id in folders.sorted() where !seen.contains(id) && (only == nil || only == id) {
             let file = pluginsDirectory + "/" + id + "/plugin.toml"
             guard FileManager.default.fileExists(atPath: file) else { continue }
             do {
                 let table = try TOMLTable(string: try String(contentsOfFile: file, encoding: .utf8))
-                add(read(table, id: id, directory: pluginsDirectory + "/" + id, origin: file, createDirectory: false))
+                // `id` in plugin.toml must agree with the folder (`plugin check` takes it as given).
+                var name = id
+                if let declared = table["id"]?.string, declared != id {
+                    guard only != nil else {
+                        problems.append("plugin \(id): \(file) declares id '\(declared)'; its folder must be named so")
+                        continue
+                    }
+                    name = declared
+                }
+                add(read(table, id: name, directory: pluginsDirectory + "/" + id, origin: file, createDirectory: false))
             } catch {
                 problems.append("plugin \(id): \(file) cannot be read: \(error)")
             }
@@ -144,6 +153,7 @@ public struct PluginManifest: Sendable, Equatable {
     }
 }
 
-struct PluginProblem: Error {
-    var message: String
+public struct PluginProblem: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }

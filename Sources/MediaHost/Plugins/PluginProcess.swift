@@ -35,6 +35,8 @@ final class PluginProcess: Sendable {
         var lastExit: ContinuousClock.Instant?
         var lastUse = ContinuousClock.now
         var descriptor: PluginHello?
+        /// The last process started, running or not.
+        var lastProcess: Process?
         /// Signalled when the stderr reader of the current process has read to the end.
         var logDone: DispatchSemaphore?
         var generation = 0
@@ -63,8 +65,27 @@ final class PluginProcess: Sendable {
     /// Calls `method` on the plugin, starting it first when it is not running.
     /// - Throws: `ProviderError` (the plugin's own errors, or what went wrong with it).
     func call(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
+        do {
+            return try await callRaw(method, params, timeout: timeout)
+        } catch let error as PluginCallError {
+            throw error.providerError
+        }
+    }
+
+    /// The same, with the plugin's JSON-RPC errors as they came (`PluginCallError`), for checks.
+    func callRaw(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
         _ = try await running()
         return try await send(method, params, timeout: timeout)
+    }
+
+    /// Whether the process has ended within `seconds` (after `stop`).
+    func hasExited(within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.lastProcess?.isRunning != true }) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
     }
 
     /// What the plugin answered `initialize` with, starting it when needed.
@@ -73,13 +94,18 @@ final class PluginProcess: Sendable {
         return try await starting.run {
             if let descriptor = state.withLock({ $0.process?.isRunning == true ? $0.descriptor : nil }) { return descriptor }
             try start()
-            let answer = try await send(
-                "initialize",
-                [
-                    "protocolVersion": 1, "provider": .string(manifest.id),
-                    "settings": .object(settings.mapValues(JSONValue.string)),
-                ],
-                timeout: manifest.startTimeout)
+            let answer: JSONValue
+            do {
+                answer = try await send(
+                    "initialize",
+                    [
+                        "protocolVersion": 1, "provider": .string(manifest.id),
+                        "settings": .object(settings.mapValues(JSONValue.string)),
+                    ],
+                    timeout: manifest.startTimeout)
+            } catch let error as PluginCallError {
+                throw error.providerError
+            }
             let descriptor = try PluginReply.decode(PluginHello.self, answer, plugin: manifest.id, method: "initialize")
             guard descriptor.id == manifest.id else {
                 stop()
@@ -169,6 +195,7 @@ final class PluginProcess: Sendable {
         let logDone = DispatchSemaphore(value: 0)
         state.withLock { state in
             state.logDone = logDone
+            state.lastProcess = process
             state.process = process
             state.input = writer
             state.stderr = []
@@ -291,7 +318,7 @@ final class PluginProcess: Sendable {
         guard message["method"] == nil, let id = message["id"]?.intValue else { return }
         guard let continuation = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         if let error = message["error"] {
-            continuation.resume(throwing: PluginReply.error(error, plugin: manifest.id))
+            continuation.resume(throwing: PluginCallError(error: error, plugin: manifest.id))
         } else {
             continuation.resume(returning: message["result"] ?? .null)
         }
@@ -343,6 +370,14 @@ final class PluginProcess: Sendable {
     private func abandon(_ id: Int, error: any Error) {
         state.withLock { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
     }
+}
+
+/// A JSON-RPC error a plugin answered with.
+struct PluginCallError: Error {
+    var error: JSONValue
+    var plugin: String
+    var code: Int? { error["code"]?.intValue }
+    var providerError: ProviderError { PluginReply.error(error, plugin: plugin) }
 }
 
 /// `initialize`'s answer: who the plugin says it is.

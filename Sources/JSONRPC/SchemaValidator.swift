@@ -1,8 +1,9 @@
 import Foundation
 import JSONRPC
 
-/// Checks JSON values against the JSON Schema subset rpc-spec.json uses: type, properties,
-/// required, additionalProperties, items, enum, pattern, min/max, minLength/maxLength, $ref.
+/// Checks JSON values against the JSON Schema subset rpc-spec.json and provider-spec.json use:
+/// type, properties, required, additionalProperties, items, enum, const, oneOf, pattern,
+/// min/max, minLength/maxLength, $ref.
 public struct SchemaValidator {
     public let document: JSONValue
 
@@ -15,7 +16,19 @@ public struct SchemaValidator {
             guard let target = resolve(ref) else { return ["\(path): unresolved \(ref)"] }
             return validate(value, against: target, path: path)
         }
+        if let options = rules["oneOf"]?.arrayValue {
+            let outcomes = options.map { validate(value, against: $0, path: path) }
+            let passing = outcomes.filter(\.isEmpty).count
+            if passing != 1 {
+                return passing == 0
+                    ? ["\(path): matches none of its \(options.count) alternatives (\(outcomes.first?.first ?? ""))"]
+                    : ["\(path): matches more than one alternative"]
+            }
+        }
         var errors: [String] = []
+        if let constant = rules["const"], value != constant {
+            errors.append("\(path): must be \(constant.jsonString)")
+        }
         if let type = rules["type"] {
             let allowed = type.arrayValue?.compactMap(\.stringValue) ?? [type.stringValue ?? ""]
             if !allowed.contains(where: { matches(value, type: $0) }) {
