@@ -227,6 +227,65 @@ import Testing
         #expect(wrong.stdout.contains("FAIL unknown method"), "\(wrong.stdout)")
     }
 
+    /// Providers/Local (Python): folders as categories, subfolders as playlists, search by name
+    /// and by tags (a stand-in ffprobe on PATH), nothing outside the folders.
+    @Test func theLocalPluginServesTheUsersFolders() async throws {
+        let root = try makeTemporaryDirectory()
+        let fm = FileManager.default
+        for folder in ["Films/Classics", "Music"] {
+            try fm.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+        }
+        for file in ["Films/Metropolis (1927).mp4", "Films/Classics/Nosferatu.mkv", "Music/track01.mp3", "Music/notes.txt"] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/" + file))
+        }
+        // Tags as ffprobe reports them.
+        let bin = root + "/bin"
+        try fm.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try """
+        #!/bin/sh
+        case "$*" in
+          *track01.mp3*) echo '{"format":{"duration":"421.5","tags":{"title":"Take Five","ARTIST":"Dave Brubeck","album":"Time Out"}}}' ;;
+          *) echo '{"format":{}}' ;;
+        esac
+
+        """.write(toFile: bin + "/ffprobe", atomically: true, encoding: .utf8)
+        chmod(bin + "/ffprobe", 0o755)
+        let dataDir = root + "/data"
+        try fm.createDirectory(atPath: dataDir + "/plugins", withIntermediateDirectories: true)
+        try fm.copyItem(
+            atPath: Self.repository.appendingPathComponent("Providers/Local").path, toPath: dataDir + "/plugins/local")
+        try? fm.removeItem(atPath: dataDir + "/plugins/local/index.json")
+        let environment = [
+            "MEDIAHOST_LOCAL_FOLDERS": root + "/Films:" + root + "/Music",
+            "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        ]
+        func call(_ method: String, _ params: String) async throws -> JSONValue? {
+            try await Self.call(method, params, dataDir: dataDir, environment: environment).value
+        }
+        let categories = try await call("providers.categories", #"{"provider":"local"}"#)
+        #expect(categories?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["Films", "Music"])
+        let films = try await call("media.browse", #"{"provider":"local","category":"Films"}"#)
+        #expect(films?["items"]?.arrayValue?.map { $0["title"] } == ["Classics", "Metropolis (1927)"])
+        let classics = try #require(films?["items"]?.arrayValue?.first?["id"])
+        let inside = try await call("media.children", #"{"id":\#(classics.jsonString)}"#)
+        #expect(inside?["items"]?.arrayValue?.map { $0["title"] } == ["Nosferatu"])
+        let music = try await call("media.browse", #"{"provider":"local","category":"Music"}"#)
+        #expect(music?["items"]?.arrayValue?.count == 1, "notes.txt is not media")
+        let byTag = try await call("media.search", #"{"provider":"local","query":"brubeck"}"#)
+        let track = try #require(byTag?["items"]?.arrayValue?.first)
+        #expect(track["title"] == "Take Five" && track["creator"] == "Dave Brubeck" && track["duration"]?.doubleValue == 421.5)
+        #expect(track["enclosure"]?["url"]?.stringValue?.hasPrefix("file://") == true)
+        let byName = try await call("media.search", #"{"provider":"local","query":"metropolis"}"#)
+        #expect(byName?["items"]?.arrayValue?.count == 1)
+        let outside = try await Self.call(
+            "media.get", #"{"id":"local:video:/etc/passwd"}"#, dataDir: dataDir, environment: environment)
+        #expect(outside.status == 1 && outside.stderr.contains("not in the configured folders"))
+        #expect(fm.fileExists(atPath: dataDir + "/plugins/local/index.json"), "the index is kept in the plugin's folder")
+        let check = try await runMediahost(
+            ["plugin", "check", dataDir + "/plugins/local", "--set", "folders=" + root + "/Films"], environment: environment)
+        #expect(check.status == 0, "\(check.stdout)")
+    }
+
     /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
     @Test func theShelfConformsToProviderSpec() async throws {
         let spec = try JSONParser.parse(
