@@ -286,6 +286,91 @@ import Testing
         #expect(check.status == 0, "\(check.stdout)")
     }
 
+    /// Over RPC: a cancelled request is cancelled in the plugin too; a plugin that crashed is
+    /// started again after a pause; one that floods its output loses only that request.
+    @Test func cancellationRestartsAndFloodsOverRPC() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let answerInitialize =
+            #"*initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"%s"}}\n' "$id" "$MEDIAHOST_PLUGIN_ID" ;;"#
+        try Self.addPlugin(
+            "slow", to: dataDir,
+            script: """
+                while read -r line; do
+                  printf '%s\n' "$line" >> seen
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    \(answerInitialize)
+                    *) ;;
+                  esac
+                done
+
+                """)
+        try Self.addPlugin(
+            "flaky", to: dataDir,
+            script: """
+                [ -e crashed-once ] || { touch crashed-once; echo 'first start fails' >&2; exit 1; }
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    \(answerInitialize)
+                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;
+                  esac
+                done
+
+                """)
+        try Self.addPlugin(
+            "flood", to: dataDir,
+            script: """
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    \(answerInitialize)
+                    *) head -c 20000000 /dev/zero | tr '\\0' 'a'; echo ;;
+                  esac
+                done
+
+                """)
+        let process = try MediahostProcess(["rpc"], dataDir: dataDir)
+        func search(_ id: Int, _ provider: String) {
+            process.sendLine(
+                #"{"jsonrpc":"2.0","id":\#(id),"method":"media.search","params":{"provider":"\#(provider)","query":"x"}}"#)
+        }
+        search(1, "slow")
+        try await Task.sleep(for: .milliseconds(500))
+        process.sendLine(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
+        #expect(await process.messages(1).first?["error"]?["code"] == -32800)
+        let seen = dataDir + "/plugins/slow/seen"
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline,
+            !((try? String(contentsOfFile: seen, encoding: .utf8))?.contains("$/cancelRequest") ?? false)
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect((try? String(contentsOfFile: seen, encoding: .utf8))?.contains("$/cancelRequest") == true, "the plugin was told")
+
+        search(2, "flaky")
+        let crashed = await process.messages(1).first
+        #expect(
+            crashed?["error"]?["message"]?.stringValue?.contains("first start fails") == true, "\(String(describing: crashed))")
+        search(3, "flaky")
+        let paused = await process.messages(1).first
+        #expect(paused?["error"]?["message"]?.stringValue?.contains("started again in") == true, "\(String(describing: paused))")
+        try await Task.sleep(for: .milliseconds(700))
+        search(4, "flaky")
+        #expect(await process.messages(1).first?["result"]?["items"] == [])
+
+        search(5, "flood")
+        let flooded = await process.messages(1, timeout: .seconds(30)).first
+        #expect(
+            flooded?["error"]?["message"]?.stringValue?.contains("over 16 MiB") == true,
+            "\(String(describing: flooded).prefix(300))")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
     /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
     @Test func theShelfConformsToProviderSpec() async throws {
         let spec = try JSONParser.parse(
