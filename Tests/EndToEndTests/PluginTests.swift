@@ -417,6 +417,13 @@ final class MediahostPluginProcess: @unchecked Sendable {
         nextID += 1
         let request: JSONValue = ["jsonrpc": "2.0", "id": JSONValue(nextID), "method": .string(method), "params": params]
         input.fileHandleForWriting.write(Data(JSONWriter.bytes(request) + [0x0A]))
+        // Read on a thread of its own: a blocked cooperative thread would starve the other tests.
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in continuation.resume(returning: readLine()) }
+        }
+    }
+
+    private func readLine() -> JSONValue? {
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = buffer[..<newline]
