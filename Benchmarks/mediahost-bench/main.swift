@@ -15,7 +15,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, feed, http, search, downloads.
+/// Run one group only: rpc, cold, favorites, feed, http, search, plugin, downloads.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
 let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
@@ -418,6 +418,56 @@ if selected("search") {
             format: "median %.2f ms more than the slowest (%@, median %.1f ms alone), p90 %.2f ms", percentile(all, 0.5) * 1000,
             slowestProvider, percentile(alone[slowestProvider]!, 0.5) * 1000, percentile(all, 0.9) * 1000),
         goal: "≤ 5 ms more")
+}
+
+// A plugin's round trip: `media.search` through a minimal plugin in Python against `host.info` in
+// the same `mediahost rpc` (what the plugin protocol adds per call), and its start to first answer.
+if selected("plugin") {
+    let dataDir = scratch + "/plugin-data"
+    let folder = dataDir + "/plugins/echo"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try """
+    #!/usr/bin/env python3
+    import json, sys
+    ITEM = {"id": "echo:video:1", "provider": "echo", "kind": "video", "title": "One"}
+    for line in sys.stdin:
+        m = json.loads(line)
+        if "id" not in m:
+            continue
+        r = {"id": "echo"} if m["method"] == "initialize" else {"items": [ITEM]}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+
+    """.write(toFile: folder + "/echo.py", atomically: true, encoding: .utf8)
+    chmod(folder + "/echo.py", 0o755)
+    try #"command = "./echo.py"\#nkinds = ["video"]\#ncapabilities = ["search"]\#n"#.write(
+        toFile: folder + "/plugin.toml", atomically: true, encoding: .utf8)
+    let child = try RPCChild(dataDir: dataDir)
+    var nextID = 0
+    func timed(_ method: String, _ params: String) -> Double {
+        nextID += 1
+        let start = now()
+        child.input.fileHandleForWriting.write(
+            Data(#"{"jsonrpc":"2.0","id":\#(nextID),"method":"\#(method)","params":\#(params)}"#.utf8 + [0x0A]))
+        child.readLines(1) { _ in }
+        return now() - start
+    }
+    _ = timed("host.info", "{}")
+    let first = timed("media.search", #"{"provider":"echo","query":"one"}"#)
+    var plugin: [Double] = []
+    var info: [Double] = []
+    for _ in 0..<500 {
+        plugin.append(timed("media.search", #"{"provider":"echo","query":"one"}"#))
+        info.append(timed("host.info", "{}"))
+    }
+    child.finish()
+    report(
+        "`media.search` through a minimal Python plugin vs `host.info`, same `mediahost rpc`",
+        String(
+            format: "p50 %.2f ms vs %.2f ms: %.2f ms added per call (p99 %.2f ms); start to first answer %.0f ms",
+            percentile(plugin, 0.5) * 1000, percentile(info, 0.5) * 1000,
+            (percentile(plugin, 0.5) - percentile(info, 0.5)) * 1000,
+            percentile(plugin, 0.99) * 1000, first * 1000),
+        goal: "< 1 ms added")
 }
 
 // 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.
