@@ -86,6 +86,13 @@ import Testing
                 done
 
                 """)
+        // A manifest that names no program: listed with what is wrong, its calls answering it.
+        try FileManager.default.createDirectory(atPath: dataDir + "/plugins/missing", withIntermediateDirectories: true)
+        try #"command = "./nowhere.sh""#.write(
+            toFile: dataDir + "/plugins/missing/plugin.toml", atomically: true, encoding: .utf8)
+        let listed = try await Self.call("providers.list", "{}", dataDir: dataDir).value
+        let missing = try #require(listed?.arrayValue?.first { $0["id"] == "missing" })
+        #expect(missing["notes"]?.stringValue?.contains("cannot find './nowhere.sh'") == true, "\(missing)")
         let environment = ["MEDIAHOST_HTTP_TIMEOUT": "2"]
         func search(_ provider: String) async throws -> String {
             let result = try await Self.call(
@@ -93,6 +100,7 @@ import Testing
             #expect(result.status == 1, "\(provider) should fail: \(result.stderr)")
             return result.stderr
         }
+        #expect(try await search("missing").contains("cannot find"))
         let crashed = try await search("crashes")
         #expect(
             crashed.contains("crashes") && crashed.contains("exited") && crashed.contains("boom: the index is corrupt"),
@@ -107,7 +115,7 @@ import Testing
             try await Self.call("media.search", #"{"query":"metropolis"}"#, dataDir: dataDir, environment: environment).value)
         #expect(all["items"]?.arrayValue?.contains { $0["id"] == "shelf:movie:metropolis" } == true)
         let failed = Set(all["errors"]?.arrayValue?.compactMap { $0["provider"]?.stringValue } ?? [])
-        #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone"]), "\(failed)")
+        #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone", "missing"]), "\(failed)")
     }
 
     @Test func aPluginSeesNoOtherProvidersSecretsAndRunsInItsFolder() async throws {

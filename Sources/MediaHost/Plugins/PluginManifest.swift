@@ -21,10 +21,11 @@ public struct PluginManifest: Sendable, Equatable {
     /// The manifests of `<pluginsDirectory>/*/plugin.toml` and of config.toml's `[plugins]`, and
     /// what is wrong with the others (a broken plugin does not stop the rest).
     public static func discover(pluginsDirectory: String, configFile: String?, taken: Set<String>, only: String? = nil) -> (
-        plugins: [PluginManifest], problems: [String]
+        plugins: [PluginManifest], problems: [String], broken: [PluginProblem]
     ) {
         var plugins: [PluginManifest] = []
         var problems: [String] = []
+        var broken: [PluginProblem] = []
         var seen = taken
         func add(_ result: Result<PluginManifest, PluginProblem>) {
             switch result {
@@ -36,6 +37,10 @@ public struct PluginManifest: Sendable, Equatable {
                 plugins.append(manifest)
             case .failure(let problem):
                 problems.append(problem.message)
+                if let id = problem.id, ProviderDescriptor.isValidID(id), !seen.contains(id) {
+                    seen.insert(id)
+                    broken.append(problem)
+                }
             }
         }
         if let configFile, let text = try? String(contentsOfFile: configFile, encoding: .utf8),
@@ -70,14 +75,14 @@ public struct PluginManifest: Sendable, Equatable {
                 problems.append("plugin \(id): \(file) cannot be read: \(error)")
             }
         }
-        return (plugins, problems)
+        return (plugins, problems, broken)
     }
 
     private static func read(_ table: TOMLTable, id: String, directory: String, origin: String, createDirectory: Bool)
         -> Result<PluginManifest, PluginProblem>
     {
         func problem(_ text: String) -> Result<PluginManifest, PluginProblem> {
-            .failure(PluginProblem(message: "plugin \(id) (\(origin)): \(text)"))
+            .failure(PluginProblem(message: "plugin \(id) (\(origin)): \(text)", id: id))
         }
         guard ProviderDescriptor.isValidID(id) else {
             return problem("its id must be lower-case letters, digits, '-' or '_', at most 32")
@@ -155,5 +160,12 @@ public struct PluginManifest: Sendable, Equatable {
 
 public struct PluginProblem: Error, CustomStringConvertible {
     public var message: String
+    /// The plugin it is about, when its manifest got that far.
+    public var id: String?
     public var description: String { message }
+
+    public init(message: String, id: String? = nil) {
+        self.message = message
+        self.id = id
+    }
 }

@@ -41,6 +41,14 @@ final class PluginProvider: MediaProvider {
         }
     }
 
+    /// A plugin whose manifest is wrong: listed with what is wrong, every call answering it.
+    static func broken(_ problem: PluginProblem) -> ProviderRegistration? {
+        guard let id = problem.id, ProviderDescriptor.isValidID(id) else { return nil }
+        let descriptor = ProviderDescriptor(
+            id: id, name: "\(id) (broken plugin)", kinds: [], capabilities: [], notes: problem.message)
+        return ProviderRegistration(descriptor: descriptor) { _ in throw ProviderError.notConfigured(problem.message) }
+    }
+
     func categories() async throws -> [MediaCategory] {
         try PluginReply.decode(
             [MediaCategory].self, try await process.call("provider.categories", [:], timeout: timeout), plugin: id,

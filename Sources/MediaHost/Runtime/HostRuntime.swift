@@ -42,7 +42,9 @@ public final class HostRuntime: Sendable {
         let plugins = PluginManifest.discover(
             pluginsDirectory: paths.plugins, configFile: paths.configFile, taken: Set(providers.map(\.descriptor.id)))
         let pluginIdle = PluginIdle()
-        let providers = providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
+        let providers =
+            providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
+            + plugins.broken.compactMap(PluginProvider.broken)
         registry = ProviderRegistry(providers)
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
