@@ -289,6 +289,20 @@ import Testing
             "media.get", #"{"id":"local:video:/etc/passwd"}"#, dataDir: dataDir, environment: environment)
         #expect(outside.status == 1 && outside.stderr.contains("not in the configured folders"))
         #expect(fm.fileExists(atPath: dataDir + "/plugins/local/index.json"), "the index is kept in the plugin's folder")
+        // `play` in the REPL plays the file itself.
+        let player = root + "/player.sh"
+        try "#!/bin/sh\necho \"$@\" > \(root)/played\n".write(toFile: player, atomically: true, encoding: .utf8)
+        chmod(player, 0o755)
+        let repl = try await runMediahost(
+            [], input: "config player.command \(player)\nsearch local metropolis\nplay 1\n", dataDir: dataDir,
+            environment: environment)
+        #expect(repl.status == 0, "\(repl.stderr)")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !fm.fileExists(atPath: root + "/played"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let played = (try? String(contentsOfFile: root + "/played", encoding: .utf8)) ?? ""
+        #expect(played.contains("file://") && played.contains("Films/Metropolis%20%281927%29.mp4"), "\(played) \(repl.stdout)")
         let check = try await runMediahost(
             ["plugin", "check", dataDir + "/plugins/local", "--set", "folders=" + root + "/Films"], environment: environment)
         #expect(check.status == 0, "\(check.stdout)")
