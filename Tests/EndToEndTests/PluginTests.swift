@@ -393,6 +393,46 @@ import Testing
         #expect(await process.waitForExit() == 0)
     }
 
+    /// A plugin's item downloads through its downloadSource, like a built-in provider's.
+    @Test func aPluginItemDownloads() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 0)
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "fetch", to: dataDir,
+            script: """
+                while read -r line; do
+                  id=$(printf '%s' "$line" | jq -c '.id // empty')
+                  [ -z "$id" ] && continue
+                  case "$line" in
+                    *initialize*) media=$(printf '%s' "$line" | jq -r '.params.settings.media'); \
+                      printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"fetch"}}\n' "$id" ;;
+                    *provider.item*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"fetch:video:one","provider":"fetch","kind":"video","title":"One"}}\n' "$id" ;;
+                    *provider.downloadSource*) printf '{"jsonrpc":"2.0","id":%s,"result":{"url":"%s","suggestedName":"One","collection":"Fetched","fileExtension":"mp3"}}\n' "$id" "$media" ;;
+                    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\n' "$id" ;;
+                  esac
+                done
+
+                """, extra: "[[config]]\nname = \"media\"\nsummary = \"the file\"\n")
+        let process = try MediahostProcess(
+            ["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_FETCH_MEDIA": base + "/media/1999999999/3.mp3"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"fetch:video:one"}}"#)
+        var path: String?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while path == nil, ContinuousClock.now < deadline, let message = await process.next(timeout: .seconds(30))?.value {
+            if message["method"] == "downloads.state", message["params"]?["state"] == "completed" {
+                path = message["params"]?["path"]?.stringValue
+            }
+            #expect(message["params"]?["state"] != "failed", "\(message)")
+            if message["error"] != nil { Issue.record("\(message)") }
+        }
+        let file = try #require(path)
+        #expect(file.contains("Fetched") && file.hasSuffix(".mp3"))
+        #expect(((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) > 1000)
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
     /// provider-spec.json and the host's client agree, and the example plugin's answers conform to it.
     @Test func theShelfConformsToProviderSpec() async throws {
         let spec = try JSONParser.parse(

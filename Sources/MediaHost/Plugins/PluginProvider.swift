@@ -88,10 +88,10 @@ final class PluginProvider: MediaProvider {
             try await process.call("provider.downloadSource", ["id": .string(id.description)], timeout: timeout),
             plugin: self.id, method: "provider.downloadSource")
         guard let url = URL(string: source.url), let scheme = url.scheme?.lowercased(),
-            ["http", "https", "file"].contains(scheme)
+            ["http", "https"].contains(scheme)
         else {
             throw ProviderError.invalidResponse(
-                "plugin \(self.id) gave a download URL that is not http, https or file: \(source.url)")
+                "plugin \(self.id) gave a download URL that is not http or https: \(source.url)")
         }
         return DownloadSource(
             url: url, suggestedName: source.suggestedName, collection: source.collection, fileExtension: source.fileExtension,
