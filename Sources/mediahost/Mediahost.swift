@@ -24,7 +24,8 @@ struct Mediahost: AsyncParsableCommand {
             """,
         version: HostRuntime.version,
         subcommands: [
-            REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, SandboxCommand.self, PluginCommand.self,
+            REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self, SandboxCommand.self,
+            PluginCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)
 
@@ -57,7 +58,10 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Start the local replica APIs in process and point every provider at them (no network or API keys needed).")
     var sandbox = false
 
-    static let flags: Set<String> = ["--sandbox"]
+    @Flag(help: "Run in this process even when a background service (`mediahost serve`) runs for the data dir.")
+    var noService = false
+
+    static let flags: Set<String> = ["--sandbox", "--no-service"]
     static let valued: Set<String> = ["--config", "--data-dir", "--log-level"]
 
     /// `[globals…] subcommand rest…` -> `subcommand rest… globals…`.
@@ -88,7 +92,9 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    var host: HostOptions { HostOptions(config: config, dataDir: dataDir, logLevel: logLevel, sandbox: sandbox) }
+    var host: HostOptions {
+        HostOptions(config: config, dataDir: dataDir, logLevel: logLevel, sandbox: sandbox, noService: noService)
+    }
 
     func makeHost() async throws -> HostRuntime { try await host.makeHost() }
 }
@@ -99,6 +105,14 @@ struct HostOptions {
     var dataDir: String?
     var logLevel: String?
     var sandbox = false
+    var noService = false
+
+    /// The background service for this data dir, connected, when one runs and may be used (not
+    /// with --sandbox, whose providers point elsewhere, nor --no-service).
+    func service() -> Int32? {
+        guard !sandbox, !noService else { return nil }
+        return ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir)).connect()
+    }
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
     /// starts the replica server first and points the providers' base URLs at it.
@@ -231,6 +245,12 @@ struct RPCCommand: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        // With a service running, this process is a bridge to it: the editor's session is
+        // unchanged, and its downloads and playback are the service's.
+        if let service = global.host.service() {
+            await ServiceClient.bridge(service)
+            return
+        }
         let host = try await global.makeHost()
         let connection = RPCConnection(handler: host.dispatcher)
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
@@ -271,6 +291,17 @@ struct CallCommand: AsyncParsableCommand {
                 parsed = try JSONValue(parsing: text)
             } catch {
                 throw ValidationError("params are not valid JSON: \(error)")
+            }
+        }
+        if let service = options.service() {
+            do {
+                let result = try ServiceClient.call(service, method: method, params: parsed)
+                try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
+                return
+            } catch let error as RPCError {
+                FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
+                if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
+                throw ExitCode(1)
             }
         }
         if Self.usesNetwork(method) { MediaHTTPClient.preload() }
@@ -331,6 +362,7 @@ struct QuickCommand {
                 ?? (argument, nil)
             switch name {
             case "--sandbox" where inline == nil: options.sandbox = true
+            case "--no-service" where inline == nil: options.noService = true
             case "--config", "--data-dir", "--log-level":
                 let value: String
                 if let inline {

@@ -1,0 +1,81 @@
+import Foundation
+import JSONRPC
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A front end's side of the background service: one call (`mediahost call`), or the bytes of a
+/// whole session passed through (`mediahost rpc` as a bridge).
+public enum ServiceClient {
+    /// Calls `method` on the service connected on `fd` and returns its result as JSON text.
+    /// - Throws: the service's `RPCError`, or `ServiceError` when the connection fails.
+    public static func call(_ fd: Int32, method: String, params: JSONValue?) throws -> [UInt8] {
+        defer { close(fd) }
+        var request: [String: JSONValue] = ["jsonrpc": "2.0", "id": "call", "method": .string(method)]
+        if let params { request["params"] = params }
+        guard writeAll(fd, JSONWriter.bytes(.object(request)) + [0x0A]) else {
+            throw ServiceError("the service closed the connection")
+        }
+        var splitter = MessageSplitter()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw ServiceError("the service closed the connection before answering") }
+            chunk.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            while let event = splitter.next() {
+                // Notifications (other clients' downloads, say) come and go on the way.
+                guard case .message(let bytes, _) = event, let message = try? JSONParser.parse(bytes),
+                    message["id"] == "call"
+                else { continue }
+                if let error = message["error"] {
+                    throw RPCError(
+                        code: error["code"]?.intValue ?? RPCError.internalErrorCode, message: error["message"]?.stringValue ?? "",
+                        data: error["data"])
+                }
+                return JSONWriter.bytes(message["result"] ?? .null)
+            }
+        }
+    }
+
+    /// Passes stdin to the service and its answers to stdout until both ends are done: what
+    /// `mediahost rpc` does when a service runs, so an editor talks to the service unchanged.
+    public static func bridge(_ fd: Int32) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0, writeAll(fd, Array(buffer[0..<n])) else { break }
+                }
+                // The client is done: the service answers what is in flight, then closes.
+                shutdown(fd, Int32(SHUT_WR))
+            }
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0, writeAll(1, Array(buffer[0..<n])) else { break }
+                }
+                close(fd)
+                done.resume()
+            }
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}

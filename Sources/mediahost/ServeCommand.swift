@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import JSONRPC
+import MediaHost
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `mediahost serve`: the host as a background service on a Unix socket, for any number of
+/// clients at once; `mediahost call` and `mediahost rpc` use it when it runs.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the host as a background service on a Unix socket (downloads go on when front ends close).",
+        discussion: """
+            The socket is $XDG_RUNTIME_DIR/mediahost/rpc-<data dir hash>.sock (or <data dir>/run/rpc.sock),
+            0600 in a 0700 folder, speaking the same JSON-RPC as `mediahost rpc` to every client;
+            every notification reaches every client. While it runs, `mediahost call` and `mediahost rpc`
+            (a stdio bridge then, so editors need no change) go to it; --no-service keeps a command in
+            its own process. One service per data dir.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Stop the service that runs for this data dir.")
+    var stop = false
+
+    @Flag(help: "Say whether a service runs for this data dir (exit status 1 when none does).")
+    var status = false
+
+    func run() async throws {
+        let options = global.host
+        let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: options.config, dataDirFlag: options.dataDir))
+        if status {
+            guard let fd = socket.connect(),
+                let info = try? JSONParser.parse(ServiceClient.call(fd, method: "host.info", params: nil))
+            else {
+                print("no mediahost service runs for this data dir (\(socket.path))")
+                throw ExitCode(1)
+            }
+            print(
+                "mediahost service running: pid \(info["pid"]?.intValue ?? 0), data dir \(info["dataDir"]?.stringValue ?? ""), socket \(socket.path)"
+            )
+            return
+        }
+        if stop {
+            guard socket.isServing, let text = try? String(contentsOfFile: socket.pidFile, encoding: .utf8),
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
+                print("no mediahost service runs for this data dir")
+                return
+            }
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(10)
+            while socket.isServing, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            print(socket.isServing ? "the service (pid \(pid)) did not stop within 10 s" : "stopped the service (pid \(pid))")
+            return
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let listener: Int32
+        do {
+            listener = try socket.listen()
+        } catch {
+            throw StartupFailure(message: "\(error)")
+        }
+        let host = try await options.makeHost()
+        // SIGTERM and SIGINT end the service cleanly: the socket goes, downloads stop where they
+        // are (their .part files resume next time).
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber)
+            source.setEventHandler {
+                socket.remove()
+                Glibc.exit(0)
+            }
+            source.resume()
+            Self.signalSources.append(source)
+        }
+        await host.downloads.resumeInterrupted()
+        FileHandle.standardError.write(Data("mediahost service on \(socket.path) (pid \(getpid()))\n".utf8))
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    break
+                }
+                Task.detached { await Self.serve(client, host: host) }
+            }
+        }
+        // Until a signal ends the process.
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
+
+    /// One client: a JSON-RPC connection over its socket, with every notification.
+    static func serve(_ fd: Int32, host: HostRuntime) async {
+        let connection = RPCConnection(input: fd, output: fd, handler: host.dispatcher)
+        let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
+        await connection.run()
+        host.events.unsubscribe(subscription)
+        close(fd)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import JSONRPC
+import MediaHTTP
+import MediaHost
+import MediaKit
+import TestSupport
+import Testing
+
+/// `mediahost serve`: one host for many front ends, through the built binary.
+@Suite struct ServiceTests {
+    /// The newest episode of a sandbox show: its id and its media URL (asked through the service).
+    static func episode(_ dataDir: String, _ environment: [String: String]) async throws -> (id: String, media: String) {
+        let result = try await runMediahost(
+            ["call", "media.children", #"{"id":"podcasts:podcast:1000007919"}"#], dataDir: dataDir, environment: environment)
+        let first = try #require(
+            try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.first,
+            "\(result.stderr)")
+        return (try #require(first["id"]?.stringValue), try #require(first["enclosure"]?["url"]?.stringValue))
+    }
+
+    /// Waits until `mediahost serve` for `dataDir` answers.
+    static func waitForService(_ dataDir: String) async throws {
+        let socket = ServiceSocket(paths: HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !socket.isServing, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(socket.isServing, "the service answers on \(socket.path)")
+    }
+
+    @Test func twoClientsShareOneServiceAndItsDownloads() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 2_000_000)
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+
+        // A second service for the same data dir is refused, saying which one runs.
+        let second = try await runMediahost(["serve"], dataDir: dataDir, environment: environment)
+        #expect(second.status == 1 && second.stderr.contains("already runs"), "\(second.stderr)")
+
+        // Two editors (`mediahost rpc` bridges) on one service: one starts a download, both see it.
+        let a = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+        let b = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+        b.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#)
+        let infoB = try #require(await b.messages(1).first)
+        #expect(infoB["result"]?["pid"]?.intValue == Int(service.process.processIdentifier), "b talks to the service")
+        let episode = try await Self.episode(dataDir, environment)
+        a.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"\#(episode.id)"}}"#)
+        func progress(_ process: MediahostProcess) async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, let message = await process.next(timeout: .seconds(20))?.value {
+                if message["method"] == "downloads.progress" || message["method"] == "downloads.state" { return true }
+            }
+            return false
+        }
+        #expect(await progress(a))
+        #expect(await progress(b), "the other client sees the same download")
+
+        // `mediahost call` goes to the service too: the download is its.
+        let listed = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+        #expect(listed.stdout.contains(episode.id), "\(listed.stdout)\(listed.stderr)")
+        a.closeInput()
+        b.closeInput()
+        #expect(await a.waitForExit() == 0)
+
+        // The download goes on after every front end is gone, and completes.
+        let deadline = ContinuousClock.now + .seconds(60)
+        var completed = false
+        while !completed, ContinuousClock.now < deadline {
+            let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+            completed = list.stdout.contains(#""state":"completed""#)
+            if !completed { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(completed, "finished by the service")
+
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: dataDir)
+        #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
+        let status = try await runMediahost(["serve", "--status"], dataDir: dataDir)
+        #expect(status.status == 1)
+    }
+
+    @Test func aServiceKilledMidDownloadIsReplacedAndResumes() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 2_000_000)
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        try await Self.waitForService(dataDir)
+        let episode = try await Self.episode(dataDir, environment)
+        let started = try await runMediahost(
+            ["call", "downloads.start", #"{"id":"\#(episode.id)"}"#], dataDir: dataDir, environment: environment)
+        let path = try #require(
+            try JSONValue(parsing: started.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["path"]?.stringValue)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ((try? FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0) < 300_000,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        kill(service.process.processIdentifier, SIGKILL)
+        _ = await service.waitForExit()
+        #expect(!FileManager.default.fileExists(atPath: path), "never a partial final file")
+
+        // Its socket is left behind; a new service cleans it up and finishes the download.
+        let again = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { again.process.terminate() }
+        try await Self.waitForService(dataDir)
+        let done = ContinuousClock.now + .seconds(60)
+        while !FileManager.default.fileExists(atPath: path), ContinuousClock.now < done {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        var request = HTTPRequest(url: URL(string: episode.media)!)
+        request.maxBodySize = 1 << 30
+        let source = try await MediaHTTPClient().send(request).body
+        #expect(FileManager.default.contents(atPath: path) == source, "byte-identical to the source")
+    }
+}
