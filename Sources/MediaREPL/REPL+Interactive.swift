@@ -113,12 +113,26 @@ extension REPL {
         await sayWhatBecomesOfDownloads()
     }
 
-    /// Leaving with downloads under way: they stop with the process and go on at the next start.
+    /// Leaving with downloads under way: offered to the background service (which finishes them
+    /// with this window closed); otherwise they stop with the process and go on at the next start.
     func sayWhatBecomesOfDownloads() async {
         let active =
             (try? await host.dispatcher.run(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
         guard !active.isEmpty else { return }
         let count = active.count == 1 ? "1 download is" : "\(active.count) downloads are"
+        if let startService, let ask,
+            let answer = await ask(
+                "\(count) not finished: keep \(active.count == 1 ? "it" : "them") going in the background? [Y/n] ", false),
+            !answer.lowercased().hasPrefix("n")
+        {
+            await host.downloads.handOver()
+            if await startService() {
+                print(
+                    "\(count) going on in the background service (`mediahost serve --status`; `mediahost serve --stop` ends it)")
+                return
+            }
+            writeError("the background service could not be started (see <data dir>/service.log)")
+        }
         writeError(
             "\(count) not finished: \(active.count == 1 ? "it stops" : "they stop") now, keeping what \(active.count == 1 ? "it has" : "they have"), and \(active.count == 1 ? "goes" : "go") on the next time mediahost starts"
         )

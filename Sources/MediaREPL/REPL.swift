@@ -45,6 +45,9 @@ public final class REPL: @unchecked Sendable {
     public private(set) var finished = false
     /// Asks the person something at the terminal (secret: no echo); nil when there is no terminal.
     var ask: ((_ question: String, _ secret: Bool) async -> String?)?
+    /// Starts the background service and waits until it answers; set by the executable, nil
+    /// where there is none to start (--sandbox: its replicas end with this process).
+    public var startService: (@Sendable () async -> Bool)?
 
     public init(
         host: HostRuntime, options: Options,

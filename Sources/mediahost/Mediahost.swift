@@ -190,6 +190,10 @@ struct REPLCommand: AsyncParsableCommand {
         let host = try await global.makeHost()
         let interactive = isatty(0) == 1
         let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor()))
+        if !global.sandbox {
+            let options = global.host
+            repl.startService = { await ServeCommand.startInBackground(options: options, paths: host.paths) }
+        }
         // A person at the REPL picks up interrupted downloads; a piped script only waits for its own.
         if interactive { await host.downloads.resumeInterrupted() }
         if interactive {

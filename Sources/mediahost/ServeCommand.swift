@@ -95,6 +95,36 @@ struct ServeCommand: AsyncParsableCommand {
 
     nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
 
+    /// Starts `mediahost serve` for `paths`' data dir as a process of its own session (it
+    /// outlives this one), its output in `<data dir>/service.log`, and waits until it answers.
+    static func startInBackground(options: HostOptions, paths: HostPaths) async -> Bool {
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var arguments = [executable, "serve", "--data-dir", paths.dataDir]
+        if let config = options.config { arguments += ["--config", config] }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, paths.dataDir + "/service.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc, _GNU_SOURCE): no SIGHUP when the terminal goes
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, &actions, &attributes, argv, environ) == 0 else { return false }
+        let socket = ServiceSocket(paths: paths)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if socket.isServing { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
     /// One client: a JSON-RPC connection over its socket, with every notification.
     static func serve(_ fd: Int32, host: HostRuntime) async {
         let connection = RPCConnection(input: fd, output: fd, handler: host.dispatcher)

@@ -1,4 +1,7 @@
 import Foundation
+import JSONRPC
+import MediaHTTP
+import MediaKit
 import Synchronization
 import TestSupport
 import Testing
@@ -22,7 +25,10 @@ final class TerminalSession: @unchecked Sendable {
     let dataDir: String
 
     /// - Parameter stdoutFile: stdout redirected to this file instead of the terminal.
-    init(columns: Int, rows: Int = 30, arguments: [String] = ["--sandbox"], stdoutFile: String? = nil) throws {
+    init(
+        columns: Int, rows: Int = 30, arguments: [String] = ["--sandbox"], stdoutFile: String? = nil,
+        environment extra: [String: String] = [:]
+    ) throws {
         dataDir = try makeTemporaryDirectory()
         // posix_openpt and friends, the Linux way (Glibc's module does not export them).
         master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
@@ -57,6 +63,7 @@ final class TerminalSession: @unchecked Sendable {
         environment["TERM"] = "xterm-256color"
         environment["NO_COLOR"] = "1"
         environment["MEDIAHOST_SANDBOX_MEDIA_RATE"] = "100000"
+        for (key, value) in extra { environment[key] = value }
         let argv = ([mediahostBinary()] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -129,6 +136,42 @@ final class TerminalSession: @unchecked Sendable {
 
 @Suite(.serialized) struct TerminalTests {
     static let prompt = "mediahost> "
+
+    /// Quitting with a download under way offers it to the background service, which finishes
+    /// it with the REPL gone, byte-identical.
+    @Test func quittingTheREPLHandsItsDownloadsToTheService() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 2_000_000)
+        defer { sandbox.process.terminate() }
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let session = try TerminalSession(columns: 100, arguments: [], environment: environment)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("open podcasts:podcast:1000007919\r")
+        #expect(await session.wait(for: "`next` for more"))
+        session.type("download 1\r")
+        try await Task.sleep(for: .seconds(2))
+        session.type("quit\r")
+        #expect(await session.wait(for: "keep it going in the background? [Y/n]"), "\(session.text.suffix(400))")
+        session.type("\r")
+        #expect(await session.wait(for: "going on in the background service"), "\(session.text.suffix(400))")
+        #expect(await session.exitStatus() == 0)
+
+        var path: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while path == nil, ContinuousClock.now < deadline {
+            let listed = try await runMediahost(["call", "downloads.list"], dataDir: session.dataDir, environment: environment)
+            let downloads =
+                (try? JSONValue(parsing: listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))?.arrayValue ?? []
+            path = downloads.first { $0["state"] == "completed" }?["path"]?.stringValue
+            if path == nil { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        let file = try #require(path, "the service finished the download")
+        let media = base + "/media/1000007919/26.mp3"
+        var request = HTTPRequest(url: URL(string: media)!)
+        request.maxBodySize = 1 << 30
+        #expect(FileManager.default.contents(atPath: file) == (try await MediaHTTPClient().send(request).body))
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: session.dataDir)
+        #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
+    }
 
     @Test func rowsFitTheTerminalAndFollowAResize() async throws {
         let session = try TerminalSession(columns: 80)

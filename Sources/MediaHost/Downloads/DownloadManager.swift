@@ -29,6 +29,8 @@ public actor DownloadManager {
     private var tasks: [ItemID: Task<Void, Never>] = [:]
     /// What a pause or cancel asked for, read when the transfer stops.
     private var stopReasons: [ItemID: DownloadRecord.State] = [:]
+    /// Set by `handOver`: this process starts no more downloads.
+    private var handingOver = false
 
     static let transientRetries = 3
 
@@ -164,6 +166,19 @@ public actor DownloadManager {
         pump()
     }
 
+    /// Stops every running transfer where it got to and starts no more, leaving them queued
+    /// with their .part files (and their locks released) for another process to take over: the
+    /// REPL handing its downloads to the background service.
+    public func handOver() async {
+        handingOver = true
+        let running = tasks
+        for (id, task) in running {
+            stopReasons[id] = .queued
+            task.cancel()
+        }
+        for task in running.values { await task.value }
+    }
+
     /// Waits until nothing runs or waits here (tests and scripts).
     public func idle() async {
         while true {
@@ -185,6 +200,7 @@ public actor DownloadManager {
     }
 
     private func fill() async {
+        guard !handingOver else { return }
         let limit = max(1, concurrency())
         guard tasks.count < limit, let queued = try? await store.downloads(in: [.queued]) else { return }
         // No suspension from the check to the insertion: two fills cannot start one download twice.
