@@ -28,6 +28,8 @@ public final class RPCConnection: Sendable {
     /// Replies waiting to be written; whoever finds it idle writes everything queued, so
     /// concurrent replies share syscalls instead of queueing on a lock.
     private let outbox = Mutex<(pending: [UInt8], flushing: Bool)>(([], false))
+    /// Set when a write failed: nothing more is written, the client is gone or stuck.
+    private let outputBroken = Mutex(false)
 
     public init(
         input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20,
@@ -259,13 +261,18 @@ public final class RPCConnection: Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8]) {
+        guard !outputBroken.withLock({ $0 }) else { return }
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = write(output, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return  // The client is gone; nothing left to tell it.
+                    if errno == EINTR { continue }
+                    // The client is gone, or (a socket with a send timeout) stopped reading: it
+                    // is dropped, so it holds no thread and no memory of the others.
+                    outputBroken.withLock { $0 = true }
+                    shutdown(output, Int32(SHUT_RDWR))
+                    return
                 }
                 offset += n
             }

@@ -127,6 +127,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// One client: a JSON-RPC connection over its socket, with every notification.
     static func serve(_ fd: Int32, host: HostRuntime) async {
+        // A client that stops reading is dropped after this long rather than holding a thread.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connection = RPCConnection(input: fd, output: fd, handler: host.dispatcher)
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         await connection.run()

@@ -80,6 +80,32 @@ import Testing
         #expect(status.status == 1)
     }
 
+    /// Clients that send without ever reading fill their sockets; each is dropped after the send
+    /// timeout instead of holding one of the service's few threads, and others are answered.
+    @Test func clientsThatStopReadingCostOnlyThemselves() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let service = try MediahostProcess(["serve"], dataDir: dataDir)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+        let socket = ServiceSocket(paths: HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir))
+        var stuck: [Int32] = []
+        for _ in 0..<3 {
+            let fd = try #require(socket.connect())
+            stuck.append(fd)
+            Thread.detachNewThread {
+                let batch = Array(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"host.info"}"# + "\n", count: 2000).utf8)
+                while batch.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 {}
+            }
+        }
+        try await Task.sleep(for: .seconds(2))
+        let answer = try await runMediahost(["call", "host.info"], dataDir: dataDir)
+        #expect(answer.status == 0, "answered despite three stuck clients: \(answer.stderr)")
+        for fd in stuck {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
     @Test func aServiceKilledMidDownloadIsReplacedAndResumes() async throws {
         let (sandbox, base) = try await startSandboxProcess(rate: 2_000_000)
         defer { sandbox.process.terminate() }
