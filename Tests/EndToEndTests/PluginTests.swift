@@ -331,7 +331,8 @@ import Testing
         try Self.addPlugin(
             "flaky", to: dataDir,
             script: """
-                [ -e crashed-once ] || { touch crashed-once; echo 'first start fails' >&2; exit 1; }
+                echo start >> starts
+                [ "$(wc -l < starts)" -gt 3 ] || { echo 'early starts fail' >&2; exit 1; }
                 while read -r line; do
                   id=$(printf '%s' "$line" | jq -c '.id // empty')
                   [ -z "$id" ] && continue
@@ -373,15 +374,21 @@ import Testing
         }
         #expect((try? String(contentsOfFile: seen, encoding: .utf8))?.contains("$/cancelRequest") == true, "the plugin was told")
 
-        search(2, "flaky")
-        let crashed = await process.messages(1).first
-        #expect(
-            crashed?["error"]?["message"]?.stringValue?.contains("first start fails") == true, "\(String(describing: crashed))")
-        search(3, "flaky")
+        // Three crashed starts: each failure names the plugin's last words, and between attempts
+        // (0.5, 1, 2 s after each) the plugin is refused; then it starts and answers.
+        var messages: [String] = []
+        func crashes() -> Int { messages.filter { $0.contains("exited (status 1)") && $0.contains("early starts fail") }.count }
+        for id in 10..<30 where crashes() < 3 {
+            search(id, "flaky")
+            messages.append(await process.messages(1).first?["error"]?["message"]?.stringValue ?? "")
+            if messages.last?.contains("started again in") == true { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(crashes() == 3, "\(messages)")
+        search(30, "flaky")
         let paused = await process.messages(1).first
         #expect(paused?["error"]?["message"]?.stringValue?.contains("started again in") == true, "\(String(describing: paused))")
-        try await Task.sleep(for: .milliseconds(700))
-        search(4, "flaky")
+        try await Task.sleep(for: .milliseconds(2200))
+        search(31, "flaky")
         #expect(await process.messages(1).first?["result"]?["items"] == [])
 
         search(5, "flood")

@@ -225,6 +225,12 @@ final class PluginProcess: Sendable {
         // Its last words first: the stderr reader reaches the end of its pipe soon after the exit.
         _ = state.withLock { $0.logDone }?.wait(timeout: .now() + 0.5)
         let pending = state.withLock { state -> [CheckedContinuation<JSONValue, any Error>] in
+            // Every crash counts towards the pause before the next start, even one reported
+            // after a newer process was started.
+            if process.terminationStatus != 0 || process.terminationReason == .uncaughtSignal {
+                state.failures += 1
+                state.lastExit = .now
+            }
             guard state.generation == generation else { return [] }
             let pending = Array(state.pending.values)
             state.pending = [:]
@@ -232,10 +238,6 @@ final class PluginProcess: Sendable {
                 state.process = nil
                 state.input = nil
                 state.descriptor = nil
-            }
-            if process.terminationStatus != 0 || process.terminationReason == .uncaughtSignal {
-                state.failures += 1
-                state.lastExit = .now
             }
             return pending
         }
