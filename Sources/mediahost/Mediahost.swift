@@ -108,10 +108,30 @@ struct HostOptions {
     var noService = false
 
     /// The background service for this data dir, connected, when one runs and may be used (not
-    /// with --sandbox, whose providers point elsewhere, nor --no-service).
+    /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
+    /// never in the environment).
     func service() -> Int32? {
-        guard !sandbox, !noService else { return nil }
-        return ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir)).connect()
+        guard !sandbox, !noService, ProcessInfo.processInfo.environment["MEDIAHOST_HOST_BACKGROUND"] != "never" else {
+            return nil
+        }
+        let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir))
+        // The service reads the same settings: it says whether host.background is never.
+        guard let probe = socket.connect() else { return nil }
+        let answer = try? JSONParser.parse(ServiceClient.call(probe, method: "config.get", params: ["key": "host.background"]))
+        if answer?.arrayValue?.first?["value"] == "never" { return nil }
+        return socket.connect()
+    }
+
+    /// With host.background = always (from any layer, so known once the host is made): a
+    /// service started for the data dir, connected; nil otherwise.
+    func startedService(_ host: HostRuntime) async -> Int32? {
+        guard !sandbox, !noService, host.config.string(HostSettings.background) == "always" else { return nil }
+        guard await ServeCommand.startInBackground(options: self, paths: host.paths) else {
+            host.logger.warning(
+                "host.background is always, but the background service could not be started (see <data dir>/service.log)")
+            return nil
+        }
+        return ServiceSocket(paths: host.paths).connect()
     }
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
@@ -256,6 +276,10 @@ struct RPCCommand: AsyncParsableCommand {
             return
         }
         let host = try await global.makeHost()
+        if let service = await global.host.startedService(host) {
+            await ServiceClient.bridge(service)
+            return
+        }
         let connection = RPCConnection(handler: host.dispatcher)
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         defer { host.events.unsubscribe(subscription) }
@@ -287,6 +311,18 @@ struct CallCommand: AsyncParsableCommand {
             || ["providers.categories", "favorites.sync", "downloads.start", "downloads.resume"].contains(method)
     }
 
+    /// One call through the background service, printed as an in-process call prints it.
+    static func callThrough(_ service: Int32, _ method: String, _ params: JSONValue?) throws {
+        do {
+            let result = try ServiceClient.call(service, method: method, params: params)
+            try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
+        } catch let error as RPCError {
+            FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
+            if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
+            throw ExitCode(1)
+        }
+    }
+
     static func call(_ method: String, _ params: String?, options: HostOptions) async throws {
         var parsed: JSONValue?
         if let params {
@@ -298,18 +334,15 @@ struct CallCommand: AsyncParsableCommand {
             }
         }
         if let service = options.service() {
-            do {
-                let result = try ServiceClient.call(service, method: method, params: parsed)
-                try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
-                return
-            } catch let error as RPCError {
-                FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
-                if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
-                throw ExitCode(1)
-            }
+            try callThrough(service, method, parsed)
+            return
         }
         if Self.usesNetwork(method) { MediaHTTPClient.preload() }
         let host = try await options.makeHost()
+        if let service = await options.startedService(host) {
+            try callThrough(service, method, parsed)
+            return
+        }
         do {
             let result = try await host.dispatcher.call(method, params: parsed)
             // A reader that went away (`| head -c 10`) is not an error worth a crash.

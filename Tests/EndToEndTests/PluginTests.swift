@@ -422,7 +422,9 @@ import Testing
 
                 """, extra: "[[config]]\nname = \"media\"\nsummary = \"the file\"\n")
         let process = try MediahostProcess(
-            ["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_FETCH_MEDIA": base + "/media/1999999999/3.mp3"])
+            ["rpc"], dataDir: dataDir,
+            // A generous bound: the suite runs many processes at once on two cores.
+            environment: ["MEDIAHOST_FETCH_MEDIA": base + "/media/1999999999/3.mp3", "MEDIAHOST_HTTP_TIMEOUT": "120"])
         process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"fetch:video:one"}}"#)
         var path: String?
         let deadline = ContinuousClock.now + .seconds(30)

@@ -80,6 +80,30 @@ import Testing
         #expect(status.status == 1)
     }
 
+    /// host.background: always starts a service for the first call; never keeps calls in their
+    /// own process even when one runs; --no-service does for one command.
+    @Test func hostBackgroundDecidesWhereCallsRun() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        func pid(_ environment: [String: String] = [:], _ extra: [String] = []) async throws -> Int? {
+            let result = try await runMediahost(["call", "host.info"] + extra, dataDir: dataDir, environment: environment)
+            return try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["pid"]?.intValue
+        }
+        let first = try await pid(["MEDIAHOST_HOST_BACKGROUND": "always"])
+        let status = try await runMediahost(["serve", "--status"], dataDir: dataDir)
+        #expect(status.status == 0 && status.stdout.contains("pid \(first ?? -1)"), "the call ran in the service it started")
+        #expect(try await pid() == first, "later calls go to it")
+        #expect(try await pid([:], ["--no-service"]) != first)
+        _ = try await runMediahost(["call", "config.set", #"{"key":"host.background","value":"auto"}"#], dataDir: dataDir)
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: dataDir)
+        #expect(stopped.stdout.contains("stopped"))
+        let service = try MediahostProcess(["serve"], dataDir: dataDir)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+        #expect(try await pid() == Int(service.process.processIdentifier))
+        _ = try await runMediahost(["call", "config.set", #"{"key":"host.background","value":"never"}"#], dataDir: dataDir)
+        #expect(try await pid() != Int(service.process.processIdentifier), "never: in its own process")
+    }
+
     /// Clients that send without ever reading fill their sockets; each is dropped after the send
     /// timeout instead of holding one of the service's few threads, and others are answered.
     @Test func clientsThatStopReadingCostOnlyThemselves() async throws {

@@ -104,7 +104,11 @@ public enum HostSettings {
     public static let pluginIdle = ConfigKeyInfo(
         key: "plugin.idle", summary: "Seconds a plugin's process is kept running after its last call",
         defaultValue: "300", environment: ["MEDIAHOST_PLUGIN_IDLE"], kind: .seconds(1...86_400))
-    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle]
+    public static let background = ConfigKeyInfo(
+        key: "host.background",
+        summary: "Use the background service: auto (when one runs), always (start one when none runs), never",
+        defaultValue: "auto", environment: ["MEDIAHOST_HOST_BACKGROUND"], kind: .choice(["auto", "always", "never"]))
+    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background]
 }
 
 /// A setting's effective value and where it came from, as `config.get` shows it.
