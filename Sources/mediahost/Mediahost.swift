@@ -165,29 +165,16 @@ struct SandboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
         abstract: "Serve the local replicas of the providers' APIs (for tests, demos and offline work).",
-        discussion: """
-            Runs mediahost-sandbox (installed next to mediahost). Point a provider at it with
-            MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any command to run one for that
-            command. Faults are switched with POST /_sandbox/faults (JSON: path, status, retryAfter, latencyMs,
-            throttleBytesPerSecond, truncateAfterBytes, malformed, times).
-            """)
+        discussion:
+            "Runs mediahost-sandbox (installed next to mediahost) with these arguments; `mediahost sandbox --help` is its help.")
 
-    @Option(help: "The port (0 picks a free one).")
-    var port = 8080
-
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
-
-    @Option(
-        name: .customLong("media-rate"),
-        help: "Serve media files at this many bytes per second (0: unlimited; default 8000000 or MEDIAHOST_SANDBOX_MEDIA_RATE).")
-    var mediaRate: Int?
+    /// Everything after `sandbox`, --help included: mediahost-sandbox reads (and explains) it.
+    @Argument(parsing: .captureForPassthrough, help: "mediahost-sandbox's options: --port, --host, --media-rate.")
+    var arguments: [String] = []
 
     func run() throws {
         guard let binary = SandboxChild.binary() else { throw StartupFailure(message: SandboxChild.missing) }
-        let arguments =
-            [binary, "--port", String(port), "--host", host] + (mediaRate.map { ["--media-rate", String($0)] } ?? [])
-        let argv = arguments.map { strdup($0) } + [nil]
+        let argv = ([binary] + arguments).map { strdup($0) } + [nil]
         execv(binary, argv)
         throw StartupFailure(message: "cannot run \(binary): \(String(cString: strerror(errno)))")
     }

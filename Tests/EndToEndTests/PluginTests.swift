@@ -33,6 +33,25 @@ import Testing
         """.write(toFile: folder + "/plugin.toml", atomically: true, encoding: .utf8)
     }
 
+    /// A plugin program in sh: reads requests, answers `initialize` with its id (after
+    /// `onInitialize`), and the others with the `case` arms given; `before` runs at its start,
+    /// `each` for every line read.
+    static func answering(before: String = "", each: String = "", onInitialize: String = "", _ arms: String) -> String {
+        """
+        \(before)
+        while read -r line; do
+          \(each)
+          id=$(printf '%s' "$line" | jq -c '.id // empty')
+          [ -z "$id" ] && continue
+          case "$line" in
+            *initialize*) \(onInitialize) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"%s"}}\\n' "$id" "$MEDIAHOST_PLUGIN_ID" ;;
+        \(arms)
+          esac
+        done
+
+        """
+    }
+
     static func call(_ method: String, _ params: String, dataDir: String, environment: [String: String] = [:]) async throws -> (
         status: Int32, value: JSONValue?, stderr: String
     ) {
@@ -75,24 +94,25 @@ import Testing
         let half = #"{"jsonrpc":"2.0","id":%s,"result":{"items":[{"title":"half an item"}]}}"#
         try Self.addPlugin(
             "halfdone", to: dataDir,
-            script: """
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"halfdone"}}\\n' "$id" ;;
-                    *) printf '\(half)\\n' "$id" ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(#"*) printf '\#(half)\n' "$id" ;;"#))
         // A manifest that names no program: listed with what is wrong, its calls answering it.
         try FileManager.default.createDirectory(atPath: dataDir + "/plugins/missing", withIntermediateDirectories: true)
         try #"command = "./nowhere.sh""#.write(
             toFile: dataDir + "/plugins/missing/plugin.toml", atomically: true, encoding: .utf8)
+        for (id, manifest) in [
+            ("hologram", "command = \"/bin/true\"\nkinds = [\"hologram\"]\n"), ("garbled", "command = [unterminated\n"),
+        ] {
+            try FileManager.default.createDirectory(atPath: dataDir + "/plugins/" + id, withIntermediateDirectories: true)
+            try manifest.write(toFile: dataDir + "/plugins/\(id)/plugin.toml", atomically: true, encoding: .utf8)
+        }
         let listed = try await Self.call("providers.list", "{}", dataDir: dataDir).value
         let missing = try #require(listed?.arrayValue?.first { $0["id"] == "missing" })
         #expect(missing["notes"]?.stringValue?.contains("cannot find './nowhere.sh'") == true, "\(missing)")
+        let hologram = try #require(listed?.arrayValue?.first { $0["id"] == "hologram" })
+        #expect(hologram["notes"]?.stringValue?.contains("unknown kind 'hologram'") == true, "\(hologram)")
+        let garbled = try #require(listed?.arrayValue?.first { $0["id"] == "garbled" })
+        #expect(garbled["notes"]?.stringValue?.contains("cannot be read") == true, "\(garbled)")
+        #expect(listed?.arrayValue?.contains { $0["id"] == "shelf" } == true, "the others are listed as ever")
         let environment = ["MEDIAHOST_HTTP_TIMEOUT": "2"]
         func search(_ provider: String) async throws -> String {
             let result = try await Self.call(
@@ -122,20 +142,10 @@ import Testing
         let dataDir = try makeTemporaryDirectory()
         try Self.addPlugin(
             "nosy", to: dataDir,
-            script: """
-                env > seen-environment
-                pwd > seen-directory
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  printf '%s\\n' "$line" >> seen-requests
-                  case "$line" in
-                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"nosy"}}\\n' "$id" ;;
-                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\\n' "$id" ;;
-                  esac
-                done
-
-                """, extra: "[[config]]\nname = \"token\"\nsummary = \"its own token\"\nsecret = true\n")
+            script: Self.answering(
+                before: "env > seen-environment\npwd > seen-directory", each: #"printf '%s\n' "$line" >> seen-requests"#,
+                #"*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;"#),
+            extra: "[[config]]\nname = \"token\"\nsummary = \"its own token\"\nsecret = true\n")
         let result = try await Self.call(
             "media.search", #"{"provider":"nosy","query":"x"}"#, dataDir: dataDir,
             environment: [
@@ -162,18 +172,8 @@ import Testing
         let dataDir = try makeTemporaryDirectory()
         try Self.addPlugin(
             "counted", to: dataDir,
-            script: """
-                echo $$ >> starts
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"counted"}}\n' "$id" ;;
-                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(
+                before: "echo $$ >> starts", #"*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;"#))
         let process = try MediahostProcess(["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_PLUGIN_IDLE": "1"])
         let search = #"{"jsonrpc":"2.0","id":%d,"method":"media.search","params":{"provider":"counted","query":"x"}}"#
         process.sendLine(String(format: search, 1))
@@ -215,18 +215,11 @@ import Testing
         let dataDir = try makeTemporaryDirectory()
         try Self.addPlugin(
             "wrong", to: dataDir,
-            script: """
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    *initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"wrong"}}\\n' "$id" ;;
-                    *provider.search*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[{"id":"other:movie:1","provider":"other","kind":"movie"}]}}\\n' "$id" ;;
-                    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\\n' "$id" ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(
+                #"""
+                *provider.search*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[{"id":"other:movie:1","provider":"other","kind":"movie"}]}}\n' "$id" ;;
+                *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\n' "$id" ;;
+                """#))
         let wrong = try await runMediahost(["plugin", "check", dataDir + "/plugins/wrong"])
         #expect(wrong.status == 1)
         #expect(
@@ -312,50 +305,17 @@ import Testing
     /// started again after a pause; one that floods its output loses only that request.
     @Test func cancellationRestartsAndFloodsOverRPC() async throws {
         let dataDir = try makeTemporaryDirectory()
-        let answerInitialize =
-            #"*initialize*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"%s"}}\n' "$id" "$MEDIAHOST_PLUGIN_ID" ;;"#
         try Self.addPlugin(
             "slow", to: dataDir,
-            script: """
-                while read -r line; do
-                  printf '%s\n' "$line" >> seen
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    \(answerInitialize)
-                    *) ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(each: #"printf '%s\n' "$line" >> seen"#, "*) ;;"))
         try Self.addPlugin(
             "flaky", to: dataDir,
-            script: """
-                echo start >> starts
-                [ "$(wc -l < starts)" -gt 3 ] || { echo 'early starts fail' >&2; exit 1; }
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    \(answerInitialize)
-                    *) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(
+                before: "echo start >> starts\n[ \"$(wc -l < starts)\" -gt 3 ] || { echo 'early starts fail' >&2; exit 1; }",
+                #"*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[]}}\n' "$id" ;;"#))
         try Self.addPlugin(
             "flood", to: dataDir,
-            script: """
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    \(answerInitialize)
-                    *) head -c 20000000 /dev/zero | tr '\\0' 'a'; echo ;;
-                  esac
-                done
-
-                """)
+            script: Self.answering(#"*) head -c 20000000 /dev/zero | tr '\0' 'a'; echo ;;"#))
         let process = try MediahostProcess(["rpc"], dataDir: dataDir)
         func search(_ id: Int, _ provider: String) {
             process.sendLine(
@@ -407,20 +367,13 @@ import Testing
         let dataDir = try makeTemporaryDirectory()
         try Self.addPlugin(
             "fetch", to: dataDir,
-            script: """
-                while read -r line; do
-                  id=$(printf '%s' "$line" | jq -c '.id // empty')
-                  [ -z "$id" ] && continue
-                  case "$line" in
-                    *initialize*) media=$(printf '%s' "$line" | jq -r '.params.settings.media'); \
-                      printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"fetch"}}\n' "$id" ;;
+            script: Self.answering(
+                onInitialize: #"media=$(printf '%s' "$line" | jq -r '.params.settings.media');"#,
+                #"""
                     *provider.item*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"fetch:video:one","provider":"fetch","kind":"video","title":"One"}}\n' "$id" ;;
                     *provider.downloadSource*) printf '{"jsonrpc":"2.0","id":%s,"result":{"url":"%s","suggestedName":"One","collection":"Fetched","fileExtension":"mp3"}}\n' "$id" "$media" ;;
                     *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\n' "$id" ;;
-                  esac
-                done
-
-                """, extra: "[[config]]\nname = \"media\"\nsummary = \"the file\"\n")
+                """#), extra: "[[config]]\nname = \"media\"\nsummary = \"the file\"\n")
         let process = try MediahostProcess(
             ["rpc"], dataDir: dataDir,
             // A generous bound: the suite runs many processes at once on two cores.

@@ -72,7 +72,7 @@ public struct PluginManifest: Sendable, Equatable {
                 }
                 add(read(table, id: name, directory: pluginsDirectory + "/" + id, origin: file, createDirectory: false))
             } catch {
-                problems.append("plugin \(id): \(file) cannot be read: \(error)")
+                add(.failure(PluginProblem(message: "plugin \(id): \(file) cannot be read: \(error)", id: id)))
             }
         }
         return (plugins, problems, broken)

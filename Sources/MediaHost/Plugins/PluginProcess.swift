@@ -181,7 +181,8 @@ final class PluginProcess: Sendable {
             state.generation += 1
             return state.generation
         }
-        process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation) }
+        let logDone = DispatchSemaphore(value: 0)
+        process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation, logDone: logDone) }
         do {
             try process.run()
         } catch {
@@ -192,7 +193,6 @@ final class PluginProcess: Sendable {
         // lock: a write racing a close can never reach a closed (or reused) descriptor.
         let writer = PluginInput(fd: dup(input.fileHandleForWriting.fileDescriptor))
         try? input.fileHandleForWriting.close()
-        let logDone = DispatchSemaphore(value: 0)
         state.withLock { state in
             state.logDone = logDone
             state.lastProcess = process
@@ -221,9 +221,9 @@ final class PluginProcess: Sendable {
 
     private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
-    private func exited(_ process: Process, generation: Int) {
-        // Its last words first: the stderr reader reaches the end of its pipe soon after the exit.
-        _ = state.withLock { $0.logDone }?.wait(timeout: .now() + 0.5)
+    private func exited(_ process: Process, generation: Int, logDone: DispatchSemaphore) {
+        // Its last words first: its stderr reader reaches the end of the pipe soon after the exit.
+        _ = logDone.wait(timeout: .now() + 0.5)
         let pending = state.withLock { state -> [CheckedContinuation<JSONValue, any Error>] in
             // Every crash counts towards the pause before the next start, even one reported
             // after a newer process was started.
@@ -473,19 +473,7 @@ final class PluginInput: @unchecked Sendable {
     deinit { close() }
 
     func write(_ bytes: [UInt8]) -> Bool {
-        lock.withLock {
-            guard fd >= 0 else { return false }
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }
+        lock.withLock { fd >= 0 && ServiceClient.writeAll(fd, bytes) }
     }
 
     func close() {

@@ -66,6 +66,8 @@ public enum ServiceClient {
         }
     }
 
+    /// Writes all of `bytes` to `fd`; false when it fails (the other end is gone). Also the
+    /// writes to a plugin's stdin.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
