@@ -6,6 +6,8 @@ BUILD_FLAGS ?=
 # jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
 # their tests run with them.
 DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
+# mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
+TEST_PACKAGES := mpv
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
@@ -29,7 +31,7 @@ define install_missing
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
 endef
 
@@ -54,6 +56,7 @@ sandbox: build
 # that measure time (timeouts, polling intervals) on a 2-core machine.
 HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests|HostileInputTests
 test: deps lint
+	@$(call install_missing,$(TEST_PACKAGES))
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'

@@ -33,6 +33,11 @@ public struct MediaItem: Codable, Sendable, Equatable {
     public var favorite: Bool?
     /// Filled by the host: the download state when there is one.
     public var download: DownloadInfo?
+    /// Filled by the host for items played: seconds in where playback stopped (absent once played).
+    public var position: Double?
+    /// Filled by the host for items played: whether it was played to the end (within the last
+    /// 30 seconds or 5 %), or marked so.
+    public var played: Bool?
     /// Provider-specific facts worth showing, as text.
     public var extra: [String: String]?
 

@@ -233,19 +233,92 @@ public struct CommandSpec: Sendable {
                 })
         },
         CommandSpec(
-            "play", usage: "play <n|id>", method: PlayerOpen.method,
+            "play", usage: "play <n|id> [--now]", method: PlayerOpen.method,
             summary:
-                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode)"
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now",
+            arguments: [[], [.words(["--now"])]]
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
+            var words = line.words
+            let now = words.contains("--now")
+            words.removeAll { $0 == "--now" }
+            guard words.count == 1 else { throw CommandError.usage }
+            let id = try repl.item(words[0])
             return .call(
-                .run(PlayerOpen(id: id)) { repl, result in
+                .run(PlayerOpen(id: id, now: now ? true : nil)) { repl, result in
                     let what = result.note.map { "\($0) (\(result.played?.description ?? "")), " } ?? ""
-                    repl.display(
-                        "playing \(what)\(result.local ? "the downloaded file" : "the stream") in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
-                    )
+                    let source = result.local ? "the downloaded file" : "the stream"
+                    if result.queued == true {
+                        repl.display("queued \(what)\(source): it plays after what plays now (`skip` goes to it)")
+                    } else if PlayerController.isMPV(result.command) {
+                        let from = result.resumedAt.map { " from \(Renderer.duration($0)), where it was left" } ?? ""
+                        repl.display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
+                    } else {
+                        repl.display(
+                            "playing \(what)\(source) in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
+                        )
+                    }
                 })
         },
+        CommandSpec(
+            "player", usage: "player [pause|resume|stop|skip|seek|volume] [value]", method: PlayerStatusGet.method,
+            summary: "what plays and what is queued; with a word, controls it (mpv)",
+            arguments: [[.words(["pause", "resume", "stop", "skip", "seek", "volume"])]]
+        ) { line, repl throws(CommandError) in
+            guard let word = line.words.first else {
+                return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
+            }
+            let rest = CommandLine(words: Array(line.words.dropFirst()), raw: "")
+            switch word {
+            case "pause": return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
+            case "resume": return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })
+            case "stop": return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
+            case "skip", "next": return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
+            case "seek": return try REPL.seekCall(rest)
+            case "volume", "vol": return try REPL.volumeCall(rest)
+            default: throw CommandError.usage
+            }
+        },
+        CommandSpec(
+            "toggle", usage: "toggle", method: PlayerPause.method,
+            summary: "pause or resume what plays (`player pause`, `player resume`)"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(
+                Call(method: PlayerPause.method) { repl throws(RPCError) in
+                    let status = try await repl.host.dispatcher.run(PlayerStatusGet())
+                    let changed =
+                        status.state == .paused
+                        ? try await repl.host.dispatcher.run(PlayerResume()) : try await repl.host.dispatcher.run(PlayerPause())
+                    repl.printJSON(PlayerPause.self, changed)
+                    repl.present(player: changed)
+                })
+        },
+        CommandSpec(
+            "seek", usage: "seek <+s|-s|mm:ss|s>", method: PlayerSeek.method,
+            summary: "jump in what plays: +30 forward, -10 back, 12:30 or 750 to that point"
+        ) { line, _ throws(CommandError) in try REPL.seekCall(line) },
+        CommandSpec(
+            "stop", usage: "stop", method: PlayerStop.method, summary: "stop playing (the position is kept) and empty the queue"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
+            "skip", usage: "skip", method: PlayerNext.method, summary: "play what is queued next (stops when nothing is)"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
+            "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"
+        ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
+        CommandSpec(
+            "played", usage: "played <n|id>...", method: PlayerMark.method, summary: "mark items played"
+        ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: true) },
+        CommandSpec(
+            "unplayed", usage: "unplayed <n|id>...", method: PlayerMark.method,
+            summary: "mark items not played (forgets where they were left)"
+        ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: false) },
         CommandSpec(
             "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
             summary: "an item's image as a local file (cached)"

@@ -4,8 +4,9 @@ import JSONRPC
 import MediaHost
 import Synchronization
 
-/// The latest progress of every running download, fed by the host's notifications and drawn by
-/// the REPL: bars above the prompt on a terminal, periodic plain lines otherwise.
+/// The latest progress of every running download and what plays, fed by the host's
+/// notifications and drawn by the REPL: bars and a "now playing" line above the prompt on a
+/// terminal, periodic plain lines otherwise.
 final class ProgressBoard: Sendable {
     struct Entry: Sendable {
         var title: String
@@ -17,9 +18,12 @@ final class ProgressBoard: Sendable {
     }
 
     private let state = Mutex<
-        (entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String])
+        (
+            entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String],
+            playing: PlayerStatus?, playerDirty: Bool
+        )
     >(
-        ([:], [], false, [], [:]))
+        ([:], [], false, [], [:], nil, false))
 
     /// Names a download for its bar (notifications carry only ids).
     func setTitle(_ title: String, for id: String) {
@@ -65,6 +69,14 @@ final class ProgressBoard: Sendable {
                 }
             case .authPrompt:
                 return
+            case .playerState(let status):
+                let wasPlaying = state.playing?.item
+                state.playing = status.state == .stopped ? nil : status
+                if status.state == .stopped, let wasPlaying {
+                    state.events.append("■ \(Renderer.clean(wasPlaying.title)): stopped")
+                }
+                state.playerDirty = true
+                return
             }
             state.dirty = true
         }
@@ -72,16 +84,38 @@ final class ProgressBoard: Sendable {
 
     var hasActive: Bool { state.withLock { !$0.order.isEmpty } }
 
+    /// What plays, as the REPL last heard.
+    var playing: PlayerStatus? { state.withLock { $0.playing } }
+
     /// Lines to show if anything changed since the last call, and finished-download messages.
-    func takeUpdate(width: Int, color: Bool) -> (bars: [String], events: [String])? {
+    /// - Parameter playing: with the "now playing" line (on a terminal, where it is redrawn in place).
+    func takeUpdate(width: Int, color: Bool, playing: Bool = true) -> (bars: [String], events: [String])? {
         state.withLock { state in
-            guard state.dirty || !state.events.isEmpty else { return nil }
+            guard state.dirty || !state.events.isEmpty || (playing && state.playerDirty) else { return nil }
             state.dirty = false
+            if playing { state.playerDirty = false }
             let events = state.events
             state.events = []
-            let bars = state.order.compactMap { id in state.entries[id].map { Self.bar($0, width: width) } }
+            var bars = state.order.compactMap { id in state.entries[id].map { Self.bar($0, width: width) } }
+            if playing, let playing = state.playing { bars.insert(Self.nowPlaying(playing, width: width), at: 0) }
             return (bars, events)
         }
+    }
+
+    /// "▶ Title  12:04 / 45:10  vol 80  +2 queued", cut to the width.
+    static func nowPlaying(_ status: PlayerStatus, width: Int) -> String {
+        var tail = ""
+        if let position = status.position {
+            tail += "  " + Renderer.duration(position)
+            if let duration = status.duration { tail += " / " + Renderer.duration(duration) }
+        }
+        if let volume = status.volume, volume != 100 { tail += "  vol \(Int(finite: volume.rounded()) ?? 0)" }
+        if !status.queue.isEmpty { tail += "  +\(status.queue.count) queued" }
+        let mark = status.state == .paused ? "⏸" : "▶"
+        let title = Renderer.clean(status.item?.title ?? "")
+        let room = max(10, width - tail.count - 3)
+        let shortTitle = title.count > room ? String(title.prefix(room - 1)) + "…" : title
+        return "\(mark) \(shortTitle)\(tail)"
     }
 
     static func bar(_ entry: Entry, width: Int) -> String {

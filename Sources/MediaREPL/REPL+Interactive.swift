@@ -78,6 +78,10 @@ extension REPL {
         }
         defer { watcher.cancel() }
 
+        // What another process of this data dir plays (an mpv this REPL can control) is shown too.
+        if let status = try? await host.dispatcher.run(PlayerStatusGet()), status.state != .stopped {
+            board.receive(.playerState(status))
+        }
         // Downloads resumed from an earlier run get their names on the bars.
         for download in (try? await host.dispatcher.run(DownloadsList())) ?? [] {
             board.setTitle(download.title, for: download.id.description)
@@ -89,6 +93,8 @@ extension REPL {
         // Rows fit the terminal they are shown on; redirected, they keep their natural length.
         if output == 1 { renderer.terminalWidth = { Renderer.terminalColumns(1) } }
         let progress = output.map { InPlaceProgress(board: board, color: options.color, fd: $0) }
+        showsNowPlaying = progress != nil
+        defer { showsNowPlaying = false }
         idleHook = { [self] in
             if mh_take_interrupt() != 0 { mh_rl_discard_line() }
             if let progress { progress.draw() } else { flushProgress() }
@@ -113,26 +119,39 @@ extension REPL {
         await sayWhatBecomesOfDownloads()
     }
 
-    /// Leaving with downloads under way: offered to the background service (which finishes them
-    /// with this window closed); otherwise they stop with the process and go on at the next start.
+    /// Leaving with downloads under way or something playing: offered to the background service
+    /// (which finishes the downloads and keeps the playback's place with this window closed);
+    /// otherwise the downloads stop with the process and go on at the next start, and the
+    /// playback stops where it is (`play` resumes it).
     func sayWhatBecomesOfDownloads() async {
         let active =
             (try? await host.dispatcher.run(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
-        guard !active.isEmpty else { return }
+        let playing = board.playing?.item
+        guard !active.isEmpty || playing != nil else { return }
         let count = active.count == 1 ? "1 download is" : "\(active.count) downloads are"
+        var what: [String] = []
+        if !active.isEmpty { what.append("\(count) not finished") }
+        if let playing { what.append("\(Renderer.clean(playing.title)) is playing") }
+        let them = active.count + (playing == nil ? 0 : 1) == 1 ? "it" : "them"
         if let startService, let ask,
             let answer = await ask(
-                "\(count) not finished: keep \(active.count == 1 ? "it" : "them") going in the background? [Y/n] ", false),
+                "\(what.joined(separator: " and ")): keep \(them) going in the background? [Y/n] ", false),
             !answer.lowercased().hasPrefix("n")
         {
             await host.downloads.handOver()
             if await startService() {
                 print(
-                    "\(count) going on in the background service (`mediahost serve --status`; `mediahost serve --stop` ends it)")
+                    "\(what.joined(separator: " and ")): going on in the background service (`mediahost serve --status`; `mediahost serve --stop` ends it)"
+                )
                 return
             }
             writeError("the background service could not be started (see <data dir>/service.log)")
         }
+        if let playing, let status = try? await host.dispatcher.run(PlayerStop()) {
+            _ = status
+            writeError("stopped \(Renderer.clean(playing.title)) (`play` resumes it where it was left)")
+        }
+        guard !active.isEmpty else { return }
         writeError(
             "\(count) not finished: \(active.count == 1 ? "it stops" : "they stop") now, keeping what \(active.count == 1 ? "it has" : "they have"), and \(active.count == 1 ? "goes" : "go") on the next time mediahost starts"
         )

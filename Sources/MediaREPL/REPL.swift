@@ -45,6 +45,8 @@ public final class REPL: @unchecked Sendable {
     public private(set) var finished = false
     /// Asks the person something at the terminal (secret: no echo); nil when there is no terminal.
     var ask: ((_ question: String, _ secret: Bool) async -> String?)?
+    /// Whether what plays is on a line above the prompt (a terminal), so replies need not repeat it.
+    var showsNowPlaying = false
     /// Starts the background service and waits until it answers; set by the executable, nil
     /// where there is none to start (--sandbox: its replicas end with this process).
     public var startService: (@Sendable () async -> Bool)?
@@ -435,6 +437,54 @@ public final class REPL: @unchecked Sendable {
         display(text)
     }
 
+    /// `seek +30`, `seek -10`, `seek 12:30`, `seek 750`.
+    static func seekCall(_ line: CommandLine) throws(CommandError) -> Action {
+        guard let text = try? line.single() else { throw CommandError.usage }
+        guard let (seconds, relative) = parsePosition(text) else {
+            throw CommandError.invalid(
+                "'\(text)' is not a position: +30 or -10 (seconds from here), 12:30 or 1:02:03 or 750 (from the start)")
+        }
+        return .call(.run(PlayerSeek(seconds: seconds, relative: relative)) { repl, status in repl.present(player: status) })
+    }
+
+    /// Seconds and whether they count from the current position: "+30", "-1:00", "12:30", "750".
+    static func parsePosition(_ text: String) -> (Double, Bool)? {
+        var body = Substring(text)
+        var sign = 1.0
+        let relative = body.first == "+" || body.first == "-"
+        if relative {
+            if body.first == "-" { sign = -1 }
+            body = body.dropFirst()
+        }
+        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var seconds = 0.0
+        for (index, part) in parts.enumerated() {
+            guard let value = Double(part), value >= 0, value.isFinite, index == 0 || value < 60 else { return nil }
+            seconds = seconds * 60 + value
+        }
+        return (sign * seconds, relative)
+    }
+
+    static func volumeCall(_ line: CommandLine) throws(CommandError) -> Action {
+        guard let text = try? line.single() else { throw CommandError.usage }
+        guard let level = Double(text.hasSuffix("%") ? String(text.dropLast()) : text), (0...130).contains(level) else {
+            throw CommandError.invalid("the volume is a number from 0 to 100 (up to 130 amplifies)")
+        }
+        return .call(.run(PlayerVolume(level: level)) { repl, status in repl.present(player: status) })
+    }
+
+    static func markCall(_ line: CommandLine, repl: REPL, played: Bool) throws(CommandError) -> Action {
+        guard !line.words.isEmpty else { throw CommandError.usage }
+        var ids: [ItemID] = []
+        for word in line.words { ids.append(try repl.item(word)) }
+        return .call(
+            .run(PlayerMark(ids: ids, played: played)) { repl, result in
+                let what = result.ids.count == 1 ? result.ids[0].description : "\(result.ids.count) items"
+                repl.display("marked \(what) \(played ? "played" : "not played")")
+            })
+    }
+
     func present(download: Download) {
         board.setTitle(download.title, for: download.id.description)
         display(renderer.downloadLine(download))
@@ -443,6 +493,22 @@ public final class REPL: @unchecked Sendable {
     func present(downloads: [Download]) {
         for row in downloads { board.setTitle(row.title, for: row.id.description) }
         show(.downloads(downloads), renderer.downloads(downloads))
+    }
+
+    func present(player status: PlayerStatus) {
+        board.receive(.playerState(status))
+        guard status.state != .stopped, let item = status.item else {
+            display(
+                status.player == nil
+                    ? "not playing (player.command is not mpv: `play` hands items over and forgets them)" : "not playing")
+            return
+        }
+        var lines = showsNowPlaying ? [] : [ProgressBoard.nowPlaying(status, width: renderer.width)]
+        lines.append(renderer.dim("  " + (item.id?.description ?? item.target)))
+        for (index, entry) in status.queue.enumerated() {
+            lines.append("  \(index + 1). next: \(Renderer.clean(entry.title))")
+        }
+        display(lines.joined(separator: "\n"))
     }
 
     func present(auth status: AuthStatusEntry) {
@@ -551,7 +617,7 @@ public final class REPL: @unchecked Sendable {
 
     /// Plain progress lines (scripts, pipes): what changed since the last call.
     func flushProgress() {
-        guard !options.json, let update = board.takeUpdate(width: renderer.width, color: false) else { return }
+        guard !options.json, let update = board.takeUpdate(width: renderer.width, color: false, playing: false) else { return }
         for line in update.events + update.bars { writeError(line) }
     }
 }

@@ -93,6 +93,7 @@ struct Renderer {
             if let duration = item.duration { meta.append(Self.duration(duration)) }
             if let published = item.published { meta.append(String(published.prefix(10))) }
             if item.provider != item.id.provider { meta.append(item.provider) }
+            if let progress = Self.progress(item) { meta.insert(progress, at: 0) }
             return (item, meta.joined(separator: " · "))
         }
         var lines: [String] = []
@@ -133,6 +134,13 @@ struct Renderer {
         return lines.joined(separator: "\n")
     }
 
+    /// New, in progress ("at 12:30") or played, for what plays: episodes always, others once played.
+    static func progress(_ item: MediaItem) -> String? {
+        if item.played == true { return "played" }
+        if let position = item.position { return "at " + duration(position) }
+        return item.kind == .episode ? "new" : nil
+    }
+
     func detail(_ item: MediaItem) -> String {
         var lines = [bold(Self.clean(item.title))]
         // Values are cleaned before they are styled, so the style's own escapes survive.
@@ -163,6 +171,11 @@ struct Renderer {
         for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key })
         where !Self.isLink(value) && key != "contentWarning" && key != "sensitive" {
             field(key, value)
+        }
+        if item.played == true {
+            field("played", "yes")
+        } else if let position = item.position {
+            field("played", "stopped at \(Self.duration(position))" + (item.duration.map { " of \(Self.duration($0))" } ?? ""))
         }
         if let download = item.download {
             field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))

@@ -20,6 +20,8 @@ extension MediaStore {
             var snapshot = item
             snapshot.favorite = nil
             snapshot.download = nil
+            snapshot.position = nil
+            snapshot.played = nil
             return (item, try Self.encoder.encode(snapshot))
         }
         try await pool.write { db in

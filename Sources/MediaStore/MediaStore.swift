@@ -199,6 +199,19 @@ public final class MediaStore: Sendable {
                             UNION ALL SELECT COALESCE(MAX(generation), 0) FROM providerList)));
                     """)
         }
+        migrator.registerMigration("v6: playback positions") { db in
+            // Where each item played was left, so `play` resumes it and listings say what is new.
+            try db.execute(
+                sql: """
+                    CREATE TABLE playback (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        position REAL NOT NULL,
+                        duration REAL,
+                        played INTEGER NOT NULL,
+                        updatedAt REAL NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 }

@@ -11,6 +11,9 @@ public struct MediaFile: Sendable {
     public var etag: String
     public var lastModified: String
     public var type: String
+    /// When set, the file is a WAV of a tone at this many samples a second (8-bit mono) that
+    /// real players play, instead of random bytes.
+    public var waveRate: Int?
 
     public init(seed: UInt64, size: Int, etag: String, lastModified: String = "Tue, 10 Jun 2025 09:41:00 GMT", type: String) {
         self.seed = seed
@@ -20,6 +23,15 @@ public struct MediaFile: Sendable {
         self.type = type
     }
 
+    /// A playable WAV of `seconds` of a 440 Hz tone: 8-bit mono at `rate` samples a second.
+    public static func wave(seconds: Int, rate: Int = 8000, etag: String) -> MediaFile {
+        var file = MediaFile(seed: 0, size: waveHeaderSize + seconds * rate, etag: etag, type: "audio/wav")
+        file.waveRate = rate
+        return file
+    }
+
+    static let waveHeaderSize = 44
+
     /// The bytes of `range`, as the server sends them.
     public func bytes(_ range: Range<Int>) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: range.count)
@@ -28,6 +40,10 @@ public struct MediaFile: Sendable {
     }
 
     private func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>, from offset: Int) {
+        if let waveRate {
+            fillWave(buffer, from: offset, rate: waveRate)
+            return
+        }
         var index = 0
         while index < buffer.count {
             let position = offset + index
@@ -38,6 +54,33 @@ public struct MediaFile: Sendable {
                 buffer[index] = UInt8(truncatingIfNeeded: z >> (UInt64(byteInBlock) * 8))
                 byteInBlock += 1
                 index += 1
+            }
+        }
+    }
+
+    private func fillWave(_ buffer: UnsafeMutableBufferPointer<UInt8>, from offset: Int, rate: Int) {
+        var header: [UInt8] = Array("RIFF".utf8)
+        func le(_ value: Int, _ bytes: Int) {
+            for shift in 0..<bytes { header.append(UInt8(truncatingIfNeeded: value >> (8 * shift))) }
+        }
+        le(size - 8, 4)
+        header += Array("WAVEfmt ".utf8)
+        le(16, 4)
+        le(1, 2)  // PCM
+        le(1, 2)  // mono
+        le(rate, 4)
+        le(rate, 4)  // bytes a second
+        le(1, 2)  // block align
+        le(8, 2)  // bits a sample
+        header += Array("data".utf8)
+        le(size - Self.waveHeaderSize, 4)
+        for index in 0..<buffer.count {
+            let position = offset + index
+            if position < Self.waveHeaderSize {
+                buffer[index] = header[position]
+            } else {
+                let sample = Double(position - Self.waveHeaderSize)
+                buffer[index] = UInt8(128 + 40 * sin(2 * Double.pi * 440 * sample / Double(rate)))
             }
         }
     }

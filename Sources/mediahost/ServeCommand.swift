@@ -72,12 +72,19 @@ struct ServeCommand: AsyncParsableCommand {
             let source = DispatchSource.makeSignalSource(signal: signalNumber)
             source.setEventHandler {
                 socket.remove()
-                Glibc.exit(0)
+                // Where playback got to is kept (mpv plays on; the next process takes it over).
+                Task.detached {
+                    await host.player.saveNow()
+                    Glibc.exit(0)
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 2) { Glibc.exit(0) }
             }
             source.resume()
             Self.signalSources.append(source)
         }
         await host.downloads.resumeInterrupted()
+        // An mpv a front end started (the REPL that handed over) is followed from here on.
+        _ = try? await host.dispatcher.run(PlayerStatusGet())
         FileHandle.standardError.write(Data("mediahost service on \(socket.path) (pid \(getpid()))\n".utf8))
         Thread.detachNewThread {
             while true {
@@ -108,11 +115,8 @@ struct ServeCommand: AsyncParsableCommand {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, paths.dataDir + "/service.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of this process goes with it: a pipe a parent watches for this process's
-        // end (a test harness, a shell's `$(...)`) must not be held open by the service.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
-            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
+        // Nothing else of this process goes with it.
+        actions.closeInheritedDescriptors()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

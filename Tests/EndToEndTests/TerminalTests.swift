@@ -173,6 +173,58 @@ final class TerminalSession: @unchecked Sendable {
         #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
     }
 
+    /// Playing from the REPL: the "now playing" line above the prompt, the player commands, and
+    /// quitting hands the playback to the background service, which keeps following it.
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func theREPLControlsPlaybackAndHandsItToTheService() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_PLAYER": "mpv --ao=null --vo=null"]
+        let session = try TerminalSession(columns: 80, arguments: [], environment: environment)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("open \(PlayerTests.radio)\r")
+        #expect(await session.wait(for: "3 in all"))
+        session.type("play 2\r")
+        #expect(await session.wait(for: "playing the stream in mpv"), "\(session.text.suffix(400))")
+        #expect(await session.wait(for: "▶ Tone 2 (120 s)  0:01 / 2:00"), "\(session.text.suffix(400))")
+        var mark = session.raw.count
+        session.type("seek 1:10\r")
+        #expect(await session.wait(for: "▶ Tone 2 (120 s)  1:1", after: mark), "\(session.text.suffix(400))")
+        mark = session.raw.count
+        session.type("toggle\r")
+        #expect(await session.wait(for: "⏸ Tone 2 (120 s)  1:1", after: mark), "\(session.text.suffix(400))")
+        mark = session.raw.count
+        session.type("play 1\r")
+        #expect(await session.wait(for: "queued the stream", after: mark))
+        #expect(await session.wait(for: "+1 queued", after: mark))
+        mark = session.raw.count
+        session.type("seek soon\r")
+        #expect(await session.wait(for: "'soon' is not a position", after: mark))
+        for line in session.text.components(separatedBy: "\n") { #expect(Renderer.columns(line) <= 80, "\(line)") }
+
+        session.type("quit\r")
+        #expect(
+            await session.wait(for: "Tone 2 (120 s) is playing: keep it going in the background? [Y/n]"),
+            "\(session.text.suffix(400))")
+        session.type("\r")
+        #expect(await session.wait(for: "going on in the background service"), "\(session.text.suffix(400))")
+        #expect(await session.exitStatus() == 0)
+
+        // The service follows the same mpv: its status, its queue; stopping it keeps the place.
+        let status = try await runMediahost(["call", "player.status"], dataDir: session.dataDir, environment: environment)
+        let value = try JSONValue(parsing: status.stdout)
+        #expect(value["state"] == "paused", "\(status.stdout)\(status.stderr)")
+        #expect(value["queue"]?.arrayValue?.count == 1)
+        let stop = try await runMediahost(["call", "player.stop"], dataDir: session.dataDir, environment: environment)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        let listed = try await runMediahost(
+            ["call", "media.children", #"{"id":"\#(PlayerTests.radio)"}"#], dataDir: session.dataDir, environment: environment)
+        let tone2 = try JSONValue(parsing: listed.stdout)["items"]?.arrayValue?.first { $0["title"] == "Tone 2 (120 s)" }
+        #expect((tone2?["position"]?.doubleValue ?? 0) >= 70, "\(String(describing: tone2))")
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: session.dataDir)
+        #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
+    }
+
     @Test func rowsFitTheTerminalAndFollowAResize() async throws {
         let session = try TerminalSession(columns: 80)
         #expect(await session.wait(for: Self.prompt))

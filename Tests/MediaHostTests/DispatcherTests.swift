@@ -77,6 +77,15 @@ extension HostFixture {
             .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "completed", path: "/d/v1.mp4")),
             .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "failed", error: "HTTP 404")),
             .authPrompt(AuthPrompt(provider: "youtube", url: "https://example.com/device", code: "ABCD-EFGH", expiresIn: 1800)),
+            .playerState(PlayerStatus(state: .stopped, paused: false, queue: [], player: "mpv")),
+            .playerState(
+                PlayerStatus(
+                    state: .paused,
+                    item: PlayerStatus.Entry(
+                        id: try ItemID(parsing: "catalog:video:v1"), title: "V1", target: "/d/v1.mp4", local: true),
+                    position: 12.5, duration: 60, paused: true, volume: 80,
+                    queue: [PlayerStatus.Entry(id: nil, title: "x.mp3", target: "https://example.com/x.mp3", local: false)],
+                    player: "mpv")),
         ]
         for event in events {
             let schema = try #require(listed.first { $0["name"]?.stringValue == event.method }?["params"])

@@ -300,7 +300,7 @@ final class CapturedREPL: @unchecked Sendable {
         let completer = Completer(
             providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"], categories: cache,
             fetchCategories: { _ in [MediaCategory(id: "music", name: "Music"), MediaCategory(id: "m2", name: "Metal")] })
-        #expect(completer.candidates(before: "", word: "se") == ["search"])
+        #expect(completer.candidates(before: "", word: "se") == ["search", "seek"])
         #expect(completer.candidates(before: "browse ", word: "ca") == ["catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "m") == ["Metal", "Music"])
         #expect(cache.get("catalog")?.count == 2)
@@ -404,6 +404,19 @@ final class CapturedREPL: @unchecked Sendable {
         let viaName = await session.run(command)
         #expect(!viaAlias.isEmpty)
         #expect(viaAlias == viaName)
+    }
+
+    @Test func seekPositionsReadAsAPersonWritesThem() {
+        #expect(REPL.parsePosition("+30")! == (30, true))
+        #expect(REPL.parsePosition("-10")! == (-10, true))
+        #expect(REPL.parsePosition("-1:00")! == (-60, true))
+        #expect(REPL.parsePosition("12:30")! == (750, false))
+        #expect(REPL.parsePosition("1:02:03")! == (3723, false))
+        #expect(REPL.parsePosition("750")! == (750, false))
+        #expect(REPL.parsePosition("1.5")! == (1.5, false))
+        for bad in ["", "+", "soon", "1:60", "1:2:3:4", "12:", "nan", "-inf", "1:-5"] {
+            #expect(REPL.parsePosition(bad) == nil, "\(bad)")
+        }
     }
 
     @Test func helpShowsAliases() async throws {

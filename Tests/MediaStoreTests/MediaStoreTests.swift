@@ -15,6 +15,39 @@ import Testing
         MediaItem(id: ItemID(provider: provider, kind: kind, nativeID: "n\(n)"), title: "Item \(n)")
     }
 
+    @Test func playbackPositionsAreKeptAndMarked() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        let a = item(1, kind: .episode).id
+        let b = item(2, kind: .episode).id
+        try await store.savePlayback(PlaybackRecord(id: a, position: 754.5, duration: 3000, played: false))
+        // A later save without a duration keeps the one known.
+        try await store.savePlayback(PlaybackRecord(id: a, position: 800, duration: nil, played: false))
+        var kept = try await store.playbacks(for: [a, b])
+        #expect(kept.count == 1)
+        #expect(kept[a]?.position == 800 && kept[a]?.duration == 3000 && kept[a]?.played == false)
+        try await store.markPlayed([a, b], played: true)
+        kept = try await store.playbacks(for: [a, b])
+        #expect(kept[a]?.played == true && kept[a]?.position == 0 && kept[b]?.played == true)
+        try await store.markPlayed([a], played: false)
+        #expect(try await store.playback(a) == nil)
+        // A favorite's snapshot never keeps what the host fills in.
+        var favorite = item(3, kind: .episode)
+        favorite.played = true
+        favorite.position = 12
+        try await store.addFavorite(favorite)
+        let snapshot = try await store.favorite(favorite.id)
+        #expect(snapshot?.played == nil && snapshot?.position == nil)
+    }
+
+    @Test func finishedMeansTheLast30SecondsOr95Percent() {
+        #expect(PlaybackRecord.isFinished(position: 3571, duration: 3600))
+        #expect(!PlaybackRecord.isFinished(position: 3400, duration: 3600))
+        #expect(PlaybackRecord.isFinished(position: 20, duration: 40))
+        #expect(PlaybackRecord.isFinished(position: 96, duration: 100))
+        #expect(!PlaybackRecord.isFinished(position: 5, duration: 40))
+        #expect(!PlaybackRecord.isFinished(position: 5000, duration: nil))
+    }
+
     @Test func databaseFileIsPrivate() throws {
         let store = try MediaStore(path: directory + "/db.sqlite")
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)

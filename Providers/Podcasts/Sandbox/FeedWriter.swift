@@ -18,7 +18,15 @@ struct FeedWriter {
     }
 
     func artwork(_ show: PodcastCatalogue.Show) -> String { "\(base)/artwork/\(show.id).png" }
-    func mediaURL(_ show: PodcastCatalogue.Show, _ number: Int) -> String { "\(base)/media/\(show.id)/\(number).mp3" }
+    func mediaURL(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
+        "\(base)/media/\(show.id)/\(mediaFile(show, number))"
+    }
+    func mediaFile(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
+        show.id == PodcastCatalogue.radioShowID ? "\(number).wav" : "\(number).mp3"
+    }
+    func mediaType(_ show: PodcastCatalogue.Show) -> String {
+        show.id == PodcastCatalogue.radioShowID ? "audio/wav" : "audio/mpeg"
+    }
 
     private func rss(_ show: PodcastCatalogue.Show, encoding: String) -> String {
         var out = rssHeader(show, encoding: encoding)
@@ -58,8 +66,8 @@ struct FeedWriter {
         }
         out += "<itunes:season>\((number - 1) / 10 + 1)</itunes:season>\n<itunes:episode>\(number)</itunes:episode>\n"
         // Every fourth enclosure is relative to the feed, as some hosts write them.
-        let media = number % 4 == 0 ? "../media/\(show.id)/\(number).mp3" : mediaURL(show, number)
-        out += "<enclosure url=\"\(media)\" length=\"\(number % 9 == 0 ? 0 : episode.size)\" type=\"audio/mpeg\"/>\n"
+        let media = number % 4 == 0 ? "../media/\(show.id)/\(mediaFile(show, number))" : mediaURL(show, number)
+        out += "<enclosure url=\"\(media)\" length=\"\(number % 9 == 0 ? 0 : episode.size)\" type=\"\(mediaType(show))\"/>\n"
         out += "<link>episodes/\(number)</link>\n"
         out += "<description>\(description(show, number))</description>\n"
         if show.id == PodcastCatalogue.longShowID {

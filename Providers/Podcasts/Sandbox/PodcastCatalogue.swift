@@ -28,6 +28,10 @@ struct PodcastCatalogue: Sendable {
     /// A long-running show whose feed is about 60 MB (25,000 episodes with long notes), streamed
     /// as it is written: what 10-50 MB real feeds look like, and more.
     static let longShowID = 1_999_999_998
+    /// A show whose episodes are WAV files of a tone (4 s, 2 min, 3 min) that real players play:
+    /// the player's tests and demos (`open podcasts:podcast:1999999997`).
+    static let radioShowID = 1_999_999_997
+    static let radioDurations = [4, 120, 180]
 
     enum FeedFormat: Sendable { case rss, atom, latin1 }
 
@@ -106,6 +110,11 @@ struct PodcastCatalogue: Sendable {
                 id: Self.longShowID, title: "The Long Runner", author: "mediahost", genre: Self.genres[16], episodeCount: 25_000,
                 summary: "A show with a very long feed.", format: .rss, releaseDate: Date(timeIntervalSince1970: 1_760_000_000),
                 hidden: true))
+        shows.append(
+            Show(
+                id: Self.radioShowID, title: "Sandbox Radio", author: "mediahost", genre: Self.genres[16],
+                episodeCount: Self.radioDurations.count, summary: "Short tones that real players play.", format: .rss,
+                releaseDate: Date(timeIntervalSince1970: 1_760_000_000), hidden: true))
         self.shows = shows
         self.byID = Dictionary(uniqueKeysWithValues: shows.enumerated().map { ($1.id, $0) })
     }
@@ -149,6 +158,13 @@ struct PodcastCatalogue: Sendable {
                 number: number, title: number == 21 ? "One gigabyte" : "Fifty megabytes \(number)",
                 published: show.releaseDate.addingTimeInterval(-Double(21 - number) * 86_400), duration: 3600,
                 size: number == 21 ? 1_000_000_000 : 50_000_000, hasGUID: true)
+        }
+        if show.id == Self.radioShowID {
+            let seconds = Self.radioDurations[number - 1]
+            return Episode(
+                number: number, title: "Tone \(number) (\(seconds) s)",
+                published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 86_400),
+                duration: seconds, size: 44 + seconds * 8000, hasGUID: true)
         }
         return Episode(
             number: number, title: "Episode \(number): \(topic.capitalized)",

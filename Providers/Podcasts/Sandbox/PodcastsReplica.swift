@@ -10,6 +10,7 @@ public struct PodcastsReplica: SandboxReplica {
     let catalogue: PodcastCatalogue
     /// The show whose feed is about 60 MB (`?episodes=N` on its feed URL changes its length).
     public static let longShowID = PodcastCatalogue.longShowID
+    public static let radioShowID = PodcastCatalogue.radioShowID
 
     public init(seed: UInt64 = 20_261_121, shows: Int = 600) {
         catalogue = PodcastCatalogue(seed: seed, count: shows)
@@ -199,6 +200,13 @@ public struct PodcastsReplica: SandboxReplica {
     }
 
     private func media(_ request: Request, _ context: SandboxContext) throws -> Response {
+        if context.parameters.get("show", as: Int.self) == PodcastCatalogue.radioShowID,
+            let file = context.parameters.get("file"), file.hasSuffix(".wav"), let number = Int(file.dropLast(4)),
+            PodcastCatalogue.radioDurations.indices.contains(number - 1)
+        {
+            return MediaFile.wave(seconds: PodcastCatalogue.radioDurations[number - 1], etag: "\"radio-\(number)\"")
+                .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
+        }
         guard let showID = context.parameters.get("show", as: Int.self), let show = catalogue.show(showID),
             let file = context.parameters.get("file"), file.hasSuffix(".mp3"), let number = Int(file.dropLast(4)),
             (1...show.episodeCount).contains(number)

@@ -35,7 +35,9 @@ public struct Dispatcher: RPCHandler {
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,
         DownloadsRemove.self,
-        MediaArtwork.self, CacheStats.self, CacheClear.self, PlayerOpen.self,
+        MediaArtwork.self, CacheStats.self, CacheClear.self,
+        PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
+        PlayerVolume.self, PlayerNext.self, PlayerMark.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
     ]

@@ -80,10 +80,11 @@ public enum HostEvent: Sendable, Equatable {
     case downloadProgress(DownloadProgress)
     case downloadState(DownloadStateChange)
     case authPrompt(AuthPrompt)
+    case playerState(PlayerStatus)
 
     /// Every notification the host sends (`SearchResults` goes to one client, not through the hub).
     public static let notifications: [any HostNotification.Type] = [
-        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, SearchResults.self,
+        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, PlayerStatus.self, SearchResults.self,
     ]
 
     public var payload: any HostNotification {
@@ -91,6 +92,7 @@ public enum HostEvent: Sendable, Equatable {
         case .downloadProgress(let progress): progress
         case .downloadState(let change): change
         case .authPrompt(let prompt): prompt
+        case .playerState(let status): status
         }
     }
 
@@ -113,6 +115,13 @@ public enum HostEvent: Sendable, Equatable {
             prompt.code = redactor.redact(prompt.code)
             prompt.message = redactor.redact(prompt.message)
             return .authPrompt(prompt)
+        case .playerState(var status):
+            if var item = status.item {
+                item.target = redactor.redact(item.target)
+                status.item = item
+            }
+            for index in status.queue.indices { status.queue[index].target = redactor.redact(status.queue[index].target) }
+            return .playerState(status)
         }
     }
 }

@@ -11,12 +11,21 @@ import Synchronization
 /// An item that is not media itself plays what a person means by it: a movie its first trailer,
 /// a show its newest episode, a channel its newest video, a playlist its first. The player is
 /// watched for a moment, so one that fails at once (a bad URL, no audio device) is an error.
+///
+/// With mpv as `player.command`, the host controls the playback (`player.*`): an item starts
+/// where it was left, and while something plays a new item is queued unless `now` is set.
 public struct PlayerOpen: RPCMethod {
     public static let method = "player.open"
     public var id: ItemID
+    /// Replace what plays instead of queueing after it (mpv only).
+    public var now: Bool?
+    /// Seconds to start at, instead of where it was left (mpv only; 0 starts over).
+    public var start: Double?
 
-    public init(id: ItemID) {
+    public init(id: ItemID, now: Bool? = nil, start: Double? = nil) {
         self.id = id
+        self.now = now
+        self.start = start
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -32,6 +41,10 @@ public struct PlayerOpen: RPCMethod {
         public var played: ItemID?
         /// What was chosen, in words ("the first trailer", "the newest episode").
         public var note: String?
+        /// Queued after what plays, rather than started (mpv).
+        public var queued: Bool?
+        /// Where it starts, in seconds, when not at the beginning (mpv).
+        public var resumedAt: Double?
     }
 
     /// How long a player that exits is taken to have failed to start.
@@ -47,6 +60,18 @@ public struct PlayerOpen: RPCMethod {
             )
         }
         let command = words + [target]
+        if PlayerController.isMPV(words) {
+            let record = try await host.store.playback(played)
+            let resume = start ?? record.flatMap { $0.played ? nil : $0.position }
+            let title = (try? await host.itemOrSnapshot(played))?.title ?? played.description
+            let queued = try await host.player.play(
+                PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
+                resume: resume, command: words, executable: executable)
+            return Response(
+                id: id, command: command, target: target, local: local, pid: Int(await host.player.pid ?? 0),
+                played: played == id ? nil : played, note: note, queued: queued ? true : nil,
+                resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil)
+        }
         let player = try PlayerProcess.spawn(executable, arguments: Array(command.dropFirst()))
         if let failure = await player.earlyFailure(within: Self.earlyExitWindow) {
             throw HostError.player("\(program) \(failure) (\(URLRedaction.redact(target)))")
@@ -96,6 +121,7 @@ final class PlayerProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
+        actions.closeInheritedDescriptors(keeping: [pipe[1]])
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -142,19 +168,27 @@ final class PlayerProcess: Sendable {
     func earlyFailure(within window: Duration) async -> String? {
         let deadline = ContinuousClock.now + window
         while ContinuousClock.now < deadline {
-            if let status = state.withLock({ $0.exit }) {
+            if state.withLock({ $0.exit }) != nil {
                 // Give the stderr reader a moment to see the last line.
                 try? await Task.sleep(for: .milliseconds(50))
-                let line = state.withLock { $0.lastLine }
-                let said = line.isEmpty ? "" : ": " + line
-                let signal = status & 0x7f
-                if signal != 0 { return "was killed by signal \(signal) at once\(said)" }
-                let code = (status >> 8) & 0xff
-                return code == 0 ? nil : "exited at once with status \(code)\(said)"
+                let failure = failure()
+                return failure?.isEmpty == true ? nil : failure
             }
             try? await Task.sleep(for: .milliseconds(25))
         }
         return nil
+    }
+
+    /// How it ended when it has: "" for a clean exit, else the status or signal and its last
+    /// line; nil while it runs.
+    func failure() -> String? {
+        let (exit, line) = state.withLock { ($0.exit, $0.lastLine) }
+        guard let status = exit else { return nil }
+        let said = line.isEmpty ? "" : ": " + line
+        let signal = status & 0x7f
+        if signal != 0 { return "was killed by signal \(signal) at once\(said)" }
+        let code = (status >> 8) & 0xff
+        return code == 0 ? "" : "exited at once with status \(code)\(said)"
     }
 }
 
@@ -211,5 +245,126 @@ extension HostRuntime {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has nothing to play"))
         }
         return (url, false)
+    }
+}
+
+// MARK: Control (mpv)
+
+extension HostRuntime {
+    /// The player, when `player.command` is mpv (which the host controls).
+    /// - Throws: `HostError.player` saying how to get control.
+    func controlledPlayer() throws -> PlayerController {
+        let words = config.command(HostSettings.playerCommand)
+        guard PlayerController.isMPV(words) else {
+            throw HostError.player(
+                "the player '\(words.first ?? "")' (player.command) cannot be paused or sought from here; install mpv and run `config player.command mpv` to control playback"
+            )
+        }
+        return player
+    }
+}
+
+/// What plays: the item, position, duration, pause, volume and the queue.
+public struct PlayerStatusGet: RPCMethod {
+    public static let method = "player.status"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        let controllable = PlayerController.isMPV(host.config.command(HostSettings.playerCommand))
+        return await host.player.status(controllable: controllable)
+    }
+}
+
+public struct PlayerPause: RPCMethod {
+    public static let method = "player.pause"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        try await host.controlledPlayer().pause(true)
+        return await host.player.status(controllable: true)
+    }
+}
+
+public struct PlayerResume: RPCMethod {
+    public static let method = "player.resume"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        try await host.controlledPlayer().pause(false)
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Seeks to `seconds` in, or by `seconds` (negative: back) when `relative`.
+public struct PlayerSeek: RPCMethod {
+    public static let method = "player.seek"
+    public var seconds: Double
+    public var relative: Bool?
+
+    public init(seconds: Double, relative: Bool? = nil) {
+        self.seconds = seconds
+        self.relative = relative
+    }
+
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        guard seconds.isFinite, relative == true || seconds >= 0 else {
+            throw HostError.invalidArgument("seconds must be a number (0 or more unless relative)")
+        }
+        try await host.controlledPlayer().seek(seconds, relative: relative ?? false)
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Stops playing (keeping the position) and empties the queue.
+public struct PlayerStop: RPCMethod {
+    public static let method = "player.stop"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        try await host.controlledPlayer().stop()
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Sets the volume, 0-100 (mpv allows up to 130).
+public struct PlayerVolume: RPCMethod {
+    public static let method = "player.volume"
+    public var level: Double
+
+    public init(level: Double) { self.level = level }
+
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        guard level.isFinite, (0...130).contains(level) else { throw HostError.invalidArgument("level must be 0-130") }
+        try await host.controlledPlayer().setVolume(level)
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Plays what is queued next (stops when nothing is); the skipped item keeps its position.
+public struct PlayerNext: RPCMethod {
+    public static let method = "player.next"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        try await host.controlledPlayer().next()
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Marks items played or not played (not played forgets the position too).
+public struct PlayerMark: RPCMethod {
+    public static let method = "player.mark"
+    public var ids: [ItemID]
+    public var played: Bool
+
+    public init(ids: [ItemID], played: Bool) {
+        self.ids = ids
+        self.played = played
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var ids: [ItemID]
+        public var played: Bool
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        guard !ids.isEmpty, ids.count <= 10_000 else { throw HostError.invalidArgument("ids must list 1 to 10000 items") }
+        try await host.store.markPlayed(ids, played: played)
+        return Response(ids: ids, played: played)
     }
 }

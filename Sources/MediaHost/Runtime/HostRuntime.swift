@@ -23,6 +23,8 @@ public final class HostRuntime: Sendable {
     public let events: EventHub
     public let downloads: DownloadManager
     public let artwork: ArtworkCache
+    /// The mpv this host plays through.
+    public let player: PlayerController
     /// Artwork URLs of items lately returned, so their images load without the provider.
     let recentArtwork = RecentArtwork()
 
@@ -73,6 +75,10 @@ public final class HostRuntime: Sendable {
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
             limit: { Int64(configBox.state.withLock { $0.integer(HostSettings.cacheMaxMB) }) * 1_000_000 })
+        let mpvSocket = ServiceSocket(paths: paths, environment: environment).playerPath
+        player = PlayerController(
+            store: store, events: events, logger: logger, socketPath: mpvSocket,
+            statePath: paths.dataDir + "/run/player.json")
         sources.host = self
         refreshSecrets()
     }
@@ -175,7 +181,8 @@ public final class HostRuntime: Sendable {
         try? await withProvider(id.provider) { try await $0.downloadSource(for: id) }
     }
 
-    /// Fills in what the host knows about items: whether each is a favorite, and its download.
+    /// Fills in what the host knows about items: whether each is a favorite, its download, and
+    /// where its playback was left.
     /// - Parameter allFavorites: the items are favorites already (their snapshots): skip that lookup.
     func annotate(_ items: [MediaItem], allFavorites: Bool = false) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
@@ -183,10 +190,15 @@ public final class HostRuntime: Sendable {
         let ids = items.map(\.id)
         let favorites = allFavorites ? Set(ids) : try await store.favoriteIDs(among: ids)
         let downloads = try await store.downloads(for: ids)
+        let playbacks = try await store.playbacks(for: ids)
         return items.map { item in
             var item = item
             item.favorite = favorites.contains(item.id)
             item.download = downloads[item.id].map(\.info)
+            if let playback = playbacks[item.id] {
+                item.played = playback.played
+                item.position = playback.played || playback.position <= 0 ? nil : playback.position
+            }
             return item
         }
     }

@@ -22,6 +22,13 @@ public struct ServiceSocket: Sendable, Equatable {
 
     public init(path: String) { self.path = path }
 
+    /// mpv's control socket (`player.*`), beside the service's.
+    public var playerPath: String {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        return folder + "/" + (name.hasPrefix("rpc") ? "mpv" + name.dropFirst(3) : "mpv.sock")
+    }
+
     /// The pid file beside the socket.
     public var pidFile: String { path + ".pid" }
 

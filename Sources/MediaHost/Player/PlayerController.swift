@@ -1,0 +1,486 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What plays, and where: `player.status`'s answer and the `player.state` notification.
+public struct PlayerStatus: HostNotification, Equatable {
+    public static let method = "player.state"
+
+    public enum State: String, Codable, Sendable { case playing, paused, stopped }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        /// Nil for a file mpv was playing that this host did not start.
+        public var id: ItemID?
+        public var title: String
+        /// The file or URL handed to mpv.
+        public var target: String
+        public var local: Bool
+
+        public init(id: ItemID?, title: String, target: String, local: Bool) {
+            self.id = id
+            self.title = title
+            self.target = target
+            self.local = local
+        }
+    }
+
+    public var state: State
+    /// What plays (or is paused); absent when stopped.
+    public var item: Entry?
+    /// Seconds in.
+    public var position: Double?
+    public var duration: Double?
+    public var paused: Bool
+    /// 0-100 (mpv goes to 130).
+    public var volume: Double?
+    /// What plays next, in order.
+    public var queue: [Entry]
+    /// The player under control ("mpv"), or absent when `player.command` is another player.
+    public var player: String?
+
+    public init(
+        state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
+        volume: Double? = nil, queue: [Entry], player: String?
+    ) {
+        self.state = state
+        self.item = item
+        self.position = position
+        self.duration = duration
+        self.paused = paused
+        self.volume = volume
+        self.queue = queue
+        self.player = player
+    }
+}
+
+/// The one mpv a data dir plays through, driven over its JSON IPC.
+///
+/// mpv runs in its own session (it outlives a REPL that quits) and listens on a socket beside
+/// the service's, so every host process of the data dir (the service, a REPL, an editor's
+/// `mediahost rpc`, a `mediahost call`) controls the same playback: each connects to that mpv
+/// rather than starting a second. What plays and what is queued are kept in `player.json`,
+/// changed under a file lock by whichever process acts; mpv gets one file at a time. One
+/// process, the holder of `player.owner`'s lock, saves the position every few seconds and
+/// starts the next item when one ends; when it exits, the next process to hear from mpv takes
+/// over. Every process saves the position when it pauses, skips or stops.
+public actor PlayerController {
+    public typealias Entry = PlayerStatus.Entry
+
+    private let store: MediaStore
+    private let events: EventHub
+    private let logger: Logger
+    /// mpv's IPC socket.
+    let socketPath: String
+    private let shared: SharedPlayerState
+
+    private var connection: MPVConnection?
+    private var owner = false
+    /// The start-of-file seek of an item this process loaded.
+    private var resumeAt: Double?
+    private var position: Double?
+    private var duration: Double?
+    private var paused = false
+    private var volume: Double?
+    private var lastSaved = ContinuousClock.now
+    private var lastNotified = ContinuousClock.now
+    private var lastStatus: PlayerStatus?
+    private var lastOwnershipTry = ContinuousClock.now
+    /// mpv's process id.
+    private(set) var pid: Int32?
+
+    /// How often the position is saved while playing.
+    static let saveInterval: Duration = .seconds(5)
+    /// Position-only notifications at most this often.
+    static let notifyInterval: Duration = .seconds(1)
+
+    init(store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String) {
+        self.store = store
+        self.events = events
+        self.logger = logger
+        self.socketPath = socketPath
+        shared = SharedPlayerState(path: statePath)
+    }
+
+    /// Whether `command` (player.command's words) names mpv, which this controls.
+    public static func isMPV(_ command: [String]) -> Bool {
+        guard let program = command.first else { return false }
+        return (program as NSString).lastPathComponent == "mpv"
+    }
+
+    private var current: Entry? { shared.read().current }
+
+    // MARK: Playing
+
+    /// Plays `entry` now (`now`, or when nothing plays) or after what is queued.
+    /// - Parameters:
+    ///   - command: player.command's words (mpv and its options).
+    ///   - resume: seconds to start at.
+    /// - Returns: whether it was queued rather than started.
+    func play(_ entry: Entry, now: Bool, resume: Double?, command: [String], executable: String) async throws -> Bool {
+        try await ensureRunning(command: command, executable: executable)
+        let previous = shared.update { state -> Entry?? in
+            if !now, state.current != nil {
+                state.queue.append(entry)
+                return .none
+            }
+            defer { state.current = entry }
+            return .some(state.current)
+        }
+        guard case .some(let replaced) = previous else {
+            publish(force: true)
+            return true
+        }
+        if let id = replaced?.id { await save(id, finished: false) }
+        try await load(entry, resume: resume)
+        return false
+    }
+
+    /// Hands `entry` (already `current` in the shared state) to mpv.
+    private func load(_ entry: Entry, resume: Double?) async throws {
+        resumeAt = resume.flatMap { $0 > 1 ? $0 : nil }
+        position = nil
+        duration = nil
+        guard let connection else { throw HostError.player("the player has stopped") }
+        try await connection.command(["loadfile", .string(entry.target), "replace"])
+        _ = try? await connection.command(["set_property", "pause", false])
+        publish(force: true)
+    }
+
+    /// The status, asking mpv when this process has not heard from it yet.
+    func status(controllable: Bool) async -> PlayerStatus {
+        if controllable, connection == nil { await adopt() }
+        return makeStatus(controllable: controllable)
+    }
+
+    func pause(_ pause: Bool) async throws {
+        let connection = try await controlled()
+        try await connection.command(["set_property", "pause", .bool(pause)])
+        paused = pause
+        if let id = current?.id { await save(id, finished: false) }
+        publish(force: true)
+    }
+
+    func seek(_ seconds: Double, relative: Bool) async throws {
+        let connection = try await controlled()
+        try await connection.command(["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
+        if let time = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue { position = time }
+        publish(force: true)
+    }
+
+    func setVolume(_ level: Double) async throws {
+        let connection = try await controlled()
+        try await connection.command(["set_property", "volume", JSONValue(level)])
+        volume = level
+        publish(force: true)
+    }
+
+    /// Skips to what is queued next (the current item keeps its position); stops at the end.
+    func next() async throws {
+        _ = try await controlled()
+        if let id = current?.id { await save(id, finished: false) }
+        try await advance()
+    }
+
+    /// Stops playing and forgets the queue; the position is kept.
+    func stop() async throws {
+        let connection = try await controlled()
+        if let id = current?.id { await save(id, finished: false) }
+        shared.update { $0 = SharedPlayerState.State() }
+        connection.send(["quit"])
+        publish(force: true)
+    }
+
+    /// Saves where playback is (the host closing).
+    public func saveNow() async {
+        if connection != nil, let id = current?.id { await save(id, finished: false) }
+    }
+
+    // MARK: mpv
+
+    /// The connection when something plays under control.
+    private func controlled() async throws -> MPVConnection {
+        if connection == nil { await adopt() }
+        guard let connection, current != nil else {
+            throw HostError.player("nothing is playing (`play <n>` starts something)")
+        }
+        return connection
+    }
+
+    /// Connects to the mpv this data dir plays through, starting it when none runs.
+    private func ensureRunning(command: [String], executable: String) async throws {
+        if connection != nil { return }
+        if await adopt() { return }
+        try FileManager.default.createDirectory(
+            atPath: (socketPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        unlink(socketPath)
+        // Whatever a dead mpv was playing is over.
+        shared.update { $0 = SharedPlayerState.State() }
+        let arguments = Array(command.dropFirst()) + ["--idle=yes", "--no-terminal", "--input-ipc-server=\(socketPath)"]
+        let process = try PlayerProcess.spawn(executable, arguments: arguments)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let failure = process.failure() {
+                throw HostError.player("mpv \(failure.isEmpty ? "exited at once" : failure)")
+            }
+            if connect() {
+                chmod(socketPath, 0o600)
+                pid = process.pid
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        kill(process.pid, SIGTERM)
+        throw HostError.player("mpv did not open its control socket \(socketPath) within 10 s")
+    }
+
+    /// Connects to an mpv that a host process started (this one, or another, or one that quit).
+    /// - Returns: whether one answered.
+    @discardableResult
+    private func adopt() async -> Bool {
+        guard connection == nil else { return true }
+        guard connect(), let connection else {
+            // No mpv: nothing plays, whatever the file says.
+            if shared.read().current != nil { shared.update { $0 = SharedPlayerState.State() } }
+            return false
+        }
+        pid = (try? await connection.command(["get_property", "pid"]))?.intValue.map(Int32.init)
+        let path = (try? await connection.command(["get_property", "path"]))?.stringValue
+        shared.update { state in
+            guard let path else {
+                state = SharedPlayerState.State()
+                return
+            }
+            if state.current?.target != path {
+                state = SharedPlayerState.State(
+                    current: Entry(
+                        id: nil, title: (path as NSString).lastPathComponent, target: path, local: !path.contains("://")),
+                    queue: [])
+            }
+        }
+        position = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue
+        duration = (try? await connection.command(["get_property", "duration"]))?.doubleValue
+        paused = (try? await connection.command(["get_property", "pause"]))?.boolValue ?? false
+        volume = (try? await connection.command(["get_property", "volume"]))?.doubleValue
+        return true
+    }
+
+    /// Opens the IPC connection and observes what the status shows.
+    private func connect() -> Bool {
+        let (stream, continuation) = AsyncStream<JSONValue?>.makeStream()
+        guard
+            let connection = MPVConnection(
+                path: socketPath, onEvent: { continuation.yield($0) },
+                onClose: {
+                    continuation.yield(nil)
+                    continuation.finish()
+                })
+        else { return false }
+        self.connection = connection
+        owner = shared.takeOwnership()
+        Task { [weak self] in
+            for await event in stream {
+                guard let self else { return }
+                if let event { await self.handle(event) } else { await self.closed(connection) }
+            }
+        }
+        for (index, property) in ["time-pos", "duration", "pause", "volume"].enumerated() {
+            connection.send(["observe_property", JSONValue(index + 1), .string(property)])
+        }
+        return true
+    }
+
+    private func handle(_ event: JSONValue) async {
+        // The owner gone (its process quit), this one carries on.
+        if !owner, ContinuousClock.now - lastOwnershipTry >= .seconds(1) {
+            lastOwnershipTry = ContinuousClock.now
+            owner = shared.takeOwnership()
+        }
+        switch event["event"]?.stringValue {
+        case "property-change":
+            let data = event["data"]
+            switch event["name"]?.stringValue {
+            case "time-pos":
+                position = data?.doubleValue
+                if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
+                    await save(id, finished: false)
+                }
+                publish(force: false)
+            case "duration":
+                duration = data?.doubleValue
+                publish(force: true)
+            case "pause":
+                paused = data?.boolValue ?? false
+                publish(force: true)
+            case "volume":
+                volume = data?.doubleValue
+                publish(force: true)
+            default: break
+            }
+        case "file-loaded":
+            if let resumeAt, let connection {
+                self.resumeAt = nil
+                _ = try? await connection.command(["seek", JSONValue(resumeAt), "absolute"])
+            }
+            publish(force: true)
+        case "end-file":
+            // "stop" and "redirect": replaced or stopped by a command, which did what follows.
+            guard owner else { return }
+            switch event["reason"]?.stringValue {
+            case "eof":
+                if let id = current?.id { await save(id, finished: true) }
+                try? await advance()
+            case "error":
+                let why = event["file_error"]?.stringValue ?? "cannot play it"
+                logger.warning("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)")
+                try? await advance()
+            default: break
+            }
+        default: break
+        }
+    }
+
+    /// Starts what is queued next, or quits mpv when nothing is.
+    private func advance() async throws {
+        let next = shared.update { state -> Entry? in
+            state.current = state.queue.isEmpty ? nil : state.queue.removeFirst()
+            return state.current
+        }
+        guard let next else {
+            connection?.send(["quit"])
+            publish(force: true)
+            return
+        }
+        let resume: Double? =
+            if let id = next.id, let record = try? await store.playback(id), !record.played { record.position } else { nil }
+        try await load(next, resume: resume)
+    }
+
+    /// mpv went away (quit, `q` in its window, killed): what was playing keeps its position.
+    private func closed(_ gone: MPVConnection) async {
+        guard connection === gone else { return }
+        if owner, let id = current?.id { await save(id, finished: false) }
+        connection = nil
+        if owner { shared.update { $0 = SharedPlayerState.State() } }
+        shared.releaseOwnership()
+        owner = false
+        position = nil
+        duration = nil
+        paused = false
+        publish(force: true)
+    }
+
+    private func save(_ id: ItemID, finished: Bool) async {
+        lastSaved = ContinuousClock.now
+        guard let position = position ?? (finished ? 0 : nil) else { return }
+        let played = finished || PlaybackRecord.isFinished(position: position, duration: duration)
+        do {
+            try await store.savePlayback(
+                PlaybackRecord(id: id, position: played ? 0 : position, duration: duration, played: played))
+        } catch {
+            logger.warning("cannot save where \(id) was left: \(error)")
+        }
+    }
+
+    // MARK: Status
+
+    private func makeStatus(controllable: Bool) -> PlayerStatus {
+        let state = connection == nil ? SharedPlayerState.State() : shared.read()
+        let current = state.current
+        return PlayerStatus(
+            state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
+            position: current == nil ? nil : position, duration: current == nil ? nil : duration,
+            paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil)
+    }
+
+    /// Sends `player.state`: at once for changes, at most once a second for the position alone.
+    private func publish(force: Bool) {
+        guard force || ContinuousClock.now - lastNotified >= Self.notifyInterval else { return }
+        lastNotified = ContinuousClock.now
+        let status = makeStatus(controllable: true)
+        if !force, status == lastStatus { return }
+        lastStatus = status
+        events.publish(.playerState(status))
+    }
+}
+
+/// `player.json`: what plays and what is queued, shared by every host process of a data dir and
+/// changed under a lock; and `player.owner`, whose lock marks the process that acts on mpv's
+/// events.
+final class SharedPlayerState: Sendable {
+    struct State: Codable, Equatable {
+        var current: PlayerStatus.Entry?
+        var queue: [PlayerStatus.Entry] = []
+    }
+
+    let path: String
+    private let ownerFD = Mutex<Int32>(-1)
+
+    init(path: String) { self.path = path }
+
+    func read() -> State {
+        withLock { read(locked: ()) }
+    }
+
+    /// Reads, changes and writes the state under the lock.
+    @discardableResult
+    func update<T>(_ change: (inout State) -> T) -> T {
+        withLock {
+            var state = read(locked: ())
+            let before = state
+            let result = change(&state)
+            if state != before, let data = try? JSONEncoder().encode(state) {
+                let temporary = path + ".tmp"
+                let fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+                if fd >= 0 {
+                    _ = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    close(fd)
+                    rename(temporary, path)
+                }
+            }
+            return result
+        }
+    }
+
+    /// Takes `player.owner`'s lock unless another process holds it.
+    /// - Returns: whether this process is the owner.
+    func takeOwnership() -> Bool {
+        ownerFD.withLock { fd in
+            if fd >= 0 { return true }
+            let opened = open(path + ".owner", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard opened >= 0 else { return false }
+            guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
+                close(opened)
+                return false
+            }
+            fd = opened
+            return true
+        }
+    }
+
+    func releaseOwnership() {
+        ownerFD.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    private func read(locked: Void) -> State {
+        guard let data = FileManager.default.contents(atPath: path) else { return State() }
+        return (try? JSONDecoder().decode(State.self, from: data)) ?? State()
+    }
+
+    private func withLock<T>(_ body: () -> T) -> T {
+        let folder = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let fd = open(path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        if fd >= 0 { flock(fd, LOCK_EX) }
+        defer { if fd >= 0 { close(fd) } }
+        return body()
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import MediaKit
+
+/// Where an item's playback was left.
+public struct PlaybackRecord: Sendable, Equatable {
+    public var id: ItemID
+    /// Seconds in.
+    public var position: Double
+    public var duration: Double?
+    public var played: Bool
+    public var updatedAt: Date
+
+    public init(id: ItemID, position: Double, duration: Double?, played: Bool, updatedAt: Date = Date()) {
+        self.id = id
+        self.position = position
+        self.duration = duration
+        self.played = played
+        self.updatedAt = updatedAt
+    }
+
+    /// Whether playback that stopped at `position` of `duration` counts as finished: within the
+    /// last 30 seconds, or past 95 %.
+    public static func isFinished(position: Double, duration: Double?) -> Bool {
+        guard let duration, duration > 0 else { return false }
+        return position >= duration - 30 || position >= duration * 0.95
+    }
+}
+
+extension MediaStore {
+    /// Keeps where `record.id` was left (replacing what was kept).
+    public func savePlayback(_ record: PlaybackRecord) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO playback (id, position, duration, played, updatedAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET position = excluded.position,
+                        duration = COALESCE(excluded.duration, playback.duration),
+                        played = excluded.played, updatedAt = excluded.updatedAt
+                    """,
+                arguments: [
+                    record.id.description, max(0, record.position), record.duration, record.played,
+                    record.updatedAt.timeIntervalSince1970,
+                ])
+        }
+    }
+
+    /// Marks items played (position back to the start) or not played (forgetting the position).
+    public func markPlayed(_ ids: [ItemID], played: Bool, at date: Date = Date()) async throws {
+        try await pool.write { db in
+            for id in ids {
+                if played {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO playback (id, position, played, updatedAt) VALUES (?, 0, 1, ?)
+                            ON CONFLICT(id) DO UPDATE SET position = 0, played = 1, updatedAt = excluded.updatedAt
+                            """, arguments: [id.description, date.timeIntervalSince1970])
+                } else {
+                    try db.execute(sql: "DELETE FROM playback WHERE id = ?", arguments: [id.description])
+                }
+            }
+        }
+    }
+
+    public func playback(_ id: ItemID) async throws -> PlaybackRecord? {
+        try await playbacks(for: [id])[id]
+    }
+
+    /// What is kept for those of `ids` that were played.
+    public func playbacks(for ids: [ItemID]) async throws -> [ItemID: PlaybackRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let strings = Array(Set(ids.map(\.description)))
+        return try await pool.read { db in
+            var found: [ItemID: PlaybackRecord] = [:]
+            for chunk in stride(from: 0, to: strings.count, by: 500) {
+                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
+                let marks = part.map { _ in "?" }.joined(separator: ",")
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT id, position, duration, played, updatedAt FROM playback WHERE id IN (\(marks))",
+                    arguments: StatementArguments(part))
+                {
+                    guard let id = try? ItemID(parsing: row[0] as String) else { continue }
+                    found[id] = PlaybackRecord(
+                        id: id, position: row[1], duration: row[2], played: row[3],
+                        updatedAt: Date(timeIntervalSince1970: row[4]))
+                }
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import JSONRPC
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The player against real mpv (`--ao=null --vo=null`), playing the WAV tones the sandbox
+/// serves (Sandbox Radio: 4 s, 2 min and 3 min), through the built binary.
+@Suite(.serialized) struct PlayerTests {
+    static let mpv: String? = ["/usr/bin/mpv", "/usr/local/bin/mpv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let radio = "podcasts:podcast:1999999997"
+
+    /// An RPC client on a `mediahost rpc` process that keeps the notifications it reads past.
+    final class Client: @unchecked Sendable {
+        let process: MediahostProcess
+        var notifications: [JSONValue] = []
+        private var nextID = 1
+
+        init(dataDir: String, environment: [String: String]) throws {
+            process = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+        }
+
+        /// The result of a call, or its error object.
+        func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
+            let id = nextID
+            nextID += 1
+            process.sendLine(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#)
+            while let message = await process.next(timeout: .seconds(30))?.value {
+                if message["id"]?.intValue == id { return message["result"] ?? message["error"] ?? .null }
+                if message["method"] != nil { notifications.append(message) }
+            }
+            Issue.record("no answer to \(method): \(process.errors)")
+            return .null
+        }
+
+        /// Reads notifications until a `player.state` matches (or the time is up).
+        func waitForState(timeout: Duration = .seconds(20), _ matches: (JSONValue) -> Bool) async -> JSONValue? {
+            if let found = notifications.last(where: { $0["method"] == "player.state" && matches($0["params"] ?? .null) }) {
+                notifications.removeAll()
+                return found["params"]
+            }
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline, let message = await process.next(timeout: deadline - ContinuousClock.now)?.value
+            {
+                if message["method"] == "player.state", let params = message["params"], matches(params) { return params }
+            }
+            return nil
+        }
+
+        func close() async {
+            process.closeInput()
+            _ = await process.waitForExit()
+        }
+    }
+
+    struct Setup {
+        let sandbox: MediahostProcess
+        let dataDir: String
+        let environment: [String: String]
+        /// Tone 1 (4 s), Tone 2 (2 min), Tone 3 (3 min).
+        let tones: [String]
+    }
+
+    static func setUp() async throws -> Setup {
+        let (sandbox, base) = try await startSandboxProcess()
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_PLAYER": "mpv --ao=null --vo=null"]
+        let children = try await runMediahost(
+            ["call", "media.children", #"{"id":"\#(radio)"}"#], dataDir: dataDir, environment: environment)
+        let items = try JSONValue(parsing: children.stdout)["items"]?.arrayValue ?? []
+        let tones = items.compactMap { $0["id"]?.stringValue }.reversed()
+        try #require(tones.count == 3, "\(children.stdout)\(children.stderr)")
+        return Setup(sandbox: sandbox, dataDir: dataDir, environment: environment, tones: Array(tones))
+    }
+
+    static func alive(_ pid: Int) -> Bool { pid > 0 && kill(pid_t(pid), 0) == 0 }
+
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func pauseSeekStopAndResumeWhereItWasLeft() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+
+        let opened = try await client.call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        let pid = try #require(opened["pid"]?.intValue, "\(opened)")
+        #expect(Self.alive(pid))
+        #expect(opened["queued"] == nil && opened["resumedAt"] == nil)
+        let playing = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 1 && $0["state"] == "playing" }
+        #expect(playing?["item"]?["id"]?.stringValue == setup.tones[1], "\(String(describing: playing))")
+        #expect(playing?["duration"]?.doubleValue == 120)
+
+        let paused = try await client.call("player.pause")
+        #expect(paused["state"] == "paused" && paused["paused"] == true, "\(paused)")
+        let pausedAt = paused["position"]?.doubleValue ?? -1
+        try await Task.sleep(for: .milliseconds(1500))
+        let still = try await client.call("player.status")
+        #expect(abs((still["position"]?.doubleValue ?? 0) - pausedAt) < 0.3, "paused stays put: \(still)")
+
+        let sought = try await client.call("player.seek", #"{"seconds":60}"#)
+        #expect(abs((sought["position"]?.doubleValue ?? 0) - 60) < 1.5, "\(sought)")
+        let back = try await client.call("player.seek", #"{"seconds":-5,"relative":true}"#)
+        #expect(abs((back["position"]?.doubleValue ?? 0) - 55) < 1.5, "\(back)")
+        let loud = try await client.call("player.volume", #"{"level":40}"#)
+        #expect(loud["volume"]?.doubleValue == 40)
+        let badSeek = try await client.call("player.seek", #"{"seconds":-5}"#)
+        #expect(badSeek["code"]?.intValue == -32602, "\(badSeek)")
+
+        let stopped = try await client.call("player.stop")
+        #expect(stopped["state"] == "stopped" && stopped["item"] == nil, "\(stopped)")
+        let item = try await client.call("media.get", #"{"id":"\#(setup.tones[1])"}"#)
+        let kept = item["position"]?.doubleValue ?? 0
+        #expect(kept > 54 && kept < 57 && item["played"] == false, "the position is kept: \(item)")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Self.alive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!Self.alive(pid), "mpv quit at stop")
+        await client.close()
+
+        // A new process (the next day): `play` starts where it was left.
+        let later = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        let resumed = try await later.call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        #expect(abs((resumed["resumedAt"]?.doubleValue ?? 0) - kept) < 0.01, "\(resumed)")
+        let there = await later.waitForState { ($0["position"]?.doubleValue ?? 0) >= kept }
+        #expect(there != nil, "playback resumed at \(kept)")
+        _ = try await later.call("player.stop")
+        await later.close()
+    }
+
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func theQueuePlaysOnAndFinishedItemsAreMarkedPlayed() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])"}"#)
+        let queued = try await client.call("player.open", #"{"id":"\#(setup.tones[0])"}"#)
+        #expect(queued["queued"] == true, "\(queued)")
+        let status = try await client.call("player.status")
+        #expect(status["queue"]?.arrayValue?.map { $0["id"] } == [.string(setup.tones[0])], "\(status)")
+
+        // Skipping keeps the skipped item's place; the 4-second tone then plays to its end, is
+        // marked played, and with nothing queued the player stops.
+        try await Task.sleep(for: .seconds(2))
+        let skipped = try await client.call("player.next")
+        #expect(skipped["item"]?["id"]?.stringValue == setup.tones[0], "\(skipped)")
+        let ended = await client.waitForState(timeout: .seconds(30)) { $0["state"] == "stopped" }
+        #expect(ended != nil, "the queue ran out")
+        let children = try await client.call("media.children", #"{"id":"\#(Self.radio)"}"#)
+        let byID = Dictionary(
+            (children["items"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byID[setup.tones[0]]?["played"] == true, "\(String(describing: byID[setup.tones[0]]))")
+        #expect((byID[setup.tones[2]]?["position"]?.doubleValue ?? 0) >= 1, "the skipped one is in progress")
+        #expect(byID[setup.tones[1]]?["played"] == nil, "never played: new")
+
+        // Marks by hand.
+        let marked = try await client.call("player.mark", #"{"ids":["\#(setup.tones[2])"],"played":true}"#)
+        #expect(marked["played"] == true)
+        let unmarked = try await client.call("player.mark", #"{"ids":["\#(setup.tones[0])"],"played":false}"#)
+        #expect(unmarked["played"] == false)
+        let after = try await client.call("media.get", #"{"id":"\#(setup.tones[0])"}"#)
+        #expect(after["played"] == nil && after["position"] == nil, "\(after)")
+        await client.close()
+    }
+
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func twoFrontEndsControlOnePlayback() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let editor = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        let opened = try await editor.call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        _ = await editor.waitForState { ($0["position"]?.doubleValue ?? 0) >= 1 }
+
+        // Another process of the same data dir (a terminal's `mediahost call`) sees and pauses
+        // the same mpv; the editor hears of it.
+        let status = try await runMediahost(["call", "player.status"], dataDir: setup.dataDir, environment: setup.environment)
+        let seen = try JSONValue(parsing: status.stdout)
+        #expect(seen["item"]?["id"]?.stringValue == setup.tones[1], "\(status.stdout)\(status.stderr)")
+        #expect(seen["state"] == "playing")
+        let pause = try await runMediahost(["call", "player.pause"], dataDir: setup.dataDir, environment: setup.environment)
+        #expect(pause.status == 0, "\(pause.stderr)")
+        let paused = await editor.waitForState { $0["state"] == "paused" }
+        #expect(paused != nil, "the editor sees the pause made elsewhere")
+        let stop = try await runMediahost(["call", "player.stop"], dataDir: setup.dataDir, environment: setup.environment)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        _ = await editor.waitForState { $0["state"] == "stopped" }
+        let pid = opened["pid"]?.intValue ?? 0
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Self.alive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!Self.alive(pid))
+        await editor.close()
+    }
+
+    @Test func withoutMPVTheControlsSayHowToGetThem() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let result = try await runMediahost(
+            ["call", "player.pause"], dataDir: dataDir, environment: ["MEDIAHOST_PLAYER": "vlc --fullscreen"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("config player.command mpv"), "\(result.stderr)")
+        let status = try await runMediahost(
+            ["call", "player.status"], dataDir: dataDir, environment: ["MEDIAHOST_PLAYER": "vlc"])
+        let value = try JSONValue(parsing: status.stdout)
+        #expect(value["state"] == "stopped" && value["player"] == nil, "\(status.stdout)")
+    }
+}
