@@ -192,6 +192,49 @@ import Testing
         await editor.close()
     }
 
+    /// The queue is mpv's own: with every host process gone, mpv plays it on; the next process
+    /// knows what plays. mpv killed with -9 leaves the item's place kept and the status stopped.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func mpvPlaysTheQueueOnAloneAndAKilledPlayerKeepsThePlace() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
+            let result = try await runMediahost(
+                ["call", method, params], dataDir: setup.dataDir, environment: setup.environment)
+            #expect(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
+        _ = try await call("player.open", #"{"id":"\#(setup.tones[0])"}"#)
+        let queued = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        #expect(queued["queued"] == true, "\(queued)")
+        // No host process runs now; the 4-second tone ends and mpv goes on to the next.
+        var status: JSONValue = .null
+        let deadline = ContinuousClock.now + .seconds(20)
+        repeat {
+            try await Task.sleep(for: .milliseconds(500))
+            status = try await call("player.status")
+        } while status["item"]?["id"]?.stringValue != setup.tones[1] && ContinuousClock.now < deadline
+        #expect(status["item"]?["id"]?.stringValue == setup.tones[1], "\(status)")
+        #expect(status["queue"]?.arrayValue?.isEmpty == true)
+
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        _ = try await client.call("player.seek", #"{"seconds":30}"#)
+        _ = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 30 }
+        let opened = try await call("player.open", #"{"id":"\#(setup.tones[1])","now":true,"start":31}"#)
+        let mpvPID = try #require(opened["pid"]?.intValue)
+        _ = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 32 }
+        kill(pid_t(mpvPID), SIGKILL)
+        let gone = await client.waitForState { $0["state"] == "stopped" }
+        #expect(gone != nil, "the client hears that playback ended")
+        let item = try await client.call("media.get", #"{"id":"\#(setup.tones[1])"}"#)
+        #expect((item["position"]?.doubleValue ?? 0) >= 31, "the place is kept: \(item)")
+        // The next `play` starts a new mpv (the dead one's socket is cleared).
+        let again = try await client.call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        #expect(again["pid"]?.intValue != mpvPID && (again["resumedAt"]?.doubleValue ?? 0) >= 31, "\(again)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
+
     @Test func withoutMPVTheControlsSayHowToGetThem() async throws {
         let dataDir = try makeTemporaryDirectory()
         let result = try await runMediahost(

@@ -64,11 +64,12 @@ public struct PlayerStatus: HostNotification, Equatable {
 /// mpv runs in its own session (it outlives a REPL that quits) and listens on a socket beside
 /// the service's, so every host process of the data dir (the service, a REPL, an editor's
 /// `mediahost rpc`, a `mediahost call`) controls the same playback: each connects to that mpv
-/// rather than starting a second. What plays and what is queued are kept in `player.json`,
-/// changed under a file lock by whichever process acts; mpv gets one file at a time. One
-/// process, the holder of `player.owner`'s lock, saves the position every few seconds and
-/// starts the next item when one ends; when it exits, the next process to hear from mpv takes
-/// over. Every process saves the position when it pauses, skips or stops.
+/// rather than starting a second. The queue is mpv's own playlist, so mpv plays it through and
+/// quits at its end (`--idle=once`) even when no host process is left; `player.json` says
+/// which item each file is, changed under a file lock by whichever process acts. One process,
+/// the holder of `player.owner`'s lock, saves the position every few seconds, marks items that
+/// end played and starts each at its kept position; when it exits, the next process to hear
+/// from mpv takes over. Every process saves the position when it pauses, skips or stops.
 public actor PlayerController {
     public typealias Entry = PlayerStatus.Entry
 
@@ -81,8 +82,6 @@ public actor PlayerController {
 
     private var connection: MPVConnection?
     private var owner = false
-    /// The start-of-file seek of an item this process loaded.
-    private var resumeAt: Double?
     private var position: Double?
     private var duration: Double?
     private var paused = false
@@ -124,32 +123,32 @@ public actor PlayerController {
     /// - Returns: whether it was queued rather than started.
     func play(_ entry: Entry, now: Bool, resume: Double?, command: [String], executable: String) async throws -> Bool {
         try await ensureRunning(command: command, executable: executable)
-        let previous = shared.update { state -> Entry?? in
+        guard let connection else { throw HostError.player("the player has stopped") }
+        let (replaced, queue) = shared.update { state -> (Entry??, [Entry]) in
             if !now, state.current != nil {
                 state.queue.append(entry)
-                return .none
+                return (.none, state.queue)
             }
-            defer { state.current = entry }
-            return .some(state.current)
+            defer {
+                state.current = entry
+                state.startAt = resume ?? 0
+            }
+            return (.some(state.current), state.queue)
         }
-        guard case .some(let replaced) = previous else {
+        guard case .some(let previous) = replaced else {
+            try await connection.command(["loadfile", .string(entry.target), "append"])
             publish(force: true)
             return true
         }
-        if let id = replaced?.id { await save(id, finished: false) }
-        try await load(entry, resume: resume)
-        return false
-    }
-
-    /// Hands `entry` (already `current` in the shared state) to mpv.
-    private func load(_ entry: Entry, resume: Double?) async throws {
-        resumeAt = resume.flatMap { $0 > 1 ? $0 : nil }
+        if let id = previous?.id { await save(id, finished: false) }
         position = nil
         duration = nil
-        guard let connection else { throw HostError.player("the player has stopped") }
+        // `replace` empties mpv's playlist: what was queued goes back after the new item.
         try await connection.command(["loadfile", .string(entry.target), "replace"])
+        for queued in queue { try await connection.command(["loadfile", .string(queued.target), "append"]) }
         _ = try? await connection.command(["set_property", "pause", false])
         publish(force: true)
+        return false
     }
 
     /// The status, asking mpv when this process has not heard from it yet.
@@ -182,9 +181,18 @@ public actor PlayerController {
 
     /// Skips to what is queued next (the current item keeps its position); stops at the end.
     func next() async throws {
-        _ = try await controlled()
+        let connection = try await controlled()
         if let id = current?.id { await save(id, finished: false) }
-        try await advance()
+        guard let next = shared.read().queue.first else {
+            try await stop()
+            return
+        }
+        position = nil
+        duration = nil
+        try await connection.command(["playlist-next", "force"])
+        // What plays is the next entry from here on, before mpv's events say so.
+        syncCurrent(path: next.target)
+        publish(force: true)
     }
 
     /// Stops playing and forgets the queue; the position is kept.
@@ -216,12 +224,15 @@ public actor PlayerController {
     private func ensureRunning(command: [String], executable: String) async throws {
         if connection != nil { return }
         if await adopt() { return }
+        // Only this user may reach the player: the socket's folder is theirs alone.
+        let folder = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(
-            atPath: (socketPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chmod(folder, 0o700)
         unlink(socketPath)
         // Whatever a dead mpv was playing is over.
         shared.update { $0 = SharedPlayerState.State() }
-        let arguments = Array(command.dropFirst()) + ["--idle=yes", "--no-terminal", "--input-ipc-server=\(socketPath)"]
+        let arguments = Array(command.dropFirst()) + ["--idle=once", "--no-terminal", "--input-ipc-server=\(socketPath)"]
         let process = try PlayerProcess.spawn(executable, arguments: arguments)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
@@ -251,17 +262,10 @@ public actor PlayerController {
         }
         pid = (try? await connection.command(["get_property", "pid"]))?.intValue.map(Int32.init)
         let path = (try? await connection.command(["get_property", "path"]))?.stringValue
-        shared.update { state in
-            guard let path else {
-                state = SharedPlayerState.State()
-                return
-            }
-            if state.current?.target != path {
-                state = SharedPlayerState.State(
-                    current: Entry(
-                        id: nil, title: (path as NSString).lastPathComponent, target: path, local: !path.contains("://")),
-                    queue: [])
-            }
+        if let path {
+            if shared.read().current?.target != path { syncCurrent(path: path) }
+        } else {
+            shared.update { $0 = SharedPlayerState.State() }
         }
         position = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue
         duration = (try? await connection.command(["get_property", "duration"]))?.doubleValue
@@ -323,9 +327,17 @@ public actor PlayerController {
             default: break
             }
         case "file-loaded":
-            if let resumeAt, let connection {
-                self.resumeAt = nil
-                _ = try? await connection.command(["seek", JSONValue(resumeAt), "absolute"])
+            guard let connection, let path = (try? await connection.command(["get_property", "path"]))?.stringValue else {
+                return
+            }
+            let (entry, start) = syncCurrent(path: path)
+            // Each item starts where it was left: as asked by `play`, else as kept.
+            if owner, let entry {
+                var at = start
+                if at == nil, let id = entry.id, let record = try? await store.playback(id), !record.played {
+                    at = record.position
+                }
+                if let at, at > 1 { _ = try? await connection.command(["seek", JSONValue(at), "absolute"]) }
             }
             publish(force: true)
         case "end-file":
@@ -334,31 +346,38 @@ public actor PlayerController {
             switch event["reason"]?.stringValue {
             case "eof":
                 if let id = current?.id { await save(id, finished: true) }
-                try? await advance()
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
                 logger.warning("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)")
-                try? await advance()
             default: break
             }
         default: break
         }
     }
 
-    /// Starts what is queued next, or quits mpv when nothing is.
-    private func advance() async throws {
-        let next = shared.update { state -> Entry? in
-            state.current = state.queue.isEmpty ? nil : state.queue.removeFirst()
-            return state.current
+    /// Makes the item whose file mpv now plays the current one: the queue up to it is dropped
+    /// (mpv played or skipped it). Every process does it (the same change); only the owner
+    /// takes the start position.
+    /// - Returns: the current item, and where `play` asked it to start.
+    @discardableResult
+    private func syncCurrent(path: String) -> (Entry?, Double?) {
+        let owner = owner
+        return shared.update { state -> (Entry?, Double?) in
+            if state.current?.target != path {
+                if let index = state.queue.firstIndex(where: { $0.target == path }) {
+                    state.current = state.queue[index]
+                    state.queue.removeFirst(index + 1)
+                } else {
+                    state.current = Entry(
+                        id: nil, title: (path as NSString).lastPathComponent, target: path, local: !path.contains("://"))
+                }
+                state.startAt = nil
+                return (state.current, nil)
+            }
+            guard owner else { return (state.current, nil) }
+            defer { state.startAt = nil }
+            return (state.current, state.startAt)
         }
-        guard let next else {
-            connection?.send(["quit"])
-            publish(force: true)
-            return
-        }
-        let resume: Double? =
-            if let id = next.id, let record = try? await store.playback(id), !record.played { record.position } else { nil }
-        try await load(next, resume: resume)
     }
 
     /// mpv went away (quit, `q` in its window, killed): what was playing keeps its position.
@@ -416,6 +435,8 @@ final class SharedPlayerState: Sendable {
     struct State: Codable, Equatable {
         var current: PlayerStatus.Entry?
         var queue: [PlayerStatus.Entry] = []
+        /// Where `current` starts, as `play` asked, until the owner has sought there.
+        var startAt: Double?
     }
 
     let path: String
