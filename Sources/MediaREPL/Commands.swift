@@ -26,7 +26,7 @@ struct Call {
     /// Runs `request` through the dispatcher; `show` presents the response.
     static func run<M: RPCMethod>(_ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void) -> Call {
         Call(method: M.method) { repl throws(RPCError) in
-            let response = try await repl.host.dispatcher.run(request)
+            let response = try await repl.dispatch(request)
             repl.printJSON(M.self, response)
             await show(repl, response)
         }
@@ -285,10 +285,10 @@ public struct CommandSpec: Sendable {
             guard line.words.isEmpty else { throw CommandError.usage }
             return .call(
                 Call(method: PlayerPause.method) { repl throws(RPCError) in
-                    let status = try await repl.host.dispatcher.run(PlayerStatusGet())
+                    let status = try await repl.dispatch(PlayerStatusGet())
                     let changed =
                         status.state == .paused
-                        ? try await repl.host.dispatcher.run(PlayerResume()) : try await repl.host.dispatcher.run(PlayerPause())
+                        ? try await repl.dispatch(PlayerResume()) : try await repl.dispatch(PlayerPause())
                     repl.printJSON(PlayerPause.self, changed)
                     repl.present(player: changed)
                 })
@@ -403,7 +403,7 @@ public struct CommandSpec: Sendable {
             }
             return .call(
                 Call(method: method) { repl throws(RPCError) in
-                    let bytes = try await repl.host.dispatcher.call(method, params: params)
+                    let bytes = try await repl.dispatch(method, params: params)
                     if repl.options.json {
                         repl.write(String(decoding: bytes, as: UTF8.self))
                     } else {

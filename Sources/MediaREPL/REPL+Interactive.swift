@@ -46,7 +46,7 @@ extension REPL {
         let host = host
         let methods = Dispatcher.methodNames
         let configKeys = host.config.sortedKeys
-        let infos = (try? await host.dispatcher.run(ProvidersList())) ?? []
+        let infos = (try? await dispatch(ProvidersList())) ?? []
         let editor = LineEditor(
             historyPath: host.paths.replHistory,
             completer: Completer(
@@ -55,7 +55,7 @@ extension REPL {
                     let result = Mutex<[MediaCategory]?>(nil)
                     let done = DispatchSemaphore(value: 0)
                     Task {
-                        let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider))
+                        let categories = try? await self.dispatch(ProvidersCategories(provider: provider))
                         result.withLock { $0 = categories }
                         done.signal()
                     }
@@ -79,11 +79,11 @@ extension REPL {
         defer { watcher.cancel() }
 
         // What another process of this data dir plays (an mpv this REPL can control) is shown too.
-        if let status = try? await host.dispatcher.run(PlayerStatusGet()), status.state != .stopped {
+        if let status = try? await dispatch(PlayerStatusGet()), status.state != .stopped {
             board.receive(.playerState(status))
         }
         // Downloads resumed from an earlier run get their names on the bars.
-        for download in (try? await host.dispatcher.run(DownloadsList())) ?? [] {
+        for download in (try? await dispatch(DownloadsList())) ?? [] {
             board.setTitle(download.title, for: download.id.description)
         }
         ask = { question, secret in await editor.ask(question, secret: secret) }
@@ -102,6 +102,9 @@ extension REPL {
         defer { idleHook = nil }
 
         print("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
+        if isAttached {
+            print("attached to the background service: downloads and playback go on when this REPL quits")
+        }
         let prompt = options.color ? "\u{01}\u{1B}[1m\u{02}mediahost>\u{01}\u{1B}[0m\u{02} " : "mediahost> "
         while let line = await editor.readLine(prompt: prompt, remember: { [host] in Self.mayKeepInHistory($0, host: host) }) {
             progress?.forget()
@@ -124,8 +127,16 @@ extension REPL {
     /// otherwise the downloads stop with the process and go on at the next start, and the
     /// playback stops where it is (`play` resumes it).
     func sayWhatBecomesOfDownloads() async {
+        if isAttached {
+            let active = (try? await dispatch(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
+            let playing = board.playing != nil
+            if !active.isEmpty || playing {
+                print("downloads and playback go on in the background service (`mediahost serve --stop` ends it)")
+            }
+            return
+        }
         let active =
-            (try? await host.dispatcher.run(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
+            (try? await dispatch(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
         let playing = board.playing?.item
         guard !active.isEmpty || playing != nil else { return }
         let count = active.count == 1 ? "1 download is" : "\(active.count) downloads are"
@@ -147,7 +158,7 @@ extension REPL {
             }
             writeError("the background service could not be started (see <data dir>/service.log)")
         }
-        if let playing, let status = try? await host.dispatcher.run(PlayerStop()) {
+        if let playing, let status = try? await dispatch(PlayerStop()) {
             _ = status
             writeError("stopped \(Renderer.clean(playing.title)) (`play` resumes it where it was left)")
         }

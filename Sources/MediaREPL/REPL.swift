@@ -50,6 +50,61 @@ public final class REPL: @unchecked Sendable {
     /// Starts the background service and waits until it answers; set by the executable, nil
     /// where there is none to start (--sandbox: its replicas end with this process).
     public var startService: (@Sendable () async -> Bool)?
+    /// The background service this session runs its commands in, when attached.
+    private let service = Mutex<ServiceConnection?>(nil)
+
+    /// Runs this session's commands in the background service on `fd` (a connection to it):
+    /// the downloads and playback it starts are the service's, and the service's notifications
+    /// (other clients' downloads too) reach the progress bars. When the service goes away the
+    /// session carries on in this process.
+    public func attach(toService fd: Int32) {
+        let board = board
+        let show = write
+        let connection = ServiceConnection(
+            fd: fd,
+            onEvent: { event in
+                if case .authPrompt(let prompt) = event { show(prompt.message) } else { board.receive(event) }
+            },
+            onClose: { [weak self] in self?.detach(reason: "the background service has stopped; commands run in this process now")
+            })
+        service.withLock { $0 = connection }
+    }
+
+    /// Whether this session's commands run in the background service.
+    public var isAttached: Bool { service.withLock { $0 != nil } }
+
+    private func detach(reason: String) {
+        guard service.withLock({ $0.take() }) != nil else { return }
+        writeError("note: " + reason)
+    }
+
+    /// Runs a method where this session's commands run: the service when attached, else here.
+    func dispatch<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+        if let service = service.withLock({ $0 }) {
+            do {
+                return try await service.run(request)
+            } catch let error as RPCError {
+                throw error
+            } catch {
+                detach(reason: "the background service has stopped; commands run in this process now")
+            }
+        }
+        return try await host.dispatcher.run(request)
+    }
+
+    /// `dispatch` by name with JSON params (`call`).
+    func dispatch(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
+        if let service = service.withLock({ $0 }) {
+            do {
+                return host.redactor.redact(bytes: try await service.call(method, params: params))
+            } catch let error as RPCError {
+                throw error
+            } catch {
+                detach(reason: "the background service has stopped; commands run in this process now")
+            }
+        }
+        return try await host.dispatcher.call(method, params: params)
+    }
 
     public init(
         host: HostRuntime, options: Options,
@@ -324,7 +379,7 @@ public final class REPL: @unchecked Sendable {
             return category.id
         }
         if categoryCache.get(provider) == nil,
-            let categories = try? await host.dispatcher.run(ProvidersCategories(provider: provider))
+            let categories = try? await dispatch(ProvidersCategories(provider: provider))
         {
             categoryCache.set(provider, categories)
         }
@@ -369,7 +424,7 @@ public final class REPL: @unchecked Sendable {
                 guard let password = await ask("\(request.provider) password: ", true) else { throw cancelled }
                 request.password = password
             }
-            let status = try await repl.host.dispatcher.run(request)
+            let status = try await repl.dispatch(request)
             repl.printJSON(AuthLogin.self, status)
             repl.present(auth: status)
             if let missing = status.unsyncedFavorites, missing > 0 { try await repl.offerSync(missing, to: request.provider) }

@@ -201,8 +201,18 @@ struct REPLCommand: AsyncParsableCommand {
             let options = global.host
             repl.startService = { await ServeCommand.startInBackground(options: options, paths: host.paths) }
         }
-        // A person at the REPL picks up interrupted downloads; a piped script only waits for its own.
-        if interactive { await host.downloads.resumeInterrupted() }
+        // A person at the REPL works in the background service when one runs (its downloads and
+        // playback are then the service's), else picks up interrupted downloads here; a piped
+        // script keeps to its own process and waits for its own downloads.
+        if interactive {
+            if let service = global.host.service() {
+                repl.attach(toService: service)
+            } else if let service = await global.host.startedService(host) {
+                repl.attach(toService: service)
+            } else {
+                await host.downloads.resumeInterrupted()
+            }
+        }
         if interactive {
             await repl.runInteractive()
         } else {

@@ -27,9 +27,9 @@ final class TerminalSession: @unchecked Sendable {
     /// - Parameter stdoutFile: stdout redirected to this file instead of the terminal.
     init(
         columns: Int, rows: Int = 30, arguments: [String] = ["--sandbox"], stdoutFile: String? = nil,
-        environment extra: [String: String] = [:]
+        dataDir: String? = nil, environment extra: [String: String] = [:]
     ) throws {
-        dataDir = try makeTemporaryDirectory()
+        self.dataDir = try dataDir ?? makeTemporaryDirectory()
         // posix_openpt and friends, the Linux way (Glibc's module does not export them).
         master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
         var unlock: Int32 = 0
@@ -57,9 +57,9 @@ final class TerminalSession: @unchecked Sendable {
         }
         posix_spawn_file_actions_adddup2(&actions, 0, 2)
         var environment = ProcessInfo.processInfo.environment
-        environment["MEDIAHOST_DATA_DIR"] = dataDir
-        environment["XDG_CONFIG_HOME"] = dataDir + "/config"
-        environment["XDG_CACHE_HOME"] = dataDir + "/cache"
+        environment["MEDIAHOST_DATA_DIR"] = self.dataDir
+        environment["XDG_CONFIG_HOME"] = self.dataDir + "/config"
+        environment["XDG_CACHE_HOME"] = self.dataDir + "/cache"
         environment["TERM"] = "xterm-256color"
         environment["NO_COLOR"] = "1"
         environment["MEDIAHOST_SANDBOX_MEDIA_RATE"] = "100000"
@@ -222,6 +222,47 @@ final class TerminalSession: @unchecked Sendable {
         let tone2 = try JSONValue(parsing: listed.stdout)["items"]?.arrayValue?.first { $0["title"] == "Tone 2 (120 s)" }
         #expect((tone2?["position"]?.doubleValue ?? 0) >= 70, "\(String(describing: tone2))")
         let stopped = try await runMediahost(["serve", "--stop"], dataDir: session.dataDir)
+        #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
+    }
+
+    /// With a service running, the REPL works in it: a download started at the REPL is the
+    /// service's, an editor on the service sees its progress, and it goes on after the REPL quits.
+    @Test func theREPLAttachesToARunningService() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 1_500_000)
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(dataDir)
+        let editor = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+
+        let session = try TerminalSession(columns: 100, arguments: [], dataDir: dataDir, environment: environment)
+        #expect(await session.wait(for: "attached to the background service"), "\(session.text.suffix(400))")
+        session.type("open podcasts:podcast:1000007919\r")
+        #expect(await session.wait(for: "`next` for more"))
+        session.type("download 1\r")
+        #expect(await session.wait(for: "⬇ "), "the REPL draws the service's progress: \(session.text.suffix(400))")
+        var heard = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !heard, ContinuousClock.now < deadline, let message = await editor.next(timeout: .seconds(20))?.value {
+            heard = message["method"] == "downloads.progress"
+        }
+        #expect(heard, "the editor sees the download the REPL started")
+        session.type("quit\r")
+        #expect(await session.wait(for: "go on in the background service"), "\(session.text.suffix(400))")
+        #expect(await session.exitStatus() == 0)
+        editor.closeInput()
+
+        var completed = false
+        let end = ContinuousClock.now + .seconds(60)
+        while !completed, ContinuousClock.now < end {
+            let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+            completed = list.stdout.contains(#""state":"completed""#)
+            if !completed { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(completed, "the service finished what the REPL started")
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: dataDir)
         #expect(stopped.stdout.contains("stopped the service"), "\(stopped.stdout)")
     }
 

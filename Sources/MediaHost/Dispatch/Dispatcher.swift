@@ -4,8 +4,8 @@ import MediaKit
 import MediaStore
 
 /// A method of the host's API: a Codable params struct that names its method and its response.
-public protocol RPCMethod: Decodable, Sendable {
-    associatedtype Response: Encodable & Sendable
+public protocol RPCMethod: Codable, Sendable {
+    associatedtype Response: Codable & Sendable
     static var method: String { get }
     /// Runs the method on the host.
     func run(on host: HostRuntime) async throws -> Response

@@ -1,3 +1,4 @@
+import Foundation
 import JSONRPC
 import MediaKit
 import Synchronization
@@ -97,6 +98,24 @@ public enum HostEvent: Sendable, Equatable {
     }
 
     public var method: String { type(of: payload).method }
+
+    /// The event a notification carries (a front end attached to the service); nil for one
+    /// that is not the host's, or `media.searchResults` (answered to one request, not broadcast).
+    public init?(method: String, params: JSONValue?) {
+        func decode<T: Decodable>(_ type: T.Type) -> T? {
+            guard let params, let data = try? JSONCoding.bytes(params) else { return nil }
+            return try? JSONDecoder().decode(T.self, from: Data(data))
+        }
+        switch method {
+        case DownloadProgress.method:
+            guard let value = decode(DownloadProgress.self) else { return nil }; self = .downloadProgress(value)
+        case DownloadStateChange.method:
+            guard let value = decode(DownloadStateChange.self) else { return nil }; self = .downloadState(value)
+        case AuthPrompt.method: guard let value = decode(AuthPrompt.self) else { return nil }; self = .authPrompt(value)
+        case PlayerStatus.method: guard let value = decode(PlayerStatus.self) else { return nil }; self = .playerState(value)
+        default: return nil
+        }
+    }
 
     /// The payload as JSON-RPC params.
     public var params: JSONValue { (try? JSONCoding.value(payload)) ?? [:] }
