@@ -82,6 +82,11 @@ final class ProgressBoard: Sendable {
         }
     }
 
+    /// A line to show above the prompt at the next redraw (something that happened meanwhile).
+    func post(_ line: String) {
+        state.withLock { $0.events.append(line) }
+    }
+
     var hasActive: Bool { state.withLock { !$0.order.isEmpty } }
 
     /// What plays, as the REPL last heard.

@@ -75,7 +75,8 @@ public final class REPL: @unchecked Sendable {
 
     private func detach(reason: String) {
         guard service.withLock({ $0.take() }) != nil else { return }
-        writeError("note: " + reason)
+        // Shown above the prompt at its next redraw, not through the line being typed.
+        board.post("note: " + reason)
     }
 
     /// Runs a method where this session's commands run: the service when attached, else here.
