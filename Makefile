@@ -7,13 +7,14 @@ BUILD_FLAGS ?=
 # their tests run with them.
 DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 # mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
-TEST_PACKAGES := mpv
+# emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
+TEST_PACKAGES := mpv emacs-nox neovim
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
 BIN := .build/debug/mediahost
 
-.PHONY: all deps build release run sandbox test bench fuzz format lint clean
+.PHONY: all deps build release run sandbox test test-editors bench fuzz format lint clean
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -59,7 +60,20 @@ test: deps lint
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)'
+	$(MAKE) --no-print-directory test-editors
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
+
+# The Emacs package (ERT, byte-compiled with warnings as errors) and the Neovim plugin, each in
+# the real editor, headless, against `$(BIN) --sandbox rpc`.
+test-editors:
+	@$(call install_missing,$(TEST_PACKAGES))
+	@[ -x $(BIN) ] || $(SWIFT) build $(BUILD_FLAGS) --product mediahost
+	emacs --batch -Q -L Editors/emacs --eval '(setq byte-compile-error-on-warn t)' \
+	  -f batch-byte-compile Editors/emacs/mediahost.el && rm -f Editors/emacs/mediahost.elc
+	MEDIAHOST_BIN=$(abspath $(BIN)) emacs --batch -Q -L Editors/emacs \
+	  -l Editors/emacs/test/mediahost-test.el -f ert-run-tests-batch-and-exit
+	MEDIAHOST_BIN=$(abspath $(BIN)) nvim --headless -u NONE -i NONE --cmd 'set rtp^=Editors/nvim' \
+	  -c 'runtime plugin/mediahost.lua' -c 'luafile Editors/nvim/test/mediahost_test.lua'
 
 # The fuzz tests at length (feed parser and JSON-RPC endpoint): FUZZ_CASES cases each, a new
 # seed every run unless FUZZ_SEED is given. `make test` runs a few thousand of each.

@@ -1,0 +1,621 @@
+;;; mediahost.el --- Media from many providers through mediahost  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The mediahost authors
+
+;; Author: The mediahost authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1") (jsonrpc "1.0.14"))
+;; Keywords: multimedia, comm
+;; URL: https://github.com/mediahost/mediahost
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; A client of `mediahost rpc' (JSON-RPC 2.0 on stdin/stdout) on Emacs's
+;; built-in jsonrpc.el: YouTube, TMDB movies, podcasts, Mastodon and X (and
+;; any plugin provider) from one place.
+;;
+;;   M-x mediahost-search      search one provider, or all of them
+;;   M-x mediahost-browse      a provider's category
+;;   M-x mediahost-favorites   favorites (kept by mediahost, offline)
+;;   M-x mediahost-history     past searches (RET searches again)
+;;   M-x mediahost-downloads   downloads, with live progress
+;;
+;; In a result list: RET opens (what is inside a show, channel or playlist;
+;; details otherwise), f toggles the favorite, d downloads, p plays, a shows
+;; the artwork, n and P page, g refreshes.  Download progress shows in the
+;; downloads buffer and the mode line.  One connection per Emacs is started
+;; at the first command and started again if it dies.  When a mediahost
+;; background service runs, `mediahost rpc' is a bridge to it, so this shares
+;; its downloads and player.
+
+;;; Code:
+
+(require 'jsonrpc)
+(require 'tabulated-list)
+(require 'button)
+(require 'subr-x)
+(require 'seq)
+
+(defgroup mediahost nil
+  "Media from many providers through mediahost."
+  :group 'multimedia
+  :prefix "mediahost-")
+
+(defcustom mediahost-program "mediahost"
+  "The mediahost executable: a name on `exec-path' or a file name."
+  :type 'string)
+
+(defcustom mediahost-arguments nil
+  "Arguments before `rpc', e.g. (\"--sandbox\") or (\"--data-dir\" \"~/media\")."
+  :type '(repeat string))
+
+(defcustom mediahost-request-timeout 60
+  "Seconds to wait for an answer before giving up."
+  :type 'integer)
+
+(defvar mediahost--connection nil "The connection to `mediahost rpc', or nil.")
+(defvar mediahost--downloads (make-hash-table :test #'equal)
+  "Download id -> plist of what notifications said.
+Keys: :state :bytes :total :rate :title :path :error.")
+(defvar mediahost--mode-line "" "What the mode line shows: downloads under way, what plays.")
+(defvar mediahost--player nil "The last `player.state', as a plist.")
+(defvar mediahost--providers nil "Provider ids, read once per connection.")
+
+(put 'mediahost--mode-line 'risky-local-variable t)
+
+;;;; Connection
+
+(defun mediahost--executable ()
+  "The program to run, or a `user-error' that says how to get it."
+  (or (and (file-name-absolute-p mediahost-program)
+           (file-executable-p mediahost-program)
+           mediahost-program)
+      (executable-find mediahost-program)
+      (user-error "mediahost is not installed (no `%s' on exec-path): build it with `make release' and put it on PATH, or set `mediahost-program'"
+                  mediahost-program)))
+
+(defun mediahost--live-p (connection)
+  (and connection (process-live-p (jsonrpc--process connection))))
+
+(defun mediahost--connection ()
+  "The connection, started (again) when there is none."
+  (unless (mediahost--live-p mediahost--connection)
+    (let* ((program (mediahost--executable))
+           (process (make-process
+                     :name "mediahost"
+                     :command (append (list program) mediahost-arguments (list "rpc"))
+                     :connection-type 'pipe
+                     :coding 'utf-8-emacs-unix
+                     :noquery t
+                     :stderr (get-buffer-create "*mediahost stderr*"))))
+      (setq mediahost--providers nil)
+      (setq mediahost--connection
+            (make-instance 'jsonrpc-process-connection
+                           :name "mediahost"
+                           :process process
+                           :events-buffer-scrollback-size 0
+                           :notification-dispatcher #'mediahost--notification
+                           :request-dispatcher #'ignore
+                           :on-shutdown (lambda (_connection)
+                                          (setq mediahost--connection nil)
+                                          (mediahost--update-mode-line))))))
+  mediahost--connection)
+
+(defun mediahost--error-message (error)
+  "The message of a `jsonrpc-error' ERROR (the host's, with its hint)."
+  (let ((data (cdr error)))
+    (or (alist-get 'jsonrpc-error-message (seq-filter #'consp data))
+        (format "%s" data))))
+
+(defun mediahost-request (method &optional params)
+  "Call METHOD with PARAMS (a plist) and return the result.
+Errors become a `user-error' with the host's message."
+  (condition-case error
+      ;; jsonrpc.el takes method names as symbols.
+      (jsonrpc-request (mediahost--connection) (if (stringp method) (intern method) method)
+                       (or params (make-hash-table))
+                       :timeout mediahost-request-timeout)
+    (jsonrpc-error
+     (user-error "mediahost: %s" (mediahost--error-message error)))))
+
+(defun mediahost-shutdown ()
+  "End the connection (the next command starts a new one).
+`mediahost rpc' is asked to finish (its input closed) before it is killed."
+  (interactive)
+  (let ((connection mediahost--connection))
+    (when (mediahost--live-p connection)
+      (let ((process (jsonrpc--process connection)))
+        (ignore-errors (process-send-eof process))
+        (with-timeout (3 nil)
+          (while (process-live-p process) (accept-process-output process 0.05))))
+      (when (process-live-p (jsonrpc--process connection))
+        (jsonrpc-shutdown connection t))))
+  (setq mediahost--connection nil))
+
+;;;; Notifications
+
+(defun mediahost--notification (_connection method params)
+  (pcase method
+    ('downloads.progress
+     (let* ((id (plist-get params :id))
+            (entry (gethash id mediahost--downloads)))
+       (puthash id (append (list :state "running" :bytes (plist-get params :bytes)
+                                 :total (plist-get params :total) :rate (plist-get params :rate))
+                           entry)
+                mediahost--downloads))
+     (mediahost--downloads-changed))
+    ('downloads.state
+     (let* ((id (plist-get params :id))
+            (entry (gethash id mediahost--downloads))
+            (state (plist-get params :state)))
+       (if (equal state "removed")
+           (remhash id mediahost--downloads)
+         (puthash id (append (list :state state :path (plist-get params :path)
+                                   :error (plist-get params :error))
+                             entry)
+                  mediahost--downloads))
+       (pcase state
+         ("completed" (message "mediahost: downloaded %s" (or (plist-get params :path) id)))
+         ("failed" (message "mediahost: download failed: %s" (or (plist-get params :error) id)))))
+     (mediahost--downloads-changed))
+    ('auth.prompt
+     (message "mediahost: %s (code %s at %s)" (plist-get params :message)
+              (plist-get params :code) (plist-get params :url)))
+    ('player.state
+     (setq mediahost--player params)
+     (mediahost--update-mode-line))))
+
+(defun mediahost--downloads-changed ()
+  (mediahost--update-mode-line)
+  (when-let ((buffer (get-buffer "*mediahost downloads*")))
+    (with-current-buffer buffer
+      (mediahost--downloads-render))))
+
+(defun mediahost--update-mode-line ()
+  (let ((running 0) (bytes 0) (total 0))
+    (maphash (lambda (_id entry)
+               (when (member (plist-get entry :state) '("running" "queued"))
+                 (setq running (1+ running))
+                 (setq bytes (+ bytes (or (plist-get entry :bytes) 0)))
+                 (setq total (+ total (or (plist-get entry :total) 0)))))
+             mediahost--downloads)
+    (setq mediahost--mode-line
+          (concat
+           (if (> running 0)
+               (format " ⬇%d%s" running
+                       (if (> total 0) (format " %d%%" (/ (* 100 bytes) total)) ""))
+             "")
+           (let ((state (plist-get mediahost--player :state)))
+             (if (member state '("playing" "paused"))
+                 (format " %s %s" (if (equal state "paused") "⏸" "▶")
+                         (truncate-string-to-width
+                          (or (plist-get (plist-get mediahost--player :item) :title) "") 30 nil nil "…"))
+               "")))))
+  (unless (member '(:eval mediahost--mode-line) global-mode-string)
+    (setq global-mode-string (append (or global-mode-string '("")) '((:eval mediahost--mode-line)))))
+  (force-mode-line-update t))
+
+;;;; Result lists
+
+(defvar-local mediahost--source nil "(METHOD . PARAMS) that filled this list.")
+(defvar-local mediahost--page nil "The page shown: its :next and :prev cursors.")
+
+(defvar mediahost-list-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'mediahost-open)
+    (define-key map "f" #'mediahost-toggle-favorite)
+    (define-key map "d" #'mediahost-download)
+    (define-key map "p" #'mediahost-play)
+    (define-key map "a" #'mediahost-artwork)
+    (define-key map "n" #'mediahost-next-page)
+    (define-key map "P" #'mediahost-previous-page)
+    (define-key map "g" #'mediahost-refresh)
+    map))
+
+(define-derived-mode mediahost-list-mode tabulated-list-mode "mediahost"
+  "Items from mediahost.
+\\{mediahost-list-mode-map}"
+  (setq tabulated-list-format
+        [("Title" 44 t) ("By" 22 t) ("Kind" 8 t) ("Date" 10 t) ("Length" 8 t)
+         ("★" 1 t) ("Download" 12 t)])
+  (setq tabulated-list-padding 1)
+  (tabulated-list-init-header))
+
+(defun mediahost--text (value)
+  (if (stringp value) (replace-regexp-in-string "[\n\t]" " " value) ""))
+
+(defun mediahost--duration (seconds)
+  (if (numberp seconds)
+      (let ((s (round seconds)))
+        (if (>= s 3600)
+            (format "%d:%02d:%02d" (/ s 3600) (% (/ s 60) 60) (% s 60))
+          (format "%d:%02d" (/ s 60) (% s 60))))
+    ""))
+
+(defun mediahost--download-column (item)
+  (let* ((id (plist-get item :id))
+         (live (gethash id mediahost--downloads))
+         (download (plist-get item :download))
+         (state (or (plist-get live :state) (plist-get download :state))))
+    (cond ((null state) "")
+          ((and (equal state "running") (numberp (plist-get live :total)) (> (plist-get live :total) 0))
+           (format "%d%%" (/ (* 100 (plist-get live :bytes)) (plist-get live :total))))
+          (t state))))
+
+(defun mediahost--entry (item)
+  (list item
+        (vector (mediahost--text (plist-get item :title))
+                (mediahost--text (or (plist-get item :creator) (plist-get item :subtitle)))
+                (or (plist-get item :kind) "")
+                (substring (or (plist-get item :published) "") 0 (min 10 (length (or (plist-get item :published) ""))))
+                (mediahost--duration (plist-get item :duration))
+                (if (eq (plist-get item :favorite) t) "★" "")
+                (mediahost--download-column item))))
+
+(defun mediahost--show-page (name method params)
+  "Call METHOD with PARAMS and show its page in the buffer NAME."
+  (let ((page (mediahost-request method params)))
+    (with-current-buffer (get-buffer-create name)
+      (mediahost-list-mode)
+      (setq mediahost--source (cons method params))
+      (mediahost--fill page)
+      (pop-to-buffer-same-window (current-buffer))
+      (current-buffer))))
+
+(defun mediahost--fill (page)
+  (setq mediahost--page page)
+  (let ((items (plist-get page :items)))
+    (setq tabulated-list-entries (mapcar #'mediahost--entry (append items nil)))
+    (tabulated-list-print t)
+    (let ((errors (append (plist-get page :errors) nil)))
+      (when errors
+        (message "mediahost: %s"
+                 (mapconcat (lambda (e) (format "%s: %s" (plist-get e :provider) (plist-get e :message)))
+                            errors "; "))))
+    (when (= (length items) 0) (message "mediahost: nothing here"))))
+
+(defun mediahost--item-at-point ()
+  (or (tabulated-list-get-id) (user-error "No item on this line")))
+
+(defun mediahost--update-item (item)
+  "Show ITEM again in its row."
+  (let ((id (plist-get item :id)))
+    (setq tabulated-list-entries
+          (mapcar (lambda (entry)
+                    (if (equal (plist-get (car entry) :id) id) (mediahost--entry item) entry))
+                  tabulated-list-entries))
+    (tabulated-list-print t)))
+
+(defun mediahost-refresh ()
+  "Ask again for what this list shows."
+  (interactive)
+  (when mediahost--source
+    (mediahost--fill (mediahost-request (car mediahost--source) (cdr mediahost--source)))))
+
+(defun mediahost--turn-page (cursor-key)
+  (let ((cursor (plist-get mediahost--page cursor-key)))
+    (unless cursor
+      (user-error (if (eq cursor-key :next) "No next page" "No previous page")))
+    (let ((params (plist-put (copy-sequence (cdr mediahost--source)) :cursor cursor)))
+      (setq mediahost--source (cons (car mediahost--source) params))
+      (mediahost--fill (mediahost-request (car mediahost--source) params))
+      (goto-char (point-min)))))
+
+(defun mediahost-next-page ()
+  "The next page of this list."
+  (interactive)
+  (mediahost--turn-page :next))
+
+(defun mediahost-previous-page ()
+  "The previous page of this list."
+  (interactive)
+  (mediahost--turn-page :prev))
+
+(defconst mediahost--leaf-kinds '("episode" "video")
+  "Kinds that have nothing inside: RET shows their details.")
+
+(defun mediahost-open (&optional item)
+  "Open ITEM (the one at point): what is inside it, else its details."
+  (interactive)
+  (let* ((item (or item (mediahost--item-at-point)))
+         (id (plist-get item :id)))
+    (if (member (plist-get item :kind) mediahost--leaf-kinds)
+        (mediahost-show id)
+      (let ((page (mediahost-request "media.children" (list :id id))))
+        (if (= (length (plist-get page :items)) 0)
+            (mediahost-show id)
+          (with-current-buffer (get-buffer-create (format "*mediahost: %s*" (plist-get item :title)))
+            (mediahost-list-mode)
+            (setq mediahost--source (cons "media.children" (list :id id)))
+            (mediahost--fill page)
+            (pop-to-buffer-same-window (current-buffer))))))))
+
+(defun mediahost-toggle-favorite ()
+  "Add the item at point to the favorites, or take it out."
+  (interactive)
+  (let* ((item (copy-sequence (mediahost--item-at-point)))
+         (id (plist-get item :id))
+         (was (eq (plist-get item :favorite) t)))
+    (mediahost-request (if was "favorites.remove" "favorites.add") (list :id id))
+    (setq item (plist-put item :favorite (if was :json-false t)))
+    (mediahost--update-item item)
+    (message "mediahost: %s %s the favorites" (plist-get item :title) (if was "taken out of" "added to"))))
+
+(defun mediahost-download ()
+  "Download the item at point's media; progress shows in `mediahost-downloads'."
+  (interactive)
+  (let* ((item (mediahost--item-at-point))
+         (download (mediahost-request "downloads.start" (list :id (plist-get item :id)))))
+    (puthash (plist-get download :id)
+             (list :state (plist-get download :state) :bytes (plist-get download :bytes)
+                   :total (plist-get download :total) :title (plist-get download :title))
+             mediahost--downloads)
+    (mediahost--downloads-changed)
+    (message "mediahost: downloading %s (M-x mediahost-downloads shows it)" (plist-get download :title))))
+
+(defun mediahost-play (&optional item)
+  "Play ITEM (the one at point) in the player mediahost is set up with."
+  (interactive)
+  (let* ((item (or item (mediahost--item-at-point)))
+         (result (mediahost-request "player.open" (list :id (plist-get item :id)))))
+    (message "mediahost: %s %s" (if (eq (plist-get result :queued) t) "queued" "playing")
+             (or (plist-get item :title) (plist-get result :target)))))
+
+(defun mediahost-artwork (&optional item)
+  "Show ITEM's (the one at point's) image.
+Inline in graphical Emacs, else its file name in the echo area."
+  (interactive)
+  (let* ((item (or item (mediahost--item-at-point)))
+         (path (plist-get (mediahost-request "media.artwork" (list :id (plist-get item :id))) :path)))
+    (if (and (display-graphic-p) (image-type-available-p 'png))
+        (with-current-buffer (get-buffer-create "*mediahost artwork*")
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert-image (create-image path))
+            (insert "\n" (mediahost--text (plist-get item :title)) "\n"))
+          (special-mode)
+          (display-buffer (current-buffer)))
+      (message "mediahost: artwork of %s: %s" (plist-get item :title) path))
+    path))
+
+;;;; Details
+
+(defvar mediahost-details-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map special-mode-map)
+    (define-key map "f" #'mediahost-details-toggle-favorite)
+    (define-key map "d" #'mediahost-details-download)
+    (define-key map "p" #'mediahost-details-play)
+    (define-key map "a" #'mediahost-details-artwork)
+    (define-key map (kbd "TAB") #'forward-button)
+    (define-key map (kbd "<backtab>") #'backward-button)
+    map))
+
+(define-derived-mode mediahost-details-mode special-mode "mediahost-item"
+  "One item from mediahost: its fields, text and links.
+\\{mediahost-details-mode-map}")
+
+(defvar-local mediahost--item nil "The item shown in a details buffer.")
+
+(defun mediahost--item-id-p (text)
+  (and (stringp text) (string-match-p "\\`[a-z][a-z0-9_-]*:[a-z]+:.+\\'" text)))
+
+(defun mediahost--link (label target)
+  "A button for TARGET: an item id opens it here, a URL in the browser."
+  (insert-text-button label
+                      'mediahost-target target
+                      'help-echo target
+                      'action (lambda (button)
+                                (let ((target (button-get button 'mediahost-target)))
+                                  (if (mediahost--item-id-p target)
+                                      (mediahost-show target)
+                                    (browse-url target))))))
+
+(defun mediahost-show (id)
+  "Show the item ID in a details buffer."
+  (interactive "sItem id: ")
+  (let ((item (mediahost-request "media.get" (list :id id))))
+    (with-current-buffer (get-buffer-create "*mediahost item*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (mediahost-details-mode)
+        (setq mediahost--item item)
+        (insert (propertize (mediahost--text (plist-get item :title)) 'face 'bold) "\n\n")
+        (dolist (field `(("id" . ,(plist-get item :id))
+                         ("kind" . ,(plist-get item :kind))
+                         ("from" . ,(plist-get item :subtitle))
+                         ("by" . ,(plist-get item :creator))
+                         ("published" . ,(plist-get item :published))
+                         ("duration" . ,(and (plist-get item :duration) (mediahost--duration (plist-get item :duration))))
+                         ("played" . ,(cond ((eq (plist-get item :played) t) "yes")
+                                            ((plist-get item :position)
+                                             (format "stopped at %s" (mediahost--duration (plist-get item :position))))))
+                         ("favorite" . ,(if (eq (plist-get item :favorite) t) "★ yes" "no"))
+                         ("download" . ,(let ((d (plist-get item :download)))
+                                          (and d (string-join (delq nil (list (plist-get d :state) (plist-get d :path))) " "))))))
+          (when (and (cdr field) (not (equal (cdr field) "")))
+            (insert (format "  %-10s %s\n" (car field) (mediahost--text (cdr field))))))
+        (when-let ((summary (plist-get item :summary)))
+          (insert "\n" summary "\n"))
+        (let ((links nil))
+          (when-let ((url (plist-get item :url))) (push (cons "page" url) links))
+          (when-let ((media (plist-get (plist-get item :enclosure) :url))) (push (cons "media" media) links))
+          (seq-doseq (entity (plist-get item :entities))
+            (let ((value (plist-get entity :value)))
+              (when (and value (member (plist-get entity :type) '("url" "media")))
+                (push (cons (plist-get entity :type) value) links))))
+          (let ((extra (plist-get item :extra)))
+            (while extra
+              (let ((key (substring (symbol-name (car extra)) 1)) (value (cadr extra)))
+                (when (or (mediahost--item-id-p value) (and (stringp value) (string-match-p "\\`https?://" value)))
+                  (push (cons key value) links)))
+              (setq extra (cddr extra))))
+          (when links
+            (insert "\nLinks:\n")
+            (dolist (link (nreverse links))
+              (insert (format "  %-10s " (car link)))
+              (mediahost--link (cdr link) (cdr link))
+              (insert "\n")))))
+      (goto-char (point-min))
+      (pop-to-buffer (current-buffer))
+      (current-buffer))))
+
+(defun mediahost-details-toggle-favorite ()
+  (interactive)
+  (let* ((id (plist-get mediahost--item :id))
+         (was (eq (plist-get mediahost--item :favorite) t)))
+    (mediahost-request (if was "favorites.remove" "favorites.add") (list :id id))
+    (mediahost-show id)))
+
+(defun mediahost-details-download ()
+  (interactive)
+  (let ((download (mediahost-request "downloads.start" (list :id (plist-get mediahost--item :id)))))
+    (message "mediahost: downloading %s" (plist-get download :title))))
+
+(defun mediahost-details-play ()
+  (interactive)
+  (mediahost-play mediahost--item))
+
+(defun mediahost-details-artwork ()
+  (interactive)
+  (mediahost-artwork mediahost--item))
+
+;;;; Commands
+
+(defun mediahost--provider-ids ()
+  (or mediahost--providers
+      (setq mediahost--providers
+            (mapcar (lambda (p) (plist-get p :id)) (append (mediahost-request "providers.list") nil)))))
+
+(defun mediahost--read-provider (prompt &optional allow-all)
+  (let ((choice (completing-read prompt (append (and allow-all '("all")) (mediahost--provider-ids)) nil t
+                                 nil nil (and allow-all "all"))))
+    (if (equal choice "all") nil choice)))
+
+;;;###autoload
+(defun mediahost-search (provider query)
+  "Search PROVIDER (nil: every provider) for QUERY."
+  (interactive
+   (let ((provider (mediahost--read-provider "Search (provider or all): " t)))
+     (list provider (read-string (format "Search %s for: " (or provider "everything"))))))
+  (mediahost--show-page (format "*mediahost: %s*" query) "media.search"
+                        (append (list :query query) (and provider (list :provider provider)))))
+
+;;;###autoload
+(defun mediahost-browse (provider category)
+  "Show CATEGORY (a name or id) of PROVIDER."
+  (interactive
+   (let* ((provider (mediahost--read-provider "Browse provider: "))
+          (categories (append (mediahost-request "providers.categories" (list :provider provider)) nil))
+          (names (mapcar (lambda (c) (cons (plist-get c :name) (plist-get c :id))) categories))
+          (choice (completing-read "Category: " names nil t)))
+     (list provider (or (cdr (assoc choice names)) choice))))
+  (mediahost--show-page (format "*mediahost: %s %s*" provider category) "media.browse"
+                        (list :provider provider :category category)))
+
+;;;###autoload
+(defun mediahost-favorites (&optional provider)
+  "The favorites kept by mediahost (of PROVIDER, or all)."
+  (interactive (list (mediahost--read-provider "Favorites of: " t)))
+  (mediahost--show-page "*mediahost favorites*" "favorites.list" (and provider (list :provider provider))))
+
+(defvar mediahost-history-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'mediahost-history-search-again)
+    (define-key map "g" #'mediahost-history)
+    map))
+
+(define-derived-mode mediahost-history-mode tabulated-list-mode "mediahost-history"
+  "Past searches: RET searches again.
+\\{mediahost-history-mode-map}"
+  (setq tabulated-list-format [("When" 20 t) ("Provider" 12 t) ("Query" 40 t)])
+  (setq tabulated-list-padding 1)
+  (tabulated-list-init-header))
+
+;;;###autoload
+(defun mediahost-history ()
+  "Past searches, newest first."
+  (interactive)
+  (let ((records (append (mediahost-request "history.list") nil)))
+    (with-current-buffer (get-buffer-create "*mediahost history*")
+      (mediahost-history-mode)
+      (setq tabulated-list-entries
+            (mapcar (lambda (r)
+                      (list r (vector (or (plist-get r :at) "") (or (plist-get r :provider) "all")
+                                      (mediahost--text (plist-get r :query)))))
+                    records))
+      (tabulated-list-print)
+      (pop-to-buffer-same-window (current-buffer)))))
+
+(defun mediahost-history-search-again ()
+  "Run the search on this line again."
+  (interactive)
+  (let ((record (or (tabulated-list-get-id) (user-error "No search on this line"))))
+    (mediahost-search (plist-get record :provider) (plist-get record :query))))
+
+(defvar mediahost-downloads-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "g" #'mediahost-downloads)
+    (define-key map "p" #'mediahost-downloads-play)
+    map))
+
+(define-derived-mode mediahost-downloads-mode tabulated-list-mode "mediahost-downloads"
+  "Downloads, updated live from mediahost's notifications.
+\\{mediahost-downloads-mode-map}"
+  (setq tabulated-list-format [("Title" 40 t) ("State" 10 t) ("Done" 6 t) ("Size" 10 t) ("Speed" 10 t)])
+  (setq tabulated-list-padding 1)
+  (tabulated-list-init-header))
+
+(defun mediahost--bytes (count)
+  (cond ((not (numberp count)) "?")
+        ((>= count 1000000000) (format "%.1f GB" (/ count 1e9)))
+        ((>= count 1000000) (format "%.1f MB" (/ count 1e6)))
+        ((>= count 1000) (format "%.1f KB" (/ count 1e3)))
+        (t (format "%d B" count))))
+
+(defun mediahost--downloads-render ()
+  (setq tabulated-list-entries
+        (let (entries)
+          (maphash
+           (lambda (id entry)
+             (let ((bytes (plist-get entry :bytes)) (total (plist-get entry :total)) (rate (plist-get entry :rate)))
+               (push (list id (vector (mediahost--text (or (plist-get entry :title) id))
+                                      (or (plist-get entry :state) "")
+                                      (if (and (numberp total) (> total 0) (numberp bytes))
+                                          (format "%d%%" (/ (* 100 bytes) total)) "")
+                                      (mediahost--bytes total)
+                                      (if (and (numberp rate) (> rate 0)
+                                               (equal (plist-get entry :state) "running"))
+                                          (concat (mediahost--bytes (round rate)) "/s") "")))
+                     entries)))
+           mediahost--downloads)
+          (nreverse entries)))
+  (tabulated-list-print t))
+
+;;;###autoload
+(defun mediahost-downloads ()
+  "Downloads with their state and progress, updated as they go."
+  (interactive)
+  (dolist (download (append (mediahost-request "downloads.list") nil))
+    (let* ((id (plist-get download :id)) (known (gethash id mediahost--downloads)))
+      (puthash id (append (list :title (plist-get download :title) :state (plist-get download :state)
+                                :bytes (plist-get download :bytes) :total (plist-get download :total)
+                                :path (plist-get download :path))
+                          (and (equal (plist-get known :state) (plist-get download :state))
+                               (list :rate (plist-get known :rate))))
+               mediahost--downloads)))
+  (with-current-buffer (get-buffer-create "*mediahost downloads*")
+    (mediahost-downloads-mode)
+    (mediahost--downloads-render)
+    (pop-to-buffer-same-window (current-buffer))
+    (current-buffer)))
+
+(defun mediahost-downloads-play ()
+  "Play the download on this line."
+  (interactive)
+  (mediahost-play (list :id (or (tabulated-list-get-id) (user-error "No download on this line")))))
+
+(provide 'mediahost)
+;;; mediahost.el ends here

@@ -1,0 +1,193 @@
+;;; mediahost-test.el --- ERT tests of mediahost.el against `mediahost --sandbox rpc'  -*- lexical-binding: t; -*-
+
+;; Run: MEDIAHOST_BIN=.build/debug/mediahost emacs --batch -L Editors/emacs \
+;;        -l Editors/emacs/test/mediahost-test.el -f ert-run-tests-batch-and-exit
+;; Each test drives the user-level commands on a fresh data dir and checks the buffers.
+
+;;; Code:
+
+(require 'ert)
+(require 'mediahost)
+
+(defvar mediahost-test--messages nil "Messages shown during a test, newest first.")
+
+(defun mediahost-test--record (format-string &rest args)
+  (when format-string
+    (push (apply #'format format-string args) mediahost-test--messages)))
+
+(defmacro mediahost-test--with-sandbox (&rest body)
+  "Run BODY with a connection to `mediahost --sandbox rpc' on a fresh data dir."
+  (declare (indent 0))
+  `(let* ((data-dir (make-temp-file "mediahost-emacs-" t))
+          (process-environment
+           (append (list (concat "MEDIAHOST_DATA_DIR=" data-dir)
+                         (concat "XDG_CONFIG_HOME=" data-dir "/config")
+                         (concat "XDG_CACHE_HOME=" data-dir "/cache")
+                         "MEDIAHOST_SANDBOX_MEDIA_RATE=3000000"
+                         "MEDIAHOST_PLAYER=true"
+                         "NO_COLOR=1")
+                   process-environment))
+          (mediahost-program (or (getenv "MEDIAHOST_BIN") "mediahost"))
+          (mediahost-arguments '("--sandbox"))
+          (mediahost-test--messages nil))
+     (clrhash mediahost--downloads)
+     (advice-add 'message :before #'mediahost-test--record)
+     (unwind-protect
+         (progn ,@body)
+       (advice-remove 'message #'mediahost-test--record)
+       (mediahost-shutdown)
+       (delete-directory data-dir t))))
+
+(defun mediahost-test--text (buffer)
+  (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun mediahost-test--wait (predicate &optional seconds)
+  "Wait for PREDICATE, reading the connection's notifications, up to SECONDS (30)."
+  (let ((deadline (+ (float-time) (or seconds 30))))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (funcall predicate)))
+
+(defun mediahost-test--row-title ()
+  (plist-get (tabulated-list-get-id) :title))
+
+(ert-deftest mediahost-search-open-and-details ()
+  (mediahost-test--with-sandbox
+    (let ((buffer (mediahost-search "podcasts" "kitchen")))
+      (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text buffer)))
+      (should (string-match-p "podcast" (mediahost-test--text buffer)))
+      (with-current-buffer buffer
+        (goto-char (point-min))
+        (should (equal (mediahost-test--row-title) "The Electric Kitchen 77"))
+        ;; RET on a show: its episodes, newest first.
+        (mediahost-open))
+      (let ((episodes (get-buffer "*mediahost: The Electric Kitchen 77*")))
+        (should episodes)
+        (should (string-match-p "Episode [0-9]+:" (mediahost-test--text episodes)))
+        (with-current-buffer episodes
+          (goto-char (point-min))
+          (should (equal (plist-get (tabulated-list-get-id) :kind) "episode"))
+          ;; RET on an episode: its details, with the media file as a link.
+          (mediahost-open))
+        (let ((details (mediahost-test--text "*mediahost item*")))
+          (should (string-match-p "^  kind +episode" details))
+          (should (string-match-p "^  duration +[0-9]+:" details))
+          (should (string-match-p "Links:" details))
+          (should (string-match-p "media +http://127\\.0\\.0\\.1:[0-9]+/podcasts/media/" details)))
+        (with-current-buffer "*mediahost item*"
+          (goto-char (point-min))
+          (should (forward-button 1)))))
+    ;; Every provider at once: a heading-free list with items of several providers.
+    (let ((all (mediahost-search nil "swift")))
+      (with-current-buffer all
+        (should (> (length tabulated-list-entries) 1))
+        (should (> (length (delete-dups (mapcar (lambda (e) (plist-get (car e) :provider))
+                                                tabulated-list-entries)))
+                   1))))))
+
+(ert-deftest mediahost-browse-and-page ()
+  (mediahost-test--with-sandbox
+    (let ((buffer (mediahost-browse "podcasts" "1301")))
+      (with-current-buffer buffer
+        (goto-char (point-min))
+        (let ((first (mediahost-test--row-title)))
+          (should first)
+          (mediahost-next-page)
+          (goto-char (point-min))
+          (should-not (equal (mediahost-test--row-title) first))
+          (should (string-match-p "podcast" (mediahost-test--text buffer)))
+          (mediahost-previous-page)
+          (goto-char (point-min))
+          (should (equal (mediahost-test--row-title) first))
+          (should-error (mediahost-previous-page) :type 'user-error))))))
+
+(ert-deftest mediahost-favorite-shows-in-favorites ()
+  (mediahost-test--with-sandbox
+    (let ((buffer (mediahost-search "podcasts" "kitchen")))
+      (with-current-buffer buffer
+        (goto-char (point-min))
+        (mediahost-toggle-favorite)
+        (goto-char (point-min))
+        (should (eq (plist-get (tabulated-list-get-id) :favorite) t))
+        (should (string-match-p "The Electric Kitchen 77 .*★" (mediahost-test--text buffer))))
+      (let ((favorites (mediahost-favorites)))
+        (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text favorites)))
+        (with-current-buffer favorites
+          (goto-char (point-min))
+          (mediahost-toggle-favorite)
+          (mediahost-refresh)
+          (should-not (string-match-p "The Electric Kitchen 77" (mediahost-test--text favorites)))))
+      ;; The search is in the history, and RET there searches again.
+      (let ((history (mediahost-history)))
+        (should (string-match-p "podcasts +kitchen" (mediahost-test--text history)))
+        (let ((again (with-current-buffer history
+                       (goto-char (point-min))
+                       (mediahost-history-search-again))))
+          (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text again))))))))
+
+(ert-deftest mediahost-download-progress-becomes-a-completed-row ()
+  (mediahost-test--with-sandbox
+    (let ((progress-seen nil))
+      (advice-add 'mediahost--downloads-changed :before
+                  (lambda () (maphash (lambda (_ e) (when (equal (plist-get e :state) "running")
+                                                      (setq progress-seen t)))
+                                      mediahost--downloads))
+                  '((name . mediahost-test-progress)))
+      (unwind-protect
+          (progn
+            (with-current-buffer (mediahost-search "podcasts" "kitchen")
+              (goto-char (point-min))
+              (mediahost-open))
+            (with-current-buffer "*mediahost: The Electric Kitchen 77*"
+              (goto-char (point-min))
+              (mediahost-download))
+            (let ((downloads (mediahost-downloads)))
+              (should (mediahost-test--wait
+                       (lambda () (string-match-p "completed" (mediahost-test--text downloads)))
+                       60))
+              (should progress-seen)
+              (should (string-match-p "100%" (mediahost-test--text downloads)))
+              (should (equal mediahost--mode-line ""))
+              (should (seq-some (lambda (m) (string-match-p "downloaded .*\\.mp3" m)) mediahost-test--messages))))
+        (advice-remove 'mediahost--downloads-changed 'mediahost-test-progress)))))
+
+(ert-deftest mediahost-play-and-artwork ()
+  (mediahost-test--with-sandbox
+    (with-current-buffer (mediahost-search "podcasts" "kitchen")
+      (goto-char (point-min))
+      (let ((path (mediahost-artwork)))
+        (should (file-exists-p path))
+        (should (seq-some (lambda (m) (string-match-p "artwork of The Electric Kitchen 77" m)) mediahost-test--messages)))
+      ;; MEDIAHOST_PLAYER is `true' here: the show's newest episode is handed to it.
+      (mediahost-play)
+      (should (string-match-p "playing The Electric Kitchen 77" (car mediahost-test--messages))))))
+
+(ert-deftest mediahost-errors-are-messages ()
+  (mediahost-test--with-sandbox
+    (let ((error (should-error (mediahost-show "podcasts:episode:nope") :type 'user-error)))
+      (should (string-match-p "mediahost: " (cadr error))))
+    (let ((error (should-error (mediahost-search "nosuch" "x") :type 'user-error)))
+      (should (string-match-p "unknown provider" (cadr error))))
+    ;; Without the sandbox, YouTube has no API key: the message says how to set one.
+    (mediahost-shutdown)
+    (let ((mediahost-arguments nil)
+          (process-environment (cons "YOUTUBE_API_KEY" process-environment)))
+      (let ((error (should-error (mediahost-browse "youtube" "10") :type 'user-error)))
+        (should (string-match-p "not configured.*YOUTUBE_API_KEY" (cadr error))))
+      (mediahost-shutdown))
+    (let ((mediahost-program "/nonexistent/mediahost"))
+      (mediahost-shutdown)
+      (let ((error (should-error (mediahost-search "podcasts" "x") :type 'user-error)))
+        (should (string-match-p "mediahost is not installed" (cadr error)))))))
+
+(ert-deftest mediahost-connection-restarts-after-the-server-dies ()
+  (mediahost-test--with-sandbox
+    (mediahost-search "podcasts" "kitchen")
+    (let ((first (jsonrpc--process mediahost--connection)))
+      (kill-process first)
+      (should (mediahost-test--wait (lambda () (not (process-live-p first))) 10))
+      (let ((buffer (mediahost-search "podcasts" "garden")))
+        (should (string-match-p "Garden" (mediahost-test--text buffer))))
+      (should-not (eq first (jsonrpc--process mediahost--connection))))))
+
+;;; mediahost-test.el ends here

@@ -1,0 +1,740 @@
+-- mediahost.nvim: YouTube, TMDB movies, podcasts, Mastodon and X (and any plugin provider)
+-- through `mediahost rpc` (JSON-RPC 2.0, one JSON message a line on stdin/stdout).
+--
+--   :Mediahost search [provider|all] <query>   :Mediahost browse <provider> <category>
+--   :Mediahost favorites [provider]            :Mediahost history      :Mediahost downloads
+--
+-- In a result list: <CR> opens (what is inside a show, channel or playlist; details otherwise,
+-- in a split), f toggles the favorite, d downloads, p plays, a gives the artwork's file, n and P
+-- page, g refreshes. Pickers go through vim.ui.select (telescope, fzf-lua and dressing.nvim
+-- replace it). Works with Neovim 0.7 and later.
+
+local M = {}
+
+M.config = {
+  -- The program and the arguments before `rpc` (e.g. { "--sandbox" } or { "--data-dir", "~/m" }).
+  cmd = "mediahost",
+  args = {},
+  -- Milliseconds to wait for an answer.
+  timeout = 60000,
+}
+
+function M.setup(options)
+  M.config = vim.tbl_extend("force", M.config, options or {})
+end
+
+local json_decode_options = { luanil = { object = true, array = true } }
+
+local function notify(text, level)
+  vim.notify("mediahost: " .. text, level or vim.log.levels.INFO)
+end
+
+-- Connection ---------------------------------------------------------------------------------
+
+local connection = nil
+-- Download id -> what the notifications said: state, bytes, total, rate, title, path, error.
+M.downloads = {}
+-- The last player.state.
+M.player = nil
+local on_downloads_changed -- set below
+
+local function handle_notification(method, params)
+  params = params or {}
+  if method == "downloads.progress" then
+    local entry = M.downloads[params.id] or {}
+    entry.state, entry.bytes, entry.total, entry.rate = "running", params.bytes, params.total, params.rate
+    M.downloads[params.id] = entry
+    on_downloads_changed()
+  elseif method == "downloads.state" then
+    if params.state == "removed" then
+      M.downloads[params.id] = nil
+    else
+      local entry = M.downloads[params.id] or {}
+      entry.state, entry.path, entry.error = params.state, params.path, params.error
+      M.downloads[params.id] = entry
+      if params.state == "completed" then
+        notify("downloaded " .. (params.path or params.id))
+      elseif params.state == "failed" then
+        notify("download failed: " .. (params.error or params.id), vim.log.levels.WARN)
+      end
+    end
+    on_downloads_changed()
+  elseif method == "auth.prompt" then
+    notify(string.format("%s (code %s at %s)", params.message or "", params.code or "", params.url or ""))
+  elseif method == "player.state" then
+    M.player = params
+  end
+end
+
+local function on_line(conn, line)
+  if line == "" then
+    return
+  end
+  local ok, message = pcall(vim.json.decode, line, json_decode_options)
+  if not ok or type(message) ~= "table" then
+    return
+  end
+  if message.method then
+    handle_notification(message.method, message.params)
+  elseif message.id and conn.pending[message.id] then
+    local callback = conn.pending[message.id]
+    conn.pending[message.id] = nil
+    callback(message.error, message.result)
+  end
+end
+
+local function start()
+  if vim.fn.executable(M.config.cmd) ~= 1 then
+    error(
+      string.format(
+        "mediahost is not installed (no executable '%s'): build it with `make release` and put it on PATH, or set cmd in require('mediahost').setup",
+        M.config.cmd
+      ),
+      0
+    )
+  end
+  local argv = { M.config.cmd }
+  vim.list_extend(argv, M.config.args)
+  table.insert(argv, "rpc")
+  local conn = { next_id = 1, pending = {}, partial = "" }
+  conn.job = vim.fn.jobstart(argv, {
+    on_stdout = function(_, data)
+      data[1] = conn.partial .. data[1]
+      conn.partial = table.remove(data)
+      for _, line in ipairs(data) do
+        on_line(conn, line)
+      end
+    end,
+    on_exit = function()
+      conn.dead = true
+      for id, callback in pairs(conn.pending) do
+        conn.pending[id] = nil
+        callback({ message = "the mediahost process exited; the next command starts it again" }, nil)
+      end
+      if connection == conn then
+        connection = nil
+      end
+    end,
+  })
+  if conn.job <= 0 then
+    error("cannot start " .. M.config.cmd, 0)
+  end
+  connection = conn
+  return conn
+end
+
+-- The job id of the running `mediahost rpc` (tests kill it), or nil.
+function M.job()
+  return connection and not connection.dead and connection.job or nil
+end
+
+function M.stop()
+  if connection and not connection.dead then
+    vim.fn.jobstop(connection.job)
+  end
+  connection = nil
+end
+
+-- Calls `method` with `params`; `callback(error, result)` runs when the answer comes.
+function M.request(method, params, callback)
+  local conn = (connection and not connection.dead) and connection or start()
+  local id = conn.next_id
+  conn.next_id = id + 1
+  conn.pending[id] = callback
+  -- An empty Lua table would go out as [] (by-position params): send {} for no params.
+  if params == nil or next(params) == nil then
+    params = vim.empty_dict()
+  end
+  local request = { jsonrpc = "2.0", id = id, method = method, params = params }
+  vim.fn.chansend(conn.job, vim.json.encode(request) .. "\n")
+end
+
+-- Calls `method` and waits for its result; errors carry the host's message.
+function M.call(method, params)
+  local done, failure, value = false, nil, nil
+  M.request(method, params, function(err, result)
+    done, failure, value = true, err, result
+  end)
+  if not vim.wait(M.config.timeout, function()
+    return done
+  end, 10) then
+    error(method .. " timed out", 0)
+  end
+  if failure then
+    error(failure.message or vim.inspect(failure), 0)
+  end
+  return value
+end
+
+-- Runs `body`; an error becomes a message instead of a stack trace.
+local function guarded(body)
+  return function(...)
+    local ok, err = pcall(body, ...)
+    if not ok then
+      notify(tostring(err), vim.log.levels.ERROR)
+    end
+    return ok and err or nil
+  end
+end
+
+-- Rendering ----------------------------------------------------------------------------------
+
+local function clean(text)
+  return (tostring(text or ""):gsub("[%c]", " "))
+end
+
+local function fit(text, width)
+  text = clean(text)
+  if vim.fn.strdisplaywidth(text) > width then
+    local cut = ""
+    for _, char in ipairs(vim.fn.split(text, "\\zs")) do
+      if vim.fn.strdisplaywidth(cut .. char) > width - 1 then
+        break
+      end
+      cut = cut .. char
+    end
+    text = cut .. "…"
+  end
+  return text .. string.rep(" ", width - vim.fn.strdisplaywidth(text))
+end
+
+local function duration(seconds)
+  if type(seconds) ~= "number" then
+    return ""
+  end
+  local s = math.floor(seconds + 0.5)
+  if s >= 3600 then
+    return string.format("%d:%02d:%02d", s / 3600, (s / 60) % 60, s % 60)
+  end
+  return string.format("%d:%02d", s / 60, s % 60)
+end
+
+local function bytes(count)
+  if type(count) ~= "number" then
+    return "?"
+  elseif count >= 1e9 then
+    return string.format("%.1f GB", count / 1e9)
+  elseif count >= 1e6 then
+    return string.format("%.1f MB", count / 1e6)
+  elseif count >= 1e3 then
+    return string.format("%.1f KB", count / 1e3)
+  end
+  return string.format("%d B", count)
+end
+
+local function download_column(item)
+  local live = M.downloads[item.id]
+  local state = (live and live.state) or (item.download and item.download.state)
+  if not state then
+    return ""
+  elseif state == "running" and live and type(live.total) == "number" and live.total > 0 then
+    return string.format("%d%%", math.floor(100 * (live.bytes or 0) / live.total))
+  end
+  return state
+end
+
+function M.row(item)
+  return table.concat({
+    fit(item.title, 44),
+    fit(item.creator or item.subtitle, 22),
+    fit(item.kind, 8),
+    fit((item.published or ""):sub(1, 10), 10),
+    fit(duration(item.duration), 8),
+    item.favorite and "★" or " ",
+    download_column(item),
+  }, " ")
+end
+
+-- Buffers ------------------------------------------------------------------------------------
+
+-- Buffer number -> { kind = "list"|"downloads"|"details"|"history", items, source, page, item }.
+M.buffers = {}
+
+local function scratch(name)
+  local existing = vim.fn.bufnr(name)
+  local buffer = existing ~= -1 and existing or vim.api.nvim_create_buf(true, true)
+  if existing == -1 then
+    vim.api.nvim_buf_set_name(buffer, name)
+  end
+  vim.api.nvim_buf_set_option(buffer, "buftype", "nofile")
+  vim.api.nvim_buf_set_option(buffer, "bufhidden", "hide")
+  vim.api.nvim_buf_set_option(buffer, "swapfile", false)
+  vim.api.nvim_buf_set_option(buffer, "filetype", "mediahost")
+  return buffer
+end
+
+local function set_lines(buffer, lines)
+  vim.api.nvim_buf_set_option(buffer, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buffer, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(buffer, "modifiable", false)
+end
+
+local function map(buffer, key, action)
+  vim.keymap.set("n", key, guarded(action), { buffer = buffer, silent = true, nowait = true })
+end
+
+local function render_list(buffer)
+  local state = M.buffers[buffer]
+  local lines = {}
+  for _, item in ipairs(state.items) do
+    table.insert(lines, M.row(item))
+  end
+  if #lines == 0 then
+    lines = { "(nothing here)" }
+  end
+  set_lines(buffer, lines)
+end
+
+-- The item on the cursor's line of the current list.
+local function item_at_cursor()
+  local state = M.buffers[vim.api.nvim_get_current_buf()]
+  local item = state and state.items and state.items[vim.api.nvim_win_get_cursor(0)[1]]
+  if not item then
+    error("no item on this line", 0)
+  end
+  return item, state
+end
+
+local function fill(buffer, page)
+  local state = M.buffers[buffer]
+  state.page = page
+  state.items = page.items or {}
+  render_list(buffer)
+  local errors = {}
+  for _, failure in ipairs(page.errors or {}) do
+    table.insert(errors, (failure.provider or "?") .. ": " .. (failure.message or ""))
+  end
+  if #errors > 0 then
+    notify(table.concat(errors, "; "), vim.log.levels.WARN)
+  end
+end
+
+local setup_list_keys
+
+-- Shows `method`'s page in the list buffer `name`.
+function M.show_page(name, method, params)
+  local page = M.call(method, params)
+  local buffer = scratch(name)
+  M.buffers[buffer] = { kind = "list", source = { method = method, params = params or {} } }
+  setup_list_keys(buffer)
+  fill(buffer, page)
+  vim.api.nvim_set_current_buf(buffer)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  return buffer
+end
+
+function M.refresh()
+  local buffer = vim.api.nvim_get_current_buf()
+  local state = M.buffers[buffer]
+  if state and state.source then
+    fill(buffer, M.call(state.source.method, state.source.params))
+  end
+end
+
+local function turn_page(key)
+  local buffer = vim.api.nvim_get_current_buf()
+  local state = M.buffers[buffer]
+  local cursor = state and state.page and state.page[key]
+  if not cursor then
+    error(key == "next" and "no next page" or "no previous page", 0)
+  end
+  local params = vim.deepcopy(state.source.params)
+  params.cursor = cursor
+  state.source.params = params
+  fill(buffer, M.call(state.source.method, params))
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+end
+
+function M.next_page()
+  turn_page("next")
+end
+
+function M.previous_page()
+  turn_page("prev")
+end
+
+local leaf_kinds = { episode = true, video = true }
+
+local function is_item_id(text)
+  return type(text) == "string" and text:match("^[a-z][a-z0-9_-]*:[a-z]+:.+$") ~= nil
+end
+
+-- Shows an item's details in a split: fields, text, and links (<CR> on a link opens it).
+function M.show(id)
+  local item = M.call("media.get", { id = id })
+  local buffer = scratch("mediahost://item")
+  local lines = { clean(item.title), "" }
+  local function field(name, value)
+    if value ~= nil and value ~= "" then
+      table.insert(lines, string.format("  %-10s %s", name, clean(value)))
+    end
+  end
+  field("id", item.id)
+  field("kind", item.kind)
+  field("from", item.subtitle)
+  field("by", item.creator)
+  field("published", item.published)
+  field("duration", item.duration and duration(item.duration))
+  if item.played then
+    field("played", "yes")
+  elseif item.position then
+    field("played", "stopped at " .. duration(item.position))
+  end
+  field("favorite", item.favorite and "★ yes" or "no")
+  if item.download then
+    field("download", (item.download.state or "") .. " " .. (item.download.path or ""))
+  end
+  if item.summary then
+    table.insert(lines, "")
+    vim.list_extend(lines, vim.split(item.summary, "\n", { plain = true }))
+  end
+  local links = {}
+  if item.url then
+    table.insert(links, { "page", item.url })
+  end
+  if item.enclosure and item.enclosure.url then
+    table.insert(links, { "media", item.enclosure.url })
+  end
+  for _, entity in ipairs(item.entities or {}) do
+    if entity.value and (entity.type == "url" or entity.type == "media") then
+      table.insert(links, { entity.type, entity.value })
+    end
+  end
+  for key, value in pairs(item.extra or {}) do
+    if is_item_id(value) or (type(value) == "string" and value:match("^https?://")) then
+      table.insert(links, { key, value })
+    end
+  end
+  local link_lines = {}
+  if #links > 0 then
+    table.insert(lines, "")
+    table.insert(lines, "Links:")
+    for _, link in ipairs(links) do
+      table.insert(lines, string.format("  %-10s %s", link[1], link[2]))
+      link_lines[#lines] = link[2]
+    end
+  end
+  set_lines(buffer, lines)
+  M.buffers[buffer] = { kind = "details", item = item, links = link_lines }
+  map(buffer, "<CR>", function()
+    local target = M.buffers[buffer].links[vim.api.nvim_win_get_cursor(0)[1]]
+    if not target then
+      return
+    end
+    if is_item_id(target) then
+      M.show(target)
+    elseif vim.ui.open then
+      vim.ui.open(target)
+    else
+      vim.fn.jobstart({ "xdg-open", target }, { detach = true })
+    end
+  end)
+  map(buffer, "f", function()
+    local shown = M.buffers[buffer].item
+    M.call(shown.favorite and "favorites.remove" or "favorites.add", { id = shown.id })
+    M.show(shown.id)
+  end)
+  map(buffer, "d", function()
+    M.download(M.buffers[buffer].item)
+  end)
+  map(buffer, "p", function()
+    M.play(M.buffers[buffer].item)
+  end)
+  map(buffer, "a", function()
+    M.artwork(M.buffers[buffer].item)
+  end)
+  map(buffer, "q", function()
+    vim.cmd("close")
+  end)
+  if vim.fn.bufwinnr(buffer) == -1 then
+    vim.cmd("botright split")
+    vim.api.nvim_win_set_buf(0, buffer)
+  else
+    vim.cmd(vim.fn.bufwinnr(buffer) .. "wincmd w")
+  end
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  return buffer
+end
+
+function M.open(item)
+  item = item or item_at_cursor()
+  if leaf_kinds[item.kind] then
+    return M.show(item.id)
+  end
+  local page = M.call("media.children", { id = item.id })
+  if #(page.items or {}) == 0 then
+    return M.show(item.id)
+  end
+  local buffer = scratch("mediahost://" .. clean(item.title))
+  M.buffers[buffer] = { kind = "list", source = { method = "media.children", params = { id = item.id } } }
+  setup_list_keys(buffer)
+  fill(buffer, page)
+  vim.api.nvim_set_current_buf(buffer)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  return buffer
+end
+
+function M.toggle_favorite()
+  local item = item_at_cursor()
+  M.call(item.favorite and "favorites.remove" or "favorites.add", { id = item.id })
+  item.favorite = not item.favorite
+  render_list(vim.api.nvim_get_current_buf())
+  notify(clean(item.title) .. (item.favorite and " added to" or " taken out of") .. " the favorites")
+end
+
+function M.download(item)
+  item = item or item_at_cursor()
+  local download = M.call("downloads.start", { id = item.id })
+  M.downloads[download.id] = vim.tbl_extend("force", M.downloads[download.id] or {}, {
+    state = download.state,
+    bytes = download.bytes,
+    total = download.total,
+    title = download.title,
+  })
+  on_downloads_changed()
+  notify("downloading " .. clean(download.title) .. " (:Mediahost downloads shows it)")
+  return download
+end
+
+function M.play(item)
+  item = item or item_at_cursor()
+  local result = M.call("player.open", { id = item.id })
+  notify((result.queued and "queued " or "playing ") .. clean(item.title or result.target))
+  return result
+end
+
+function M.artwork(item)
+  item = item or item_at_cursor()
+  local result = M.call("media.artwork", { id = item.id })
+  notify("artwork of " .. clean(item.title) .. ": " .. result.path)
+  return result.path
+end
+
+setup_list_keys = function(buffer)
+  map(buffer, "<CR>", function()
+    M.open()
+  end)
+  map(buffer, "f", M.toggle_favorite)
+  map(buffer, "d", function()
+    M.download()
+  end)
+  map(buffer, "p", function()
+    M.play()
+  end)
+  map(buffer, "a", function()
+    M.artwork()
+  end)
+  map(buffer, "n", M.next_page)
+  map(buffer, "P", M.previous_page)
+  map(buffer, "g", M.refresh)
+end
+
+-- Downloads, redrawn as notifications arrive.
+local function render_downloads(buffer)
+  local ids = vim.tbl_keys(M.downloads)
+  table.sort(ids)
+  local lines = {}
+  for _, id in ipairs(ids) do
+    local entry = M.downloads[id]
+    local percent = ""
+    if type(entry.total) == "number" and entry.total > 0 and type(entry.bytes) == "number" then
+      percent = string.format("%d%%", math.floor(100 * entry.bytes / entry.total))
+    end
+    local speed = ""
+    if entry.state == "running" and type(entry.rate) == "number" and entry.rate > 0 then
+      speed = bytes(math.floor(entry.rate)) .. "/s"
+    end
+    table.insert(
+      lines,
+      table.concat({ fit(entry.title or id, 40), fit(entry.state, 10), fit(percent, 5), fit(bytes(entry.total), 9), speed }, " ")
+    )
+  end
+  if #lines == 0 then
+    lines = { "(no downloads)" }
+  end
+  M.buffers[buffer].ids = ids
+  set_lines(buffer, lines)
+end
+
+on_downloads_changed = function()
+  for buffer, state in pairs(M.buffers) do
+    if state.kind == "downloads" and vim.api.nvim_buf_is_valid(buffer) then
+      render_downloads(buffer)
+    end
+  end
+end
+
+function M.show_downloads()
+  for _, download in ipairs(M.call("downloads.list")) do
+    local known = M.downloads[download.id] or {}
+    M.downloads[download.id] = {
+      title = download.title,
+      state = download.state,
+      bytes = download.bytes,
+      total = download.total,
+      path = download.path,
+      rate = known.state == download.state and known.rate or nil,
+    }
+  end
+  local buffer = scratch("mediahost://downloads")
+  M.buffers[buffer] = { kind = "downloads" }
+  render_downloads(buffer)
+  map(buffer, "g", M.show_downloads)
+  map(buffer, "p", function()
+    local id = M.buffers[buffer].ids[vim.api.nvim_win_get_cursor(0)[1]]
+    if id then
+      M.play({ id = id, title = M.downloads[id].title })
+    end
+  end)
+  vim.api.nvim_set_current_buf(buffer)
+  return buffer
+end
+
+function M.show_history()
+  local records = M.call("history.list")
+  local buffer = scratch("mediahost://history")
+  local lines = {}
+  for _, record in ipairs(records) do
+    table.insert(lines, string.format("%-20s %-12s %s", record.at or "", record.provider or "all", clean(record.query)))
+  end
+  if #lines == 0 then
+    lines = { "(no searches yet)" }
+  end
+  set_lines(buffer, lines)
+  M.buffers[buffer] = { kind = "history", records = records }
+  map(buffer, "<CR>", function()
+    local record = M.buffers[buffer].records[vim.api.nvim_win_get_cursor(0)[1]]
+    if record then
+      M.search(record.provider, record.query)
+    end
+  end)
+  vim.api.nvim_set_current_buf(buffer)
+  return buffer
+end
+
+-- Commands -----------------------------------------------------------------------------------
+
+local providers_cache = nil
+
+function M.providers()
+  if not providers_cache or not M.job() then
+    providers_cache = {}
+    for _, provider in ipairs(M.call("providers.list")) do
+      table.insert(providers_cache, provider.id)
+    end
+  end
+  return providers_cache
+end
+
+function M.search(provider, query)
+  if provider == "all" then
+    provider = nil
+  end
+  return M.show_page("mediahost://search/" .. query, "media.search", { provider = provider, query = query })
+end
+
+function M.browse(provider, category)
+  local categories = M.call("providers.categories", { provider = provider })
+  for _, candidate in ipairs(categories) do
+    if candidate.name == category then
+      category = candidate.id
+    end
+  end
+  return M.show_page("mediahost://" .. provider .. "/" .. category, "media.browse", { provider = provider, category = category })
+end
+
+function M.favorites(provider)
+  if provider == "all" then
+    provider = nil
+  end
+  return M.show_page("mediahost://favorites", "favorites.list", { provider = provider })
+end
+
+local subcommands = { "search", "browse", "favorites", "history", "downloads" }
+
+local function pick_provider(prompt, allow_all, then_do)
+  local choices = vim.deepcopy(M.providers())
+  if allow_all then
+    table.insert(choices, 1, "all")
+  end
+  vim.ui.select(choices, { prompt = prompt }, function(choice)
+    if choice then
+      guarded(then_do)(choice)
+    end
+  end)
+end
+
+-- :Mediahost <subcommand> [arguments]
+function M.command(arguments)
+  local words = arguments.fargs
+  local sub = words[1]
+  if sub == "search" then
+    if #words >= 3 then
+      return M.search(words[2], table.concat(words, " ", 3))
+    end
+    pick_provider("Search which provider", true, function(provider)
+      vim.ui.input({ prompt = "Search " .. provider .. " for: " }, function(query)
+        if query and query ~= "" then
+          guarded(M.search)(provider, query)
+        end
+      end)
+    end)
+  elseif sub == "browse" then
+    local function choose_category(provider)
+      local categories = M.call("providers.categories", { provider = provider })
+      vim.ui.select(categories, {
+        prompt = "Category",
+        format_item = function(category)
+          return category.name
+        end,
+      }, function(category)
+        if category then
+          guarded(M.browse)(provider, category.id)
+        end
+      end)
+    end
+    if #words >= 3 then
+      return M.browse(words[2], table.concat(words, " ", 3))
+    elseif #words == 2 then
+      return choose_category(words[2])
+    end
+    pick_provider("Browse which provider", false, choose_category)
+  elseif sub == "favorites" then
+    return M.favorites(words[2])
+  elseif sub == "history" then
+    return M.show_history()
+  elseif sub == "downloads" then
+    return M.show_downloads()
+  else
+    error("usage: :Mediahost " .. table.concat(subcommands, "|") .. " [arguments]", 0)
+  end
+end
+
+-- Completion of subcommands, providers and a provider's categories.
+function M.complete(lead, line)
+  local words = vim.split(line:sub(1, #line - #lead), "%s+", { trimempty = true })
+  local candidates = {}
+  local ok = pcall(function()
+    if #words <= 1 then
+      candidates = subcommands
+    elseif #words == 2 and (words[2] == "search" or words[2] == "favorites") then
+      candidates = vim.list_extend({ "all" }, M.providers())
+    elseif #words == 2 and words[2] == "browse" then
+      candidates = M.providers()
+    elseif #words == 3 and words[2] == "browse" then
+      for _, category in ipairs(M.call("providers.categories", { provider = words[3] })) do
+        table.insert(candidates, category.name)
+      end
+    end
+  end)
+  if not ok then
+    return {}
+  end
+  return vim.tbl_filter(function(candidate)
+    return candidate:sub(1, #lead) == lead
+  end, candidates)
+end
+
+M.command = guarded(M.command)
+
+return M

@@ -1,0 +1,204 @@
+-- Tests of the Neovim plugin against `mediahost --sandbox rpc`, in a headless Neovim:
+--   MEDIAHOST_BIN=.build/debug/mediahost nvim --headless -u NONE -i NONE \
+--     --cmd 'set rtp^=Editors/nvim' -c 'runtime plugin/mediahost.lua' \
+--     -c 'luafile Editors/nvim/test/mediahost_test.lua'
+-- Each test drives :Mediahost and the list keys on a fresh data dir and checks buffer contents.
+-- Exits with the number of failed tests.
+
+local mediahost = require("mediahost")
+local binary = os.getenv("MEDIAHOST_BIN") or "mediahost"
+local failures, messages = 0, {}
+
+vim.notify = function(message)
+  table.insert(messages, message)
+end
+
+local function text(buffer)
+  return table.concat(vim.api.nvim_buf_get_lines(buffer or 0, 0, -1, false), "\n")
+end
+
+local function expect(condition, what)
+  if not condition then
+    error(what, 2)
+  end
+end
+
+local function press(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
+end
+
+local function said(pattern)
+  for _, message in ipairs(messages) do
+    if message:find(pattern) then
+      return true
+    end
+  end
+  return false
+end
+
+local function test(name, body)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  vim.env.MEDIAHOST_DATA_DIR = dir
+  vim.env.XDG_CONFIG_HOME = dir .. "/config"
+  vim.env.XDG_CACHE_HOME = dir .. "/cache"
+  vim.env.MEDIAHOST_SANDBOX_MEDIA_RATE = "3000000"
+  vim.env.MEDIAHOST_PLAYER = "true"
+  mediahost.stop()
+  mediahost.downloads = {}
+  mediahost.setup({ cmd = binary, args = { "--sandbox" } })
+  messages = {}
+  vim.cmd("silent! only")
+  local ok, err = pcall(body)
+  if ok then
+    io.stdout:write("ok      " .. name .. "\n")
+  else
+    failures = failures + 1
+    io.stdout:write("FAILED  " .. name .. ": " .. tostring(err) .. "\n")
+    io.stdout:write("        messages: " .. table.concat(messages, " | ") .. "\n")
+  end
+  mediahost.stop()
+  vim.fn.delete(dir, "rf")
+end
+
+test("search, open a show, open an episode's details", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  expect(vim.api.nvim_buf_get_name(0):find("mediahost://search/kitchen", 1, true), "the results buffer")
+  expect(text():find("The Electric Kitchen 77", 1, true), "a show in the results: " .. text())
+  expect(text():find("podcast", 1, true), "the kind column")
+  press("<CR>")
+  expect(vim.api.nvim_buf_get_name(0):find("The Electric Kitchen 77", 1, true), "the show's buffer")
+  expect(text():find("Episode %d+:"), "its episodes: " .. text())
+  press("<CR>")
+  local details = text()
+  expect(details:find("kind%s+episode"), "the details split: " .. details)
+  expect(details:find("duration%s+%d+:"), "its duration")
+  expect(details:find("Links:", 1, true), "its links")
+  expect(details:find("media%s+http://127%.0%.0%.1:%d+/podcasts/media/"), "the media link")
+  expect(#vim.api.nvim_list_wins() == 2, "details open in a split")
+  -- Every provider at once.
+  vim.cmd("only")
+  vim.cmd("Mediahost search all swift")
+  local providers = {}
+  for _, item in ipairs(mediahost.buffers[vim.api.nvim_get_current_buf()].items) do
+    providers[item.provider] = true
+  end
+  expect(vim.tbl_count(providers) > 1, "items from several providers")
+end)
+
+test("favorite, then see it in favorites; history searches again", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  press("f")
+  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]:find("★", 1, true), "the star on the row")
+  vim.cmd("Mediahost favorites")
+  expect(text():find("The Electric Kitchen 77", 1, true), "in favorites: " .. text())
+  press("f")
+  press("g")
+  expect(not text():find("The Electric Kitchen 77", 1, true), "gone after unfavoriting")
+  vim.cmd("Mediahost history")
+  expect(text():find("podcasts%s+kitchen"), "the search in the history: " .. text())
+  press("<CR>")
+  expect(text():find("The Electric Kitchen 77", 1, true), "searched again")
+end)
+
+test("browse a category by name and page with n and P", function()
+  vim.cmd("Mediahost browse podcasts Arts")
+  local first = vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]
+  expect(first and first:find("podcast", 1, true), "a chart: " .. text())
+  press("n")
+  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] ~= first, "the next page")
+  press("P")
+  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == first, "back to the first page")
+  press("P")
+  expect(said("no previous page"), "no page before the first")
+end)
+
+test("a download's progress becomes a completed row", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  press("<CR>")
+  press("d")
+  expect(said("downloading"), "the download starts")
+  vim.cmd("Mediahost downloads")
+  local buffer = vim.api.nvim_get_current_buf()
+  local running = false
+  local done = vim.wait(60000, function()
+    running = running or text(buffer):find("running", 1, true) ~= nil
+    return text(buffer):find("completed", 1, true) ~= nil
+  end, 20)
+  expect(done, "completed: " .. text(buffer))
+  expect(running, "progress was shown while it ran")
+  expect(text(buffer):find("100%", 1, true), "at 100%")
+  expect(said("downloaded .*%.mp3"), "a message when it completed")
+end)
+
+test("play and artwork", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  press("a")
+  expect(said("artwork of The Electric Kitchen 77: /"), "the artwork's file")
+  press("p")
+  expect(said("playing The Electric Kitchen 77"), "handed to the player")
+end)
+
+test("errors are messages", function()
+  vim.cmd("Mediahost search nosuch x")
+  expect(said("unknown provider"), "an unknown provider")
+  mediahost.show = mediahost.show
+  local ok = pcall(mediahost.show, "podcasts:episode:nope")
+  expect(not ok, "a bad id fails")
+  vim.cmd("Mediahost bogus")
+  expect(said("usage: :Mediahost"), "the usage")
+  -- Without the sandbox, YouTube has no API key: the message says how to set one.
+  mediahost.stop()
+  vim.env.YOUTUBE_API_KEY = nil
+  mediahost.setup({ args = {} })
+  vim.cmd("Mediahost browse youtube 10")
+  expect(said("not configured.*YOUTUBE_API_KEY"), "not configured: " .. table.concat(messages, " | "))
+  mediahost.stop()
+  mediahost.setup({ cmd = "/nonexistent/mediahost" })
+  vim.cmd("Mediahost search podcasts x")
+  expect(said("mediahost is not installed"), "not installed")
+end)
+
+test("the connection starts again after the server is killed", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  local job = mediahost.job()
+  expect(job, "a running connection")
+  vim.fn.jobstop(job)
+  expect(vim.wait(10000, function()
+    return mediahost.job() == nil
+  end, 20), "the connection ended")
+  vim.cmd("Mediahost search podcasts garden")
+  expect(text():find("Garden", 1, true), "results after the restart: " .. text())
+  expect(mediahost.job() and mediahost.job() ~= job, "a new process")
+end)
+
+test("completion and pickers", function()
+  local subs = mediahost.complete("", "Mediahost ")
+  expect(vim.tbl_contains(subs, "search") and vim.tbl_contains(subs, "downloads"), "subcommands")
+  expect(vim.deep_equal(mediahost.complete("pod", "Mediahost search pod"), { "podcasts" }), "providers")
+  expect(vim.tbl_contains(mediahost.complete("Ar", "Mediahost browse podcasts Ar"), "Arts"), "categories")
+  expect(vim.tbl_contains(vim.fn.getcompletion("Mediahost sea", "cmdline"), "search"), "through the command line")
+  -- vim.ui.select and vim.ui.input, as telescope or fzf-lua would answer them.
+  vim.ui.select = function(choices, _, choose)
+    for _, choice in ipairs(choices) do
+      if choice == "podcasts" or (type(choice) == "table" and choice.name == "Arts") then
+        return choose(choice)
+      end
+    end
+    choose(nil)
+  end
+  vim.ui.input = function(_, answer)
+    answer("kitchen")
+  end
+  vim.cmd("Mediahost search")
+  expect(text():find("The Electric Kitchen 77", 1, true), "picked provider and query: " .. text())
+  vim.cmd("Mediahost browse")
+  expect(vim.api.nvim_buf_get_name(0):find("mediahost://podcasts/1301", 1, true), "picked category: " .. vim.api.nvim_buf_get_name(0))
+end)
+
+io.stdout:write(failures == 0 and "all passed\n" or (failures .. " failed\n"))
+if failures > 0 then
+  vim.cmd("cquit " .. failures)
+else
+  vim.cmd("qa!")
+end
