@@ -217,9 +217,10 @@ Errors become a `user-error' with the host's message."
 (define-derived-mode mediahost-list-mode tabulated-list-mode "mediahost"
   "Items from mediahost.
 \\{mediahost-list-mode-map}"
+  ;; The title takes what the other columns leave of the window.
   (setq tabulated-list-format
-        [("Title" 44 t) ("By" 22 t) ("Kind" 8 t) ("Date" 10 t) ("Length" 8 t)
-         ("★" 1 t) ("Download" 12 t)])
+        (vector (list "Title" (max 20 (- (window-width) 66)) t) '("By" 18 t) '("Kind" 8 t)
+                '("Date" 10 t) '("Length" 8 t) '("★" 1 t) '("Download" 9 t)))
   (setq tabulated-list-padding 1)
   (tabulated-list-init-header))
 

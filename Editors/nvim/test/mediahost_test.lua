@@ -8,6 +8,8 @@
 local mediahost = require("mediahost")
 local binary = os.getenv("MEDIAHOST_BIN") or "mediahost"
 local failures, messages = 0, {}
+-- Wide enough for whole titles (rows fit the window).
+vim.o.columns = 140
 
 vim.notify = function(message)
   table.insert(messages, message)
@@ -170,6 +172,16 @@ test("the connection starts again after the server is killed", function()
   vim.cmd("Mediahost search podcasts garden")
   expect(text():find("Garden", 1, true), "results after the restart: " .. text())
   expect(mediahost.job() and mediahost.job() ~= job, "a new process")
+end)
+
+test("rows fit an 80-column window", function()
+  vim.o.columns = 80
+  vim.cmd("Mediahost search podcasts kitchen")
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    expect(vim.fn.strdisplaywidth(line) <= 80, "too wide: " .. line)
+  end
+  expect(text():find("The Electric Kitc", 1, true), "titles are cut, not dropped: " .. text())
+  vim.o.columns = 140
 end)
 
 test("completion and pickers", function()

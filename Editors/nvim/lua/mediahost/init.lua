@@ -233,10 +233,11 @@ local function download_column(item)
   return state
 end
 
-function M.row(item)
+-- One list row; the title takes what the other columns leave of `width` (80 when not given).
+function M.row(item, width)
   return table.concat({
-    fit(item.title, 44),
-    fit(item.creator or item.subtitle, 22),
+    fit(item.title, math.max(20, (width or 80) - 56)),
+    fit(item.creator or item.subtitle, 18),
     fit(item.kind, 8),
     fit((item.published or ""):sub(1, 10), 10),
     fit(duration(item.duration), 8),
@@ -276,8 +277,9 @@ end
 local function render_list(buffer)
   local state = M.buffers[buffer]
   local lines = {}
+  local width = vim.api.nvim_win_get_width(0)
   for _, item in ipairs(state.items) do
-    table.insert(lines, M.row(item))
+    table.insert(lines, M.row(item, width))
   end
   if #lines == 0 then
     lines = { "(nothing here)" }
