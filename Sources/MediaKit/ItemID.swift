@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an item is, across every provider.
 public enum MediaKind: String, Codable, Sendable, CaseIterable, Hashable {
     case video, channel, playlist, movie, podcast, episode, post, user
@@ -85,5 +87,36 @@ public enum ItemIDError: Error, Sendable, CustomStringConvertible, Equatable {
         case .controlCharacters: "item ids may not contain control characters"
         case .tooLong: "item ids are at most \(ItemID.maxLength) bytes"
         }
+    }
+}
+
+extension ItemID {
+    /// The prefix of a show's native id when the show is known by its feed URL alone (an OPML
+    /// import of a feed that no directory lists): `podcasts:podcast:feed-<base64url of the URL>`.
+    public static let feedPrefix = "feed-"
+
+    /// The id of the show whose feed is at `url` (http or https), for `provider`.
+    public static func feed(_ url: String, provider: String = "podcasts") -> ItemID? {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            parsed.host?.isEmpty == false
+        else { return nil }
+        let encoded = Data(url.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        let id = ItemID(provider: provider, kind: .podcast, nativeID: feedPrefix + encoded)
+        return id.description.utf8.count <= maxLength ? id : nil
+    }
+
+    /// The feed URL a `feed(_:)` native id (or its prefix before a ':') carries.
+    public static func feedURL(nativeID: String) -> String? {
+        let show = nativeID.prefix { $0 != ":" }
+        guard show.hasPrefix(feedPrefix) else { return nil }
+        var base64 = show.dropFirst(feedPrefix.count).replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let url = String(data: data, encoding: .utf8),
+            ItemID.feed(url) != nil
+        else { return nil }
+        return url
     }
 }

@@ -25,6 +25,11 @@ struct ITunesPodcast: Decodable {
     @Lenient var trackCount: Int?
     @Lenient var primaryGenreName: String?
     @LossyList var genres: [String]?
+    /// Set for a show known by its feed URL alone (`ItemID.feed`), never by the directory.
+    var feedID: String?
+
+    /// The show's native id: the directory's number, or the feed id.
+    var nativeID: String? { feedID ?? (collectionId ?? trackId).map(String.init) }
 }
 
 /// The genres endpoint: `{"26": {"name": "Podcasts", "subgenres": {"1301": {...}}}}`.

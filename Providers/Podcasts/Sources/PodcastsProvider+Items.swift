@@ -3,10 +3,11 @@ import MediaKit
 
 extension PodcastsProvider {
     func item(from show: ITunesPodcast, feed: ParsedFeed?, episodes: Int? = nil) -> MediaItem? {
-        guard let collection = show.collectionId ?? show.trackId else { return nil }
+        guard let native = show.nativeID else { return nil }
         var item = MediaItem(
-            id: ItemID(provider: "podcasts", kind: .podcast, nativeID: String(collection)),
-            title: show.collectionName ?? show.trackName ?? feed?.title ?? "Podcast \(collection)",
+            id: ItemID(provider: "podcasts", kind: .podcast, nativeID: native),
+            title: show.collectionName ?? show.trackName ?? feed?.title ?? URL(string: show.feedUrl ?? "")?.host
+                ?? "Podcast \(native)",
             subtitle: show.artistName ?? feed?.author, summary: feed?.summary,
             url: feed?.link ?? show.collectionViewUrl ?? show.trackViewUrl,
             artwork: show.artworkUrl600 ?? feed?.artwork ?? show.artworkUrl100,
@@ -38,7 +39,7 @@ extension PodcastsProvider {
     }
 
     func item(from episode: ParsedEpisode, show: ITunesPodcast, feed: ParsedFeed) -> MediaItem {
-        let collection = show.collectionId ?? show.trackId ?? 0
+        let collection = show.nativeID ?? "0"
         var item = MediaItem(
             id: ItemID(provider: "podcasts", kind: .episode, nativeID: "\(collection):\(Self.episodeKey(episode))"),
             title: episode.title ?? "Untitled episode", subtitle: feed.title ?? show.collectionName, summary: episode.summary,

@@ -167,6 +167,14 @@ public struct PodcastsProvider: MediaProvider {
     static let lookupLifetime: TimeInterval = 24 * 3600
 
     func lookup(_ nativeID: String) async throws -> ITunesPodcast {
+        // A show known by its feed alone (imported from OPML) needs no directory.
+        if nativeID.hasPrefix(ItemID.feedPrefix) {
+            guard let url = ItemID.feedURL(nativeID: nativeID) else { throw ProviderError.notFound("no podcast \(nativeID)") }
+            var show = try JSONDecoder().decode(ITunesPodcast.self, from: Data("{}".utf8))
+            show.feedUrl = url
+            show.feedID = String(nativeID.prefix { $0 != ":" })
+            return show
+        }
         guard let collection = Int(nativeID.prefix { $0 != ":" }) else { throw ProviderError.notFound("no podcast \(nativeID)") }
         let key = "lookup:\(country):\(collection)"
         let cached = await cache.value(for: key)
