@@ -38,6 +38,8 @@ public struct MediaItem: Codable, Sendable, Equatable {
     /// Filled by the host for items played: whether it was played to the end (within the last
     /// 30 seconds or 5 %), or marked so.
     public var played: Bool?
+    /// Filled by the host: the names of the lists that hold the item, when any do.
+    public var lists: [String]?
     /// Provider-specific facts worth showing, as text.
     public var extra: [String: String]?
 

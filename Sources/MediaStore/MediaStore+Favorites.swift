@@ -22,6 +22,7 @@ extension MediaStore {
             snapshot.download = nil
             snapshot.position = nil
             snapshot.played = nil
+            snapshot.lists = nil
             return (item, try Self.encoder.encode(snapshot))
         }
         try await pool.write { db in

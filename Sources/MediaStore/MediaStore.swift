@@ -212,6 +212,28 @@ public final class MediaStore: Sendable {
                     );
                     """)
         }
+        migrator.registerMigration("v7: lists") { db in
+            // Named, ordered lists of items from any provider, each item kept with a snapshot
+            // (as favorites are) so a list works offline and exports without the network.
+            try db.execute(
+                sql: """
+                    CREATE TABLE list (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                        createdAt REAL NOT NULL
+                    );
+                    CREATE TABLE listItem (
+                        list INTEGER NOT NULL REFERENCES list(seq) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        addedAt REAL NOT NULL,
+                        snapshot BLOB NOT NULL,
+                        PRIMARY KEY (list, id)
+                    );
+                    CREATE INDEX listItem_order ON listItem(list, position);
+                    CREATE INDEX listItem_id ON listItem(id);
+                    """)
+        }
         return migrator
     }
 }

@@ -38,6 +38,8 @@ public struct Dispatcher: RPCHandler {
         MediaArtwork.self, CacheStats.self, CacheClear.self,
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
         PlayerVolume.self, PlayerNext.self, PlayerMark.self,
+        ListsList.self, ListsCreate.self, ListsRename.self, ListsDelete.self, ListsAdd.self, ListsRemove.self,
+        ListsMove.self, ListsItems.self, ListsDownload.self, ListsExport.self, ListsImport.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
     ]
@@ -105,6 +107,7 @@ public struct Dispatcher: RPCHandler {
         case let error as HostError: return error.rpcError
         case let error as ProviderFailure: return error.rpcError
         case let error as StoreError: return HostError.storage(error.description).rpcError
+        case let error as ListError: return HostError.invalidArgument(error.description).rpcError
         case is CancellationError: return .requestCancelled
         default:
             if Task.isCancelled { return .requestCancelled }

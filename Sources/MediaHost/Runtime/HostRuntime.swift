@@ -191,8 +191,10 @@ public final class HostRuntime: Sendable {
         let favorites = allFavorites ? Set(ids) : try await store.favoriteIDs(among: ids)
         let downloads = try await store.downloads(for: ids)
         let playbacks = try await store.playbacks(for: ids)
+        let lists = try await store.listNames(for: ids)
         return items.map { item in
             var item = item
+            item.lists = lists[item.id]
             item.favorite = favorites.contains(item.id)
             item.download = downloads[item.id].map(\.info)
             if let playback = playbacks[item.id] {

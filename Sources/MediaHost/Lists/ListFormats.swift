@@ -1,0 +1,182 @@
+import Foundation
+import JSONRPC
+import MediaKit
+
+/// The formats lists go out and come in as: OPML 2.0 (podcast subscriptions, as podcast apps
+/// exchange them), mediahost's own JSON (ids and snapshots of any provider, exact round trip) and
+/// M3U (what a player plays: downloaded files, else stream URLs).
+public enum ListFormat: String, Codable, Sendable, CaseIterable {
+    case opml, json, m3u
+
+    /// The format of a file by its name, or of a text by its first characters.
+    static func guess(name: String?, text: [UInt8]) -> ListFormat? {
+        if let name, let format = ListFormat(rawValue: (name as NSString).pathExtension.lowercased()) { return format }
+        if let name, ["xml"].contains((name as NSString).pathExtension.lowercased()) { return .opml }
+        let head = String(decoding: text.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if head.hasPrefix("{") { return .json }
+        if head.hasPrefix("#EXTM3U") { return .m3u }
+        if head.lowercased().contains("<opml") || head.hasPrefix("<") || head.hasPrefix("\u{FEFF}<") { return .opml }
+        return nil
+    }
+}
+
+/// One subscription in an OPML file.
+struct OPMLOutline: Equatable {
+    var title: String?
+    var feedURL: String
+    var htmlURL: String?
+}
+
+/// Reads the feed outlines of an OPML file, as podcast apps write them: nested folders
+/// (flattened), `type` "rss" or "link" or none, `xmlUrl` or else `url`, a missing or empty
+/// title, any encoding (declared or detected), and what is not well-formed XML but common (a raw
+/// `&` in a URL). Titles are taken from `title`, else `text` (gPodder puts a show's description
+/// in `text`). A URL that is not http(s) is skipped and reported.
+final class OPMLReader: XMLStreamDelegate {
+    private(set) var outlines: [OPMLOutline] = []
+    private(set) var skipped: [String] = []
+    private(set) var title: String?
+    private var inHeadTitle = false
+    private var headTitle: [UInt8] = []
+    private var seen = Set<String>()
+
+    /// The largest OPML file read (a subscription list is kilobytes).
+    static let maxSize = 16 << 20
+
+    static func read(_ bytes: [UInt8]) throws -> OPMLReader {
+        guard bytes.count <= maxSize else { throw HostError.invalidArgument("the OPML file is larger than 16 MB") }
+        let reader = OPMLReader()
+        var decoder = XMLTextDecoder()
+        var text: [UInt8] = []
+        bytes.withUnsafeBytes { decoder.decode($0, into: &text) }
+        decoder.finish(into: &text)
+        let stream = XMLStream(delegate: reader)
+        do {
+            try stream.feed(text)
+            try stream.finish()
+        } catch {
+            throw HostError.invalidArgument("this is not an OPML file mediahost can read: \(error)")
+        }
+        return reader
+    }
+
+    func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
+        switch name.local.lowercased() {
+        case "title": inHeadTitle = outlines.isEmpty && title == nil
+        case "outline":
+            let type = attributes.value("type")?.lowercased()
+            let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let url, !url.isEmpty, type == nil || type == "rss" || type == "link" || type == "atom" else { return }
+            guard ItemID.feed(url) != nil else {
+                skipped.append(url)
+                return
+            }
+            guard seen.insert(url).inserted else { return }
+            let title = [attributes.value("title"), attributes.value("text")].compactMap { $0 }
+                .map { DisplayText.clean($0).trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+            outlines.append(OPMLOutline(title: title, feedURL: url, htmlURL: attributes.value("htmlUrl")))
+        default: break
+        }
+    }
+
+    func xmlEnd(_ name: XMLName, explicit: Bool) {
+        if name.local.lowercased() == "title", inHeadTitle {
+            inHeadTitle = false
+            let text = String(decoding: headTitle, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !text.isEmpty { title = text }
+        }
+    }
+
+    func xmlText(_ text: UnsafeBufferPointer<UInt8>) {
+        if inHeadTitle, headTitle.count < 1000 { headTitle += text }
+    }
+}
+
+/// Writes lists out.
+enum ListWriter {
+    /// OPML 2.0 of the podcasts among `items` (others have no feed to subscribe to).
+    static func opml(title: String, items: [MediaItem], date: Date = Date()) -> (text: String, count: Int) {
+        var out = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <opml version="2.0">
+              <head>
+                <title>\(escape(title))</title>
+                <dateCreated>\(rfc822(date))</dateCreated>
+              </head>
+              <body>
+
+            """
+        var count = 0
+        for item in items where item.kind == .podcast {
+            guard let feed = item.extra?["feed"] ?? ItemID.feedURL(nativeID: item.id.nativeID) else { continue }
+            out +=
+                "    <outline type=\"rss\" text=\"\(escape(item.title))\" title=\"\(escape(item.title))\" xmlUrl=\"\(escape(feed))\""
+            if let url = item.url { out += " htmlUrl=\"\(escape(url))\"" }
+            out += "/>\n"
+            count += 1
+        }
+        out += "  </body>\n</opml>\n"
+        return (out, count)
+    }
+
+    /// mediahost's own format: ids and snapshots, any provider, read back exactly.
+    struct Document: Codable {
+        var format = "mediahost-list"
+        var version = 1
+        var name: String
+        var items: [MediaItem]
+    }
+
+    static func json(name: String, items: [MediaItem]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let clean = items.map { item -> MediaItem in
+            var item = item
+            item.favorite = nil
+            item.download = nil
+            item.position = nil
+            item.played = nil
+            item.lists = nil
+            return item
+        }
+        return String(decoding: try encoder.encode(Document(name: name, items: clean)), as: UTF8.self) + "\n"
+    }
+
+    /// An extended M3U of what can be played: the downloaded file, else the media URL.
+    static func m3u(items: [MediaItem], paths: [ItemID: String]) -> (text: String, count: Int) {
+        var out = "#EXTM3U\n"
+        var count = 0
+        for item in items {
+            guard let target = paths[item.id] ?? item.enclosure?.url ?? (item.kind == .video ? item.url : nil) else { continue }
+            let seconds = item.duration.map { Int($0.rounded()) } ?? -1
+            let title = DisplayText.clean(item.title).replacingOccurrences(of: "\n", with: " ")
+            out += "#EXTINF:\(seconds),\(title)\n\(target)\n"
+            count += 1
+        }
+        return (out, count)
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in DisplayText.clean(text).unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\n", "\r", "\t": out += " "
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    static func rfc822(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

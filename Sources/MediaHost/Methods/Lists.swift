@@ -1,0 +1,349 @@
+import Foundation
+import MediaKit
+import MediaStore
+
+/// A list name as given by a person: trimmed, 1-100 characters, no control characters, not
+/// "favorites" (the built-in list, which every list command also accepts where it reads).
+func checkedListName(_ name: String) throws -> String {
+    let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !trimmed.isEmpty, trimmed.count <= 100,
+        !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else { throw HostError.invalidArgument("a list name is 1 to 100 characters, with no control characters") }
+    guard trimmed.lowercased() != favoritesList else {
+        throw HostError.invalidArgument("'favorites' is the built-in list (`fav <n>` adds to it); choose another name")
+    }
+    return trimmed
+}
+
+/// The name that stands for the favorites in exports and downloads.
+let favoritesList = "favorites"
+
+extension HostRuntime {
+    /// Every item of a list, or of the favorites.
+    func listContents(_ name: String) async throws -> [MediaItem] {
+        if name.lowercased() == favoritesList {
+            return try await store.favorites(limit: MediaStore.listLimit).items
+        }
+        guard try await store.list(named: name) != nil else { throw ListError.noSuchList(name) }
+        return try await store.allListItems(name)
+    }
+}
+
+/// Every list with its number of items, oldest first.
+public struct ListsList: RPCMethod {
+    public static let method = "lists.list"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> [ListInfo] { try await host.store.lists() }
+}
+
+public struct ListsCreate: RPCMethod {
+    public static let method = "lists.create"
+    public var name: String
+    public init(name: String) { self.name = name }
+    public func run(on host: HostRuntime) async throws -> ListInfo {
+        try await host.store.createList(try checkedListName(name))
+    }
+}
+
+public struct ListsRename: RPCMethod {
+    public static let method = "lists.rename"
+    public var name: String
+    public var to: String
+    public init(name: String, to: String) {
+        self.name = name
+        self.to = to
+    }
+    public func run(on host: HostRuntime) async throws -> ListInfo {
+        let newName = try checkedListName(to)
+        try await host.store.renameList(name, to: newName)
+        guard let info = try await host.store.list(named: newName) else { throw ListError.noSuchList(newName) }
+        return info
+    }
+}
+
+public struct ListsDelete: RPCMethod {
+    public static let method = "lists.delete"
+    public var name: String
+    public init(name: String) { self.name = name }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var deleted: Bool
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        Response(name: name, deleted: try await host.store.deleteList(name))
+    }
+}
+
+/// Appends an item to a list with a snapshot of it (so the list works offline).
+public struct ListsAdd: RPCMethod {
+    public static let method = "lists.add"
+    public var name: String
+    public var id: ItemID
+    public init(name: String, id: ItemID) {
+        self.name = name
+        self.id = id
+    }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var item: MediaItem
+        /// False when it was in the list already (its place is kept).
+        public var added: Bool
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        guard try await host.store.list(named: name) != nil else { throw ListError.noSuchList(name) }
+        let item = try await host.itemOrSnapshot(id)
+        let added = try await host.store.addToList(name, [item]) > 0
+        return Response(name: name, item: try await host.annotate(item), added: added)
+    }
+}
+
+public struct ListsRemove: RPCMethod {
+    public static let method = "lists.remove"
+    public var name: String
+    public var id: ItemID
+    public init(name: String, id: ItemID) {
+        self.name = name
+        self.id = id
+    }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var id: ItemID
+        public var removed: Bool
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        Response(name: name, id: id, removed: try await host.store.removeFromList(name, id))
+    }
+}
+
+/// Moves an item to a place in its list (0 first).
+public struct ListsMove: RPCMethod {
+    public static let method = "lists.move"
+    public var name: String
+    public var id: ItemID
+    public var to: Int
+    public init(name: String, id: ItemID, to: Int) {
+        self.name = name
+        self.id = id
+        self.to = to
+    }
+    public func run(on host: HostRuntime) async throws -> ListInfo {
+        try await host.store.moveInList(name, id, to: to)
+        guard let info = try await host.store.list(named: name) else { throw ListError.noSuchList(name) }
+        return info
+    }
+}
+
+/// A page of a list's items, in order, from their snapshots (or the favorites).
+public struct ListsItems: RPCMethod {
+    public static let method = "lists.items"
+    public var name: String
+    public var cursor: Cursor?
+    public var limit: Int?
+    public init(name: String, cursor: Cursor? = nil, limit: Int? = nil) {
+        self.name = name
+        self.cursor = cursor
+        self.limit = limit
+    }
+    public func run(on host: HostRuntime) async throws -> Page {
+        let limit = min(max(limit ?? 50, 1), 500)
+        if name.lowercased() == favoritesList {
+            return try await host.annotate(try await host.store.favorites(limit: limit, after: cursor), allFavorites: true)
+        }
+        return try await host.annotate(try await host.store.listItems(name, limit: limit, after: cursor))
+    }
+}
+
+/// Downloads a list: every episode and video in it, and with `new`, the newest episode of each
+/// show (or channel) in it that is neither downloaded nor played.
+public struct ListsDownload: RPCMethod {
+    public static let method = "lists.download"
+    public var name: String
+    public var new: Bool?
+    public init(name: String, new: Bool? = nil) {
+        self.name = name
+        self.new = new
+    }
+    public struct Skipped: Codable, Sendable, Equatable {
+        public var id: ItemID
+        public var reason: String
+    }
+    public struct Response: Codable, Sendable, Equatable {
+        public var started: [Download]
+        public var skipped: [Skipped]
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        var started: [Download] = []
+        var skipped: [Skipped] = []
+        for item in try await host.listContents(name) {
+            do {
+                if [.podcast, .channel, .playlist].contains(item.kind) {
+                    guard new == true else {
+                        skipped.append(
+                            Skipped(id: item.id, reason: "a \(item.kind.rawValue): `--new` downloads its newest episode"))
+                        continue
+                    }
+                    let page = try await host.annotate(
+                        try await host.withProvider(item.id.provider) { try await $0.children(of: item.id, cursor: nil) })
+                    guard let newest = page.items.first(where: { $0.enclosure != nil || $0.kind == .video }) else {
+                        skipped.append(Skipped(id: item.id, reason: "nothing to download yet"))
+                        continue
+                    }
+                    guard newest.download == nil, newest.played != true else {
+                        skipped.append(Skipped(id: item.id, reason: "its newest, \(newest.title), is downloaded or played"))
+                        continue
+                    }
+                    started.append(try await DownloadsStart(id: newest.id).run(on: host))
+                } else {
+                    started.append(try await DownloadsStart(id: item.id).run(on: host))
+                }
+            } catch {
+                skipped.append(Skipped(id: item.id, reason: host.redactor.redact("\(error)")))
+            }
+        }
+        return Response(started: started, skipped: skipped)
+    }
+}
+
+/// A list (or the favorites) as OPML, JSON or M3U: returned as text, or written to `path`.
+public struct ListsExport: RPCMethod {
+    public static let method = "lists.export"
+    public var name: String
+    public var format: ListFormat
+    /// A file to write (replaced if it exists); without it the text is in the answer.
+    public var path: String?
+    public init(name: String, format: ListFormat, path: String? = nil) {
+        self.name = name
+        self.format = format
+        self.path = path
+    }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var format: ListFormat
+        /// Entries written (OPML: the podcasts; M3U: what can be played).
+        public var count: Int
+        public var text: String?
+        public var path: String?
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        let items = try await host.listContents(name)
+        let text: String
+        let count: Int
+        switch format {
+        case .opml:
+            (text, count) = ListWriter.opml(title: "mediahost: \(name)", items: items)
+        case .json:
+            text = try ListWriter.json(name: name, items: items)
+            count = items.count
+        case .m3u:
+            let downloads = try await host.store.downloads(for: items.map(\.id))
+            var paths: [ItemID: String] = [:]
+            for (id, record) in downloads where record.state == .completed { paths[id] = record.path }
+            (text, count) = ListWriter.m3u(items: items, paths: paths)
+        }
+        guard let path else { return Response(name: name, format: format, count: count, text: text) }
+        let expanded = (path as NSString).expandingTildeInPath
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: expanded), options: .atomic)
+        } catch {
+            throw HostError.invalidArgument("cannot write \(expanded): \(error.localizedDescription)")
+        }
+        return Response(name: name, format: format, count: count, path: expanded)
+    }
+}
+
+/// Reads a list from OPML or mediahost's JSON (a file, or the text) into a list, made if it
+/// does not exist. Podcasts from OPML are kept by their feed URL (opened through the feed, no
+/// directory needed); everything is checked as untrusted input.
+public struct ListsImport: RPCMethod {
+    public static let method = "lists.import"
+    /// The list to add to (default: the name in a JSON file, else the OPML's title, else "imported").
+    public var name: String?
+    public var path: String?
+    public var text: String?
+    public var format: ListFormat?
+    public init(name: String? = nil, path: String? = nil, text: String? = nil, format: ListFormat? = nil) {
+        self.name = name
+        self.path = path
+        self.text = text
+        self.format = format
+    }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var format: ListFormat
+        /// New to the list.
+        public var added: Int
+        /// In the file and in the list already.
+        public var present: Int
+        /// Entries left out, and why.
+        public var skipped: [String]
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        let bytes: [UInt8]
+        if let text {
+            bytes = Array(text.utf8)
+        } else if let path {
+            let expanded = (path as NSString).expandingTildeInPath
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: expanded))?[.size] as? Int else {
+                throw HostError.invalidArgument("cannot read \(expanded): no such file")
+            }
+            guard size <= OPMLReader.maxSize else { throw HostError.invalidArgument("\(expanded) is larger than 16 MB") }
+            guard let data = FileManager.default.contents(atPath: expanded) else {
+                throw HostError.invalidArgument("cannot read \(expanded)")
+            }
+            bytes = Array(data)
+        } else {
+            throw HostError.invalidArgument("give the file to import (path) or its text")
+        }
+        guard let format = format ?? ListFormat.guess(name: path, text: bytes) else {
+            throw HostError.invalidArgument("cannot tell the format: give format (opml or json)")
+        }
+        var items: [MediaItem] = []
+        var skipped: [String] = []
+        var suggested: String?
+        switch format {
+        case .opml:
+            let reader = try OPMLReader.read(bytes)
+            suggested = reader.title
+            skipped = reader.skipped.map { "\(URLRedaction.redact($0)): not an http(s) feed URL" }
+            for outline in reader.outlines {
+                guard let id = ItemID.feed(outline.feedURL) else {
+                    skipped.append("\(URLRedaction.redact(outline.feedURL)): too long")
+                    continue
+                }
+                var item = MediaItem(
+                    id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
+                item.extra = ["feed": outline.feedURL]
+                items.append(item)
+            }
+        case .json:
+            guard bytes.count <= OPMLReader.maxSize else { throw HostError.invalidArgument("the file is larger than 16 MB") }
+            let document: ListWriter.Document
+            do {
+                document = try JSONDecoder().decode(ListWriter.Document.self, from: Data(bytes))
+            } catch {
+                throw HostError.invalidArgument("this is not a mediahost list (JSON): \(error)")
+            }
+            guard document.format == "mediahost-list" else {
+                throw HostError.invalidArgument("this JSON is a '\(document.format)', not a mediahost list")
+            }
+            suggested = document.name
+            for item in document.items {
+                guard item.provider == item.id.provider, item.kind == item.id.kind else {
+                    skipped.append("\(item.id): its provider or kind does not match its id")
+                    continue
+                }
+                items.append(item)
+            }
+        case .m3u:
+            throw HostError.invalidArgument("M3U is for players: lists are exported as M3U, imported from OPML or JSON")
+        }
+        guard items.count <= MediaStore.listLimit else {
+            throw HostError.invalidArgument("the file has \(items.count) entries; a list holds \(MediaStore.listLimit) at most")
+        }
+        let listName = try checkedListName(name ?? suggested.map { String($0.prefix(100)) } ?? "imported")
+        if try await host.store.list(named: listName) == nil { try await host.store.createList(listName) }
+        let added = try await host.store.addToList(listName, items)
+        return Response(name: listName, format: format, added: added, present: items.count - added, skipped: skipped)
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import GRDB
+import MediaKit
+
+/// A named list as clients see it.
+public struct ListInfo: Codable, Sendable, Equatable {
+    public var name: String
+    public var count: Int
+    /// ISO 8601.
+    public var created: String
+
+    public init(name: String, count: Int, created: String) {
+        self.name = name
+        self.count = count
+        self.created = created
+    }
+}
+
+/// Why a list operation was refused, said so a person can act.
+public enum ListError: Error, CustomStringConvertible, Sendable, Equatable {
+    case noSuchList(String)
+    case exists(String)
+    case notInList(id: String, list: String)
+    case full(String, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .noSuchList(let name): "there is no list '\(name)' (`lists` shows them; `list new \(name)` makes it)"
+        case .exists(let name): "a list '\(name)' already exists"
+        case .notInList(let id, let list): "\(id) is not in the list '\(list)'"
+        case .full(let name, let limit): "the list '\(name)' is full (\(limit) items at most)"
+        }
+    }
+}
+
+extension MediaStore {
+    /// The most items a list holds.
+    public static let listLimit = 10_000
+
+    private static let listEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    public func lists() async throws -> [ListInfo] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT name, createdAt, (SELECT COUNT(*) FROM listItem WHERE list = list.seq) AS count
+                    FROM list ORDER BY createdAt, seq
+                    """
+            ).map { row in
+                ListInfo(
+                    name: row["name"], count: row["count"],
+                    created: ISODate.string(from: Date(timeIntervalSince1970: row["createdAt"])))
+            }
+        }
+    }
+
+    public func list(named name: String) async throws -> ListInfo? {
+        try await lists().first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    @discardableResult
+    public func createList(_ name: String, at date: Date = Date()) async throws -> ListInfo {
+        try await pool.write { db in
+            if try Self.listSeq(db, name) != nil { throw ListError.exists(name) }
+            try db.execute(
+                sql: "INSERT INTO list (name, createdAt) VALUES (?, ?)", arguments: [name, date.timeIntervalSince1970])
+        }
+        return ListInfo(name: name, count: 0, created: ISODate.string(from: date))
+    }
+
+    public func renameList(_ name: String, to newName: String) async throws {
+        try await pool.write { db in
+            guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
+            if let other = try Self.listSeq(db, newName), other != seq { throw ListError.exists(newName) }
+            try db.execute(sql: "UPDATE list SET name = ? WHERE seq = ?", arguments: [newName, seq])
+        }
+    }
+
+    /// - Returns: whether there was such a list.
+    @discardableResult
+    public func deleteList(_ name: String) async throws -> Bool {
+        try await pool.write { db in
+            guard let seq = try Self.listSeq(db, name) else { return false }
+            try db.execute(sql: "DELETE FROM listItem WHERE list = ?", arguments: [seq])
+            try db.execute(sql: "DELETE FROM list WHERE seq = ?", arguments: [seq])
+            return true
+        }
+    }
+
+    /// Appends items to a list (an item already there keeps its place and gets the new snapshot).
+    /// - Returns: how many were new to the list.
+    @discardableResult
+    public func addToList(_ name: String, _ items: [MediaItem], at date: Date = Date()) async throws -> Int {
+        let rows = try items.map { item in
+            var snapshot = item
+            snapshot.favorite = nil
+            snapshot.download = nil
+            snapshot.position = nil
+            snapshot.played = nil
+            snapshot.lists = nil
+            return (item.id.description, try Self.listEncoder.encode(snapshot))
+        }
+        return try await pool.write { db in
+            guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
+            var count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0
+            var next =
+                (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM listItem WHERE list = ?", arguments: [seq]) ?? -1) + 1
+            var added = 0
+            for (id, data) in rows {
+                if try Bool.fetchOne(db, sql: "SELECT 1 FROM listItem WHERE list = ? AND id = ?", arguments: [seq, id]) == true {
+                    try db.execute(
+                        sql: "UPDATE listItem SET snapshot = ? WHERE list = ? AND id = ?", arguments: [data, seq, id])
+                    continue
+                }
+                guard count < Self.listLimit else { throw ListError.full(name, limit: Self.listLimit) }
+                try db.execute(
+                    sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [seq, id, next, date.timeIntervalSince1970, data])
+                next += 1
+                count += 1
+                added += 1
+            }
+            return added
+        }
+    }
+
+    /// - Returns: whether the item was in the list.
+    @discardableResult
+    public func removeFromList(_ name: String, _ id: ItemID) async throws -> Bool {
+        try await pool.write { db in
+            guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
+            try db.execute(sql: "DELETE FROM listItem WHERE list = ? AND id = ?", arguments: [seq, id.description])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Moves an item to `index` (0 first; past the end: last).
+    public func moveInList(_ name: String, _ id: ItemID, to index: Int) async throws {
+        try await pool.write { db in
+            guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
+            var ids = try String.fetchAll(
+                db, sql: "SELECT id FROM listItem WHERE list = ? ORDER BY position", arguments: [seq])
+            guard let from = ids.firstIndex(of: id.description) else {
+                throw ListError.notInList(id: id.description, list: name)
+            }
+            ids.remove(at: from)
+            ids.insert(id.description, at: min(max(0, index), ids.count))
+            for (position, item) in ids.enumerated() {
+                try db.execute(
+                    sql: "UPDATE listItem SET position = ? WHERE list = ? AND id = ?", arguments: [position, seq, item])
+            }
+        }
+    }
+
+    /// A page of a list's items in their order, from their snapshots.
+    /// - Parameter after: the `next` of the previous page (an offset).
+    public func listItems(_ name: String, limit: Int = 50, after: MediaKit.Cursor? = nil) async throws -> Page {
+        let offset = after.flatMap { Int($0.rawValue) }.map { max(0, $0) } ?? 0
+        return try await pool.read { db in
+            guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0
+            let decoder = JSONDecoder()
+            let items = try Row.fetchAll(
+                db, sql: "SELECT id, snapshot FROM listItem WHERE list = ? ORDER BY position LIMIT ? OFFSET ?",
+                arguments: [seq, limit, offset]
+            ).map { row -> MediaItem in
+                guard let item = try? decoder.decode(MediaItem.self, from: row["snapshot"] as Data) else {
+                    throw StoreError.corruptSnapshot(id: row["id"])
+                }
+                return item
+            }
+            let end = offset + items.count
+            return Page(
+                items: items, next: end < total ? MediaKit.Cursor(String(end)) : nil,
+                prev: offset > 0 ? MediaKit.Cursor(String(max(0, offset - limit))) : nil, total: total)
+        }
+    }
+
+    /// Every item of a list, in order (exports, downloads).
+    public func allListItems(_ name: String) async throws -> [MediaItem] {
+        try await listItems(name, limit: Self.listLimit).items
+    }
+
+    /// The names of the lists that hold each of `ids`.
+    public func listNames(for ids: [ItemID]) async throws -> [ItemID: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        let strings = Array(Set(ids.map(\.description)))
+        return try await pool.read { db in
+            var found: [ItemID: [String]] = [:]
+            for chunk in stride(from: 0, to: strings.count, by: 500) {
+                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
+                let marks = part.map { _ in "?" }.joined(separator: ",")
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT listItem.id, list.name FROM listItem JOIN list ON list.seq = listItem.list
+                        WHERE listItem.id IN (\(marks)) ORDER BY list.createdAt, list.seq
+                        """, arguments: StatementArguments(part))
+                {
+                    guard let id = try? ItemID(parsing: row[0] as String) else { continue }
+                    found[id, default: []].append(row[1])
+                }
+            }
+            return found
+        }
+    }
+
+    private static func listSeq(_ db: Database, _ name: String) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM list WHERE name = ? COLLATE NOCASE", arguments: [name])
+    }
+}
