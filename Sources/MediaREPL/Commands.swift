@@ -187,6 +187,81 @@ public struct CommandSpec: Sendable {
             return .call(repl.listing(.favorites(request)))
         },
         CommandSpec(
+            "lists", usage: "lists", method: ListsList.method, summary: "your lists and how many items each holds"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(ListsList()) { repl, lists in repl.present(lists: lists) })
+        },
+        CommandSpec(
+            "list",
+            usage: "list <name> | list new|rename|delete|download|move|export ...",
+            method: ListsItems.method,
+            summary:
+                "a list's items (then the usual row commands); `list new <name>`, `list rename <name> <new>`, `list delete <name>`, `list download <name> [--new]`, `list move <name> <n> <place>`",
+            arguments: [[.words(["new", "rename", "delete", "download", "move"])]]
+        ) { line, repl throws(CommandError) in try REPL.listCommand(line, repl: repl) },
+        CommandSpec(
+            "add", usage: "add <n|id>... to <list>", method: ListsAdd.method,
+            summary: "add items to a list (`list new` makes one)"
+        ) { line, repl throws(CommandError) in
+            var words = line.words
+            guard words.count >= 3, let to = words.lastIndex(of: "to"), to == words.count - 2, to > 0 else {
+                throw CommandError.usage
+            }
+            let name = words[to + 1]
+            words.removeLast(2)
+            var ids: [ItemID] = []
+            for word in words { ids.append(try repl.item(word)) }
+            let chosen = ids
+            return .call(
+                Call(method: ListsAdd.method) { repl throws(RPCError) in
+                    for id in chosen {
+                        let result = try await repl.dispatch(ListsAdd(name: name, id: id))
+                        repl.printJSON(ListsAdd.self, result)
+                        repl.display(
+                            result.added
+                                ? "added \(Renderer.clean(result.item.title)) to \(result.name)"
+                                : "\(Renderer.clean(result.item.title)) is in \(result.name) already")
+                    }
+                })
+        },
+        CommandSpec(
+            "export", usage: "export <list|favorites> <opml|json|m3u> [<file>]", method: ListsExport.method,
+            summary: "write a list as OPML (podcasts, for other apps), JSON (mediahost's own) or M3U (for players)",
+            arguments: [[], [.words(["opml", "json", "m3u"])]]
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard (2...3).contains(words.count) else { throw CommandError.usage }
+            guard let format = ListFormat(rawValue: words[1].lowercased()) else {
+                throw CommandError.invalid("the format is opml, json or m3u")
+            }
+            let path = words.count == 3 ? words[2] : nil
+            return .call(
+                .run(ListsExport(name: words[0], format: format, path: path)) { repl, result in
+                    if let path = result.path {
+                        repl.display("wrote \(result.count) entries of \(result.name) to \(path)")
+                    } else {
+                        repl.display(result.text ?? "")
+                    }
+                })
+        },
+        CommandSpec(
+            "import", usage: "import <file> [into <list>]", method: ListsImport.method,
+            summary: "read an OPML (from any podcast app) or mediahost JSON file into a list"
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard words.count == 1 || (words.count == 3 && words[1] == "into") else { throw CommandError.usage }
+            return .call(
+                .run(ListsImport(name: words.count == 3 ? words[2] : nil, path: words[0])) { repl, result in
+                    var text = "imported \(result.added) into \(result.name)"
+                    if result.present > 0 { text += " (\(result.present) were there already)" }
+                    if !result.skipped.isEmpty {
+                        text += "; skipped \(result.skipped.count): " + result.skipped.prefix(5).joined(separator: "; ")
+                    }
+                    repl.display(text + " — `list \(ShellWords.quote(result.name))` shows it")
+                })
+        },
+        CommandSpec(
             "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
             summary: "download an item's media (episodes)"
         ) { line, repl throws(CommandError) in
@@ -216,10 +291,19 @@ public struct CommandSpec: Sendable {
             return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "remove", aliases: ["rm"], usage: "remove <n|id> [--keep-file]", method: DownloadsRemove.method,
-            summary: "forget a download and delete its file (--keep-file keeps it)", arguments: [[], [.words(["--keep-file"])]]
+            "remove", aliases: ["rm"], usage: "remove <n|id> [--keep-file | from <list>]", method: DownloadsRemove.method,
+            summary: "forget a download and delete its file (--keep-file keeps it); `from <list>` takes it out of a list",
+            arguments: [[], [.words(["--keep-file", "from"])]]
         ) { line, repl throws(CommandError) in
             var words = line.words
+            if words.count == 3, words[1] == "from" {
+                let id = try repl.item(words[0])
+                return .call(
+                    .run(ListsRemove(name: words[2], id: id)) { repl, result in
+                        repl.display(
+                            result.removed ? "took \(result.id) out of \(result.name)" : "\(result.id) was not in \(result.name)")
+                    })
+            }
             let keepFile = words.contains("--keep-file")
             words.removeAll { $0 == "--keep-file" }
             guard words.count == 1 else { throw CommandError.usage }

@@ -85,6 +85,7 @@ enum PagedRequest {
     case search(MediaSearch)
     case children(MediaChildren)
     case favorites(FavoritesList)
+    case list(ListsItems)
 
     func with(cursor: Cursor) -> PagedRequest {
         switch self {
@@ -100,6 +101,9 @@ enum PagedRequest {
         case .favorites(var request):
             request.cursor = cursor
             return .favorites(request)
+        case .list(var request):
+            request.cursor = cursor
+            return .list(request)
         }
     }
 }

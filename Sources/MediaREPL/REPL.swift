@@ -398,6 +398,8 @@ public final class REPL: @unchecked Sendable {
             return .run(children) { repl, page in repl.present(page: page, request: request) }
         case .favorites(let favorites):
             return .run(favorites) { repl, page in repl.present(page: page, request: request) }
+        case .list(let list):
+            return .run(list) { repl, page in repl.present(page: page, request: request) }
         case .search(let search):
             return .run(search) { repl, result in
                 for failure in result.errors ?? [] { repl.fail(failure.message, label: "warning") }
@@ -539,6 +541,58 @@ public final class REPL: @unchecked Sendable {
                 let what = result.ids.count == 1 ? result.ids[0].description : "\(result.ids.count) items"
                 repl.display("marked \(what) \(played ? "played" : "not played")")
             })
+    }
+
+    func present(lists: [ListInfo]) {
+        guard !lists.isEmpty else {
+            display(renderer.dim("(no lists: `list new <name>` makes one, `add <n> to <name>` fills it)"))
+            return
+        }
+        display(
+            lists.map { "  " + Renderer.clean($0.name) + renderer.dim("  \($0.count) item\($0.count == 1 ? "" : "s")") }
+                .joined(separator: "\n"))
+    }
+
+    /// `list <name>` and its subcommands.
+    static func listCommand(_ line: CommandLine, repl: REPL) throws(CommandError) -> Action {
+        let words = line.words
+        guard let first = words.first else { throw CommandError.usage }
+        switch (first, words.count) {
+        case ("new", 2):
+            return .call(.run(ListsCreate(name: words[1])) { repl, list in repl.display("made the list \(list.name)") })
+        case ("rename", 3):
+            return .call(
+                .run(ListsRename(name: words[1], to: words[2])) { repl, list in repl.display("renamed it \(list.name)") })
+        case ("delete", 2):
+            return .call(
+                .run(ListsDelete(name: words[1])) { repl, result in
+                    repl.display(result.deleted ? "deleted the list \(result.name)" : "there is no list \(result.name)")
+                })
+        case ("download", 2), ("download", 3):
+            guard words.count == 2 || words[2] == "--new" else { throw CommandError.usage }
+            return .call(
+                .run(ListsDownload(name: words[1], new: words.count == 3 ? true : nil)) { repl, result in
+                    for download in result.started { repl.board.setTitle(download.title, for: download.id.description) }
+                    var lines = ["downloading \(result.started.count) item\(result.started.count == 1 ? "" : "s")"]
+                    for skip in result.skipped.prefix(10) {
+                        lines.append(repl.renderer.dim("  skipped \(skip.id): \(skip.reason)"))
+                    }
+                    repl.display(lines.joined(separator: "\n"))
+                })
+        case ("move", 4):
+            guard let place = Int(words[3]), place >= 1 else {
+                throw CommandError.invalid("the place is a number from 1 (first)")
+            }
+            let id = try repl.item(words[2])
+            return .call(
+                .run(ListsMove(name: words[1], id: id, to: place - 1)) { repl, list in
+                    repl.display("moved it to place \(place) of \(list.name)")
+                })
+        case ("new", _), ("rename", _), ("delete", _), ("download", _), ("move", _):
+            throw CommandError.usage
+        default:
+            return .call(repl.listing(.list(ListsItems(name: line.text))))
+        }
     }
 
     func present(download: Download) {

@@ -181,6 +181,7 @@ struct Renderer {
             field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))
         }
         if item.favorite == true { field("favorite", "★ yes", style: star) } else { field("favorite", "no") }
+        if let lists = item.lists, !lists.isEmpty { field("lists", lists.joined(separator: ", ")) }
         if item.extra?["sensitive"] == "true" { field("media", "sensitive: not previewed", style: red) }
         if let warning = item.extra?["contentWarning"] {
             lines.append("")
