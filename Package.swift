@@ -69,12 +69,13 @@ let package = Package(
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CAvahi", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The libcurl implementation of MediaKit's HTTPClient.
         .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: strict),
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore",
+                "MediaKit", "JSONRPC", "MediaStore", "CAvahi",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ] + providers.map { .target(name: $0.name) },

@@ -25,7 +25,7 @@ struct Mediahost: AsyncParsableCommand {
         version: HostRuntime.version,
         subcommands: [
             REPLCommand.self, RPCCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self, SandboxCommand.self,
-            PluginCommand.self,
+            PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)
 

@@ -40,6 +40,7 @@ public struct Dispatcher: RPCHandler {
         PlayerVolume.self, PlayerNext.self, PlayerMark.self,
         ListsList.self, ListsCreate.self, ListsRename.self, ListsDelete.self, ListsAdd.self, ListsRemove.self,
         ListsMove.self, ListsItems.self, ListsDownload.self, ListsExport.self, ListsImport.self,
+        ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
     ]

@@ -25,6 +25,8 @@ public final class HostRuntime: Sendable {
     public let artwork: ArtworkCache
     /// The mpv this host plays through.
     public let player: PlayerController
+    /// The lists this process offers to nearby machines.
+    let shares = ShareRegistry()
     /// Artwork URLs of items lately returned, so their images load without the provider.
     let recentArtwork = RecentArtwork()
 

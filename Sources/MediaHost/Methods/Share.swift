@@ -1,0 +1,223 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import MediaStore
+import Synchronization
+
+/// The lists this process offers to nearby machines, by name.
+final class ShareRegistry: Sendable {
+    struct Offer: Sendable {
+        let server: ShareServer
+        let announcement: DNSSDAnnouncement?
+    }
+    private let offers = Mutex<[String: Offer]>([:])
+
+    func add(_ offer: Offer) { offers.withLock { $0[offer.server.name.lowercased()] = offer } }
+    func remove(_ name: String) -> Offer? { offers.withLock { $0.removeValue(forKey: name.lowercased()) } }
+    var all: [Offer] { offers.withLock { Array($0.values) }.filter { !$0.server.isStopped } }
+}
+
+/// A list on offer, as `share.start` and `share.status` say it.
+public struct ShareOffer: Codable, Sendable, Equatable {
+    public var name: String
+    /// What the receiver types: `mediahost receive <address> <code>`.
+    public var code: String
+    public var port: Int
+    /// host:port pairs this machine can be reached at, the local network's first.
+    public var addresses: [String]
+    /// ISO 8601.
+    public var expires: String
+    /// Whether it is announced on the local network (DNS-SD through Avahi).
+    public var announced: Bool
+    /// Why it is not announced, and what to do instead.
+    public var note: String?
+    /// How many receivers fetched it.
+    public var served: Int
+}
+
+extension ShareRegistry.Offer {
+    var info: ShareOffer {
+        ShareOffer(
+            name: server.name, code: server.code, port: server.port,
+            addresses: ShareServer.addresses().map { "\($0):\(server.port)" }, expires: ISODate.string(from: server.expires),
+            announced: announcement != nil, note: nil, served: server.served)
+    }
+}
+
+/// DNS-SD service type of mediahost offers.
+let shareServiceType = "_mediahost._tcp"
+
+/// Offers a list (or the favorites) to nearby machines for `minutes` (default 10): served
+/// read-only over HTTP to whoever gives the pairing code, announced with DNS-SD when Avahi runs.
+public struct ShareStart: RPCMethod {
+    public static let method = "share.start"
+    public var name: String
+    public var minutes: Double?
+    /// A fixed port (default: any free one).
+    public var port: Int?
+    public init(name: String, minutes: Double? = nil, port: Int? = nil) {
+        self.name = name
+        self.minutes = minutes
+        self.port = port
+    }
+
+    public func run(on host: HostRuntime) async throws -> ShareOffer {
+        let minutes = minutes ?? 10
+        guard minutes > 0, minutes <= 120 else { throw HostError.invalidArgument("minutes is from 0 to 120") }
+        guard (0...65535).contains(port ?? 0) else { throw HostError.invalidArgument("port is from 1 to 65535") }
+        let items = try await host.listContents(name)
+        let shownName =
+            name.lowercased() == favoritesList ? favoritesList : (try await host.store.list(named: name))?.name ?? name
+        if let old = host.shares.remove(shownName) {
+            old.server.stop()
+        }
+        let document = Array(try ListWriter.json(name: shownName, items: items).utf8)
+        let registry = host.shares
+        let server = try ShareServer(name: shownName, document: document, minutes: minutes, port: port ?? 0) {
+            registry.remove(shownName)?.announcement?.withdraw()
+        }
+        var note: String?
+        var announcement: DNSSDAnnouncement?
+        do {
+            let instance = "\(shownName) on \(ProcessInfo.processInfo.hostName)"
+            announcement = try DNSSD.publish(
+                name: String(instance.prefix(63)), type: shareServiceType, port: server.port,
+                txt: ["list=\(shownName)", "v=1"])
+        } catch {
+            note = "\(error); give the receiver an address and the code instead"
+        }
+        let offer = ShareRegistry.Offer(server: server, announcement: announcement)
+        registry.add(offer)
+        var info = offer.info
+        info.note = note
+        return info
+    }
+}
+
+public struct ShareStop: RPCMethod {
+    public static let method = "share.stop"
+    public var name: String
+    public init(name: String) { self.name = name }
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var stopped: Bool
+    }
+    public func run(on host: HostRuntime) async throws -> Response {
+        guard let offer = host.shares.remove(name) else { return Response(name: name, stopped: false) }
+        offer.server.stop()
+        offer.announcement?.withdraw()
+        return Response(name: offer.server.name, stopped: true)
+    }
+}
+
+/// What this process offers now.
+public struct ShareStatus: RPCMethod {
+    public static let method = "share.status"
+    public init() {}
+    public func run(on host: HostRuntime) async throws -> [ShareOffer] { host.shares.all.map(\.info) }
+}
+
+/// An offer seen on the local network.
+public struct SharePeer: Codable, Sendable, Equatable {
+    /// The DNS-SD instance ("Road trip on laptop").
+    public var name: String
+    public var list: String?
+    public var host: String
+    /// host:port, what `share.receive` takes.
+    public var address: String
+}
+
+/// The offers announced nearby (DNS-SD through Avahi), looking for `seconds` (default 2).
+public struct ShareBrowse: RPCMethod {
+    public static let method = "share.browse"
+    public var seconds: Double?
+    public init(seconds: Double? = nil) { self.seconds = seconds }
+    public func run(on host: HostRuntime) async throws -> [SharePeer] {
+        let seconds = min(max(seconds ?? 2, 0.2), 30)
+        let found: [DNSSDService]
+        do {
+            found = try await Task.detached { try DNSSD.browse(type: shareServiceType, timeout: seconds) }.value
+        } catch {
+            throw HostError.invalidArgument("cannot look for offers nearby: \(error)")
+        }
+        return found.map { service in
+            let list = service.txt.first { $0.hasPrefix("list=") }.map { String($0.dropFirst(5)) }
+            return SharePeer(name: service.name, list: list, host: service.host, address: "\(service.address):\(service.port)")
+        }
+    }
+}
+
+/// Fetches a list offered nearby with its code and merges it into a list here (made when
+/// missing). The peer is host:port, or an announced name (`share.browse`). What arrives is
+/// checked as untrusted: size, format, every id.
+public struct ShareReceive: RPCMethod {
+    public static let method = "share.receive"
+    public var peer: String
+    public var code: String
+    /// The list to merge into (default: the offer's name).
+    public var into: String?
+    public init(peer: String, code: String, into: String? = nil) {
+        self.peer = peer
+        self.code = code
+        self.into = into
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var name: String
+        public var added: Int
+        public var present: Int
+        public var skipped: [String]
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        let address = try await resolve()
+        guard var components = URLComponents(string: "http://\(address)/list") else {
+            throw HostError.invalidArgument("'\(peer)' is not an address (host:port) or an announced name")
+        }
+        components.queryItems = [URLQueryItem(name: "code", value: ShareServer.normalized(code))]
+        guard let url = components.url, components.host?.isEmpty == false, components.port != nil else {
+            throw HostError.invalidArgument("'\(peer)' is not an address: give host:port, as `mediahost share` prints it")
+        }
+        var request = HTTPRequest(url: url)
+        request.maxBodySize = OPMLReader.maxSize
+        request.timeout = 20
+        let response: HTTPResponse
+        do {
+            response = try await host.http.send(request)
+        } catch {
+            throw HostError.invalidArgument(
+                "cannot reach \(address) (the offer may have ended, or the address is wrong): \(error)")
+        }
+        switch response.status {
+        case 200: break
+        case 403: throw HostError.invalidArgument("\(address) refused the code: check it (it is shown where the list is shared)")
+        case 429: throw HostError.invalidArgument("\(address) refuses codes from here for a minute after too many wrong ones")
+        case 410: throw HostError.invalidArgument("the offer at \(address) has ended; ask for it again")
+        default: throw HostError.invalidArgument("\(address) answered HTTP \(response.status): not a mediahost offer")
+        }
+        let result = try await ListsImport(name: into, text: String(decoding: response.body, as: UTF8.self), format: .json)
+            .run(on: host)
+        return Response(name: result.name, added: result.added, present: result.present, skipped: result.skipped)
+    }
+
+    /// host:port as given, or the address of the announced offer of that name.
+    private func resolve() async throws -> String {
+        let trimmed = peer.hasPrefix("http://") ? String(peer.dropFirst(7)) : peer
+        if let colon = trimmed.lastIndex(of: ":"), Int(trimmed[trimmed.index(after: colon)...]) != nil { return trimmed }
+        let found: [DNSSDService]
+        do {
+            found = try await Task.detached { try DNSSD.browse(type: shareServiceType, timeout: 2) }.value
+        } catch {
+            throw HostError.invalidArgument("cannot look for '\(trimmed)' nearby (\(error)); give host:port")
+        }
+        guard
+            let match = found.first(where: {
+                $0.name.caseInsensitiveCompare(trimmed) == .orderedSame
+                    || $0.txt.contains("list=\(trimmed)")
+            })
+        else {
+            throw HostError.invalidArgument("no offer named '\(trimmed)' nearby (`mediahost peers` lists them); give host:port")
+        }
+        return "\(match.address):\(match.port)"
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import MediaKit
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Serves one list, read-only, for a limited time, to whoever gives its pairing code: the
+/// sending side of `mediahost share`. A deliberately small HTTP/1.1 server (one GET per
+/// connection, bounded request, short timeouts): it answers
+///   `GET /`                 the list's name and when the offer ends (no items),
+///   `GET /list?code=CODE`   the list as mediahost JSON,
+/// and refuses everything else. Wrong codes are counted per address: after 5 that address is
+/// refused for a minute, and after 20 in all the offer ends.
+final class ShareServer: Sendable {
+    let name: String
+    let code: String
+    let port: Int
+    let expires: Date
+    private let listener: Int32
+    private let document: [UInt8]
+    private let state = Mutex<(failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int)>(
+        ([:], 0, false, 0))
+    private let onEnd: @Sendable () -> Void
+
+    static let failuresPerAddress = 5
+    static let lockout: TimeInterval = 60
+    static let failuresInAll = 20
+    /// A request head larger than this is refused.
+    static let maxRequest = 8192
+
+    /// Starts serving on `port` (0: any free one) of every interface.
+    init(name: String, document: [UInt8], minutes: Double, port: Int = 0, onEnd: @escaping @Sendable () -> Void) throws {
+        self.name = name
+        self.document = document
+        self.onEnd = onEnd
+        code = Self.makeCode()
+        expires = Date().addingTimeInterval(minutes * 60)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HostError.invalidArgument("cannot open a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr = in_addr(s_addr: INADDR_ANY)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HostError.invalidArgument("cannot listen for the share: \(reason)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+        listener = fd
+        Thread.detachNewThread { [self] in acceptLoop() }
+        // The offer ends on time even with no one asking.
+        Thread.detachNewThread { [self] in
+            while !isStopped {
+                if Date() >= expires {
+                    stop()
+                    break
+                }
+                usleep(200_000)
+            }
+        }
+    }
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+    var served: Int { state.withLock { $0.served } }
+
+    func stop() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        onEnd()
+    }
+
+    /// 8 characters from an alphabet without look-alikes (no 0/O, 1/I/L), shown as XXXX-XXXX:
+    /// 40 bits, against 20 guesses before the offer ends.
+    static func makeCode() -> String {
+        let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
+        var generator = SystemRandomNumberGenerator()
+        let characters = (0..<8).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }
+        return String(characters[0..<4]) + "-" + String(characters[4..<8])
+    }
+
+    /// The code as typed: case, spaces and the dash do not matter.
+    static func normalized(_ code: String) -> String {
+        code.uppercased().filter { $0.isLetter || $0.isNumber }
+    }
+
+    private func acceptLoop() {
+        while true {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let client = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+            }
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            if isStopped {
+                close(client)
+                return
+            }
+            var ip = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            var address = peer.sin_addr
+            inet_ntop(AF_INET, &address, &ip, socklen_t(INET_ADDRSTRLEN))
+            let from = String(cString: ip)
+            Thread.detachNewThread { [self] in handle(client, from: from) }
+        }
+    }
+
+    private func handle(_ fd: Int32, from: String) {
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var head: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while head.count < Self.maxRequest, !Self.hasEnd(head) {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            head += buffer[0..<n]
+        }
+        guard Self.hasEnd(head) else { return respond(fd, 431, ["error": "request too large"]) }
+        let line = String(decoding: head.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+        let parts = line.split(separator: " ")
+        guard parts.count == 3, parts[0] == "GET", parts[2].hasPrefix("HTTP/1.") else {
+            return respond(fd, 405, ["error": "only GET"])
+        }
+        let target = URLComponents(string: String(parts[1]))
+        if isStopped || Date() >= expires {
+            respond(fd, 410, ["error": "this offer has ended"])
+            stop()
+            return
+        }
+        switch target?.path {
+        case "/":
+            respond(
+                fd, 200,
+                ["app": "mediahost", "list": name, "expires": ISODate.string(from: expires), "needs": "code"])
+        case "/list":
+            let given = target?.queryItems?.first { $0.name == "code" }?.value ?? ""
+            let (locked, right) = state.withLock { state -> (Bool, Bool) in
+                if let until = state.failures[from]?.until, until > Date() { return (true, false) }
+                guard Self.normalized(given) == Self.normalized(code) else {
+                    var entry = state.failures[from] ?? (0, nil)
+                    entry.count += 1
+                    if entry.count >= Self.failuresPerAddress {
+                        entry = (0, Date().addingTimeInterval(Self.lockout))
+                    }
+                    state.failures[from] = entry
+                    state.total += 1
+                    return (false, false)
+                }
+                state.served += 1
+                return (false, true)
+            }
+            if locked { return respond(fd, 429, ["error": "too many wrong codes; wait a minute"], retryAfter: 60) }
+            guard right else {
+                respond(fd, 403, ["error": "wrong code"])
+                if state.withLock({ $0.total }) >= Self.failuresInAll { stop() }
+                return
+            }
+            send(fd, 200, contentType: "application/json", body: document)
+        default:
+            respond(fd, 404, ["error": "not found"])
+        }
+    }
+
+    private static func hasEnd(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 4
+            && (0...(bytes.count - 4)).contains { i in
+                bytes[i] == 0x0D && bytes[i + 1] == 0x0A && bytes[i + 2] == 0x0D && bytes[i + 3] == 0x0A
+            }
+    }
+
+    private func respond(_ fd: Int32, _ status: Int, _ fields: [String: String], retryAfter: Int? = nil) {
+        let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
+        send(fd, status, contentType: "application/json", body: Array(body), retryAfter: retryAfter)
+    }
+
+    private func send(_ fd: Int32, _ status: Int, contentType: String, body: [UInt8], retryAfter: Int? = nil) {
+        let reasons = [
+            200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 410: "Gone", 429: "Too Many Requests",
+            431: "Request Header Fields Too Large",
+        ]
+        var head = "HTTP/1.1 \(status) \(reasons[status] ?? "Error")\r\nContent-Type: \(contentType)\r\n"
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\nCache-Control: no-store\r\n"
+        if let retryAfter { head += "Retry-After: \(retryAfter)\r\n" }
+        head += "\r\n"
+        _ = ServiceClient.writeAll(fd, Array(head.utf8) + body)
+    }
+
+    /// This machine's IPv4 addresses a peer could use, loopback last.
+    static func addresses() -> [String] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return ["127.0.0.1"] }
+        defer { freeifaddrs(list) }
+        var found: [String] = []
+        var node: UnsafeMutablePointer<ifaddrs>? = first
+        while let current = node {
+            defer { node = current.pointee.ifa_next }
+            guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            var ip = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                var inAddress = pointer.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &inAddress, &ip, socklen_t(INET_ADDRSTRLEN))
+            }
+            let text = String(cString: ip)
+            if !found.contains(text) { found.append(text) }
+        }
+        return found.filter { !$0.hasPrefix("127.") } + found.filter { $0.hasPrefix("127.") }
+    }
+}
