@@ -8,7 +8,8 @@ BUILD_FLAGS ?=
 DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 # mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
-TEST_PACKAGES := mpv emacs-nox neovim
+# avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
+TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

@@ -65,7 +65,7 @@ struct ShareCommand: AsyncParsableCommand {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber)
             source.setEventHandler {
-                _ = Task { _ = try? await host.dispatcher.run(ShareStop(name: offer.name)) }
+                host.endShares()
                 say("\nthe offer has ended")
                 Glibc.exit(0)
             }

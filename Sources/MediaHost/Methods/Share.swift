@@ -17,6 +17,17 @@ final class ShareRegistry: Sendable {
     var all: [Offer] { offers.withLock { Array($0.values) }.filter { !$0.server.isStopped } }
 }
 
+extension HostRuntime {
+    /// Ends every offer at once, withdrawing their announcements (the process is exiting).
+    public func endShares() {
+        for offer in shares.all {
+            _ = shares.remove(offer.server.name)
+            offer.server.stop()
+            offer.announcement?.withdraw()
+        }
+    }
+}
+
 /// A list on offer, as `share.start` and `share.status` say it.
 public struct ShareOffer: Codable, Sendable, Equatable {
     public var name: String
@@ -140,10 +151,15 @@ public struct ShareBrowse: RPCMethod {
         } catch {
             throw HostError.invalidArgument("cannot look for offers nearby: \(error)")
         }
-        return found.map { service in
+        // One offer is seen on every interface: once, by the address another machine can use.
+        var peers: [SharePeer] = []
+        for service in found.sorted(by: { !$0.address.hasPrefix("127.") && $1.address.hasPrefix("127.") }) {
+            guard !peers.contains(where: { $0.name == service.name }) else { continue }
             let list = service.txt.first { $0.hasPrefix("list=") }.map { String($0.dropFirst(5)) }
-            return SharePeer(name: service.name, list: list, host: service.host, address: "\(service.address):\(service.port)")
+            peers.append(
+                SharePeer(name: service.name, list: list, host: service.host, address: "\(service.address):\(service.port)"))
         }
+        return peers
     }
 }
 

@@ -31,6 +31,11 @@ struct DNSSDService: Sendable, Equatable {
 
 /// DNS-SD through the system's Avahi daemon (libavahi-client, loaded at first use).
 enum DNSSD {
+    /// A C string written into `buffer`.
+    static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
     }
@@ -45,7 +50,7 @@ enum DNSSD {
         let publication = pointers.withUnsafeMutableBufferPointer { buffer in
             mh_avahi_publish(name, type, UInt16(port), buffer.baseAddress, Int32(buffer.count), 3000, &error, error.count)
         }
-        guard let publication else { throw Unavailable(description: String(cString: error)) }
+        guard let publication else { throw Unavailable(description: Self.text(error)) }
         return DNSSDAnnouncement(publication)
     }
 
@@ -64,7 +69,7 @@ enum DNSSD {
                     port: Int(port), txt: String(cString: txt!).split(separator: "\n").map(String.init))
                 if !found.services.contains(service) { found.services.append(service) }
             }, Unmanaged.passUnretained(found).toOpaque(), &error, error.count)
-        guard status == 0 else { throw Unavailable(description: String(cString: error)) }
+        guard status == 0 else { throw Unavailable(description: Self.text(error)) }
         return found.services
     }
 }
