@@ -461,3 +461,39 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(accounts.candidates(before: "search --kind ", word: "").count == MediaKind.allCases.count)
     }
 }
+
+/// Lists from the REPL: names with spaces, rows, add/remove/move, export and import.
+@Suite struct REPLListTests {
+    @Test func listsThroughTheREPL() async throws {
+        let session = try CapturedREPL()
+        #expect(await session.run(#"list new "Road trip""#).contains("made the list Road trip"))
+        _ = await session.run("search catalog swift")
+        let added = await session.run(#"add 1 2 3 to "Road trip""#)
+        #expect(added.components(separatedBy: "added ").count == 4, "\(added)")
+        #expect(await session.run("lists").contains("Road trip  3 items"))
+        let listed = await session.run(#"list Road trip"#)
+        let rows = listed.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.dropFirst(2).first?.isNumber == true }
+        #expect(rows.count == 3, "\(listed)")
+        // Row numbers now refer to the list: move its third first, take its second out.
+        #expect(await session.run(#"list move "Road trip" 3 1"#).contains("moved it to place 1"))
+        let moved = await session.run(#"list "Road trip""#)
+        #expect(moved.split(separator: "\n").first?.contains(rows[2].dropFirst(5).prefix(10)) == true, "\(moved)")
+        #expect(await session.run(#"remove 2 from "Road trip""#).contains("took catalog:video:"))
+        #expect(await session.run("lists").contains("Road trip  2 items"))
+        // The details say which lists hold an item.
+        #expect(await session.run("show 1").contains("lists      Road trip"))
+        let file = session.fixture.directory + "/trip.json"
+        #expect(await session.run(#"export "Road trip" json \#(file)"#).contains("wrote 2 entries"))
+        #expect(await session.run("import \(file) into Copy").contains("imported 2 into Copy"))
+        #expect(await session.run("list Copy").split(separator: "\n").count >= 2)
+        // Mistakes say what to do.
+        _ = await session.run("list nope")
+        #expect(session.errors.contains("there is no list 'nope'"))
+        _ = await session.run("list new favorites")
+        #expect(session.errors.contains("built-in list"))
+        _ = await session.run(#"export "Road trip" pdf"#)
+        #expect(session.errors.contains("opml, json or m3u"))
+        _ = await session.run("add 1 into Copy")
+        #expect(session.errors.contains("usage: add <n|id>... to <list>"))
+    }
+}
