@@ -181,3 +181,38 @@ enum AvahiHarness {
         return process.terminationStatus
     }
 }
+
+/// `lists.download` against the sandbox: the list's episodes, and with `new` each show's newest
+/// episode that is neither downloaded nor played.
+@Suite struct ListDownloadTests {
+    @Test func aListAndItsShowsNewEpisodesDownloadWithOneCall() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        func call(_ method: String, _ params: String) async throws -> JSONValue {
+            let result = try await runMediahost(["call", method, params], dataDir: dataDir, environment: environment)
+            #expect(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
+        _ = try await call("lists.create", #"{"name":"Mix"}"#)
+        let episodes = try await call("media.children", #"{"id":"podcasts:podcast:1999999997"}"#)["items"]?.arrayValue ?? []
+        let tone1 = try #require(episodes.last?["id"]?.stringValue)
+        let newest = try #require(episodes.first?["id"]?.stringValue)
+        _ = try await call("lists.add", #"{"name":"Mix","id":"podcasts:podcast:1999999997"}"#)
+        _ = try await call("lists.add", #"{"name":"Mix","id":"\#(tone1)"}"#)
+
+        let plain = try await call("lists.download", #"{"name":"Mix"}"#)
+        #expect(plain["started"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [tone1], "\(plain)")
+        #expect(plain["skipped"]?.arrayValue?.first?["reason"]?.stringValue?.contains("--new") == true)
+
+        let fresh = try await call("lists.download", #"{"name":"Mix","new":true}"#)
+        let started = fresh["started"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(started.contains(newest) && started.contains(tone1), "\(fresh)")
+        // Once it is downloading, the show's newest is not new any more.
+        let again = try await call("lists.download", #"{"name":"Mix","new":true}"#)
+        #expect(
+            again["skipped"]?.arrayValue?.contains { $0["reason"]?.stringValue?.contains("downloaded or played") == true }
+                == true, "\(again)")
+    }
+}

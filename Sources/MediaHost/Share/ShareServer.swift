@@ -20,8 +20,9 @@ final class ShareServer: Sendable {
     let expires: Date
     private let listener: Int32
     private let document: [UInt8]
-    private let state = Mutex<(failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int)>(
-        ([:], 0, false, 0))
+    private let state = Mutex<
+        (failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int, connections: Int)
+    >(([:], 0, false, 0, 0))
     private let onEnd: @Sendable () -> Void
 
     static let failuresPerAddress = 5
@@ -29,6 +30,8 @@ final class ShareServer: Sendable {
     static let failuresInAll = 20
     /// A request head larger than this is refused.
     static let maxRequest = 8192
+    /// Connections served at once; more are closed at once (each holds a thread for up to 5 s).
+    static let maxConnections = 16
 
     /// Starts serving on `port` (0: any free one) of every interface.
     init(name: String, document: [UInt8], minutes: Double, port: Int = 0, onEnd: @escaping @Sendable () -> Void) throws {
@@ -120,8 +123,20 @@ final class ShareServer: Sendable {
             var ip = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             var address = peer.sin_addr
             inet_ntop(AF_INET, &address, &ip, socklen_t(INET_ADDRSTRLEN))
-            let from = String(cString: ip)
-            Thread.detachNewThread { [self] in handle(client, from: from) }
+            let from = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let admitted = state.withLock { state -> Bool in
+                guard state.connections < Self.maxConnections else { return false }
+                state.connections += 1
+                return true
+            }
+            guard admitted else {
+                close(client)
+                continue
+            }
+            Thread.detachNewThread { [self] in
+                handle(client, from: from)
+                state.withLock { $0.connections -= 1 }
+            }
         }
     }
 
@@ -223,7 +238,7 @@ final class ShareServer: Sendable {
                 var inAddress = pointer.pointee.sin_addr
                 _ = inet_ntop(AF_INET, &inAddress, &ip, socklen_t(INET_ADDRSTRLEN))
             }
-            let text = String(cString: ip)
+            let text = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if !found.contains(text) { found.append(text) }
         }
         return found.filter { !$0.hasPrefix("127.") } + found.filter { $0.hasPrefix("127.") }
