@@ -21,8 +21,11 @@ final class ShareServer: Sendable {
     private let listener: Int32
     private let document: [UInt8]
     private let state = Mutex<
-        (failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int, connections: Int)
-    >(([:], 0, false, 0, 0))
+        (
+            failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int,
+            connections: [String: Int]
+        )
+    >(([:], 0, false, 0, [:]))
     private let onEnd: @Sendable () -> Void
 
     static let failuresPerAddress = 5
@@ -30,8 +33,10 @@ final class ShareServer: Sendable {
     static let failuresInAll = 20
     /// A request head larger than this is refused.
     static let maxRequest = 8192
-    /// Connections served at once; more are closed at once (each holds a thread for up to 5 s).
-    static let maxConnections = 16
+    /// Connections served at once, in all and from one address; more are closed at once (each
+    /// holds a thread for up to 5 s), so one client holding connections open cannot shut out others.
+    static let maxConnections = 64
+    static let maxConnectionsPerAddress = 4
 
     /// Starts serving on `port` (0: any free one) of every interface.
     init(name: String, document: [UInt8], minutes: Double, port: Int = 0, onEnd: @escaping @Sendable () -> Void) throws {
@@ -125,8 +130,10 @@ final class ShareServer: Sendable {
             inet_ntop(AF_INET, &address, &ip, socklen_t(INET_ADDRSTRLEN))
             let from = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let admitted = state.withLock { state -> Bool in
-                guard state.connections < Self.maxConnections else { return false }
-                state.connections += 1
+                let all = state.connections.values.reduce(0, +)
+                guard all < Self.maxConnections, state.connections[from, default: 0] < Self.maxConnectionsPerAddress
+                else { return false }
+                state.connections[from, default: 0] += 1
                 return true
             }
             guard admitted else {
@@ -135,7 +142,10 @@ final class ShareServer: Sendable {
             }
             Thread.detachNewThread { [self] in
                 handle(client, from: from)
-                state.withLock { $0.connections -= 1 }
+                state.withLock { state in
+                    state.connections[from, default: 1] -= 1
+                    if state.connections[from] == 0 { state.connections[from] = nil }
+                }
             }
         }
     }
