@@ -21,6 +21,7 @@
 ;;   M-x mediahost-favorites   favorites (kept by mediahost, offline)
 ;;   M-x mediahost-history     past searches (RET searches again)
 ;;   M-x mediahost-downloads   downloads, with live progress
+;;   M-x mediahost-lists       your lists (RET opens one; `l' in a result list adds to one)
 ;;
 ;; In a result list: RET opens (what is inside a show, channel or playlist;
 ;; details otherwise), f toggles the favorite, d downloads, p plays, a shows
@@ -212,6 +213,7 @@ Errors become a `user-error' with the host's message."
     (define-key map "n" #'mediahost-next-page)
     (define-key map "P" #'mediahost-previous-page)
     (define-key map "g" #'mediahost-refresh)
+    (define-key map "l" #'mediahost-add-to-list)
     map))
 
 (define-derived-mode mediahost-list-mode tabulated-list-mode "mediahost"
@@ -380,6 +382,57 @@ Inline in graphical Emacs, else its file name in the echo area."
           (display-buffer (current-buffer)))
       (message "mediahost: artwork of %s: %s" (plist-get item :title) path))
     path))
+
+;;;; Lists
+
+(defun mediahost--list-names ()
+  (mapcar (lambda (l) (plist-get l :name)) (append (mediahost-request "lists.list") nil)))
+
+(defun mediahost-add-to-list (&optional name)
+  "Add the item at point to the list NAME (made when it does not exist)."
+  (interactive (list (completing-read "Add to list: " (mediahost--list-names))))
+  (let ((item (mediahost--item-at-point)))
+    (unless (member name (mediahost--list-names))
+      (mediahost-request "lists.create" (list :name name)))
+    (mediahost-request "lists.add" (list :name name :id (plist-get item :id)))
+    (message "mediahost: added %s to %s" (plist-get item :title) name)))
+
+(defvar mediahost-lists-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'mediahost-lists-open)
+    (define-key map "g" #'mediahost-lists)
+    map))
+
+(define-derived-mode mediahost-lists-mode tabulated-list-mode "mediahost-lists"
+  "Your lists: RET shows one.
+\\{mediahost-lists-mode-map}"
+  (setq tabulated-list-format [("List" 40 t) ("Items" 6 t) ("Made" 20 t)])
+  (setq tabulated-list-padding 1)
+  (tabulated-list-init-header))
+
+;;;###autoload
+(defun mediahost-lists ()
+  "Your lists and how many items each holds."
+  (interactive)
+  (let ((lists (append (mediahost-request "lists.list") nil)))
+    (with-current-buffer (get-buffer-create "*mediahost lists*")
+      (mediahost-lists-mode)
+      (setq tabulated-list-entries
+            (mapcar (lambda (l)
+                      (list (plist-get l :name)
+                            (vector (mediahost--text (plist-get l :name))
+                                    (number-to-string (plist-get l :count))
+                                    (or (plist-get l :created) ""))))
+                    lists))
+      (tabulated-list-print)
+      (pop-to-buffer-same-window (current-buffer))
+      (current-buffer))))
+
+(defun mediahost-lists-open (&optional name)
+  "Show the items of the list NAME (the one at point)."
+  (interactive)
+  (let ((name (or name (tabulated-list-get-id) (user-error "No list on this line"))))
+    (mediahost--show-page (format "*mediahost list: %s*" name) "lists.items" (list :name name))))
 
 ;;;; Details
 

@@ -190,4 +190,17 @@
         (should (string-match-p "Garden" (mediahost-test--text buffer))))
       (should-not (eq first (jsonrpc--process mediahost--connection))))))
 
+(ert-deftest mediahost-lists-gather-and-open ()
+  (mediahost-test--with-sandbox
+    (with-current-buffer (mediahost-search "podcasts" "kitchen")
+      (goto-char (point-min))
+      (mediahost-add-to-list "Road trip")
+      (forward-line 1)
+      (mediahost-add-to-list "Road trip"))
+    (let ((lists (mediahost-lists)))
+      (should (string-match-p "Road trip +2" (mediahost-test--text lists)))
+      (let ((items (with-current-buffer lists (goto-char (point-min)) (mediahost-lists-open))))
+        (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text items)))
+        (should (string-match-p "The Friendly Kitchen 94" (mediahost-test--text items)))))))
+
 ;;; mediahost-test.el ends here

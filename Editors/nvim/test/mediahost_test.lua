@@ -184,6 +184,21 @@ test("rows fit an 80-column window", function()
   vim.o.columns = 140
 end)
 
+test("gather items into a list and open it", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  vim.ui.input = function(_, answer)
+    answer("Road trip")
+  end
+  press("l")
+  press("j")
+  press("l")
+  expect(said("added The Friendly Kitchen 94 to Road trip"), "added")
+  vim.cmd("Mediahost lists")
+  expect(text():find("Road trip%s+2 items"), "the list: " .. text())
+  press("<CR>")
+  expect(text():find("The Electric Kitchen 77", 1, true) and text():find("The Friendly Kitchen 94", 1, true), text())
+end)
+
 test("completion and pickers", function()
   local subs = mediahost.complete("", "Mediahost ")
   expect(vim.tbl_contains(subs, "search") and vim.tbl_contains(subs, "downloads"), "subcommands")

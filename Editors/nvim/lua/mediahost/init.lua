@@ -3,6 +3,7 @@
 --
 --   :Mediahost search [provider|all] <query>   :Mediahost browse <provider> <category>
 --   :Mediahost favorites [provider]            :Mediahost history      :Mediahost downloads
+--   :Mediahost lists  (<CR> opens one; `l` in a result list adds the item to a list)
 --
 -- In a result list: <CR> opens (what is inside a show, channel or playlist; details otherwise,
 -- in a split), f toggles the favorite, d downloads, p plays, a gives the artwork's file, n and P
@@ -529,6 +530,51 @@ setup_list_keys = function(buffer)
   map(buffer, "n", M.next_page)
   map(buffer, "P", M.previous_page)
   map(buffer, "g", M.refresh)
+  map(buffer, "l", function()
+    local item = item_at_cursor()
+    vim.ui.input({ prompt = "Add to list: " }, function(name)
+      if name and name ~= "" then
+        guarded(M.add_to_list)(item, name)
+      end
+    end)
+  end)
+end
+
+-- Adds `item` to the list `name`, made when it does not exist.
+function M.add_to_list(item, name)
+  local exists = false
+  for _, list in ipairs(M.call("lists.list")) do
+    exists = exists or list.name:lower() == name:lower()
+  end
+  if not exists then
+    M.call("lists.create", { name = name })
+  end
+  M.call("lists.add", { name = name, id = item.id })
+  notify("added " .. clean(item.title) .. " to " .. name)
+end
+
+-- Your lists; <CR> shows one.
+function M.show_lists()
+  local lists = M.call("lists.list")
+  local buffer = scratch("mediahost://lists")
+  local lines = {}
+  for _, list in ipairs(lists) do
+    table.insert(lines, fit(list.name, 40) .. " " .. tostring(list.count) .. " item" .. (list.count == 1 and "" or "s"))
+  end
+  if #lines == 0 then
+    lines = { "(no lists: `l` on an item in a result list adds it to one)" }
+  end
+  set_lines(buffer, lines)
+  M.buffers[buffer] = { kind = "lists", lists = lists }
+  map(buffer, "<CR>", function()
+    local list = M.buffers[buffer].lists[vim.api.nvim_win_get_cursor(0)[1]]
+    if list then
+      M.show_page("mediahost://list/" .. list.name, "lists.items", { name = list.name })
+    end
+  end)
+  map(buffer, "g", M.show_lists)
+  vim.api.nvim_set_current_buf(buffer)
+  return buffer
 end
 
 -- Downloads, redrawn as notifications arrive.
@@ -652,7 +698,7 @@ function M.favorites(provider)
   return M.show_page("mediahost://favorites", "favorites.list", { provider = provider })
 end
 
-local subcommands = { "search", "browse", "favorites", "history", "downloads" }
+local subcommands = { "search", "browse", "favorites", "history", "downloads", "lists" }
 
 local function pick_provider(prompt, allow_all, then_do)
   local choices = vim.deepcopy(M.providers())
@@ -707,6 +753,8 @@ function M.command(arguments)
     return M.show_history()
   elseif sub == "downloads" then
     return M.show_downloads()
+  elseif sub == "lists" then
+    return M.show_lists()
   else
     error("usage: :Mediahost " .. table.concat(subcommands, "|") .. " [arguments]", 0)
   end
