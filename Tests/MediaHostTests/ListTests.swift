@@ -194,6 +194,14 @@ import Testing
         let twice = try await fixture.call("lists.import", ["text": .string(text), "name": "Reread"])
         #expect(twice["added"] == 0 && twice["present"] == 7)
         #expect(await fixture.error("lists.import", ["text": "#EXTM3U\n", "name": "x"])?.message.contains("M3U") == true)
+        // The names the issue gave for the params work too: list and file.
+        let viaFile = try await fixture.checked(
+            "lists.import",
+            ["file": .string(Self.recorded.appendingPathComponent("antennapod.opml").path), "list": "Aliased"])
+        #expect(viaFile["name"] == "Aliased" && viaFile["added"] == 3)
+        let exported = try await fixture.checked(
+            "lists.export", ["list": "Aliased", "format": "opml", "file": .string(fixture.directory + "/a.opml")])
+        #expect(exported["count"] == 3 && exported["path"]?.stringValue == fixture.directory + "/a.opml")
         #expect(
             await fixture.error("lists.import", ["text": "{\"format\":\"other\",\"version\":1,\"name\":\"x\",\"items\":[]}"])
                 != nil)

@@ -207,14 +207,39 @@ public struct ListsDownload: RPCMethod {
 /// A list (or the favorites) as OPML, JSON or M3U: returned as text, or written to `path`.
 public struct ListsExport: RPCMethod {
     public static let method = "lists.export"
+    /// The list (`list` is accepted for it too).
     public var name: String
     public var format: ListFormat
-    /// A file to write (replaced if it exists); without it the text is in the answer.
+    /// A file to write (replaced if it exists; `file` is accepted for it too); without it the
+    /// text is in the answer.
     public var path: String?
     public init(name: String, format: ListFormat, path: String? = nil) {
         self.name = name
         self.format = format
         self.path = path
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, list, format, path, file }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard
+            let name = try container.decodeIfPresent(String.self, forKey: .name)
+                ?? container.decodeIfPresent(String.self, forKey: .list)
+        else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.name, .init(codingPath: decoder.codingPath, debugDescription: "name (or list) is required"))
+        }
+        self.name = name
+        format = try container.decode(ListFormat.self, forKey: .format)
+        path = try container.decodeIfPresent(String.self, forKey: .path) ?? container.decodeIfPresent(String.self, forKey: .file)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(format, forKey: .format)
+        try container.encodeIfPresent(path, forKey: .path)
     }
     public struct Response: Codable, Sendable, Equatable {
         public var name: String
@@ -266,6 +291,25 @@ public struct ListsImport: RPCMethod {
         self.path = path
         self.text = text
         self.format = format
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, list, path, file, text, format }
+
+    /// `list` and `file` are accepted for `name` and `path`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name) ?? container.decodeIfPresent(String.self, forKey: .list)
+        path = try container.decodeIfPresent(String.self, forKey: .path) ?? container.decodeIfPresent(String.self, forKey: .file)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        format = try container.decodeIfPresent(ListFormat.self, forKey: .format)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(path, forKey: .path)
+        try container.encodeIfPresent(text, forKey: .text)
+        try container.encodeIfPresent(format, forKey: .format)
     }
     public struct Response: Codable, Sendable, Equatable {
         public var name: String
