@@ -15,10 +15,14 @@ public final class YouTubeAccounts: Sendable {
         var interval: Double
         var lastPoll: Date?
         var consumed = false
+        var polls = 0
     }
 
     struct State {
         var approveAfter: Double = 2
+        /// Polls answered "pending" before approval, whatever the time (tests that must see
+        /// polling happen, on a machine of any speed).
+        var pendingPolls = 0
         var deny = false
         var codeLifetime: Double = 300
         var tokenLifetime: Double = 3600
@@ -39,9 +43,10 @@ public final class YouTubeAccounts: Sendable {
     public func configure(
         approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil,
         interval: Double? = nil,
-        enforcedInterval: Double? = nil
+        enforcedInterval: Double? = nil, pendingPolls: Int? = nil
     ) {
         state.withLock { state in
+            if let pendingPolls { state.pendingPolls = pendingPolls }
             if let enforcedInterval { state.enforcedInterval = enforcedInterval }
             if let approveAfter { state.approveAfter = approveAfter }
             if let deny { state.deny = deny }
@@ -140,7 +145,10 @@ public final class YouTubeAccounts: Sendable {
                 return .slowDown
             }
             device.lastPoll = now
-            if now.timeIntervalSince(device.created) < state.approveAfter { return .pending }
+            device.polls += 1
+            if now.timeIntervalSince(device.created) < state.approveAfter || device.polls <= state.pendingPolls {
+                return .pending
+            }
             if state.deny { return .denied }
             device.consumed = true
             let access = "ya29.sandbox-\(UUID().uuidString)"
