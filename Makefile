@@ -57,10 +57,15 @@ sandbox: build
 # The CPU-heavy suites (fuzzing, big feeds) run after the rest, so they cannot starve the tests
 # that measure time (timeouts, polling intervals) on a 2-core machine.
 HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests|HostileInputTests
+# Suites that keep real players, offers and daemons running for seconds (mpv playing, a share
+# waiting to expire): on their own, between the others, so they neither load the timing tests
+# nor are loaded by the fuzzers.
+PROCESS_TESTS := PlayerTests|ShareTests|ListDownloadTests
 test: deps lint
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)'
+	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'
+	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory test-editors
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
 

@@ -142,7 +142,8 @@ import Testing
 
         // Skipping keeps the skipped item's place; the 4-second tone then plays to its end, is
         // marked played, and with nothing queued the player stops.
-        try await Task.sleep(for: .seconds(2))
+        let going = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 1.5 }
+        #expect(going != nil, "the first item plays")
         let skipped = try await client.call("player.next")
         #expect(skipped["item"]?["id"]?.stringValue == setup.tones[0], "\(skipped)")
         let ended = await client.waitForState(timeout: .seconds(30)) { $0["state"] == "stopped" }

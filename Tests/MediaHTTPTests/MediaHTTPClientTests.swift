@@ -108,7 +108,8 @@ struct HTTPFixture {
         await #expect {
             try await HTTPFixture.client { $0.maxRetries = 0 }.send(HTTPRequest(url: fixture.url("/echo"), timeout: 0.3))
         } throws: { ($0 as? HTTPClientError)?.kind == .timedOut }
-        #expect(ContinuousClock.now - start < .seconds(2))
+        // Well before the server's 3 s answer (a loaded machine takes its time to fail, too).
+        #expect(ContinuousClock.now - start < .seconds(2.8))
     }
 
     @Test func followsRedirectsButOnlyToHTTP() async throws {

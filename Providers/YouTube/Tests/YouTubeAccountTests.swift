@@ -109,7 +109,9 @@ final class PromptLog: Sendable {
     @Test func slowDownStretchesThePollingInterval() async throws {
         let f = try await AccountFixture()
         defer { f.server.stop() }
-        f.replica.accounts.configure(approveAfter: 0, interval: 1, enforcedInterval: 3)
+        // The replica wants 5 s between polls while advertising 1 s: the first poll (at ~1 s, or
+        // later on a loaded machine, but before 4.5 s) is told slow_down.
+        f.replica.accounts.configure(approveAfter: 0, interval: 1, enforcedInterval: 5)
         let start = ContinuousClock.now
         #expect(try await f.call("auth.login", ["provider": "youtube"])["loggedIn"] == true)
         // 1 s: slow_down; then 1 + 5 = 6 s later: approved.
