@@ -67,6 +67,20 @@ public struct MediaItem: Codable, Sendable, Equatable {
     }
 }
 
+extension MediaItem {
+    /// The item without what the host fills in (favorite, download, playback, lists): what a
+    /// favorite, a list or an export keeps, since the rest changes after it is stored.
+    public var snapshot: MediaItem {
+        var item = self
+        item.favorite = nil
+        item.download = nil
+        item.position = nil
+        item.played = nil
+        item.lists = nil
+        return item
+    }
+}
+
 /// A downloadable media file attached to an item.
 public struct Enclosure: Codable, Sendable, Equatable {
     public var url: String

@@ -159,18 +159,11 @@ extension MediaStore {
     /// The downloads of some items, in one query (to annotate listings).
     public func downloads(for ids: [ItemID]) async throws -> [ItemID: DownloadRecord] {
         guard !ids.isEmpty else { return [:] }
-        let strings = Array(Set(ids.map(\.description)))
         return try await pool.read { db in
             var found: [ItemID: DownloadRecord] = [:]
-            for chunk in stride(from: 0, to: strings.count, by: 500) {
-                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
-                let marks = part.map { _ in "?" }.joined(separator: ",")
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT * FROM download WHERE id IN (\(marks))", arguments: StatementArguments(part))
-                {
-                    let record = try DownloadRecord(row: row)
-                    found[record.id] = record
-                }
+            for row in try Self.rows(db, for: ids, { "SELECT * FROM download WHERE id IN (\($0))" }) {
+                let record = try DownloadRecord(row: row)
+                found[record.id] = record
             }
             return found
         }

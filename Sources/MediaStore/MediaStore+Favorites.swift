@@ -3,12 +3,6 @@ import GRDB
 import MediaKit
 
 extension MediaStore {
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
     /// Keeps a snapshot of `item` as a favorite; adding it again refreshes the snapshot and keeps its place.
     public func addFavorite(_ item: MediaItem, at date: Date = Date()) async throws {
         try await addFavorites([item], at: date)
@@ -17,13 +11,7 @@ extension MediaStore {
     /// Keeps several favorites in one transaction (imports, benchmarks).
     public func addFavorites(_ items: [MediaItem], at date: Date = Date()) async throws {
         let rows = try items.map { item in
-            var snapshot = item
-            snapshot.favorite = nil
-            snapshot.download = nil
-            snapshot.position = nil
-            snapshot.played = nil
-            snapshot.lists = nil
-            return (item, try Self.encoder.encode(snapshot))
+            (item, try Self.snapshotEncoder.encode(item.snapshot))
         }
         try await pool.write { db in
             let statement = try db.cachedStatement(

@@ -37,12 +37,6 @@ extension MediaStore {
     /// The most items a list holds.
     public static let listLimit = 10_000
 
-    private static let listEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
     public func lists() async throws -> [ListInfo] {
         try await pool.read { db in
             try Row.fetchAll(
@@ -51,16 +45,25 @@ extension MediaStore {
                     SELECT name, createdAt, (SELECT COUNT(*) FROM listItem WHERE list = list.seq) AS count
                     FROM list ORDER BY createdAt, seq
                     """
-            ).map { row in
-                ListInfo(
-                    name: row["name"], count: row["count"],
-                    created: ISODate.string(from: Date(timeIntervalSince1970: row["createdAt"])))
-            }
+            ).map(Self.listInfo)
         }
     }
 
+    private static func listInfo(_ row: Row) -> ListInfo {
+        ListInfo(
+            name: row["name"], count: row["count"], created: ISODate.string(from: Date(timeIntervalSince1970: row["createdAt"])))
+    }
+
     public func list(named name: String) async throws -> ListInfo? {
-        try await lists().first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT name, createdAt, (SELECT COUNT(*) FROM listItem WHERE list = list.seq) AS count
+                    FROM list WHERE name = ? COLLATE NOCASE
+                    """, arguments: [name]
+            ).map(Self.listInfo)
+        }
     }
 
     @discardableResult
@@ -97,13 +100,7 @@ extension MediaStore {
     @discardableResult
     public func addToList(_ name: String, _ items: [MediaItem], at date: Date = Date()) async throws -> Int {
         let rows = try items.map { item in
-            var snapshot = item
-            snapshot.favorite = nil
-            snapshot.download = nil
-            snapshot.position = nil
-            snapshot.played = nil
-            snapshot.lists = nil
-            return (item.id.description, try Self.listEncoder.encode(snapshot))
+            (item.id.description, try Self.snapshotEncoder.encode(item.snapshot))
         }
         return try await pool.write { db in
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
@@ -189,22 +186,17 @@ extension MediaStore {
     /// The names of the lists that hold each of `ids`.
     public func listNames(for ids: [ItemID]) async throws -> [ItemID: [String]] {
         guard !ids.isEmpty else { return [:] }
-        let strings = Array(Set(ids.map(\.description)))
         return try await pool.read { db in
             var found: [ItemID: [String]] = [:]
-            for chunk in stride(from: 0, to: strings.count, by: 500) {
-                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
-                let marks = part.map { _ in "?" }.joined(separator: ",")
-                for row in try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT listItem.id, list.name FROM listItem JOIN list ON list.seq = listItem.list
-                        WHERE listItem.id IN (\(marks)) ORDER BY list.createdAt, list.seq
-                        """, arguments: StatementArguments(part))
-                {
-                    guard let id = try? ItemID(parsing: row[0] as String) else { continue }
-                    found[id, default: []].append(row[1])
-                }
+            let rows = try Self.rows(db, for: ids) {
+                """
+                SELECT listItem.id, list.name FROM listItem JOIN list ON list.seq = listItem.list
+                WHERE listItem.id IN (\($0)) ORDER BY list.createdAt, list.seq
+                """
+            }
+            for row in rows {
+                guard let id = try? ItemID(parsing: row[0] as String) else { continue }
+                found[id, default: []].append(row[1])
             }
             return found
         }

@@ -69,21 +69,15 @@ extension MediaStore {
     /// What is kept for those of `ids` that were played.
     public func playbacks(for ids: [ItemID]) async throws -> [ItemID: PlaybackRecord] {
         guard !ids.isEmpty else { return [:] }
-        let strings = Array(Set(ids.map(\.description)))
         return try await pool.read { db in
             var found: [ItemID: PlaybackRecord] = [:]
-            for chunk in stride(from: 0, to: strings.count, by: 500) {
-                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
-                let marks = part.map { _ in "?" }.joined(separator: ",")
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT id, position, duration, played, updatedAt FROM playback WHERE id IN (\(marks))",
-                    arguments: StatementArguments(part))
-                {
-                    guard let id = try? ItemID(parsing: row[0] as String) else { continue }
-                    found[id] = PlaybackRecord(
-                        id: id, position: row[1], duration: row[2], played: row[3],
-                        updatedAt: Date(timeIntervalSince1970: row[4]))
-                }
+            let rows = try Self.rows(db, for: ids) {
+                "SELECT id, position, duration, played, updatedAt FROM playback WHERE id IN (\($0))"
+            }
+            for row in rows {
+                guard let id = try? ItemID(parsing: row[0] as String) else { continue }
+                found[id] = PlaybackRecord(
+                    id: id, position: row[1], duration: row[2], played: row[3], updatedAt: Date(timeIntervalSince1970: row[4]))
             }
             return found
         }

@@ -238,6 +238,28 @@ public final class MediaStore: Sendable {
     }
 }
 
+extension MediaStore {
+    /// The rows `sql` selects for the distinct `ids`, asked 500 at a time (SQLite bounds the
+    /// number of parameters); `sql` is given the `?, ?, ...` list for `IN (...)`.
+    static func rows(_ db: Database, for ids: [ItemID], _ sql: (String) -> String) throws -> [Row] {
+        let strings = Array(Set(ids.map(\.description)))
+        var rows: [Row] = []
+        for chunk in stride(from: 0, to: strings.count, by: 500) {
+            let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
+            let marks = part.map { _ in "?" }.joined(separator: ",")
+            rows += try Row.fetchAll(db, sql: sql(marks), arguments: StatementArguments(part))
+        }
+        return rows
+    }
+
+    /// How favorites and list items are encoded: keys sorted, so equal snapshots are equal bytes.
+    static let snapshotEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}
+
 /// Why the store failed, with what a person needs to act.
 public enum StoreError: Error, CustomStringConvertible, Sendable {
     case cannotOpen(path: String, reason: String)

@@ -171,6 +171,21 @@ extension HostFixture {
         ("media.search", #"{"query":"x","kind":"clip"}"#, "kind"),
         ("host.info", "[1,2]", "params must be an object"),
         ("favorites.list", #"{"cursor":"bogus"}"#, "cursor"),
+        // What this session's methods take, at and past their bounds.
+        ("player.volume", #"{"level":500}"#, "0-130"),
+        ("player.seek", #"{"seconds":-5}"#, "0 or more unless relative"),
+        ("player.mark", #"{"ids":[],"played":true}"#, "1 to 10000"),
+        ("lists.create", #"{"name":"\u0007bell"}"#, "no control characters"),
+        ("lists.create", #"{"name":"\#(String(repeating: "x", count: 101))"}"#, "1 to 100 characters"),
+        ("lists.add", #"{"name":"nowhere","id":"catalog:video:v1"}"#, "no list 'nowhere'"),
+        ("lists.import", #"{"name":"x"}"#, "give the file to import"),
+        ("lists.import", #"{"path":"/nonexistent/file.opml"}"#, "no such file"),
+        ("lists.export", #"{"format":"opml"}"#, "name"),
+        ("lists.export", #"{"name":"favorites","format":"pdf"}"#, "format"),
+        ("share.start", #"{"name":"favorites","minutes":0}"#, "minutes is from 0 to 120"),
+        ("share.start", #"{"name":"favorites","minutes":1000}"#, "minutes is from 0 to 120"),
+        ("share.start", #"{"name":"favorites","port":70000}"#, "port is from 1 to 65535"),
+        ("share.receive", #"{"peer":"bad host:80","code":"x"}"#, "is not an address"),
     ]
 
     @Test(arguments: badParams)

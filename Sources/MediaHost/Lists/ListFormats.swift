@@ -10,8 +10,9 @@ public enum ListFormat: String, Codable, Sendable, CaseIterable {
 
     /// The format of a file by its name, or of a text by its first characters.
     static func guess(name: String?, text: [UInt8]) -> ListFormat? {
-        if let name, let format = ListFormat(rawValue: (name as NSString).pathExtension.lowercased()) { return format }
-        if let name, ["xml"].contains((name as NSString).pathExtension.lowercased()) { return .opml }
+        let suffix = name.map { ($0 as NSString).pathExtension.lowercased() }
+        if let suffix, let format = ListFormat(rawValue: suffix) { return format }
+        if suffix == "xml" { return .opml }
         let head = String(decoding: text.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if head.hasPrefix("{") { return .json }
         if head.hasPrefix("#EXTM3U") { return .m3u }
@@ -131,15 +132,7 @@ enum ListWriter {
     static func json(name: String, items: [MediaItem]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let clean = items.map { item -> MediaItem in
-            var item = item
-            item.favorite = nil
-            item.download = nil
-            item.position = nil
-            item.played = nil
-            item.lists = nil
-            return item
-        }
+        let clean = items.map(\.snapshot)
         return String(decoding: try encoder.encode(Document(name: name, items: clean)), as: UTF8.self) + "\n"
     }
 

@@ -167,8 +167,17 @@ public actor PlayerController {
 
     func seek(_ seconds: Double, relative: Bool) async throws {
         let connection = try await controlled()
+        let before = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue ?? position ?? 0
         try await connection.command(["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
-        if let time = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue { position = time }
+        // mpv answers the command before the seek is done (a stream needs a new range request):
+        // the answer says where playback is once it got there, or after 2 s where it is then.
+        let target = max(0, relative ? before + seconds : seconds)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            if let time = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue { position = time }
+            if abs((position ?? 0) - target) < 1 || ContinuousClock.now >= deadline { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         publish(force: true)
     }
 

@@ -553,28 +553,31 @@ function M.add_to_list(item, name)
   notify("added " .. clean(item.title) .. " to " .. name)
 end
 
--- Your lists; <CR> shows one.
-function M.show_lists()
-  local lists = M.call("lists.list")
-  local buffer = scratch("mediahost://lists")
-  local lines = {}
-  for _, list in ipairs(lists) do
-    table.insert(lines, fit(list.name, 40) .. " " .. tostring(list.count) .. " item" .. (list.count == 1 and "" or "s"))
-  end
-  if #lines == 0 then
-    lines = { "(no lists: `l` on an item in a result list adds it to one)" }
-  end
-  set_lines(buffer, lines)
-  M.buffers[buffer] = { kind = "lists", lists = lists }
+-- A buffer of one line per row (`render`), <CR> calling `open` with the row under the cursor
+-- and g calling `refresh`; `empty` when there are no rows.
+local function show_rows(name, rows, render, empty, open, refresh)
+  local buffer = scratch(name)
+  local lines = vim.tbl_map(render, rows)
+  set_lines(buffer, #lines > 0 and lines or { empty })
+  M.buffers[buffer] = { kind = "rows", rows = rows }
   map(buffer, "<CR>", function()
-    local list = M.buffers[buffer].lists[vim.api.nvim_win_get_cursor(0)[1]]
-    if list then
-      M.show_page("mediahost://list/" .. list.name, "lists.items", { name = list.name })
+    local row = M.buffers[buffer].rows[vim.api.nvim_win_get_cursor(0)[1]]
+    if row then
+      open(row)
     end
   end)
-  map(buffer, "g", M.show_lists)
+  map(buffer, "g", refresh)
   vim.api.nvim_set_current_buf(buffer)
   return buffer
+end
+
+-- Your lists; <CR> shows one.
+function M.show_lists()
+  return show_rows("mediahost://lists", M.call("lists.list"), function(list)
+    return fit(list.name, 40) .. " " .. tostring(list.count) .. " item" .. (list.count == 1 and "" or "s")
+  end, "(no lists: `l` on an item in a result list adds it to one)", function(list)
+    M.show_page("mediahost://list/" .. list.name, "lists.items", { name = list.name })
+  end, M.show_lists)
 end
 
 -- Downloads, redrawn as notifications arrive.
@@ -639,25 +642,11 @@ function M.show_downloads()
 end
 
 function M.show_history()
-  local records = M.call("history.list")
-  local buffer = scratch("mediahost://history")
-  local lines = {}
-  for _, record in ipairs(records) do
-    table.insert(lines, string.format("%-20s %-12s %s", record.at or "", record.provider or "all", clean(record.query)))
-  end
-  if #lines == 0 then
-    lines = { "(no searches yet)" }
-  end
-  set_lines(buffer, lines)
-  M.buffers[buffer] = { kind = "history", records = records }
-  map(buffer, "<CR>", function()
-    local record = M.buffers[buffer].records[vim.api.nvim_win_get_cursor(0)[1]]
-    if record then
-      M.search(record.provider, record.query)
-    end
-  end)
-  vim.api.nvim_set_current_buf(buffer)
-  return buffer
+  return show_rows("mediahost://history", M.call("history.list"), function(record)
+    return string.format("%-20s %-12s %s", record.at or "", record.provider or "all", clean(record.query))
+  end, "(no searches yet)", function(record)
+    M.search(record.provider, record.query)
+  end, M.show_history)
 end
 
 -- Commands -----------------------------------------------------------------------------------
