@@ -25,24 +25,37 @@ public final class RPCConnection: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
-    /// Replies waiting to be written; whoever finds it idle writes everything queued, so
-    /// concurrent replies share syscalls instead of queueing on a lock.
-    private let outbox = Mutex<(pending: [UInt8], flushing: Bool)>(([], false))
-    /// Set when a write failed: nothing more is written, the client is gone or stuck.
-    private let outputBroken = Mutex(false)
+    /// Replies and notifications waiting to be written, by a thread of their own: a task that
+    /// answers (or the event hub) never waits for this client to read. Concurrent replies are
+    /// coalesced into one write.
+    private let outbox: OutputQueue
+    /// While more than this waits to be written, no more requests are read: a client that sends
+    /// without reading is slowed by its own socket or pipe, not by our memory.
+    private let readPause: Int
 
+    /// - Parameters:
+    ///   - maxPendingOutput: the most bytes waiting for this client; past it the client is
+    ///     dropped (`onDrop` says why) and nothing more is written to it.
+    ///   - onDrop: told once when the client is dropped for not reading, or writing to it failed.
     public init(
         input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20,
-        maxConcurrentRequests: Int = 1024
+        maxConcurrentRequests: Int = 1024, maxPendingOutput: Int = 64 << 20,
+        onDrop: @escaping @Sendable (OutputQueue.Failure) -> Void = { _ in }
     ) {
         self.input = input
         self.output = output
         self.handler = handler
         self.maxMessageSize = maxMessageSize
         self.admission = Admission(limit: maxConcurrentRequests)
+        self.readPause = max(1, min(1 << 20, maxPendingOutput / 4))
+        self.outbox = OutputQueue(fd: output, limit: maxPendingOutput) { failure in
+            onDrop(failure)
+            // Stop reading a client that is gone or stuck (a socket; a pipe ends at its EOF).
+            shutdown(input, Int32(SHUT_RDWR))
+        }
     }
 
-    /// Serves until EOF on the input and every request in flight has been answered.
+    /// Serves until EOF on the input and every request in flight has been answered and written.
     public func run() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let thread = Thread { [self] in
@@ -55,7 +68,11 @@ public final class RPCConnection: Sendable {
             thread.name = "jsonrpc-reader"
             thread.start()
         }
+        await outbox.finish()
     }
+
+    /// Why nothing more is written to this client, once that is so.
+    public var dropped: OutputQueue.Failure? { outbox.failed }
 
     /// Sends a server notification (e.g. `downloads.progress`) in the framing the client used last.
     public func notify(method: String, params: JSONValue?) {
@@ -68,7 +85,7 @@ public final class RPCConnection: Sendable {
         var splitter = MessageSplitter(maxMessageSize: maxMessageSize)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
-        while true {
+        while outbox.waitUntilBacklog(atMost: readPause) {
             let n = read(input, chunk.baseAddress, chunk.count)
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
@@ -238,45 +255,7 @@ public final class RPCConnection: Sendable {
     }
 
     private func send(_ body: [UInt8], framing: Framing) {
-        let framed = framing.frame(body)
-        let mustFlush = outbox.withLock { box in
-            box.pending.append(contentsOf: framed)
-            if box.flushing { return false }
-            box.flushing = true
-            return true
-        }
-        guard mustFlush else { return }
-        while true {
-            let chunk: [UInt8]? = outbox.withLock { box in
-                if box.pending.isEmpty {
-                    box.flushing = false
-                    return nil
-                }
-                defer { box.pending = [] }
-                return box.pending
-            }
-            guard let chunk else { return }
-            writeAll(chunk)
-        }
-    }
-
-    private func writeAll(_ bytes: [UInt8]) {
-        guard !outputBroken.withLock({ $0 }) else { return }
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(output, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    // The client is gone, or (a socket with a send timeout) stopped reading: it
-                    // is dropped, so it holds no thread and no memory of the others.
-                    outputBroken.withLock { $0 = true }
-                    shutdown(output, Int32(SHUT_RDWR))
-                    return
-                }
-                offset += n
-            }
-        }
+        outbox.enqueue(framing.frame(body))
     }
 }
 

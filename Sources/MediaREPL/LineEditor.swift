@@ -38,7 +38,7 @@ final class LineEditor: Sendable {
         }
         return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             Thread {
-                FileHandle.standardOutput.write(Data(question.utf8))
+                Descriptor.standardOutput(question)
                 var original = termios()
                 tcgetattr(0, &original)
                 var silent = original
@@ -46,7 +46,7 @@ final class LineEditor: Sendable {
                 tcsetattr(0, TCSANOW, &silent)
                 let answer = Swift.readLine(strippingNewline: true)
                 tcsetattr(0, TCSANOW, &original)
-                FileHandle.standardOutput.write(Data("\n".utf8))
+                Descriptor.standardOutput("\n")
                 continuation.resume(returning: answer)
             }.start()
         }

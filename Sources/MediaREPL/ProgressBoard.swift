@@ -172,7 +172,7 @@ final class InPlaceProgress: @unchecked Sendable {
         for line in update.events { out += line + "\n" }
         for line in update.bars { out += line + "\n" }
         shown = update.bars.count
-        FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(Data(out.utf8))
+        Descriptor.writeAll(fd, Array(out.utf8))
         rl_on_new_line()
         rl_redisplay()
     }

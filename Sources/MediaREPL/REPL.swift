@@ -110,7 +110,7 @@ public final class REPL: @unchecked Sendable {
     public init(
         host: HostRuntime, options: Options,
         write: @escaping @Sendable (String) -> Void = { print($0) },
-        writeError: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        writeError: @escaping @Sendable (String) -> Void = { Descriptor.standardError($0 + "\n") }
     ) {
         self.host = host
         self.options = options

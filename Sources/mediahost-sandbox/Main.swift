@@ -44,7 +44,7 @@ struct SandboxMain: AsyncParsableCommand {
         let bound = try await server.start(host: host, port: child ? 0 : port)
         if child {
             let line = try JSONSerialization.data(withJSONObject: server.providerEnvironment(host: host), options: [.sortedKeys])
-            FileHandle.standardOutput.write(line + Data("\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: line + Data("\n".utf8))
             // The parent holds our stdin: when it exits, however it ends, so do we.
             await Self.waitForEndOfInput()
             server.stop()

@@ -32,6 +32,7 @@ struct Mediahost: AsyncParsableCommand {
     /// Global options may come before the subcommand (`mediahost --sandbox call ...`); they
     /// belong to the subcommand, so they are moved after its name before parsing.
     static func main() async {
+        Descriptor.ignoreBrokenPipes()
         let arguments = GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst()))
         // The commands scripts run in loops skip argument-parser's reflection (about a third of
         // a cold start); anything else, help and every error included, goes through it.
@@ -117,8 +118,17 @@ struct HostOptions {
         let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir))
         // The service reads the same settings: it says whether host.background is never.
         guard let probe = socket.connect() else { return nil }
-        let answer = try? JSONParser.parse(ServiceClient.call(probe, method: "config.get", params: ["key": "host.background"]))
-        if answer?.arrayValue?.first?["value"] == "never" { return nil }
+        let answer: JSONValue
+        do {
+            answer = try JSONParser.parse(
+                ServiceClient.call(probe, method: "config.get", params: ["key": "host.background"], timeout: 5))
+        } catch {
+            // A service that does not answer is not waited for: this command runs here.
+            Descriptor.standardError(
+                "mediahost: warning: the background service does not answer (\(error)); running in this process\n")
+            return nil
+        }
+        if answer.arrayValue?.first?["value"] == "never" { return nil }
         return socket.connect()
     }
 
@@ -314,8 +324,8 @@ struct CallCommand: AsyncParsableCommand {
             let result = try ServiceClient.call(service, method: method, params: params)
             try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
         } catch let error as RPCError {
-            FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
-            if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
+            Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
+            if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
             throw ExitCode(1)
         }
     }
@@ -345,8 +355,8 @@ struct CallCommand: AsyncParsableCommand {
             // A reader that went away (`| head -c 10`) is not an error worth a crash.
             try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
         } catch {
-            FileHandle.standardError.write(Data("mediahost: \(error.message) (\(error.code))\n".utf8))
-            if let data = error.data { FileHandle.standardError.write(Data("\(data.jsonString)\n".utf8)) }
+            Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
+            if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
             throw ExitCode(1)
         }
     }

@@ -34,7 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
         let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: options.config, dataDirFlag: options.dataDir))
         if status {
             guard let fd = socket.connect(),
-                let info = try? JSONParser.parse(ServiceClient.call(fd, method: "host.info", params: nil))
+                let info = try? JSONParser.parse(ServiceClient.call(fd, method: "host.info", params: nil, timeout: 5))
             else {
                 print("no mediahost service runs for this data dir (\(socket.path))")
                 throw ExitCode(1)
@@ -83,9 +83,10 @@ struct ServeCommand: AsyncParsableCommand {
             Self.signalSources.append(source)
         }
         await host.downloads.resumeInterrupted()
-        // An mpv a front end started (the REPL that handed over) is followed from here on.
-        _ = try? await host.dispatcher.run(PlayerStatusGet())
-        FileHandle.standardError.write(Data("mediahost service on \(socket.path) (pid \(getpid()))\n".utf8))
+        // An mpv a front end started (the REPL that handed over) is followed from here on; one
+        // that does not answer is reported by player.status, and never delays serving.
+        Task.detached { _ = try? await host.dispatcher.run(PlayerStatusGet()) }
+        Descriptor.standardError("mediahost service on \(socket.path) (pid \(getpid()))\n")
         Thread.detachNewThread {
             while true {
                 let client = accept(listener, nil, nil)
@@ -99,6 +100,9 @@ struct ServeCommand: AsyncParsableCommand {
         // Until a signal ends the process.
         while true { try await Task.sleep(for: .seconds(3600)) }
     }
+
+    /// The most bytes waiting for one client before it is dropped.
+    static let maxPendingOutput = 16 << 20
 
     nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
 
@@ -136,10 +140,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// One client: a JSON-RPC connection over its socket, with every notification.
     static func serve(_ fd: Int32, host: HostRuntime) async {
-        // A client that stops reading is dropped after this long rather than holding a thread.
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connection = RPCConnection(input: fd, output: fd, handler: host.dispatcher)
+        // Nothing written to a client waits for it to read: its replies and notifications wait
+        // in its own queue, and a client that lets more than this pile up (an editor suspended
+        // with Ctrl-Z, say) is dropped rather than holding memory or anyone else's thread.
+        let connection = RPCConnection(
+            input: fd, output: fd, handler: host.dispatcher, maxConcurrentRequests: 256, maxPendingOutput: Self.maxPendingOutput
+        ) { failure in
+            host.logger.warning("a client was dropped: \(failure)")
+        }
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         await connection.run()
         host.events.unsubscribe(subscription)

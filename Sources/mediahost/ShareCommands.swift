@@ -10,13 +10,13 @@ import MediaHost
 
 /// Says what went wrong on stderr and exits with status 1.
 func fail(_ message: String) -> ExitCode {
-    FileHandle.standardError.write(Data("mediahost: \(message)\n".utf8))
+    Descriptor.standardError("mediahost: \(message)\n")
     return ExitCode(1)
 }
 
 /// A line on stdout at once, also into a file or a pipe (print buffers those).
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    Descriptor.standardOutput(line + "\n")
 }
 
 /// `mediahost share <list>`: offers a list to nearby machines until the time is up or Ctrl-C.

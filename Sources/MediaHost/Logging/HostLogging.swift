@@ -149,6 +149,6 @@ public struct StderrLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let meta = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
         let line = redactor.scrub("\(label) \(event.level): \(event.message)\(meta)", keepNewlines: false) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        Descriptor.standardError(line)
     }
 }

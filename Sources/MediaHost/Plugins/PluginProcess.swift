@@ -10,6 +10,10 @@ import Synchronization
 /// A plugin's process and the JSON-RPC client the host speaks to it with (newline-delimited, on
 /// its stdin/stdout; its stderr is its log). Started on the first call, restarted after it dies
 /// (with a growing pause between attempts), stopped when idle and when the host goes.
+///
+/// The conversation is an `RPCPeer`: a plugin that stops reading its stdin makes its own calls
+/// fail (each within its timeout, and at once when too much waits) and never holds a thread the
+/// rest of the host needs.
 final class PluginProcess: Sendable {
     let manifest: PluginManifest
     /// The settings sent in `initialize`.
@@ -21,24 +25,27 @@ final class PluginProcess: Sendable {
 
     /// The longest message a plugin may send; a bigger one costs that plugin its process.
     static let maxMessageSize = 16 << 20
+    /// The most bytes of requests that may wait for a plugin to read them.
+    static let maxPendingInput = 1 << 20
     /// Lines of a plugin's stderr kept for error messages.
     static let stderrLines = 8
 
     struct State {
         var process: Process?
-        var input: PluginInput?
-        var nextID = 0
-        var pending: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
+        var peer: RPCPeer?
         var stderr: [String] = []
         /// Consecutive starts that ended in a crash, and when the last one ended.
         var failures = 0
         var lastExit: ContinuousClock.Instant?
         var lastUse = ContinuousClock.now
+        var calls = 0
         var descriptor: PluginHello?
         /// The last process started, running or not.
         var lastProcess: Process?
-        /// Signalled when the stderr reader of the current process has read to the end.
-        var logDone: DispatchSemaphore?
+        /// Whether the stderr reader of the last process has read to the end.
+        var logEnded = true
+        /// Why the last conversation ended, when the host ended it (a broken plugin).
+        var brokenBecause: String?
         var generation = 0
     }
 
@@ -53,12 +60,8 @@ final class PluginProcess: Sendable {
     }
 
     deinit {
-        let process = state.withLock { state in
-            for continuation in state.pending.values { continuation.resume(throwing: CancellationError()) }
-            state.pending = [:]
-            state.input?.close()
-            return state.process
-        }
+        let (process, peer) = state.withLock { ($0.process, $0.peer) }
+        peer?.close()
         if let process, process.isRunning { process.terminate() }
     }
 
@@ -123,17 +126,17 @@ final class PluginProcess: Sendable {
 
     /// Stops the plugin: `shutdown`, then its stdin closed (a plugin exits at the end of its input).
     func stop() {
-        let (process, input) = state.withLock { state -> (Process?, PluginInput?) in
+        let (process, peer) = state.withLock { state -> (Process?, RPCPeer?) in
             defer {
                 state.process = nil
-                state.input = nil
+                state.peer = nil
                 state.descriptor = nil
             }
-            return (state.process, state.input)
+            return (state.process, state.peer)
         }
-        if let input {
-            _ = input.write(Array(#"{"jsonrpc":"2.0","method":"shutdown"}"#.utf8) + [0x0A])
-            input.close()
+        if let peer {
+            peer.send(["jsonrpc": "2.0", "method": "shutdown"])
+            peer.finishSending()
         }
         if let process, process.isRunning {
             DispatchQueue.global().asyncAfter(deadline: .now() + 2) { if process.isRunning { process.terminate() } }
@@ -142,7 +145,7 @@ final class PluginProcess: Sendable {
 
     /// Stops the plugin when it has not been called for `idle` seconds.
     func stopIfIdle(_ idle: Double) {
-        let idle = state.withLock { $0.process != nil && $0.pending.isEmpty && ContinuousClock.now - $0.lastUse > .seconds(idle) }
+        let idle = state.withLock { $0.process != nil && $0.calls == 0 && ContinuousClock.now - $0.lastUse > .seconds(idle) }
         if idle {
             logger.debug("plugin \(manifest.id) stopped after \(Int(self.idle)) s without calls")
             stop()
@@ -163,9 +166,6 @@ final class PluginProcess: Sendable {
                 "plugin \(manifest.id) crashed \(state.withLock { $0.failures }) time(s) in a row; it is started again in \(Int(pause.rounded(.up))) s\(lastWords())"
             )
         }
-        // A plugin that exits with requests unsent makes writing to it fail with EPIPE, which
-        // must be an error for that plugin, not SIGPIPE ending the host.
-        Self.ignoreBrokenPipes
         let process = Process()
         process.executableURL = URL(fileURLWithPath: manifest.executable)
         process.arguments = manifest.arguments
@@ -179,29 +179,37 @@ final class PluginProcess: Sendable {
         process.standardError = errors
         let generation = state.withLock { state -> Int in
             state.generation += 1
+            state.logEnded = false
+            state.brokenBecause = nil
             return state.generation
         }
-        let logDone = DispatchSemaphore(value: 0)
-        process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation, logDone: logDone) }
+        process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation) }
         do {
             try process.run()
         } catch {
             throw ProviderError.notConfigured(
                 "plugin \(manifest.id) cannot be started (\(manifest.executable)): \(error.localizedDescription)")
         }
-        // The host's end of the plugin's stdin, owned by one object whose writes and close take a
-        // lock: a write racing a close can never reach a closed (or reused) descriptor.
-        let writer = PluginInput(fd: dup(input.fileHandleForWriting.fileDescriptor))
+        // The host's ends of the pipes belong to the peer from here on (Foundation's handles
+        // would close them again when they go).
+        let toPlugin = dup(input.fileHandleForWriting.fileDescriptor)
+        let fromPlugin = dup(output.fileHandleForReading.fileDescriptor)
         try? input.fileHandleForWriting.close()
+        try? output.fileHandleForReading.close()
+        // Writing to a plugin never blocks: its requests wait in the peer's queue.
+        _ = fcntl(toPlugin, F_SETFL, fcntl(toPlugin, F_GETFL) | O_NONBLOCK)
+        let id = manifest.id
+        let peer = RPCPeer(
+            input: fromPlugin, output: toPlugin, maxMessageSize: Self.maxMessageSize, maxPendingOutput: Self.maxPendingInput,
+            strict: true, name: "plugin-\(id)",
+            gone: { ending in PluginGone(ending: ending) },
+            onEnd: { [weak self] ending in self?.ended(ending, generation: generation) })
         state.withLock { state in
-            state.logDone = logDone
             state.lastProcess = process
             state.process = process
-            state.input = writer
+            state.peer = peer
             state.stderr = []
         }
-        let reader = output.fileHandleForReading
-        Thread.detachNewThread { [weak self] in self?.readReplies(reader) }
         // Stopped when idle: checked a few times per idle period while this process lives.
         let idle = self.idle
         Task.detached { [weak self] in
@@ -212,39 +220,58 @@ final class PluginProcess: Sendable {
             }
         }
         let errorReader = errors.fileHandleForReading
-        Thread.detachNewThread { [weak self] in
+        let thread = Thread { [weak self] in
             self?.readLog(errorReader)
-            logDone.signal()
+            self?.state.withLock { if $0.generation == generation { $0.logEnded = true } }
         }
+        thread.name = "plugin-\(id)-stderr"
+        thread.start()
         logger.debug("plugin \(manifest.id) started: \(manifest.executable)")
     }
 
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
-
-    private func exited(_ process: Process, generation: Int, logDone: DispatchSemaphore) {
-        // Its last words first: its stderr reader reaches the end of the pipe soon after the exit.
-        _ = logDone.wait(timeout: .now() + 0.5)
-        let pending = state.withLock { state -> [CheckedContinuation<JSONValue, any Error>] in
+    private func exited(_ process: Process, generation: Int) {
+        let peer = state.withLock { state -> RPCPeer? in
             // Every crash counts towards the pause before the next start, even one reported
             // after a newer process was started.
             if process.terminationStatus != 0 || process.terminationReason == .uncaughtSignal {
                 state.failures += 1
                 state.lastExit = .now
             }
-            guard state.generation == generation else { return [] }
-            let pending = Array(state.pending.values)
-            state.pending = [:]
-            if state.process === process {
+            guard state.generation == generation, state.process === process else { return nil }
+            defer {
                 state.process = nil
-                state.input = nil
+                state.peer = nil
                 state.descriptor = nil
             }
-            return pending
+            return state.peer
         }
-        guard !pending.isEmpty else { return }
-        let error = ProviderError.network(
-            "plugin \(manifest.id) exited (status \(process.terminationStatus)) before answering\(lastWords())")
-        for continuation in pending { continuation.resume(throwing: error) }
+        // Answers it wrote before exiting are still read; requests left waiting then fail, even
+        // when a child of the plugin holds its stdout open.
+        if let peer { DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { peer.close() } }
+    }
+
+    /// How a plugin broke the conversation, or nil when it only ended.
+    static func breach(_ ending: RPCPeer.Ending) -> String? {
+        switch ending {
+        case .endOfInput, .closed, .output(.cancelled), .output(.writeFailed): nil
+        case .tooLarge: "sent a message over \(maxMessageSize >> 20) MiB"
+        case .notJSON: "wrote a line that is not JSON on its stdout"
+        case .output(.overflow): "stopped reading its stdin (\(maxPendingInput >> 10) KiB of requests were waiting)"
+        }
+    }
+
+    /// The conversation ended: a plugin that broke the protocol is stopped.
+    private func ended(_ ending: RPCPeer.Ending, generation: Int) {
+        guard let reason = Self.breach(ending) else { return }
+        let process = state.withLock { state -> Process? in
+            guard state.generation == generation else { return nil }
+            state.failures += 1
+            state.lastExit = .now
+            state.brokenBecause = reason
+            return state.process
+        }
+        logger.warning("plugin \(manifest.id) \(reason); it is stopped")
+        process?.terminate()
     }
 
     /// ": its last words on stderr" for error messages, or "".
@@ -253,125 +280,85 @@ final class PluginProcess: Sendable {
         return lines.isEmpty ? "" : "; its stderr ended with: " + lines.suffix(3).joined(separator: " | ")
     }
 
-    private func readReplies(_ handle: FileHandle) {
-        var splitter = MessageSplitter(maxMessageSize: Self.maxMessageSize)
-        let fd = handle.fileDescriptor
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
-        defer { chunk.deallocate() }
-        while true {
-            let n = read(fd, chunk.baseAddress, chunk.count)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            splitter.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
-            while let event = splitter.next() {
-                switch event {
-                case .message(let bytes, _): receive(bytes)
-                case .tooLarge:
-                    fail("plugin \(manifest.id) sent a message over \(Self.maxMessageSize >> 20) MiB")
-                    return
-                default:
-                    fail("plugin \(manifest.id) wrote something that is not a JSON-RPC message on its stdout")
-                    return
-                }
-            }
-        }
-    }
-
+    /// Reads the plugin's stderr to its end: each line goes to the log, the last few are kept
+    /// for error messages. A plugin that writes without end costs a read and a scan per chunk.
     private func readLog(_ handle: FileHandle) {
-        var pending = Data()
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        let fd = handle.fileDescriptor
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
-            pending += chunk[0..<n]
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = DisplayText.clean(String(decoding: pending[..<newline], as: UTF8.self)).prefix(300)
-                pending.removeSubrange(...newline)
-                guard !line.isEmpty else { continue }
-                logger.info("plugin \(manifest.id): \(line)")
-                state.withLock { state in
-                    state.stderr.append(String(line))
-                    if state.stderr.count > Self.stderrLines { state.stderr.removeFirst() }
-                }
+            var start = 0
+            var lines: [String] = []
+            for index in 0..<n where chunk[index] == 0x0A {
+                pending += chunk[start..<index]
+                start = index + 1
+                if pending.count <= 4096 { lines.append(String(decoding: pending, as: UTF8.self)) }
+                pending.removeAll(keepingCapacity: true)
             }
-            if pending.count > 64 << 10 { pending.removeAll() }  // a line without end: dropped
+            // A line without end is cut: only its start is kept.
+            if pending.count < 4096 { pending += chunk[start..<min(n, start + 4096 - pending.count)] }
+            // Only the last lines of a burst matter (the log keeps the same few).
+            let kept = lines.suffix(Self.stderrLines).map { String(DisplayText.clean($0).prefix(300)) }.filter { !$0.isEmpty }
+            guard !kept.isEmpty else { continue }
+            for line in kept { logger.info("plugin \(manifest.id): \(line)") }
+            state.withLock { state in
+                state.stderr.append(contentsOf: kept)
+                if state.stderr.count > Self.stderrLines { state.stderr.removeFirst(state.stderr.count - Self.stderrLines) }
+            }
         }
-    }
-
-    /// A broken plugin: every request waiting fails with `message`, and the process goes.
-    private func fail(_ message: String) {
-        let (pending, process) = state.withLock { state in
-            defer { state.pending = [:] }
-            state.failures += 1
-            state.lastExit = .now
-            return (Array(state.pending.values), state.process)
-        }
-        for continuation in pending { continuation.resume(throwing: ProviderError.invalidResponse(message)) }
-        process?.terminate()
-    }
-
-    private func receive(_ bytes: [UInt8]) {
-        guard let message = try? JSONParser.parse(bytes) else {
-            fail("plugin \(manifest.id) wrote a line that is not JSON on its stdout")
-            return
-        }
-        // Requests or notifications from the plugin: ignored (the protocol has none yet).
-        guard message["method"] == nil, let id = message["id"]?.intValue else { return }
-        guard let continuation = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
-        if let error = message["error"] {
-            continuation.resume(throwing: PluginCallError(error: error, plugin: manifest.id))
-        } else {
-            continuation.resume(returning: message["result"] ?? .null)
-        }
+        try? handle.close()
     }
 
     private func send(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
         // The call's own deadline (http.timeout) bounds a plugin as it bounds a request.
         let timeout = min(timeout, max(0.01, CallDeadline.current?.remaining ?? timeout))
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
+        let peer = state.withLock { state -> RPCPeer? in
             state.lastUse = .now
-            return state.nextID
+            state.calls += 1
+            return state.peer
         }
-        let line =
-            JSONWriter.bytes(["jsonrpc": "2.0", "id": JSONValue(id), "method": .string(method), "params": params]) + [0x0A]
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: .seconds(timeout))
-            self?.abandon(
-                id,
-                error: ProviderError.network(
-                    "plugin \(self?.manifest.id ?? "") did not answer \(method) within \(Int(timeout)) s"))
-        }
-        defer { timer.cancel() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
-                let input = state.withLock { state -> PluginInput? in
-                    guard let input = state.input else { return nil }
-                    state.pending[id] = continuation
-                    return input
-                }
-                guard let input else {
-                    continuation.resume(throwing: ProviderError.network("plugin \(manifest.id) is not running\(lastWords())"))
-                    return
-                }
-                guard !input.write(line) else { return }
-                // The plugin is gone (or closed its input): the request fails with its last words.
-                _ = state.withLock { $0.logDone }?.wait(timeout: .now() + 0.5)
-                abandon(id, error: ProviderError.network("plugin \(manifest.id) exited before answering\(lastWords())"))
+        defer {
+            state.withLock { state in
+                state.calls -= 1
+                state.lastUse = .now
             }
-        } onCancel: {
-            abandon(id, error: CancellationError())
-            let input = state.withLock { $0.input }
-            let cancel = JSONWriter.bytes(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": JSONValue(id)]])
-            _ = input?.write(cancel + [0x0A])
+        }
+        guard let peer else { throw ProviderError.network("plugin \(manifest.id) is not running\(lastWords())") }
+        do {
+            return try await peer.request(["method": .string(method), "params": params], timeout: .seconds(timeout))
+        } catch let error as RPCError {
+            throw PluginCallError(error: error.jsonValue, plugin: manifest.id)
+        } catch is RPCPeer.Timeout {
+            throw ProviderError.network(
+                "plugin \(manifest.id) did not answer \(method) within \(RPCPeer.Timeout.format(timeout)) s")
+        } catch let gone as PluginGone {
+            throw await goneError(gone.ending, method: method)
         }
     }
 
-    /// Gives up on request `id`: its caller gets `error`; a late answer is dropped.
-    private func abandon(_ id: Int, error: any Error) {
-        state.withLock { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
+    /// What to tell the caller of a request the plugin will never answer.
+    private func goneError(_ ending: RPCPeer.Ending, method: String) async -> ProviderError {
+        if let reason = Self.breach(ending) ?? state.withLock({ $0.brokenBecause }) {
+            return .invalidResponse("plugin \(manifest.id) \(reason)")
+        }
+        // Its exit status and last words arrive soon after its output ends.
+        let deadline = ContinuousClock.now + .milliseconds(500)
+        while ContinuousClock.now < deadline, state.withLock({ $0.lastProcess?.isRunning == true || !$0.logEnded }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        guard let process = state.withLock({ $0.lastProcess }), !process.isRunning else {
+            return .network("plugin \(manifest.id) closed its output before answering \(method)\(lastWords())")
+        }
+        return .network("plugin \(manifest.id) exited (status \(process.terminationStatus)) before answering\(lastWords())")
     }
+}
+
+/// The conversation with a plugin ended before an answer.
+struct PluginGone: Error {
+    var ending: RPCPeer.Ending
 }
 
 /// A JSON-RPC error a plugin answered with.
@@ -458,28 +445,5 @@ final class AsyncLock: Sendable {
             next?.resume()
         }
         return try await body()
-    }
-}
-
-/// The host's end of a plugin's stdin: writes and close under one lock, on a descriptor this
-/// object alone owns; a write to a plugin that is gone fails (EPIPE, SIGPIPE ignored) instead of
-/// ending the host.
-final class PluginInput: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fd: Int32
-
-    init(fd: Int32) { self.fd = fd }
-
-    deinit { close() }
-
-    func write(_ bytes: [UInt8]) -> Bool {
-        lock.withLock { fd >= 0 && ServiceClient.writeAll(fd, bytes) }
-    }
-
-    func close() {
-        lock.withLock {
-            if fd >= 0 { Glibc.close(fd) }
-            fd = -1
-        }
     }
 }

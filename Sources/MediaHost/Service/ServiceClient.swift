@@ -9,12 +9,20 @@ import JSONRPC
 /// whole session passed through (`mediahost rpc` as a bridge).
 public enum ServiceClient {
     /// Calls `method` on the service connected on `fd` and returns its result as JSON text.
-    /// - Throws: the service's `RPCError`, or `ServiceError` when the connection fails.
-    public static func call(_ fd: Int32, method: String, params: JSONValue?) throws -> [UInt8] {
+    /// - Parameter timeout: seconds to wait for the answer (a probe); nil waits as long as the
+    ///   call takes (`mediahost call`, whose method may wait for a person).
+    /// - Throws: the service's `RPCError`, or `ServiceError` when the connection fails or the
+    ///   service does not answer in time.
+    public static func call(_ fd: Int32, method: String, params: JSONValue?, timeout: Int? = nil) throws -> [UInt8] {
         defer { close(fd) }
+        if let timeout {
+            var limit = timeval(tv_sec: timeout, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var request: [String: JSONValue] = ["jsonrpc": "2.0", "id": "call", "method": .string(method)]
         if let params { request["params"] = params }
-        guard writeAll(fd, JSONWriter.bytes(.object(request)) + [0x0A]) else {
+        guard Descriptor.writeAll(fd, JSONWriter.bytes(.object(request)) + [0x0A]) else {
             throw ServiceError("the service closed the connection")
         }
         var splitter = MessageSplitter()
@@ -22,6 +30,9 @@ public enum ServiceClient {
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw ServiceError("the background service did not answer \(method) within \(timeout ?? 0) s")
+            }
             guard n > 0 else { throw ServiceError("the service closed the connection before answering") }
             chunk.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             while let event = splitter.next() {
@@ -48,7 +59,7 @@ public enum ServiceClient {
                 while true {
                     let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
                     if n < 0, errno == EINTR { continue }
-                    guard n > 0, writeAll(fd, Array(buffer[0..<n])) else { break }
+                    guard n > 0, Descriptor.writeAll(fd, Array(buffer[0..<n])) else { break }
                 }
                 // The client is done: the service answers what is in flight, then closes.
                 shutdown(fd, Int32(SHUT_WR))
@@ -58,26 +69,11 @@ public enum ServiceClient {
                 while true {
                     let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                     if n < 0, errno == EINTR { continue }
-                    guard n > 0, writeAll(1, Array(buffer[0..<n])) else { break }
+                    guard n > 0, Descriptor.writeAll(1, Array(buffer[0..<n])) else { break }
                 }
                 close(fd)
                 done.resume()
             }
         }
-    }
-
-    /// Writes all of `bytes` to `fd`; false when it fails (the other end is gone). Also the
-    /// writes to a plugin's stdin.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import MediaKit
 import Synchronization
 
@@ -230,7 +231,7 @@ final class ShareServer: Sendable {
         head += "Content-Length: \(body.count)\r\nConnection: close\r\nCache-Control: no-store\r\n"
         if let retryAfter { head += "Retry-After: \(retryAfter)\r\n" }
         head += "\r\n"
-        _ = ServiceClient.writeAll(fd, Array(head.utf8) + body)
+        _ = Descriptor.writeAll(fd, Array(head.utf8) + body)
     }
 
     /// This machine's IPv4 addresses a peer could use, loopback last.
