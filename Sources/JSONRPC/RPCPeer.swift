@@ -91,7 +91,7 @@ public final class RPCPeer: Sendable {
 
         /// "3", "0.5": as a person would write the setting.
         public static func format(_ seconds: Double) -> String {
-            seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+            abs(seconds - seconds.rounded()) < 0.05 ? String(Int(seconds.rounded())) : String(format: "%.1f", seconds)
         }
     }
 

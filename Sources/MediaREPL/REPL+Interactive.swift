@@ -78,9 +78,12 @@ extension REPL {
         }
         defer { watcher.cancel() }
 
-        // What another process of this data dir plays (an mpv this REPL can control) is shown too.
-        if let status = try? await dispatch(PlayerStatusGet()), status.state != .stopped {
-            board.receive(.playerState(status))
+        // What another process of this data dir plays (an mpv this REPL can control) is shown too,
+        // when it answers: a stuck player does not hold the prompt back.
+        Task { [self] in
+            if let status = try? await dispatch(PlayerStatusGet()), status.state != .stopped {
+                board.receive(.playerState(status))
+            }
         }
         // Downloads resumed from an earlier run get their names on the bars.
         for download in (try? await dispatch(DownloadsList())) ?? [] {

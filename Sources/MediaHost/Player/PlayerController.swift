@@ -43,10 +43,13 @@ public struct PlayerStatus: HostNotification, Equatable {
     public var queue: [Entry]
     /// The player under control ("mpv"), or absent when `player.command` is another player.
     public var player: String?
+    /// What is wrong with the player when it does not answer (stopped or stuck); the rest is
+    /// then the last known.
+    public var problem: String?
 
     public init(
         state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
-        volume: Double? = nil, queue: [Entry], player: String?
+        volume: Double? = nil, queue: [Entry], player: String?, problem: String? = nil
     ) {
         self.state = state
         self.item = item
@@ -56,6 +59,7 @@ public struct PlayerStatus: HostNotification, Equatable {
         self.volume = volume
         self.queue = queue
         self.player = player
+        self.problem = problem
     }
 }
 
@@ -92,6 +96,14 @@ public actor PlayerController {
     private var lastOwnershipTry = ContinuousClock.now
     /// mpv's process id.
     private(set) var pid: Int32?
+    /// Since when mpv has not answered (stopped with SIGSTOP, or stuck): while this is recent,
+    /// calls are answered from what is known instead of waiting for it again.
+    private var unresponsiveSince: ContinuousClock.Instant?
+    /// When mpv last said anything (an answer or an event).
+    private var lastHeard = ContinuousClock.now
+
+    /// How long an mpv that did not answer is taken to be stuck before it is asked again.
+    static let stuckRetry: Duration = .seconds(10)
 
     /// How often the position is saved while playing.
     static let saveInterval: Duration = .seconds(5)
@@ -132,11 +144,12 @@ public actor PlayerController {
             defer {
                 state.current = entry
                 state.startAt = resume ?? 0
+                state.requested = Date().timeIntervalSince1970
             }
             return (.some(state.current), state.queue)
         }
         guard case .some(let previous) = replaced else {
-            try await connection.command(["loadfile", .string(entry.target), "append"])
+            try await ask(connection, ["loadfile", .string(entry.target), "append"])
             publish(force: true)
             return true
         }
@@ -144,22 +157,47 @@ public actor PlayerController {
         position = nil
         duration = nil
         // `replace` empties mpv's playlist: what was queued goes back after the new item.
-        try await connection.command(["loadfile", .string(entry.target), "replace"])
-        for queued in queue { try await connection.command(["loadfile", .string(queued.target), "append"]) }
-        _ = try? await connection.command(["set_property", "pause", false])
+        try await ask(connection, ["loadfile", .string(entry.target), "replace"])
+        for queued in queue { try await ask(connection, ["loadfile", .string(queued.target), "append"]) }
+        _ = try? await ask(connection, ["set_property", "pause", false])
+        if let resume, resume > 1 { await startAt(resume, entry: entry, connection: connection) }
         publish(force: true)
         return false
+    }
+
+    /// Seeks the item just loaded to `seconds` once mpv has opened it, here rather than in the
+    /// owner's `file-loaded` handler: the process that asked may be a one-shot `mediahost call`
+    /// that exits before another process hears the event.
+    private func startAt(_ seconds: Double, entry: Entry, connection: MPVConnection) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, self.connection === connection {
+            let path = try? await ask(connection, ["get_property", "path"])
+            if path?.stringValue == entry.target,
+                (try? await ask(connection, ["get_property", "duration"]))?.doubleValue != nil
+            {
+                _ = try? await ask(connection, ["seek", JSONValue(seconds), "absolute"])
+                position = seconds
+                shared.update { state in if state.current?.target == entry.target { state.startAt = nil } }
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// The status, asking mpv when this process has not heard from it yet.
     func status(controllable: Bool) async -> PlayerStatus {
         if controllable, connection == nil { await adopt() }
+        // mpv reports the position every moment while it plays: quiet for longer, it is asked,
+        // so a stopped or stuck one is reported as such rather than as playing.
+        if let connection, ContinuousClock.now - lastHeard > .seconds(2) {
+            _ = try? await ask(connection, ["get_property", "pid"])
+        }
         return makeStatus(controllable: controllable)
     }
 
     func pause(_ pause: Bool) async throws {
         let connection = try await controlled()
-        try await connection.command(["set_property", "pause", .bool(pause)])
+        try await ask(connection, ["set_property", "pause", .bool(pause)])
         paused = pause
         if let id = current?.id { await save(id, finished: false) }
         publish(force: true)
@@ -167,14 +205,14 @@ public actor PlayerController {
 
     func seek(_ seconds: Double, relative: Bool) async throws {
         let connection = try await controlled()
-        let before = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue ?? position ?? 0
-        try await connection.command(["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
+        let before = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue ?? position ?? 0
+        try await ask(connection, ["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
         // mpv answers the command before the seek is done (a stream needs a new range request):
         // the answer says where playback is once it got there, or after 2 s where it is then.
         let target = max(0, relative ? before + seconds : seconds)
         let deadline = ContinuousClock.now + .seconds(2)
         while true {
-            if let time = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue { position = time }
+            if let time = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue { position = time }
             if abs((position ?? 0) - target) < 1 || ContinuousClock.now >= deadline { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -183,7 +221,7 @@ public actor PlayerController {
 
     func setVolume(_ level: Double) async throws {
         let connection = try await controlled()
-        try await connection.command(["set_property", "volume", JSONValue(level)])
+        try await ask(connection, ["set_property", "volume", JSONValue(level)])
         volume = level
         publish(force: true)
     }
@@ -198,18 +236,46 @@ public actor PlayerController {
         }
         position = nil
         duration = nil
-        try await connection.command(["playlist-next", "force"])
+        try await ask(connection, ["playlist-next", "force"])
         // What plays is the next entry from here on, before mpv's events say so.
         syncCurrent(path: next.target)
         publish(force: true)
     }
 
-    /// Stops playing and forgets the queue; the position is kept.
+    /// Stops playing and forgets the queue; the position is kept. Returns once mpv has gone, so
+    /// that a `play` right after starts a new one; an mpv that does not answer is killed.
     func stop() async throws {
+        if connection == nil, !isStuck { await adopt() }
+        if unresponsiveSince != nil, let pid = shared.read().pid ?? pid {
+            if let id = current?.id { await save(id, finished: false) }
+            kill(pid, SIGKILL)
+            forget()
+            return
+        }
         let connection = try await controlled()
         if let id = current?.id { await save(id, finished: false) }
+        let pid = self.pid
         shared.update { $0 = SharedPlayerState.State() }
         connection.send(["quit"])
+        let deadline = ContinuousClock.now + .seconds(3)
+        while self.connection === connection, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if self.connection === connection {
+            if let pid { kill(pid, SIGKILL) }
+            connection.close()
+            forget()
+        }
+    }
+
+    /// Forgets the mpv this process knew (it is gone, or was killed).
+    private func forget() {
+        connection = nil
+        unresponsiveSince = nil
+        shared.update { $0 = SharedPlayerState.State() }
+        if owner { shared.releaseOwnership() }
+        owner = false
+        position = nil
+        duration = nil
+        paused = false
         publish(force: true)
     }
 
@@ -220,9 +286,42 @@ public actor PlayerController {
 
     // MARK: mpv
 
+    /// Runs an mpv command; an mpv that does not answer in time is marked unresponsive (so the
+    /// next calls do not wait for it too) and the error says what to do.
+    @discardableResult
+    private func ask(_ connection: MPVConnection, _ arguments: [JSONValue]) async throws -> JSONValue {
+        do {
+            let answer = try await connection.command(arguments)
+            unresponsiveSince = nil
+            lastHeard = .now
+            return answer
+        } catch is MPVNotAnswering {
+            if self.connection === connection {
+                unresponsiveSince = .now
+                self.connection = nil
+                connection.close()
+                publish(force: true)
+            }
+            throw HostError.player(stuckMessage)
+        }
+    }
+
+    private var stuckMessage: String {
+        let pid = shared.read().pid ?? pid
+        return "mpv\(pid.map { " (pid \($0))" } ?? "") does not answer: it is stopped or stuck; `stop` (player.stop) ends it"
+    }
+
+    /// Whether mpv did not answer a moment ago (then it is not asked again yet).
+    private var isStuck: Bool {
+        guard let since = unresponsiveSince else { return false }
+        return ContinuousClock.now - since < Self.stuckRetry
+    }
+
     /// The connection when something plays under control.
     private func controlled() async throws -> MPVConnection {
+        if isStuck { throw HostError.player(stuckMessage) }
         if connection == nil { await adopt() }
+        if isStuck { throw HostError.player(stuckMessage) }
         guard let connection, current != nil else {
             throw HostError.player("nothing is playing (`play <n>` starts something)")
         }
@@ -231,8 +330,10 @@ public actor PlayerController {
 
     /// Connects to the mpv this data dir plays through, starting it when none runs.
     private func ensureRunning(command: [String], executable: String) async throws {
+        if isStuck { throw HostError.player(stuckMessage) }
         if connection != nil { return }
         if await adopt() { return }
+        if isStuck { throw HostError.player(stuckMessage) }
         // Only this user may reach the player: the socket's folder is theirs alone.
         let folder = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(
@@ -251,6 +352,7 @@ public actor PlayerController {
             if connect() {
                 chmod(socketPath, 0o600)
                 pid = process.pid
+                shared.update { $0.pid = process.pid }
                 return
             }
             try? await Task.sleep(for: .milliseconds(20))
@@ -264,22 +366,30 @@ public actor PlayerController {
     @discardableResult
     private func adopt() async -> Bool {
         guard connection == nil else { return true }
+        guard !isStuck else { return false }
         guard connect(), let connection else {
             // No mpv: nothing plays, whatever the file says.
             if shared.read().current != nil { shared.update { $0 = SharedPlayerState.State() } }
             return false
         }
-        pid = (try? await connection.command(["get_property", "pid"]))?.intValue.map(Int32.init)
-        let path = (try? await connection.command(["get_property", "path"]))?.stringValue
+        do {
+            pid = try await ask(connection, ["get_property", "pid"]).intValue.map(Int32.init)
+        } catch {
+            return false
+        }
+        let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue
         if let path {
             if shared.read().current?.target != path { syncCurrent(path: path) }
         } else {
-            shared.update { $0 = SharedPlayerState.State() }
+            // Idle: nothing plays, unless another process has just asked it to load something.
+            shared.update { state in
+                if !state.isLoading { state = SharedPlayerState.State(pid: state.pid) }
+            }
         }
-        position = (try? await connection.command(["get_property", "time-pos"]))?.doubleValue
-        duration = (try? await connection.command(["get_property", "duration"]))?.doubleValue
-        paused = (try? await connection.command(["get_property", "pause"]))?.boolValue ?? false
-        volume = (try? await connection.command(["get_property", "volume"]))?.doubleValue
+        position = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue
+        duration = (try? await ask(connection, ["get_property", "duration"]))?.doubleValue
+        paused = (try? await ask(connection, ["get_property", "pause"]))?.boolValue ?? false
+        volume = (try? await ask(connection, ["get_property", "volume"]))?.doubleValue
         return true
     }
 
@@ -309,6 +419,7 @@ public actor PlayerController {
     }
 
     private func handle(_ event: JSONValue) async {
+        lastHeard = .now
         // The owner gone (its process quit), this one carries on.
         if !owner, ContinuousClock.now - lastOwnershipTry >= .seconds(1) {
             lastOwnershipTry = ContinuousClock.now
@@ -336,7 +447,7 @@ public actor PlayerController {
             default: break
             }
         case "file-loaded":
-            guard let connection, let path = (try? await connection.command(["get_property", "path"]))?.stringValue else {
+            guard let connection, let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue else {
                 return
             }
             let (entry, start) = syncCurrent(path: path)
@@ -346,7 +457,7 @@ public actor PlayerController {
                 if at == nil, let id = entry.id, let record = try? await store.playback(id), !record.played {
                     at = record.position
                 }
-                if let at, at > 1 { _ = try? await connection.command(["seek", JSONValue(at), "absolute"]) }
+                if let at, at > 1 { _ = try? await ask(connection, ["seek", JSONValue(at), "absolute"]) }
             }
             publish(force: true)
         case "end-file":
@@ -418,12 +529,14 @@ public actor PlayerController {
     // MARK: Status
 
     private func makeStatus(controllable: Bool) -> PlayerStatus {
-        let state = connection == nil ? SharedPlayerState.State() : shared.read()
+        let stuck = controllable && isStuck
+        let state = connection == nil && !stuck ? SharedPlayerState.State() : shared.read()
         let current = state.current
         return PlayerStatus(
             state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
             position: current == nil ? nil : position, duration: current == nil ? nil : duration,
-            paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil)
+            paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil,
+            problem: stuck ? stuckMessage : nil)
     }
 
     /// Sends `player.state`: at once for changes, at most once a second for the position alone.
@@ -446,6 +559,23 @@ final class SharedPlayerState: Sendable {
         var queue: [PlayerStatus.Entry] = []
         /// Where `current` starts, as `play` asked, until the owner has sought there.
         var startAt: Double?
+        /// When `play` handed `current` to mpv (seconds since 1970): until mpv has loaded it, an
+        /// idle mpv does not mean that nothing plays.
+        var requested: Double?
+        /// mpv's process id, for stopping one that does not answer.
+        var pid: Int32?
+
+        init(current: PlayerStatus.Entry? = nil, queue: [PlayerStatus.Entry] = [], pid: Int32? = nil) {
+            self.current = current
+            self.queue = queue
+            self.pid = pid
+        }
+
+        /// Whether `play` asked for `current` a moment ago (mpv may not have opened it yet).
+        var isLoading: Bool {
+            guard current != nil, let requested else { return false }
+            return Date().timeIntervalSince1970 - requested < 10
+        }
     }
 
     let path: String
