@@ -63,7 +63,7 @@ import Testing
     @Test func replJSONPrintsOneResultPerLine() async throws {
         let result = try await runMediahost(["--json"], input: "favs\nhistory\nconfig log.level\n")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3)
+        try #require(lines.count == 3, "\(result.stdout)\(result.stderr)")
         #expect(try JSONValue(parsing: lines[0]) == ["items": []])
         #expect(try JSONValue(parsing: lines[1]) == [])
     }

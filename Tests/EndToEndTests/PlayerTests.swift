@@ -236,6 +236,108 @@ import Testing
         await client.close()
     }
 
+    /// One-shot `mediahost call`s with no service: `player.open` starts at the kept place (or at
+    /// `start`) although the process exits at once; a status asked while another process starts
+    /// playback does not lose the item; `player.open` right after `player.stop` starts a new mpv.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func oneShotCallsResumeAndRacingProcessesKeepTheItem() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
+            let result = try await runMediahost(
+                ["--no-service", "call", method, params], dataDir: setup.dataDir, environment: setup.environment)
+            #expect(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
+        /// The status once mpv reports a position, or the last one.
+        func position(atLeast seconds: Double) async throws -> JSONValue {
+            var status: JSONValue = .null
+            let deadline = ContinuousClock.now + .seconds(20)
+            repeat {
+                status = try await call("player.status")
+                if (status["position"]?.doubleValue ?? 0) >= seconds { break }
+                try await Task.sleep(for: .milliseconds(200))
+            } while ContinuousClock.now < deadline
+            return status
+        }
+        defer {
+            Task { _ = try? await runMediahost(["call", "player.stop"], dataDir: setup.dataDir, environment: setup.environment) }
+        }
+
+        let started = try await call("player.open", #"{"id":"\#(setup.tones[1])","start":50}"#)
+        #expect(started["resumedAt"]?.doubleValue == 50, "\(started)")
+        let there = try await position(atLeast: 50)
+        #expect((there["position"]?.doubleValue ?? 0) >= 50, "mpv is where the answer says: \(there)")
+        _ = try await call("player.stop")
+        let resumed = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        let kept = try #require(resumed["resumedAt"]?.doubleValue, "\(resumed)")
+        #expect(kept >= 50)
+        let again = try await position(atLeast: kept)
+        #expect((again["position"]?.doubleValue ?? 0) >= kept, "resumed at \(kept): \(again)")
+
+        var pids: Set<Int> = []
+        for round in 1...5 {
+            _ = try await call("player.stop")
+            async let opening = runMediahost(
+                ["--no-service", "call", "player.open", #"{"id":"\#(setup.tones[2])","start":20}"#], dataDir: setup.dataDir,
+                environment: setup.environment)
+            async let asking = runMediahost(
+                ["--no-service", "call", "player.status"], dataDir: setup.dataDir, environment: setup.environment)
+            let (opened, _) = try await (opening, asking)
+            #expect(opened.status == 0, "round \(round), open right after stop: \(opened.stderr)")
+            if let pid = try? JSONValue(parsing: opened.stdout)["pid"]?.intValue { pids.insert(pid) }
+            let status = try await position(atLeast: 20)
+            #expect(status["item"]?["id"]?.stringValue == setup.tones[2], "round \(round): \(status)")
+            #expect((status["position"]?.doubleValue ?? 0) >= 20, "round \(round): the start is kept: \(status)")
+        }
+        #expect(pids.count == 5, "each open after a stop is a new mpv: \(pids)")
+    }
+
+    /// An mpv stopped with SIGSTOP: the status says so within the command deadline, the service
+    /// goes on answering (and a new one starts), and `player.stop` ends it.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aStoppedPlayerIsReportedAndNeverHoldsTheHost() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let service = try MediahostProcess(["serve"], dataDir: setup.dataDir, environment: setup.environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(setup.dataDir)
+        func call(_ method: String, _ params: String = "{}") async throws -> (status: Int32, value: JSONValue?, stderr: String) {
+            let result = try await runMediahost(["call", method, params], dataDir: setup.dataDir, environment: setup.environment)
+            return (result.status, try? JSONValue(parsing: result.stdout), result.stderr)
+        }
+        let opened = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        let pid = try #require(opened.value?["pid"]?.intValue, "\(opened)")
+        defer { kill(pid_t(pid), SIGKILL) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try await call("player.status").value?["position"]?.doubleValue ?? 0) < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        kill(pid_t(pid), SIGSTOP)
+        let stuck = try await call("player.status")
+        #expect(stuck.status == 0, "\(stuck.stderr)")
+        #expect(stuck.value?["problem"]?.stringValue?.contains("does not answer") == true, "\(String(describing: stuck.value))")
+        #expect(stuck.value?["item"]?["id"]?.stringValue == setup.tones[1], "the last known item")
+        let paused = try await call("player.pause")
+        #expect(paused.status == 1 && paused.stderr.contains("stopped or stuck"), "\(paused.stderr)")
+        #expect(try await call("host.info").status == 0, "the service answers everyone else")
+
+        // A service started while mpv is stuck answers at once.
+        service.process.terminate()
+        _ = await service.waitForExit()
+        let next = try MediahostProcess(["serve"], dataDir: setup.dataDir, environment: setup.environment)
+        defer { next.process.terminate() }
+        try await ServiceTests.waitForService(setup.dataDir)
+        #expect(try await call("host.info").status == 0)
+
+        let stopped = try await call("player.stop")
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let gone = ContinuousClock.now + .seconds(10)
+        while Self.alive(pid), ContinuousClock.now < gone { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!Self.alive(pid), "stop ends an mpv that does not answer")
+        #expect(try await call("player.status").value?["state"] == "stopped")
+    }
+
     @Test func withoutMPVTheControlsSayHowToGetThem() async throws {
         let dataDir = try makeTemporaryDirectory()
         let result = try await runMediahost(

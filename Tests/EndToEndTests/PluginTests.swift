@@ -138,6 +138,48 @@ import Testing
         #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone", "missing"]), "\(failed)")
     }
 
+    /// A plugin that answers `initialize` and then reads nothing more: 300 calls to it with long
+    /// queries (more than its stdin pipe holds) on one `mediahost rpc`. The other calls are
+    /// answered before any of its own has timed out, and each of its own fails by its deadline.
+    @Test func aPluginThatStopsReadingFailsOnlyItsOwnCalls() async throws {
+        let dataDir = try Self.dataDirWithShelf()
+        try Self.addPlugin(
+            "sleepy", to: dataDir,
+            script: """
+                read -r line
+                id=$(printf '%s' "$line" | jq -c '.id')
+                printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"sleepy"}}\\n' "$id"
+                exec sleep 600
+                """)
+        let process = try MediahostProcess(
+            ["--no-service", "rpc"], dataDir: dataDir, environment: ["MEDIAHOST_HTTP_TIMEOUT": "10"])
+        defer { process.process.terminate() }
+        let query = String(repeating: "q", count: 480)
+        var batch = ""
+        for id in 0..<300 {
+            batch += #"{"jsonrpc":"2.0","id":\#(id),"method":"media.search","params":{"provider":"sleepy","query":"\#(query)"}}"#
+            batch += "\n"
+        }
+        process.send(batch)
+        process.sendLine(#"{"jsonrpc":"2.0","id":"info","method":"host.info"}"#)
+        process.sendLine(
+            #"{"jsonrpc":"2.0","id":"shelf","method":"media.search","params":{"provider":"shelf","query":"murnau"}}"#)
+        let answers = await process.messages(302, timeout: .seconds(60))
+        try #require(answers.count == 302, "\(answers.suffix(3)) \(process.errors.suffix(500))")
+        let firstFailure = try #require(answers.firstIndex { $0["error"] != nil })
+        let info = try #require(answers.firstIndex { $0["id"] == "info" })
+        let shelf = try #require(answers.firstIndex { $0["id"] == "shelf" })
+        #expect(info < firstFailure && shelf < firstFailure, "nothing else waited for the stuck plugin")
+        #expect(answers[shelf]["result"]?["items"]?.arrayValue?.count == 1)
+        let failures = answers.filter { $0["error"] != nil }
+        #expect(failures.count == 300)
+        #expect(
+            failures.allSatisfy { $0["error"]?["message"]?.stringValue?.contains("did not answer provider.search") == true },
+            "\(failures.first ?? nil)")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
     @Test func aPluginSeesNoOtherProvidersSecretsAndRunsInItsFolder() async throws {
         let dataDir = try makeTemporaryDirectory()
         try Self.addPlugin(
@@ -417,7 +459,7 @@ import Testing
             let errors = validator.validate(try #require(answer["result"], "\(method): \(answer)"), against: schema)
             #expect(errors.isEmpty, "\(method): \(errors)")
         }
-        plugin.close()
+        await plugin.close()
     }
 }
 
@@ -440,7 +482,7 @@ final class MediahostPluginProcess: @unchecked Sendable {
     func call(_ method: String, _ params: JSONValue) async -> JSONValue? {
         nextID += 1
         let request: JSONValue = ["jsonrpc": "2.0", "id": JSONValue(nextID), "method": .string(method), "params": params]
-        input.fileHandleForWriting.write(Data(JSONWriter.bytes(request) + [0x0A]))
+        Descriptor.writeAll(input.fileHandleForWriting.fileDescriptor, JSONWriter.bytes(request) + [0x0A])
         // Read on a thread of its own: a blocked cooperative thread would starve the other tests.
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in continuation.resume(returning: readLine()) }
@@ -460,8 +502,8 @@ final class MediahostPluginProcess: @unchecked Sendable {
         }
     }
 
-    func close() {
+    func close() async {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 }

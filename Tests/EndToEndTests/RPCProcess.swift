@@ -61,7 +61,7 @@ final class MediahostProcess: @unchecked Sendable {
     }
 
     func send(_ text: String) { send(Array(text.utf8)) }
-    func send(_ bytes: [UInt8]) { stdin.fileHandleForWriting.write(Data(bytes)) }
+    func send(_ bytes: [UInt8]) { Descriptor.writeAll(stdin.fileHandleForWriting.fileDescriptor, bytes) }
     func sendLine(_ text: String) { send(text + "\n") }
 
     func closeInput() { try? stdin.fileHandleForWriting.close() }

@@ -3,6 +3,7 @@ import JSONRPC
 import MediaHTTP
 import MediaHost
 import MediaKit
+import Synchronization
 import TestSupport
 import Testing
 
@@ -106,6 +107,9 @@ import Testing
 
     /// Clients that send without ever reading fill their sockets; each is dropped after the send
     /// timeout instead of holding one of the service's few threads, and others are answered.
+    /// Clients that send and never read (an editor suspended with Ctrl-Z), as many as there are
+    /// cores, and one that keeps sending: another client is answered, the one that sends without
+    /// end is dropped (its output is bounded), the others keep their connections.
     @Test func clientsThatStopReadingCostOnlyThemselves() async throws {
         let dataDir = try makeTemporaryDirectory()
         let service = try MediahostProcess(["serve"], dataDir: dataDir)
@@ -113,18 +117,32 @@ import Testing
         try await Self.waitForService(dataDir)
         let socket = ServiceSocket(paths: HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir))
         var stuck: [Int32] = []
-        for _ in 0..<3 {
+        for _ in 0..<2 {
             let fd = try #require(socket.connect())
             stuck.append(fd)
-            Thread.detachNewThread {
-                let batch = Array(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"host.info"}"# + "\n", count: 2000).utf8)
-                while batch.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 {}
-            }
+            let discover = Array(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"# + "\n", count: 40).utf8)
+            #expect(Descriptor.writeAll(fd, discover))
         }
-        try await Task.sleep(for: .seconds(2))
+        let flooder = try #require(socket.connect())
+        let dropped = Mutex(false)
+        let thread = Thread {
+            let batch = Array(String(repeating: #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"# + "\n", count: 200).utf8)
+            while batch.withUnsafeBytes({ send(flooder, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 {}
+            dropped.withLock { $0 = true }
+        }
+        thread.start()
         let answer = try await runMediahost(["call", "host.info"], dataDir: dataDir)
-        #expect(answer.status == 0, "answered despite three stuck clients: \(answer.stderr)")
+        #expect(answer.status == 0, "answered despite the stuck clients: \(answer.stderr)")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !dropped.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(dropped.withLock { $0 }, "the client that never reads is cut off")
+        #expect(service.errors.contains("a client was dropped"), "and the service says so: \(service.errors)")
         for fd in stuck {
+            var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&probe, 1, 0) == 1 && probe.revents & Int16(POLLHUP) == 0, "kept: its answers wait for it")
+        }
+        #expect(try await runMediahost(["call", "host.info"], dataDir: dataDir).status == 0)
+        for fd in stuck + [flooder] {
             shutdown(fd, Int32(SHUT_RDWR))
             close(fd)
         }

@@ -124,7 +124,7 @@ import Testing
     /// DNS-SD through a real Avahi daemon: started here (with its own system bus) when the tests
     /// run as root and it is installed and not running; otherwise the test says it skipped.
     @Test func announcedOffersAreFoundAndReceivedByName() async throws {
-        if let reason = AvahiHarness.ensureRunning() {
+        if let reason = await AvahiHarness.ensureRunning() {
             print("ShareTests: SKIPPED DNS-SD discovery: \(reason) (the address-and-code path is tested above)")
             return
         }
@@ -152,7 +152,7 @@ import Testing
 /// Starts a system D-Bus and avahi-daemon for the tests when none runs and that is possible.
 enum AvahiHarness {
     /// nil when Avahi answers; else why discovery cannot be tested here.
-    static func ensureRunning() -> String? {
+    static func ensureRunning() async -> String? {
         if check() { return nil }
         guard getuid() == 0 else { return "not root, and no Avahi daemon runs" }
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon") else {
@@ -163,7 +163,7 @@ enum AvahiHarness {
             guard run("/usr/bin/dbus-daemon", ["--system", "--fork"]) == 0 else { return "dbus-daemon did not start" }
         }
         _ = run("/usr/sbin/avahi-daemon", ["--daemonize", "--no-drop-root", "--no-chroot"])
-        for _ in 0..<50 where !check() { usleep(100_000) }
+        for _ in 0..<50 where !check() { try? await Task.sleep(for: .milliseconds(100)) }
         return check() ? nil : "avahi-daemon did not start (no multicast network here?)"
     }
 

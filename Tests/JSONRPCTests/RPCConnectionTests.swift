@@ -42,7 +42,7 @@ final class PipeSession: @unchecked Sendable {
         }
     }
 
-    func send(_ text: String) { toServer.fileHandleForWriting.write(Data(text.utf8)) }
+    func send(_ text: String) { Descriptor.writeAll(toServer.fileHandleForWriting.fileDescriptor, Array(text.utf8)) }
     func close() { try? toServer.fileHandleForWriting.close() }
 
     func raw() -> [UInt8] { received.bytes.withLock { $0 } }

@@ -99,7 +99,9 @@ final class NotificationLog: Sendable {
         defer { d.stop() }
         d.server.media.bytesPerSecond = 100_000
         for n in [10, 11, 12, 13] { _ = try await d.start(n) }
-        try await Task.sleep(for: .milliseconds(150))
+        // Throttled to take seconds each: once two run, the state holds while it is checked.
+        _ = try await d.wait(10, for: .running)
+        _ = try await d.wait(11, for: .running)
         let running = try await d.host.store.downloads(in: [.running]).map(\.id.nativeID)
         #expect(Set(running) == ["v10", "v11"], "the two oldest run, the others wait")
         #expect(try await d.host.store.downloads(in: [.queued]).map(\.id.nativeID) == ["v12", "v13"])
@@ -278,8 +280,8 @@ final class NotificationLog: Sendable {
         // A real full disk: a 256 KB tmpfs as the data folder where mounting works (as root),
         // else the .part path pointed at /dev/full, which fails every write with ENOSPC.
         let directory = try makeTemporaryDirectory()
-        let mounted = Process.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", directory]) == 0
-        defer { if mounted { _ = Process.run("/bin/umount", [directory]) } }
+        let mounted = await runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", directory]).status == 0
+        defer { if mounted { umount(directory) } }
         let d = try await DownloadFixture()
         defer { d.stop() }
         let started = try await d.start(50)  // 700 kB
@@ -309,18 +311,5 @@ final class NotificationLog: Sendable {
             #expect(failed.error?.contains("disk full") == true, "\(failed.error ?? "")")
             #expect(!FileManager.default.fileExists(atPath: failed.path))
         }
-    }
-}
-
-extension Process {
-    /// Runs a program to its end; its exit status, or -1 when it cannot start.
-    static func run(_ path: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

@@ -11,17 +11,9 @@ import Testing
 /// Media servers that try to fill the disk or leave litter behind.
 @Suite struct HostileDownloadTests {
     /// 64 MiB of zeros, gzip-compressed (about 64 KB).
-    static let bomb: [UInt8] = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "head -c 67108864 /dev/zero | gzip -9"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try? process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Array(data)
-    }()
+    static func bomb() async -> [UInt8] {
+        await runProgram("/bin/sh", ["-c", "head -c 67108864 /dev/zero | gzip -9"]).output
+    }
 
     func fixture(_ server: HostileServer) throws -> HostFixture {
         var configuration = MediaHTTPClient.Configuration()
@@ -41,12 +33,13 @@ import Testing
     }
 
     @Test func compressedMediaIsStoredAsSentNotInflated() async throws {
-        #expect(Self.bomb.count > 1000 && Self.bomb.count < 1_000_000)
+        let bomb = await Self.bomb()
+        #expect(bomb.count > 1000 && bomb.count < 1_000_000)
         let server = try HostileServer { request, connection in
             // Served whatever was asked: media must not be asked for compressed, and what comes
             // compressed anyway is kept as it came.
             connection.respond(
-                headers: ["Content-Encoding": "gzip", "Content-Type": "audio/mpeg", "ETag": "\"b\""], body: Self.bomb)
+                headers: ["Content-Encoding": "gzip", "Content-Type": "audio/mpeg", "ETag": "\"b\""], body: bomb)
         }
         defer { server.stop() }
         let fixture = try fixture(server)
@@ -54,7 +47,7 @@ import Testing
         let record = try await wait(fixture, "catalog:video:v1", until: [.completed, .failed])
         #expect(record.state == .completed, "\(record.error ?? "")")
         let size = try FileManager.default.attributesOfItem(atPath: record.path)[.size] as? Int
-        #expect(size == Self.bomb.count, "the file is the bytes sent, not 64 MiB of inflated zeros")
+        #expect(size == bomb.count, "the file is the bytes sent, not 64 MiB of inflated zeros")
         let request = try #require(server.requests.withLock { $0.first })
         #expect(request.headers["accept-encoding"] == nil, "media is not asked for compressed")
     }

@@ -207,7 +207,7 @@ final class CapturedREPL: @unchecked Sendable {
             MediaItem(id: try ItemID(parsing: "m:video:3"), title: "short"),
         ]
         let lines = renderer.items(Page(items: items)).components(separatedBy: "\n")
-        #expect(lines.count == 3)
+        try #require(lines.count == 3)
         for line in lines { #expect(Renderer.columns(line) <= 40, "\(line)") }
         // The metadata column starts at the same column on every row.
         let starts = lines.map { line in Renderer.columns(String(line[..<line.range(of: "video")!.lowerBound])) }

@@ -36,8 +36,10 @@ public struct HostFixture: Sendable {
     }
 }
 
+/// A new folder under the run's root (see `TestRun`): removed, and every process that names it
+/// ended, when the test process ends.
 public func makeTemporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "mediahost-test-" + UUID().uuidString
+    let path = TestRun.root + "/" + UUID().uuidString.prefix(13)
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }

@@ -16,6 +16,7 @@ public final class YouTubeAccounts: Sendable {
         var lastPoll: Date?
         var consumed = false
         var polls = 0
+        var slowDowns = 0
     }
 
     struct State {
@@ -23,6 +24,9 @@ public final class YouTubeAccounts: Sendable {
         /// Polls answered "pending" before approval, whatever the time (tests that must see
         /// polling happen, on a machine of any speed).
         var pendingPolls = 0
+        /// Polls answered "slow_down" first, however far apart (tests of the client's back-off
+        /// on a machine of any speed).
+        var slowDownPolls = 0
         var deny = false
         var codeLifetime: Double = 300
         var tokenLifetime: Double = 3600
@@ -43,9 +47,10 @@ public final class YouTubeAccounts: Sendable {
     public func configure(
         approveAfter: Double? = nil, deny: Bool? = nil, codeLifetime: Double? = nil, tokenLifetime: Double? = nil,
         interval: Double? = nil,
-        enforcedInterval: Double? = nil, pendingPolls: Int? = nil
+        enforcedInterval: Double? = nil, pendingPolls: Int? = nil, slowDownPolls: Int? = nil
     ) {
         state.withLock { state in
+            if let slowDownPolls { state.slowDownPolls = slowDownPolls }
             if let pendingPolls { state.pendingPolls = pendingPolls }
             if let enforcedInterval { state.enforcedInterval = enforcedInterval }
             if let approveAfter { state.approveAfter = approveAfter }
@@ -140,7 +145,8 @@ public final class YouTubeAccounts: Sendable {
             defer { state.devices[code] = device }
             if now > device.expires { return .expired }
             let since = device.lastPoll ?? device.created
-            if now.timeIntervalSince(since) < device.interval * 0.9 {
+            if now.timeIntervalSince(since) < device.interval * 0.9 || device.slowDowns < state.slowDownPolls {
+                device.slowDowns += 1
                 device.lastPoll = now
                 return .slowDown
             }

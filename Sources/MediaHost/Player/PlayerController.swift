@@ -99,8 +99,6 @@ public actor PlayerController {
     /// Since when mpv has not answered (stopped with SIGSTOP, or stuck): while this is recent,
     /// calls are answered from what is known instead of waiting for it again.
     private var unresponsiveSince: ContinuousClock.Instant?
-    /// When mpv last said anything (an answer or an event).
-    private var lastHeard = ContinuousClock.now
 
     /// How long an mpv that did not answer is taken to be stuck before it is asked again.
     static let stuckRetry: Duration = .seconds(10)
@@ -187,11 +185,9 @@ public actor PlayerController {
     /// The status, asking mpv when this process has not heard from it yet.
     func status(controllable: Bool) async -> PlayerStatus {
         if controllable, connection == nil { await adopt() }
-        // mpv reports the position every moment while it plays: quiet for longer, it is asked,
-        // so a stopped or stuck one is reported as such rather than as playing.
-        if let connection, ContinuousClock.now - lastHeard > .seconds(2) {
-            _ = try? await ask(connection, ["get_property", "pid"])
-        }
+        // mpv is asked (a millisecond when it runs), so one that is stopped or stuck is reported
+        // as such rather than as playing.
+        if let connection { _ = try? await ask(connection, ["get_property", "pid"]) }
         return makeStatus(controllable: controllable)
     }
 
@@ -246,25 +242,23 @@ public actor PlayerController {
     /// that a `play` right after starts a new one; an mpv that does not answer is killed.
     func stop() async throws {
         if connection == nil, !isStuck { await adopt() }
-        if unresponsiveSince != nil, let pid = shared.read().pid ?? pid {
-            if let id = current?.id { await save(id, finished: false) }
-            kill(pid, SIGKILL)
-            forget()
-            return
-        }
-        let connection = try await controlled()
+        let pid = shared.read().pid ?? self.pid
         if let id = current?.id { await save(id, finished: false) }
-        let pid = self.pid
-        shared.update { $0 = SharedPlayerState.State() }
-        connection.send(["quit"])
-        let deadline = ContinuousClock.now + .seconds(3)
-        while self.connection === connection, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if self.connection === connection {
-            if let pid { kill(pid, SIGKILL) }
-            connection.close()
-            forget()
+        if unresponsiveSince == nil {
+            let connection = try await controlled()
+            shared.update { $0 = SharedPlayerState.State() }
+            connection.send(["quit"])
+            let deadline = ContinuousClock.now + .seconds(3)
+            while self.connection === connection || pid.map(Self.isRunning) == true, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
         }
+        if let pid, Self.isRunning(pid) { kill(pid, SIGKILL) }
+        connection?.close()
+        forget()
     }
+
+    private static func isRunning(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
 
     /// Forgets the mpv this process knew (it is gone, or was killed).
     private func forget() {
@@ -293,7 +287,6 @@ public actor PlayerController {
         do {
             let answer = try await connection.command(arguments)
             unresponsiveSince = nil
-            lastHeard = .now
             return answer
         } catch is MPVNotAnswering {
             if self.connection === connection {
@@ -419,7 +412,6 @@ public actor PlayerController {
     }
 
     private func handle(_ event: JSONValue) async {
-        lastHeard = .now
         // The owner gone (its process quit), this one carries on.
         if !owner, ContinuousClock.now - lastOwnershipTry >= .seconds(1) {
             lastOwnershipTry = ContinuousClock.now
