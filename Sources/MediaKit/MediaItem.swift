@@ -221,3 +221,96 @@ extension MediaItem {
         return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
     }
 }
+
+extension MediaItem {
+    /// The longest duration or position believed, in seconds (about 30 years): more is noise.
+    public static let maxSeconds: Double = 1e9
+
+    /// The item as the host lets it in and passes it on, whoever made it (a provider, a plugin,
+    /// an imported or received list): a number that is not finite or not in range is dropped
+    /// (so no later `Int(_:)` can trap on it), a link with a space or a control character is
+    /// dropped, text carries no control character (plain text keeps "\n" and tabs; "\r\n" becomes
+    /// "\n", and entity offsets follow), and an entity outside its text is dropped.
+    public func checked() -> MediaItem {
+        var item = self
+        item.title = DisplayText.clean(title)
+        item.subtitle = subtitle.map { DisplayText.clean($0) }
+        item.creator = creator.map { DisplayText.clean($0) }
+        item.published = published.map { DisplayText.clean($0) }
+        item.url = url.flatMap(Self.checkedLink)
+        item.artwork = artwork.flatMap(Self.checkedLink)
+        item.duration = duration?.within(0...Self.maxSeconds)
+        item.position = position?.within(0...Self.maxSeconds)
+        if let stats { item.stats = stats.filter { $0.value >= 0 } }
+        if var enclosure {
+            if let link = Self.checkedLink(enclosure.url) {
+                enclosure.url = link
+                enclosure.type = enclosure.type.map { DisplayText.clean($0) }
+                if let length = enclosure.length, length < 0 { enclosure.length = nil }
+                item.enclosure = enclosure
+            } else {
+                item.enclosure = nil
+            }
+        }
+        if let extra { item.extra = extra.mapValues { DisplayText.clean($0, keepNewlines: true) } }
+        guard let summary else {
+            item.entities = nil
+            return item
+        }
+        let offsets: [Int]?
+        if summary.unicodeScalars.contains(where: Self.isRemoved) {
+            let cleaned = Self.cleanedWithOffsets(summary)
+            item.summary = cleaned.text
+            offsets = cleaned.offsets
+        } else {
+            offsets = nil
+        }
+        if let entities {
+            let count = offsets.map { $0.count - 1 } ?? summary.unicodeScalars.count
+            item.entities = entities.compactMap { entity in
+                guard entity.start >= 0, entity.start <= entity.end, entity.end <= count else { return nil }
+                var entity = entity
+                if let offsets {
+                    entity.start = offsets[entity.start]
+                    entity.end = offsets[entity.end]
+                }
+                entity.text = DisplayText.clean(entity.text)
+                entity.value = DisplayText.clean(entity.value)
+                return entity
+            }
+        }
+        return item
+    }
+
+    /// Whether plain text loses this scalar: a control character but "\n" and tab, or the
+    /// right-to-left override.
+    static func isRemoved(_ scalar: Unicode.Scalar) -> Bool {
+        scalar != "\n" && scalar != "\t" && (scalar.properties.generalCategory == .control || scalar.value == 0x202E)
+    }
+
+    /// A link as given when it is absolute and has no space or control character in it.
+    public static func checkedLink(_ text: String) -> String? {
+        guard !text.isEmpty, text.utf8.count <= 8192,
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
+            let scheme = URL(string: text)?.scheme, !scheme.isEmpty
+        else { return nil }
+        return text
+    }
+
+    /// Plain text without the scalars `isRemoved` names, and where each Unicode scalar offset of
+    /// the original lands in it (one more entry than the original has scalars).
+    static func cleanedWithOffsets(_ text: String) -> (text: String, offsets: [Int]) {
+        var offsets: [Int] = []
+        var out = String.UnicodeScalarView()
+        var kept = 0
+        for scalar in text.unicodeScalars {
+            offsets.append(kept)
+            if !isRemoved(scalar) {
+                out.append(scalar)
+                kept += 1
+            }
+        }
+        offsets.append(kept)
+        return (String(out), offsets)
+    }
+}

@@ -22,7 +22,7 @@ import Testing
         // then listen a little longer for anything extra.
         var replies: [JSONValue] = []
         var sentinelSeen = false
-        var quiet: Duration = .seconds(10)
+        var quiet: Duration = .seconds(30)
         while let message = await process.next(timeout: quiet) {
             #expect(message.framing == framing)
             guard let value = message.value else {

@@ -70,7 +70,7 @@ final class MediahostProcess: @unchecked Sendable {
     var bytesReceived: Int { state.outputBytes.withLock { $0 } }
 
     /// The next message on stdout, or nil when none arrives in time.
-    func next(timeout: Duration = .seconds(10)) async -> (value: JSONValue?, framing: Framing, raw: [UInt8])? {
+    func next(timeout: Duration = .seconds(30)) async -> (value: JSONValue?, framing: Framing, raw: [UInt8])? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let event = state.output.withLock({ $0.next() }) {

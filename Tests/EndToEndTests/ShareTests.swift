@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import TestSupport
 import Testing
 
@@ -181,6 +182,8 @@ enum AvahiHarness {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Daemons live on: they must hold none of the pipes the tests wait on.
+        actions.closeInheritedDescriptors()
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import MediaHTTP
+import MediaHost
 import MediaKit
 import Synchronization
 import TestSupport
@@ -56,6 +57,8 @@ final class TerminalSession: @unchecked Sendable {
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
         }
         posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        // Nothing of the other tests (their pipes) goes with it.
+        actions.closeInheritedDescriptors()
         var environment = ProcessInfo.processInfo.environment
         environment["MEDIAHOST_DATA_DIR"] = self.dataDir
         environment["XDG_CONFIG_HOME"] = self.dataDir + "/config"

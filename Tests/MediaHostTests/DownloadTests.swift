@@ -97,9 +97,9 @@ final class NotificationLog: Sendable {
     @Test func concurrencyLimitAndFIFOQueue() async throws {
         let d = try await DownloadFixture(concurrency: 2)
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 100_000
+        d.server.media.bytesPerSecond = 10_000
         for n in [10, 11, 12, 13] { _ = try await d.start(n) }
-        // Throttled to take seconds each: once two run, the state holds while it is checked.
+        // Throttled to take half a minute each: once two run, the state holds while it is checked.
         _ = try await d.wait(10, for: .running)
         _ = try await d.wait(11, for: .running)
         let running = try await d.host.store.downloads(in: [.running]).map(\.id.nativeID)

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import Synchronization
 
 #if canImport(Glibc)
@@ -42,6 +43,8 @@ public enum TestRun {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0) }
+        // It lives as long as the run: it must hold none of the pipes the tests wait on.
+        actions.closeInheritedDescriptors()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -81,7 +84,7 @@ private func runProgramBlocking(_ executable: String, _ arguments: [String], inp
     posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
     posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
+    actions.closeInheritedDescriptors()
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0

@@ -136,18 +136,31 @@ enum ListWriter {
         return String(decoding: try encoder.encode(Document(name: name, items: clean)), as: UTF8.self) + "\n"
     }
 
-    /// An extended M3U of what can be played: the downloaded file, else the media URL.
+    /// An extended M3U of what can be played: the item's own completed download, else its media
+    /// URL when that is http(s). Each entry is two lines whatever the item holds: a title or URL
+    /// with a line break in it cannot add an entry.
     static func m3u(items: [MediaItem], paths: [ItemID: String]) -> (text: String, count: Int) {
         var out = "#EXTM3U\n"
         var count = 0
         for item in items {
-            guard let target = paths[item.id] ?? item.enclosure?.url ?? (item.kind == .video ? item.url : nil) else { continue }
-            let seconds = item.duration.map { Int($0.rounded()) } ?? -1
-            let title = DisplayText.clean(item.title).replacingOccurrences(of: "\n", with: " ")
-            out += "#EXTINF:\(seconds),\(title)\n\(target)\n"
+            let local = paths[item.id].flatMap { path in
+                path.hasPrefix("/") && !path.unicodeScalars.contains { $0.properties.generalCategory == .control } ? path : nil
+            }
+            let stream = (item.enclosure?.url ?? (item.kind == .video ? item.url : nil)).flatMap(webLink)
+            guard let target = local ?? stream else { continue }
+            let seconds = item.duration.flatMap { Int(finite: $0.rounded()) }.map { max(0, $0) } ?? -1
+            out += "#EXTINF:\(seconds),\(DisplayText.clean(item.title))\n\(target)\n"
             count += 1
         }
         return (out, count)
+    }
+
+    /// `link` when it is an http(s) URL with no space or control character in it.
+    static func webLink(_ link: String) -> String? {
+        guard let checked = MediaItem.checkedLink(link), let scheme = URL(string: checked)?.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+        else { return nil }
+        return checked
     }
 
     static func escape(_ text: String) -> String {

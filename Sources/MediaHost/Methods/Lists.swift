@@ -322,6 +322,21 @@ public struct ListsImport: RPCMethod {
         public var skipped: [String]
     }
 
+    /// An item of a list from elsewhere (a file, another machine), as it is kept: checked as any
+    /// item is, and with links only to the web (a `file:` or `javascript:` link in someone else's
+    /// list is nothing this machine should open or play).
+    static func received(_ item: MediaItem) -> MediaItem {
+        func web(_ link: String?) -> String? { link.flatMap(ListWriter.webLink) }
+        var item = item.checked()
+        item.url = web(item.url)
+        item.artwork = web(item.artwork)
+        if let enclosure = item.enclosure, web(enclosure.url) == nil { item.enclosure = nil }
+        if let entities = item.entities {
+            item.entities = entities.filter { $0.type == .hashtag || $0.type == .mention || web($0.value) != nil }
+        }
+        return item
+    }
+
     public func run(on host: HostRuntime) async throws -> Response {
         let bytes: [UInt8]
         if let text {
@@ -377,11 +392,12 @@ public struct ListsImport: RPCMethod {
                     skipped.append("\(item.id): its provider or kind does not match its id")
                     continue
                 }
-                items.append(item)
+                items.append(Self.received(item))
             }
         case .m3u:
             throw HostError.invalidArgument("M3U is for players: lists are exported as M3U, imported from OPML or JSON")
         }
+        items = items.map { $0.checked() }
         guard items.count <= MediaStore.listLimit else {
             throw HostError.invalidArgument("the file has \(items.count) entries; a list holds \(MediaStore.listLimit) at most")
         }

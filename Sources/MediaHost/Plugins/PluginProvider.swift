@@ -74,7 +74,7 @@ final class PluginProvider: MediaProvider {
             MediaItem.self, try await process.call("provider.item", ["id": .string(id.description)], timeout: timeout),
             plugin: self.id, method: "provider.item")
         try check([item], method: "provider.item")
-        return item
+        return item.checked()
     }
 
     func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
@@ -102,7 +102,9 @@ final class PluginProvider: MediaProvider {
         let page = try PluginReply.decode(
             Page.self, try await process.call(method, params, timeout: timeout), plugin: id, method: method)
         try check(page.items, method: method)
-        return page
+        var checked = page
+        checked.items = page.items.map { $0.checked() }
+        return checked
     }
 
     /// Items must be the plugin's own (`<id>:<kind>:<native id>` with `provider` = its id).

@@ -195,7 +195,8 @@ public final class HostRuntime: Sendable {
         let playbacks = try await store.playbacks(for: ids)
         let lists = try await store.listNames(for: ids)
         return items.map { item in
-            var item = item
+            // Whatever made it (a provider, a plugin, a list from elsewhere), it leaves checked.
+            var item = item.checked()
             item.lists = lists[item.id]
             item.favorite = favorites.contains(item.id)
             item.download = downloads[item.id].map(\.info)
