@@ -97,7 +97,10 @@ extension ItemID {
 
     /// The id of the show whose feed is at `url` (http or https), for `provider`.
     public static func feed(_ url: String, provider: String = "podcasts") -> ItemID? {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+        // Foundation encodes what a URL cannot hold; a feed URL with a space or a control
+        // character in it is refused instead (it came from a hostile or broken file).
+        guard !url.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
+            let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
             parsed.host?.isEmpty == false
         else { return nil }
         let encoded = Data(url.utf8).base64EncodedString()

@@ -16,8 +16,14 @@ public enum ServiceReason {
         if let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] {
             return fromJSON(object)
         }
-        let text = String(decoding: body.prefix(2000), as: UTF8.self)
+        var text = String(decoding: body.prefix(2000), as: UTF8.self)
         guard !text.contains("\u{FFFD}") else { return nil }
+        // An HTML page says why in its body; its head's title is often only the status.
+        if let head = text.range(of: "<head", options: .caseInsensitive),
+            let end = text.range(of: "</head>", options: .caseInsensitive, range: head.upperBound..<text.endIndex)
+        {
+            text.removeSubrange(head.lowerBound..<end.upperBound)
+        }
         let plain = HTMLText.plain(text).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return shorten(plain)
     }

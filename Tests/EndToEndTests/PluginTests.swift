@@ -364,11 +364,17 @@ import Testing
                 #"{"jsonrpc":"2.0","id":\#(id),"method":"media.search","params":{"provider":"\#(provider)","query":"x"}}"#)
         }
         search(1, "slow")
-        try await Task.sleep(for: .milliseconds(500))
+        // Cancelled once the plugin has the request (started and initialized first).
+        let seen = dataDir + "/plugins/slow/seen"
+        let asked = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < asked,
+            !((try? String(contentsOfFile: seen, encoding: .utf8))?.contains("provider.search") ?? false)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         process.sendLine(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
         #expect(await process.messages(1).first?["error"]?["code"] == -32800)
-        let seen = dataDir + "/plugins/slow/seen"
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline,
             !((try? String(contentsOfFile: seen, encoding: .utf8))?.contains("$/cancelRequest") ?? false)
         {

@@ -118,11 +118,30 @@ final class EpisodeBatch: @unchecked Sendable {
 final class ResponseHead: @unchecked Sendable {
     private let lock = NSLock()
     private var kept: [String: String] = [:]
+    private var status = 0
+    private var errorText = Data()
+    /// Enough of an error's body to say why.
+    static let errorBodyLimit = 4096
 
     func keep(_ headers: [String: String], status: Int) -> Bool {
-        lock.withLock { kept = headers }
-        return status == 200
+        lock.withLock {
+            kept = headers
+            self.status = status
+        }
+        return true
     }
 
     var headers: [String: String] { lock.withLock { kept } }
+
+    /// Keeps the start of an error's body (for its reason).
+    /// - Returns: nil for a 200 (the chunk is the feed's), else whether to read on.
+    func errorChunk(_ chunk: UnsafeRawBufferPointer) -> Bool? {
+        lock.withLock {
+            guard status != 200 else { return nil }
+            errorText.append(contentsOf: chunk.prefix(Self.errorBodyLimit - errorText.count))
+            return errorText.count < Self.errorBodyLimit
+        }
+    }
+
+    var errorBody: Data { lock.withLock { errorText } }
 }

@@ -248,7 +248,7 @@ public struct PodcastsProvider: MediaProvider {
             defer { body.finish() }
             return try await http.stream(
                 request, offset: 0, onHead: { status, headers in received.keep(headers, status: status) },
-                onData: { body.write($0, limit: Self.maxFeedSize) }, progress: nil)
+                onData: { received.errorChunk($0) ?? body.write($0, limit: Self.maxFeedSize) }, progress: nil)
         }
         // However reading ends (a feed that cannot be read, cancellation), the transfer ends with
         // it; after a whole read it has ended already.
@@ -269,7 +269,7 @@ public struct PodcastsProvider: MediaProvider {
                 if head.status == 304, let kept { return kept }
                 guard head.status == 200 else {
                     if let kept, head.status >= 500 { return kept }
-                    let response = HTTPResponse(status: head.status, headers: head.headers, body: Data(), url: url)
+                    let response = HTTPResponse(status: head.status, headers: head.headers, body: received.errorBody, url: url)
                     throw Self.error(for: response, what: "the feed \(name)")
                 }
             }

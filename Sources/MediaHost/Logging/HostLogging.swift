@@ -9,7 +9,9 @@ import Synchronization
 /// A server that echoes a request (proxies and some APIs do) puts the key in its error body; this
 /// is what keeps it from reaching a person, a log or a file.
 ///
-/// Each secret is looked for as it is, percent-encoded (as it sat in a URL) and JSON-escaped.
+/// Each secret is looked for as it is, percent-encoded as URLs carry it (every character but
+/// RFC 3986's unreserved ones, or all but letters and digits, or as a query allows; with upper or
+/// lower case hex) and JSON-escaped.
 public final class Redactor: Sendable {
     public static let mask = "***"
     /// Shorter values are not secrets worth masking (and would mask ordinary words).
@@ -22,8 +24,11 @@ public final class Redactor: Sendable {
         var forms = Set<String>()
         for value in values where value.utf8.count >= Self.minimumLength {
             forms.insert(value)
-            if let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.insert(encoded) }
-            if let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) { forms.insert(encoded) }
+            for allowed in [Self.unreserved, .alphanumerics, .urlQueryAllowed] {
+                guard let encoded = value.addingPercentEncoding(withAllowedCharacters: allowed) else { continue }
+                forms.insert(encoded)
+                forms.insert(Self.lowercasingHex(encoded))
+            }
             let escaped = String(decoding: JSONWriter.bytes(.string(value)).dropFirst().dropLast(), as: UTF8.self)
             forms.insert(escaped)
             forms.insert(escaped.replacingOccurrences(of: "/", with: "\\/"))  // encoders that escape slashes
@@ -32,6 +37,27 @@ public final class Redactor: Sendable {
     }
 
     public var isEmpty: Bool { patterns.withLock { $0.isEmpty } }
+
+    /// RFC 3986's unreserved characters: what every encoder leaves as it is.
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// "%2F" as "%2f" (both are the same byte to a server).
+    static func lowercasingHex(_ encoded: String) -> String {
+        var out = ""
+        var afterPercent = 0
+        for character in encoded {
+            if character == "%" {
+                afterPercent = 2
+                out.append(character)
+            } else if afterPercent > 0 {
+                afterPercent -= 1
+                out += character.lowercased()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
 
     public func redact(_ text: String) -> String {
         let values = patterns.withLock { $0 }

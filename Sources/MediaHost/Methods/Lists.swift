@@ -251,20 +251,23 @@ public struct ListsExport: RPCMethod {
     }
     public func run(on host: HostRuntime) async throws -> Response {
         let items = try await host.listContents(name)
-        let text: String
+        let written: String
         let count: Int
         switch format {
         case .opml:
-            (text, count) = ListWriter.opml(title: "mediahost: \(name)", items: items)
+            (written, count) = ListWriter.opml(title: "mediahost: \(name)", items: items)
         case .json:
-            text = try ListWriter.json(name: name, items: items)
+            written = try ListWriter.json(name: name, items: items)
             count = items.count
         case .m3u:
             let downloads = try await host.store.downloads(for: items.map(\.id))
             var paths: [ItemID: String] = [:]
             for (id, record) in downloads where record.state == .completed { paths[id] = record.path }
-            (text, count) = ListWriter.m3u(items: items, paths: paths)
+            (written, count) = ListWriter.m3u(items: items, paths: paths)
         }
+        // Snapshots keep what a provider gave (a plugin's item URL may carry its token, which it
+        // needs to play); a file written here leaves the host, so no secret goes with it.
+        let text = host.redactor.redact(written)
         guard let path else { return Response(name: name, format: format, count: count, text: text) }
         let expanded = (path as NSString).expandingTildeInPath
         do {

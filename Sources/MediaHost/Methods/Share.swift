@@ -82,7 +82,8 @@ public struct ShareStart: RPCMethod {
         if let old = host.shares.remove(shownName) {
             old.server.stop()
         }
-        let document = Array(try ListWriter.json(name: shownName, items: items).utf8)
+        // What another machine receives carries no secret of this one (see ListsExport).
+        let document = Array(host.redactor.redact(try ListWriter.json(name: shownName, items: items)).utf8)
         let registry = host.shares
         let server = try ShareServer(name: shownName, document: document, minutes: minutes, port: port ?? 0) {
             registry.remove(shownName)?.announcement?.withdraw()

@@ -39,11 +39,31 @@ public struct HostPaths: Sendable, Equatable {
             dataDirFlag ?? env["MEDIAHOST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? xdg("XDG_DATA_HOME", ".local/share") + "/mediahost"
         let cacheDir = xdg("XDG_CACHE_HOME", ".cache") + "/mediahost"
-        return HostPaths(configFile: absolute(configFile), dataDir: absolute(dataDir), cacheDir: absolute(cacheDir))
+        return HostPaths(configFile: canonical(configFile), dataDir: canonical(dataDir), cacheDir: canonical(cacheDir))
     }
 
-    private static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        return FileManager.default.currentDirectoryPath + "/" + path
+    /// One spelling per place: absolute, without `.`, `..`, doubled or trailing slashes, and
+    /// with symbolic links resolved as far as the path exists. A data dir is known by it (the
+    /// service's socket is named after it), so `/x/data/`, `/x/./data` and a link to it are the
+    /// same data dir with the same service.
+    public static func canonical(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var parts: [Substring] = []
+        for part in absolute.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": _ = parts.popLast()
+            default: parts.append(part)
+            }
+        }
+        // The longest part that exists is resolved by the kernel; the rest is kept as written.
+        for existing in stride(from: parts.count, through: 1, by: -1) {
+            guard let resolved = realpath("/" + parts[..<existing].joined(separator: "/"), nil) else { continue }
+            defer { free(resolved) }
+            let base = String(cString: resolved)
+            let rest = parts[existing...].joined(separator: "/")
+            return rest.isEmpty ? base : (base == "/" ? "/" : base + "/") + rest
+        }
+        return "/" + parts.joined(separator: "/")
     }
 }
