@@ -72,9 +72,11 @@ struct ServeCommand: AsyncParsableCommand {
             let source = DispatchSource.makeSignalSource(signal: signalNumber)
             source.setEventHandler {
                 socket.remove()
-                // Where playback got to is kept (mpv plays on; the next process takes it over).
+                // Where playback got to is kept (mpv plays on; the next process takes it over), and
+                // downloads stop where they are, saved as queued for the next process to resume.
                 Task.detached {
                     await host.player.saveNow()
+                    await host.downloads.handOver()
                     Glibc.exit(0)
                 }
                 DispatchQueue.global().asyncAfter(deadline: .now() + 2) { Glibc.exit(0) }

@@ -148,6 +148,86 @@ import Testing
         }
     }
 
+    /// Settings changed by any process of the data dir reach the running service: a front end
+    /// that set host.background to never and back to auto (in its own process, then) attaches
+    /// again; downloads.concurrency set with --no-service is the service's too.
+    @Test func settingsChangedAnywhereReachTheService() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let service = try MediahostProcess(["serve"], dataDir: dataDir)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+        let servicePID = Int(service.process.processIdentifier)
+        func answeredBy() async throws -> Int? {
+            let info = try await runMediahost(["call", "host.info"], dataDir: dataDir)
+            return try JSONValue(parsing: info.stdout)["pid"]?.intValue
+        }
+        func until(_ condition: () async throws -> Bool) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if try await condition() { return true }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return false
+        }
+        #expect(try await answeredBy() == servicePID)
+        _ = try await runMediahost(["call", "config.set", #"{"key":"host.background","value":"never"}"#], dataDir: dataDir)
+        #expect(try await answeredBy() != servicePID, "never: calls run in their own process")
+        _ = try await runMediahost(["call", "config.set", #"{"key":"host.background","value":"auto"}"#], dataDir: dataDir)
+        #expect(try await until { try await answeredBy() == servicePID }, "auto again: the service is used again")
+        _ = try await runMediahost(
+            ["--no-service", "call", "config.set", #"{"key":"downloads.concurrency","value":2}"#], dataDir: dataDir)
+        let seen = try await until {
+            let entry = try await runMediahost(["call", "config.get", #"{"key":"downloads.concurrency"}"#], dataDir: dataDir)
+            return try JSONValue(parsing: entry.stdout).arrayValue?.first?["value"] == "2"
+        }
+        #expect(seen, "the service reads the setting made elsewhere")
+    }
+
+    /// A download the service runs belongs to it: a front end started in its own process
+    /// meanwhile leaves it alone (no state changes, no notifications) and lists it as running;
+    /// after the service stops, the listing shows the bytes on disk and the download as queued.
+    @Test func aDownloadBelongsToTheProcessThatRunsIt() async throws {
+        let (sandbox, base) = try await startSandboxProcess(rate: 100_000)
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+        let episode = try await Self.episode(dataDir, environment)
+        let started = try await runMediahost(
+            ["call", "downloads.start", #"{"id":"\#(episode.id)"}"#], dataDir: dataDir, environment: environment)
+        let path = try #require(
+            try JSONValue(parsing: started.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["path"]?.stringValue)
+        func partSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0 }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while partSize() < 100_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+
+        let frontEnd = try MediahostProcess(["--no-service", "rpc"], dataDir: dataDir, environment: environment)
+        defer { frontEnd.process.terminate() }
+        frontEnd.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"downloads.list"}"#)
+        var messages: [JSONValue] = []
+        let listening = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < listening, let message = await frontEnd.next(timeout: .milliseconds(500))?.value {
+            messages.append(message)
+        }
+        let listed = try #require(messages.first { $0["id"] == 1 }?["result"]?.arrayValue?.first, "\(messages)")
+        #expect(listed["state"] == "running", "\(listed)")
+        #expect(messages.filter { $0["method"] == "downloads.state" }.isEmpty, "it says nothing of another's download")
+        let fromService = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+        #expect(try JSONValue(parsing: fromService.stdout).arrayValue?.first?["state"] == "running", "\(fromService.stdout)")
+        frontEnd.closeInput()
+        _ = await frontEnd.waitForExit()
+
+        let stopped = try await runMediahost(["serve", "--stop"], dataDir: dataDir)
+        #expect(stopped.stdout.contains("stopped the service"))
+        let after = try await runMediahost(
+            ["--no-service", "call", "downloads.list"], dataDir: dataDir, environment: environment)
+        let row = try #require(try JSONValue(parsing: after.stdout).arrayValue?.first, "\(after.stdout)\(after.stderr)")
+        #expect(row["state"] == "queued", "\(row)")
+        #expect(row["bytes"]?.intValue == partSize(), "the bytes on disk: \(row)")
+    }
+
     @Test func aServiceKilledMidDownloadIsReplacedAndResumes() async throws {
         let (sandbox, base) = try await startSandboxProcess(rate: 2_000_000)
         defer { sandbox.process.terminate() }

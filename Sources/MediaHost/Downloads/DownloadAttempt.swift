@@ -248,3 +248,28 @@ struct DownloadAttempt {
         header.split(separator: "/").last.flatMap { Int64($0) }
     }
 }
+
+/// Which process runs a download: the one holding an exclusive `flock` on its `.part` file, as
+/// `DownloadAttempt` does while it transfers. Other processes of the data dir read such a download
+/// and leave it alone.
+enum DownloadLock {
+    /// Whether another process holds the lock now (false when there is no `.part` file).
+    static func isHeldElsewhere(_ partPath: String) -> Bool {
+        let fd = open(partPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        // Shared: probes never stand in each other's way, and an exclusive holder is seen.
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
+    /// The bytes in the `.part` file, or nil when there is none.
+    static func partSize(_ partPath: String) -> Int64? {
+        var info = stat()
+        guard stat(partPath, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+}

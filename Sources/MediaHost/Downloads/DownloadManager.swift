@@ -31,6 +31,12 @@ public actor DownloadManager {
     private var stopReasons: [ItemID: DownloadRecord.State] = [:]
     /// Set by `handOver`: this process starts no more downloads.
     private var handingOver = false
+    /// Downloads another process of the data dir runs (it holds their lock): left to it, looked
+    /// at again now and then in case that process went away.
+    private var elsewhere: Set<ItemID> = []
+
+    /// How often a download another process runs is looked at again.
+    static let elsewhereRecheck: Duration = .seconds(5)
 
     static let transientRetries = 3
 
@@ -156,6 +162,8 @@ public actor DownloadManager {
     public func resumeInterrupted() async {
         do {
             for var record in try await store.downloads(in: [.running, .queued]) where tasks[record.id] == nil {
+                // Running in another process (the service, a front end): it is that one's.
+                guard !DownloadLock.isHeldElsewhere(record.partPath) else { continue }
                 record.state = .queued
                 if let source = await refreshSource(record.id) { record.url = source.url.absoluteString }
                 try await save(record, announce: true)
@@ -204,7 +212,7 @@ public actor DownloadManager {
         let limit = max(1, concurrency())
         guard tasks.count < limit, let queued = try? await store.downloads(in: [.queued]) else { return }
         // No suspension from the check to the insertion: two fills cannot start one download twice.
-        for record in queued where tasks.count < limit && tasks[record.id] == nil {
+        for record in queued where tasks.count < limit && tasks[record.id] == nil && !elsewhere.contains(record.id) {
             let manager = self
             tasks[record.id] = Task.detached { await manager.run(record) }
         }
@@ -216,6 +224,33 @@ public actor DownloadManager {
         pump()
     }
 
+    /// Leaves a download to the process that holds its lock, and looks again later: if that
+    /// process has gone (killed mid-download), this one takes it over.
+    private func leaveToAnotherProcess(_ id: ItemID) {
+        elsewhere.insert(id)
+        tasks[id] = nil
+        stopReasons[id] = nil
+        Task {
+            try? await Task.sleep(for: Self.elsewhereRecheck)
+            await self.lookAgain(id)
+        }
+    }
+
+    private func lookAgain(_ id: ItemID) async {
+        elsewhere.remove(id)
+        guard var record = try? await store.download(id) else { return }
+        guard !DownloadLock.isHeldElsewhere(record.partPath) else {
+            leaveToAnotherProcess(id)
+            return
+        }
+        // Its process is gone: what it left running is queued here.
+        if record.state == .running {
+            record.state = .queued
+            try? await save(record, announce: true)
+        }
+        pump()
+    }
+
     // MARK: Running one download
 
     private func run(_ start: DownloadRecord) async {
@@ -223,6 +258,11 @@ public actor DownloadManager {
         // Someone may have paused or cancelled it since it was listed as queued.
         guard let current = try? await store.download(record.id), current.state == .queued else {
             finished(record.id)
+            return
+        }
+        // Another process runs it: nothing here changes its record or says anything about it.
+        guard !DownloadLock.isHeldElsewhere(current.partPath) else {
+            leaveToAnotherProcess(record.id)
             return
         }
         record = current
@@ -262,9 +302,9 @@ public actor DownloadManager {
                 record.note = note
                 try? await save(record, announce: true)
             case .busy:
-                // Another process holds this download's lock; leave it to that process.
-                record.state = .queued
-                try? await store.updateDownload(record)
+                // Another process took its lock meanwhile: it is that one's (which says so).
+                leaveToAnotherProcess(record.id)
+                return
             case .transient(let reason) where attempt < Self.transientRetries:
                 attempt += 1
                 logger.notice("download \(record.id) will retry (\(attempt)/\(Self.transientRetries)): \(reason)")

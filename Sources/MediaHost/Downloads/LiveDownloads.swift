@@ -36,7 +36,9 @@ public final class LiveDownloads: Sendable {
     /// The running download's latest report, if it is running here.
     public func report(for id: ItemID) -> DownloadProgress? { progress.withLock { $0[id.description]?.report } }
 
-    /// A listing's row with the running transfer's figures.
+    /// A listing's row with the running transfer's figures. One running in another process
+    /// shows the bytes on disk (its process saves the count only now and then); one left
+    /// running by a process that has gone is queued (the next front end or service resumes it).
     func current(_ record: DownloadRecord) -> Download {
         var download = Download(record)
         if record.state == .running, let report = report(for: record.id) {
@@ -44,7 +46,13 @@ public final class LiveDownloads: Sendable {
             download.total = report.total ?? download.total
             download.rate = report.rate
             download.eta = report.eta
+            return download
         }
+        guard record.state != .completed, record.bytes > 0 || record.state == .running,
+            let size = DownloadLock.partSize(record.partPath)
+        else { return download }
+        download.bytes = max(download.bytes, size)
+        if record.state == .running, !DownloadLock.isHeldElsewhere(record.partPath) { download.state = .queued }
         return download
     }
 }

@@ -15,6 +15,8 @@ public struct HostPaths: Sendable, Equatable {
     /// Login sessions and secret settings: 0600 files in a 0700 folder.
     public var authDir: String { dataDir + "/auth" }
     public var secretSettings: String { authDir + "/settings.json" }
+    /// Touched by `config.set`, so every process of the data dir reads the settings again.
+    public var settingsStamp: String { dataDir + "/settings.changed" }
     /// Plugins: a folder each, with its plugin.toml.
     public var plugins: String { dataDir + "/plugins" }
 

@@ -56,7 +56,14 @@ public final class HostRuntime: Sendable {
             store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
         let config = try HostConfig(
             file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
-        configBox = ConfigBox(config)
+        let store = self.store
+        configBox = ConfigBox(config, watching: [paths.configFile, paths.settingsStamp]) {
+            guard
+                let values = try? Self.storedSettings(
+                    store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
+            else { return nil }
+            return try? HostConfig(file: paths.configFile, providers: descriptors, storeValues: values, environment: environment)
+        }
         pluginIdle.seconds = config.seconds(HostSettings.pluginIdle)
         let redactor = Redactor()
         self.redactor = redactor
@@ -72,17 +79,24 @@ public final class HostRuntime: Sendable {
         let sources = SourceLookup()
         downloads = DownloadManager(
             store: store, http: http, events: events, logger: logger, redactor: redactor, root: paths.downloads,
-            concurrency: { configBox.state.withLock { $0.integer(HostSettings.downloadsConcurrency) } },
+            concurrency: { configBox.current.integer(HostSettings.downloadsConcurrency) },
             refreshSource: { id in await sources.host?.freshSource(id) })
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
-            limit: { Int64(configBox.state.withLock { $0.integer(HostSettings.cacheMaxMB) }) * 1_000_000 })
+            limit: { Int64(configBox.current.integer(HostSettings.cacheMaxMB)) * 1_000_000 })
         let mpvSocket = ServiceSocket(paths: paths, environment: environment).playerPath
         player = PlayerController(
             store: store, events: events, logger: logger, socketPath: mpvSocket,
             statePath: paths.dataDir + "/run/player.json")
         sources.host = self
         refreshSecrets()
+        configBox.onReload.withLock {
+            $0 = { [weak self] config in
+                pluginIdle.seconds = config.seconds(HostSettings.pluginIdle)
+                self?.refreshSecrets()
+                self?.registry.invalidate()
+            }
+        }
     }
 
     /// Tells the redactor every secret now in effect: secret settings and login sessions' tokens.
@@ -120,11 +134,14 @@ public final class HostRuntime: Sendable {
     /// The one entry point of both front ends.
     public var dispatcher: Dispatcher { Dispatcher(host: self) }
 
-    public var config: HostConfig { configBox.state.withLock { $0 } }
+    /// The settings in effect: read again when another process of the data dir changed them.
+    public var config: HostConfig { configBox.current }
 
-    /// Changes configuration and re-creates providers so the change applies at once.
+    /// Changes configuration and re-creates providers so the change applies at once; the other
+    /// processes of the data dir (the service, front ends) read it again at their next use.
     func updateConfig(_ change: (inout HostConfig) -> Void) {
         configBox.state.withLock { change(&$0) }
+        configBox.announceChange(stamp: paths.settingsStamp)
         refreshSecrets()
         registry.invalidate()
     }
@@ -219,10 +236,63 @@ public final class HostRuntime: Sendable {
     }
 }
 
-/// The configuration, shared with what reads it later (the download manager's limit).
+/// The configuration, shared with what reads it later (the download manager's limit), and read
+/// again when another process of the data dir changed it: `config.set` touches the data dir's
+/// settings stamp, and config.toml may be edited by hand. One `stat` of each, at most ten times a
+/// second, tells.
 final class ConfigBox: Sendable {
+    struct Stamp: Equatable {
+        var seconds: Int
+        var nanoseconds: Int
+        var size: Int
+
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            seconds = info.st_mtim.tv_sec
+            nanoseconds = info.st_mtim.tv_nsec
+            size = Int(info.st_size)
+        }
+    }
+
     let state: Mutex<HostConfig>
-    init(_ config: HostConfig) { state = Mutex(config) }
+    /// What the watched files looked like when last read, and when they were last looked at.
+    private let seen: Mutex<(stamps: [Stamp?], checked: ContinuousClock.Instant)>
+    private let files: [String]
+    private let reload: @Sendable () -> HostConfig?
+    /// Told of each configuration read again.
+    let onReload = Mutex<(@Sendable (HostConfig) -> Void)?>(nil)
+
+    static let checkInterval: Duration = .milliseconds(100)
+
+    init(_ config: HostConfig, watching files: [String] = [], reload: @escaping @Sendable () -> HostConfig? = { nil }) {
+        state = Mutex(config)
+        self.files = files
+        self.reload = reload
+        seen = Mutex((files.map(Stamp.init), .now))
+    }
+
+    /// The configuration, read again first when a watched file changed.
+    var current: HostConfig {
+        let changed = seen.withLock { seen -> Bool in
+            guard ContinuousClock.now - seen.checked >= Self.checkInterval else { return false }
+            seen.checked = .now
+            let stamps = files.map(Stamp.init)
+            defer { seen.stamps = stamps }
+            return stamps != seen.stamps
+        }
+        if changed, let config = reload() {
+            state.withLock { $0 = config }
+            onReload.withLock { $0 }?(config)
+        }
+        return state.withLock { $0 }
+    }
+
+    /// Tells the other processes that the settings changed (this one has them already).
+    func announceChange(stamp: String) {
+        try? Data("\(Date().timeIntervalSince1970)\n".utf8).write(to: URL(fileURLWithPath: stamp), options: .atomic)
+        seen.withLock { $0.stamps = files.map(Stamp.init) }
+    }
 }
 
 /// Lets the download manager ask the host for fresh media URLs without owning it.
