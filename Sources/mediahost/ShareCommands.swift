@@ -80,7 +80,7 @@ struct ShareCommand: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(250))
         }
-        say("the offer has ended")
+        say("the offer has ended" + (host.shareEnding(offer.name).map { ": \($0)" } ?? ""))
     }
 
     nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []

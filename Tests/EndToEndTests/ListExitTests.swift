@@ -84,6 +84,25 @@ import Testing
         #expect(!(feeds.value?.jsonString ?? "").contains("\\u001b") && !(feeds.value?.jsonString ?? "").contains("\\n"))
     }
 
+    /// An OPML file of 16 MB with 200,000 feeds is refused while it is read, at the first feed
+    /// past what a list holds, not after each was made an item.
+    @Test func anOversizedOPMLIsRefusedAtTheFirstFeedTooMany() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        var text = #"<?xml version="1.0"?><opml version="2.0"><head><title>Big</title></head><body>"# + "\n"
+        var n = 0
+        while text.utf8.count < 16_000_000 {
+            text += #"<outline type="rss" text="Show \#(n)" xmlUrl="http://example.com/f\#(n).xml"/>"# + "\n"
+            n += 1
+        }
+        text += "</body></opml>\n"
+        let file = dataDir + "/big.opml"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try await Self.call("lists.import", #"{"path":"\#(file)"}"#, dataDir: dataDir)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("more than 10000 feeds"), "\(result.stderr)")
+        #expect(try await Self.call("lists.list", "{}", dataDir: dataDir).value?.arrayValue?.count ?? 0 <= 1, "no list made")
+    }
+
     /// One data dir, however it is written: with a trailing slash, through `.` or a symbolic
     /// link, it is the same service.
     @Test func aDataDirHasOneServiceHoweverItIsSpelled() async throws {

@@ -122,6 +122,93 @@ import Testing
         #expect(cut.status == 1, "\(cut.stdout)")
     }
 
+    /// A TCP connection to the offer's port from a loopback address of one's choosing.
+    static func connect(from source: String, to port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Slowloris: 64 connections from 16 addresses, each sending a byte of its request every
+    /// 2 s. A receiver that cannot get in is told the sender is busy (at once when its budget is
+    /// shorter than the sender's Retry-After, else after waiting that long); the dribblers are
+    /// cut off at the request's one deadline, and then a receiver is served.
+    @Test func connectionsThatDribbleAreCutOffAndReceiversToldTheSenderIsBusy() async throws {
+        let (sender, code, address, _) = try await Self.offer(minutes: 2)
+        defer { sender.process.terminate() }
+        let port = try #require(Int(address.split(separator: ":").last ?? ""))
+        var dribblers: [Int32] = []
+        for host in 2...17 {
+            for _ in 0..<4 {
+                if let fd = Self.connect(from: "127.0.0.\(host)", to: port) { dribblers.append(fd) }
+            }
+        }
+        defer { dribblers.forEach { close($0) } }
+        try #require(dribblers.count == 64)
+        for fd in dribblers { _ = send(fd, "G", 1, Int32(MSG_NOSIGNAL)) }
+        let receiver = try makeTemporaryDirectory()
+        let busy = try await runMediahost(
+            ["receive", address, code], dataDir: receiver, environment: ["MEDIAHOST_HTTP_TIMEOUT": "3"])
+        #expect(busy.status == 1 && busy.stderr.contains("busy"), "\(busy.stdout)\(busy.stderr)")
+
+        // Dribbling on: every connection is closed by the sender by its deadline (5 s).
+        var open = Set(dribblers)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !open.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .seconds(2))
+            for fd in open where send(fd, "E", 1, Int32(MSG_NOSIGNAL)) < 0 { open.remove(fd) }
+            for fd in open {
+                var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                var byte: UInt8 = 0
+                if poll(&probe, 1, 0) == 1, recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == 0 { open.remove(fd) }
+            }
+        }
+        #expect(open.isEmpty, "\(open.count) dribbling connections are still open")
+        let served = try await runMediahost(["receive", address, code, "--into", "Later"], dataDir: receiver)
+        #expect(served.status == 0 && served.stdout.contains("received 7"), "\(served.stdout)\(served.stderr)")
+    }
+
+    /// 20 wrong codes (from 4 addresses: 5 each is one address's limit) end the offer, and the
+    /// sender is told why.
+    @Test func twentyWrongCodesEndTheOfferAndTheSenderSaysWhy() async throws {
+        let (sender, _, address, _) = try await Self.offer(minutes: 2)
+        defer { sender.process.terminate() }
+        let port = try #require(Int(address.split(separator: ":").last ?? ""))
+        for host in 2...5 {
+            for _ in 0..<5 {
+                let fd = try #require(Self.connect(from: "127.0.0.\(host)", to: port))
+                let request = Array("GET /list?code=WXYZ-2345 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var answer = [UInt8](repeating: 0, count: 512)
+                _ = answer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                close(fd)
+            }
+        }
+        #expect(await sender.waitForExit(timeout: .seconds(30)) == 0)
+        var rest = ""
+        while let line = await sender.next(timeout: .milliseconds(200)) { rest += String(decoding: line.raw, as: UTF8.self) }
+        #expect(rest.contains("the offer has ended: 20 wrong codes were tried"), "\(rest)")
+    }
+
     /// DNS-SD through a real Avahi daemon: started here (with its own system bus) when the tests
     /// run as root and it is installed and not running; otherwise the test says it skipped.
     @Test func announcedOffersAreFoundAndReceivedByName() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import MediaKit
+import MediaStore
 
 /// The formats lists go out and come in as: OPML 2.0 (podcast subscriptions, as podcast apps
 /// exchange them), mediahost's own JSON (ids and snapshots of any provider, exact round trip) and
@@ -40,9 +41,15 @@ final class OPMLReader: XMLStreamDelegate {
     private var inHeadTitle = false
     private var headTitle: [UInt8] = []
     private var seen = Set<String>()
+    /// The stream reading the file, stopped at the first feed past `maxOutlines`.
+    private weak var stream: XMLStream?
+    private(set) var tooMany = false
 
     /// The largest OPML file read (a subscription list is kilobytes).
     static let maxSize = 16 << 20
+    /// The most feeds read: what a list holds. The file is refused at the next one, while it is
+    /// read, not after every entry was made into an item.
+    static let maxOutlines = MediaStore.listLimit
 
     static func read(_ bytes: [UInt8]) throws -> OPMLReader {
         guard bytes.count <= maxSize else { throw HostError.invalidArgument("the OPML file is larger than 16 MB") }
@@ -52,11 +59,16 @@ final class OPMLReader: XMLStreamDelegate {
         bytes.withUnsafeBytes { decoder.decode($0, into: &text) }
         decoder.finish(into: &text)
         let stream = XMLStream(delegate: reader)
+        reader.stream = stream
         do {
             try stream.feed(text)
-            try stream.finish()
+            if !reader.tooMany { try stream.finish() }
         } catch {
             throw HostError.invalidArgument("this is not an OPML file mediahost can read: \(error)")
+        }
+        guard !reader.tooMany else {
+            throw HostError.invalidArgument(
+                "the OPML file has more than \(maxOutlines) feeds; a list holds \(maxOutlines) at most")
         }
         return reader
     }
@@ -74,6 +86,11 @@ final class OPMLReader: XMLStreamDelegate {
                 return
             }
             guard seen.insert(url).inserted else { return }
+            guard outlines.count < Self.maxOutlines else {
+                tooMany = true
+                stream?.stop()
+                return
+            }
             let title = [attributes.value("title"), attributes.value("text")].compactMap { $0 }
                 .map { DisplayText.clean($0).trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
             outlines.append(OPMLOutline(title: title, feedURL: url, htmlURL: attributes.value("htmlUrl")))

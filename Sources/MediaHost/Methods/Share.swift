@@ -11,13 +11,24 @@ final class ShareRegistry: Sendable {
         let announcement: DNSSDAnnouncement?
     }
     private let offers = Mutex<[String: Offer]>([:])
+    /// Why each offer that ended here ended, by name.
+    private let endings = Mutex<[String: ShareServer.Ending]>([:])
 
     func add(_ offer: Offer) { offers.withLock { $0[offer.server.name.lowercased()] = offer } }
-    func remove(_ name: String) -> Offer? { offers.withLock { $0.removeValue(forKey: name.lowercased()) } }
+    func remove(_ name: String) -> Offer? {
+        let offer = offers.withLock { $0.removeValue(forKey: name.lowercased()) }
+        if let offer { endings.withLock { $0[name.lowercased()] = offer.server.ending ?? .stopped } }
+        return offer
+    }
     var all: [Offer] { offers.withLock { Array($0.values) }.filter { !$0.server.isStopped } }
+    func ending(_ name: String) -> ShareServer.Ending? { endings.withLock { $0[name.lowercased()] } }
 }
 
 extension HostRuntime {
+    /// Why the offer of list `name` ended ("its time is up", "20 wrong codes were tried..."), once
+    /// it has.
+    public func shareEnding(_ name: String) -> String? { shares.ending(name)?.rawValue }
+
     /// Ends every offer at once, withdrawing their announcements (the process is exiting).
     public func endShares() {
         for offer in shares.all {
@@ -201,12 +212,17 @@ public struct ShareReceive: RPCMethod {
         let response: HTTPResponse
         do {
             response = try await host.http.send(request)
+        } catch let error as HTTPClientError where error.kind == .bodyTooLarge {
+            throw HostError.invalidArgument("\(address) sent more than \(OPMLReader.maxSize >> 20) MB: not a list to take")
+        } catch let error as HTTPClientError where error.kind == .timedOut {
+            throw HostError.invalidArgument("\(address) did not answer in time (the sender may be busy; try again): \(error)")
         } catch {
             throw HostError.invalidArgument(
                 "cannot reach \(address) (the offer may have ended, or the address is wrong): \(error)")
         }
         switch response.status {
         case 200: break
+        case 503: throw HostError.invalidArgument("\(address) is busy (too many connections at once); try again in a moment")
         case 403: throw HostError.invalidArgument("\(address) refused the code: check it (it is shown where the list is shared)")
         case 429: throw HostError.invalidArgument("\(address) refuses codes from here for a minute after too many wrong ones")
         case 410: throw HostError.invalidArgument("the offer at \(address) has ended; ask for it again")

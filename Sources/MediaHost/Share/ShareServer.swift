@@ -24,9 +24,16 @@ final class ShareServer: Sendable {
     private let state = Mutex<
         (
             failures: [String: (count: Int, until: Date?)], total: Int, stopped: Bool, served: Int,
-            connections: [String: Int]
+            connections: [String: Int], ending: Ending?
         )
-    >(([:], 0, false, 0, [:]))
+    >(([:], 0, false, 0, [:], nil))
+
+    /// Why an offer ended.
+    enum Ending: String, Sendable {
+        case expired = "its time is up"
+        case guessed = "20 wrong codes were tried: someone may be guessing it; offer it again for a new code"
+        case stopped = "it was stopped"
+    }
     private let onEnd: @Sendable () -> Void
 
     static let failuresPerAddress = 5
@@ -34,6 +41,9 @@ final class ShareServer: Sendable {
     static let failuresInAll = 20
     /// A request head larger than this is refused.
     static let maxRequest = 8192
+    /// The whole request head must arrive within this, however it is dribbled (a client sending
+    /// a byte every second would otherwise hold its connection, and a slot, for the whole offer).
+    static let headDeadline: Duration = .seconds(5)
     /// Connections served at once, in all and from one address; more are closed at once (each
     /// holds a thread for up to 5 s), so one client holding connections open cannot shut out others.
     static let maxConnections = 64
@@ -75,7 +85,7 @@ final class ShareServer: Sendable {
         Thread.detachNewThread { [self] in
             while !isStopped {
                 if Date() >= expires {
-                    stop()
+                    stop(.expired)
                     break
                 }
                 usleep(200_000)
@@ -85,10 +95,13 @@ final class ShareServer: Sendable {
 
     var isStopped: Bool { state.withLock { $0.stopped } }
     var served: Int { state.withLock { $0.served } }
+    /// Why the offer ended, once it has.
+    var ending: Ending? { state.withLock { $0.ending } }
 
-    func stop() {
+    func stop(_ why: Ending = .stopped) {
         let first = state.withLock { state -> Bool in
             defer { state.stopped = true }
+            if !state.stopped { state.ending = why }
             return !state.stopped
         }
         guard first else { return }
@@ -138,6 +151,10 @@ final class ShareServer: Sendable {
                 return true
             }
             guard admitted else {
+                // Told at once, so a receiver waits and tries again rather than hears nothing.
+                var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+                setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                respond(client, 503, ["error": "busy: too many connections; try again in a moment"], retryAfter: 5)
                 close(client)
                 continue
             }
@@ -154,11 +171,18 @@ final class ShareServer: Sendable {
     private func handle(_ fd: Int32, from: String) {
         defer { close(fd) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
+        let deadline = ContinuousClock.now + Self.headDeadline
         while head.count < Self.maxRequest, !Self.hasEnd(head) {
+            // One deadline for the whole head, not one per read.
+            let left = (deadline - ContinuousClock.now).milliseconds
+            guard left > 0 else { return }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(left))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return }
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return }
@@ -173,7 +197,7 @@ final class ShareServer: Sendable {
         let target = URLComponents(string: String(parts[1]))
         if isStopped || Date() >= expires {
             respond(fd, 410, ["error": "this offer has ended"])
-            stop()
+            stop(.expired)
             return
         }
         switch target?.path {
@@ -201,7 +225,7 @@ final class ShareServer: Sendable {
             if locked { return respond(fd, 429, ["error": "too many wrong codes; wait a minute"], retryAfter: 60) }
             guard right else {
                 respond(fd, 403, ["error": "wrong code"])
-                if state.withLock({ $0.total }) >= Self.failuresInAll { stop() }
+                if state.withLock({ $0.total }) >= Self.failuresInAll { stop(.guessed) }
                 return
             }
             send(fd, 200, contentType: "application/json", body: document)
