@@ -110,6 +110,19 @@ import Testing
         #expect(await process.waitForExit() == 0)
     }
 
+    /// The second `make run` on the same data dir: the sandbox is on another port, and nothing
+    /// kept from the first run (cached pages, their media links) points at the old one.
+    @Test func aSecondSandboxRunOnTheSameDataDirDownloads() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let first = try await runMediahost(["--sandbox"], input: "open podcasts:podcast:1000007919\n", dataDir: dataDir)
+        #expect(first.status == 0 && first.stdout.contains("Episode 26"), "\(first.stdout)\(first.stderr)")
+        let second = try await runMediahost(
+            ["--sandbox"], input: "open podcasts:podcast:1000007919\ndownload 1\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_SANDBOX_MEDIA_RATE": "0"])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect((second.stdout + second.stderr).contains("downloads this run: 1 completed"), "\(second.stderr)")
+    }
+
     @Test func standaloneSandboxServesAnotherProcess() async throws {
         let (sandbox, base) = try await startSandboxProcess()
         defer { sandbox.process.terminate() }

@@ -179,9 +179,12 @@ public final class HostRuntime: Sendable {
             let providerLogger = Logger(label: "\(HostRuntime.name).\(id)") { [redactor, logger] in
                 StderrLogHandler(label: $0, level: logger.logLevel, redactor: redactor)
             }
+            let providerConfig = config.providerConfig(registration.descriptor)
             return ProviderContext(
-                config: config.providerConfig(registration.descriptor), http: http, logger: providerLogger,
-                cache: StoreProviderCache(store: store, provider: id, logger: providerLogger))
+                config: providerConfig, http: http, logger: providerLogger,
+                cache: StoreProviderCache(
+                    store: store, provider: id, logger: providerLogger,
+                    namespace: StoreProviderCache.namespace(providerConfig, registration.descriptor)))
         }
     }
 
