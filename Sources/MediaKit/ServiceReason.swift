@@ -16,7 +16,7 @@ public enum ServiceReason {
         if let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] {
             return fromJSON(object)
         }
-        var text = String(decoding: body.prefix(2000), as: UTF8.self)
+        var text = String(decoding: body.prefix(16384), as: UTF8.self)
         guard !text.contains("\u{FFFD}") else { return nil }
         // An HTML page says why in its body; its head's title is often only the status.
         if let head = text.range(of: "<head", options: .caseInsensitive),
@@ -24,6 +24,9 @@ public enum ServiceReason {
         {
             text.removeSubrange(head.lowerBound..<end.upperBound)
         }
+        text = String(text.prefix(2000))
+        // A tag cut in two by that is no reason.
+        if let open = text.lastIndex(of: "<"), !text[open...].contains(">") { text = String(text[..<open]) }
         let plain = HTMLText.plain(text).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return shorten(plain)
     }

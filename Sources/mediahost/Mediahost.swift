@@ -56,7 +56,8 @@ struct GlobalOptions: ParsableArguments {
         help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String?
 
-    @Flag(help: "Start the local replica APIs in process and point every provider at them (no network or API keys needed).")
+    @Flag(
+        help: "Start the local replica APIs (a child process) and point every provider at them (no network or API keys needed).")
     var sandbox = false
 
     @Flag(help: "Run in this process even when a background service (`mediahost serve`) runs for the data dir.")

@@ -103,9 +103,11 @@ public struct ShareStart: RPCMethod {
         var announcement: DNSSDAnnouncement?
         do {
             let instance = "\(shownName) on \(ProcessInfo.processInfo.hostName)"
-            announcement = try DNSSD.publish(
-                name: String(instance.prefix(63)), type: shareServiceType, port: server.port,
-                txt: ["list=\(shownName)", "v=1"])
+            let port = server.port
+            announcement = try await BlockingWork.run("dnssd-publish") {
+                try DNSSD.publish(
+                    name: String(instance.prefix(63)), type: shareServiceType, port: port, txt: ["list=\(shownName)", "v=1"])
+            }
         } catch {
             note = "\(error); give the receiver an address and the code instead"
         }
@@ -159,7 +161,7 @@ public struct ShareBrowse: RPCMethod {
         let seconds = min(max(seconds ?? 2, 0.2), 30)
         let found: [DNSSDService]
         do {
-            found = try await Task.detached { try DNSSD.browse(type: shareServiceType, timeout: seconds) }.value
+            found = try await BlockingWork.run("dnssd-browse") { try DNSSD.browse(type: shareServiceType, timeout: seconds) }
         } catch {
             throw HostError.invalidArgument("cannot look for offers nearby: \(error)")
         }
@@ -239,7 +241,7 @@ public struct ShareReceive: RPCMethod {
         if let colon = trimmed.lastIndex(of: ":"), Int(trimmed[trimmed.index(after: colon)...]) != nil { return trimmed }
         let found: [DNSSDService]
         do {
-            found = try await Task.detached { try DNSSD.browse(type: shareServiceType, timeout: 2) }.value
+            found = try await BlockingWork.run("dnssd-browse") { try DNSSD.browse(type: shareServiceType, timeout: 2) }
         } catch {
             throw HostError.invalidArgument("cannot look for '\(trimmed)' nearby (\(error)); give host:port")
         }
