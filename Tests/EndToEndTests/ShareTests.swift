@@ -187,6 +187,20 @@ import Testing
         #expect(served.status == 0 && served.stdout.contains("received 7"), "\(served.stdout)\(served.stderr)")
     }
 
+    /// `mediahost share L | head -4`: the reader of its output goes; its next line (a receiver
+    /// served) fails with EPIPE, which it survives, and the offer ends on time with status 0.
+    @Test func aShareWhoseOutputReaderWentAwayLivesOn() async throws {
+        let (sender, code, address, _) = try await Self.offer(minutes: 0.25)
+        defer { sender.process.terminate() }
+        sender.stdout.fileHandleForReading.readabilityHandler = nil
+        try sender.stdout.fileHandleForReading.close()
+        let receiver = try makeTemporaryDirectory()
+        let received = try await runMediahost(["receive", address, code], dataDir: receiver)
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(await sender.waitForExit(timeout: .seconds(60)) == 0, "ended by its time, not by a signal: \(sender.errors)")
+        #expect(sender.process.terminationReason == .exit)
+    }
+
     /// 20 wrong codes (from 4 addresses: 5 each is one address's limit) end the offer, and the
     /// sender is told why.
     @Test func twentyWrongCodesEndTheOfferAndTheSenderSaysWhy() async throws {
