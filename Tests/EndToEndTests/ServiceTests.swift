@@ -14,8 +14,8 @@ import Testing
         let result = try await runMediahost(
             ["call", "media.children", #"{"id":"podcasts:podcast:1000007919"}"#], dataDir: dataDir, environment: environment)
         let first = try #require(
-            try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.first,
-            "\(result.stderr)")
+            (try? JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))?["items"]?.arrayValue?.first,
+            "status \(result.status): \(result.stderr)")
         return (try #require(first["id"]?.stringValue), try #require(first["enclosure"]?["url"]?.stringValue))
     }
 
