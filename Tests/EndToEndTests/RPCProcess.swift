@@ -92,7 +92,7 @@ final class MediahostProcess: @unchecked Sendable {
         return values
     }
 
-    func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+    func waitForExit(timeout: Duration = .seconds(60)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         if process.isRunning {

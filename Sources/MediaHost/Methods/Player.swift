@@ -181,6 +181,12 @@ final class PlayerProcess: Sendable {
 
     /// How it ended when it has: "" for a clean exit, else the status or signal and its last
     /// line; nil while it runs.
+    /// "; its last words: …" when it wrote anything to stderr, else "".
+    var lastWords: String {
+        let line = state.withLock { $0.lastLine }
+        return line.isEmpty ? "" : "; its last words: \(line)"
+    }
+
     func failure() -> String? {
         let (exit, line) = state.withLock { ($0.exit, $0.lastLine) }
         guard let status = exit else { return nil }

@@ -8,8 +8,9 @@ import JSONRPC
 final class MPVConnection: Sendable {
     private let peer: RPCPeer
 
-    /// How long a command may take: mpv answers in milliseconds when it runs at all.
-    static let commandTimeout: Duration = .seconds(3)
+    /// How long a command may take: mpv answers in milliseconds when it runs at all, but was
+    /// seen taking seconds while it opened a stream on a machine busy with other work.
+    static let commandTimeout: Duration = .seconds(10)
 
     static let wire = RPCPeer.Wire(
         request: { id, arguments in ["command": arguments, "request_id": JSONValue(id)] },

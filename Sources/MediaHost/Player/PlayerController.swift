@@ -100,8 +100,14 @@ public actor PlayerController {
     /// calls are answered from what is known instead of waiting for it again.
     private var unresponsiveSince: ContinuousClock.Instant?
 
+    /// Whether the connected mpv's `loadfile` takes an index before its options, once known.
+    private var indexedLoadfile: Bool?
+
     /// How long an mpv that did not answer is taken to be stuck before it is asked again.
     static let stuckRetry: Duration = .seconds(10)
+    /// How long a new mpv may take to open its control socket: a tenth of a second usually, far
+    /// more on a machine busy with other work; one that fails exits, and is reported at once.
+    static let startTimeout: Duration = .seconds(30)
 
     /// How often the position is saved while playing.
     static let saveInterval: Duration = .seconds(5)
@@ -141,13 +147,14 @@ public actor PlayerController {
             }
             defer {
                 state.current = entry
-                state.startAt = resume ?? 0
+                // mpv starts it where asked itself (the load's `start` option): nothing to seek.
+                state.startAt = 0
                 state.requested = Date().timeIntervalSince1970
             }
             return (.some(state.current), state.queue)
         }
         guard case .some(let previous) = replaced else {
-            try await ask(connection, ["loadfile", .string(entry.target), "append"])
+            try await load(entry.target, "append", start: resume, on: connection)
             publish(force: true)
             return true
         }
@@ -155,31 +162,37 @@ public actor PlayerController {
         position = nil
         duration = nil
         // `replace` empties mpv's playlist: what was queued goes back after the new item.
-        try await ask(connection, ["loadfile", .string(entry.target), "replace"])
-        for queued in queue { try await ask(connection, ["loadfile", .string(queued.target), "append"]) }
+        try await load(entry.target, "replace", start: resume, on: connection)
+        for queued in queue { try await load(queued.target, "append", start: nil, on: connection) }
         _ = try? await ask(connection, ["set_property", "pause", false])
-        if let resume, resume > 1 { await startAt(resume, entry: entry, connection: connection) }
+        if let resume, resume > 1 { position = resume }
         publish(force: true)
         return false
     }
 
-    /// Seeks the item just loaded to `seconds` once mpv has opened it, here rather than in the
-    /// owner's `file-loaded` handler: the process that asked may be a one-shot `mediahost call`
-    /// that exits before another process hears the event.
-    private func startAt(_ seconds: Double, entry: Entry, connection: MPVConnection) async {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline, self.connection === connection {
-            let path = try? await ask(connection, ["get_property", "path"])
-            if path?.stringValue == entry.target,
-                (try? await ask(connection, ["get_property", "duration"]))?.doubleValue != nil
-            {
-                _ = try? await ask(connection, ["seek", JSONValue(seconds), "absolute"])
-                position = seconds
-                shared.update { state in if state.current?.target == entry.target { state.startAt = nil } }
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+    /// `loadfile` with mpv's own `start` option when a start is given: mpv opens the file there,
+    /// so no process has to be around to seek once it has loaded (a one-shot `mediahost call`
+    /// exits at once; on a loaded machine the file may take seconds to open). mpv 0.38 put an
+    /// index before the options.
+    private func load(_ target: String, _ mode: String, start: Double?, on connection: MPVConnection) async throws {
+        var command: [JSONValue] = ["loadfile", .string(target), .string(mode)]
+        if let start, start > 1 {
+            if try await takesIndexBeforeOptions(connection) { command.append(-1) }
+            command.append(.string("start=\(String(format: "%.3f", start))"))
         }
+        try await ask(connection, command)
+    }
+
+    /// Whether this mpv's `loadfile` takes an index before its options (0.38 and later).
+    private func takesIndexBeforeOptions(_ connection: MPVConnection) async throws -> Bool {
+        if let known = indexedLoadfile { return known }
+        let version = try await ask(connection, ["get_property", "mpv-version"]).stringValue ?? ""
+        let numbers =
+            version.split(whereSeparator: { !$0.isNumber && $0 != "." }).first?.split(separator: ".")
+            .compactMap { Int($0) } ?? []
+        let indexed = numbers.count >= 2 && (numbers[0] > 0 || numbers[1] >= 38)
+        indexedLoadfile = indexed
+        return indexed
     }
 
     /// The status, asking mpv when this process has not heard from it yet.
@@ -289,6 +302,7 @@ public actor PlayerController {
             unresponsiveSince = nil
             return answer
         } catch is MPVNotAnswering {
+            logger.debug("mpv did not answer \(String(JSONValue.array(arguments).jsonString.prefix(200)))")
             if self.connection === connection {
                 unresponsiveSince = .now
                 self.connection = nil
@@ -332,26 +346,67 @@ public actor PlayerController {
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(folder, 0o700)
-        unlink(socketPath)
+        Self.removeStaleSockets(of: socketPath)
         // Whatever a dead mpv was playing is over.
         shared.update { $0 = SharedPlayerState.State() }
-        let arguments = Array(command.dropFirst()) + ["--idle=once", "--no-terminal", "--input-ipc-server=\(socketPath)"]
+        // Each mpv listens on a socket of its own, which the data dir's socket path links to: an
+        // mpv still quitting removes its own socket as it exits, never the new one's.
+        let ownSocket = socketPath + ".\(UInt32.random(in: 1...UInt32.max))"
+        let arguments = Array(command.dropFirst()) + ["--idle=once", "--no-terminal", "--input-ipc-server=\(ownSocket)"]
         let process = try PlayerProcess.spawn(executable, arguments: arguments)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + Self.startTimeout
         while ContinuousClock.now < deadline {
             if let failure = process.failure() {
                 throw HostError.player("mpv \(failure.isEmpty ? "exited at once" : failure)")
             }
-            if connect() {
-                chmod(socketPath, 0o600)
-                pid = process.pid
-                shared.update { $0.pid = process.pid }
-                return
+            if ServiceSocket(path: ownSocket).isServing {
+                chmod(ownSocket, 0o600)
+                Self.link(socketPath, to: ownSocket)
+                if connect() {
+                    pid = process.pid
+                    shared.update { $0.pid = process.pid }
+                    return
+                }
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
+        let how = Self.describe(process.pid) + process.lastWords
         kill(process.pid, SIGTERM)
-        throw HostError.player("mpv did not open its control socket \(socketPath) within 10 s")
+        throw HostError.player(
+            "mpv (\(how)) did not open its control socket \(ownSocket) within \(Int(Self.startTimeout.components.seconds)) s")
+    }
+
+    /// "pid 123, state S, waiting in do_wait": what a process that does not answer is doing.
+    static func describe(_ pid: Int32) -> String {
+        var text = "pid \(pid)"
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        {
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if let state = fields.first { text += ", state \(state)" }
+        }
+        if let wchan = try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8), !wchan.isEmpty, wchan != "0" {
+            text += ", waiting in \(wchan)"
+        }
+        return text
+    }
+
+    /// Points `path` at `target`, replacing what was there in one step.
+    private static func link(_ path: String, to target: String) {
+        let temporary = path + ".link"
+        unlink(temporary)
+        guard symlink((target as NSString).lastPathComponent, temporary) == 0 else { return }
+        rename(temporary, path)
+    }
+
+    /// The sockets of mpvs that are gone (killed ones leave theirs).
+    private static func removeStaleSockets(of path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + "."
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            let candidate = folder + "/" + name
+            if name.hasSuffix(".link") || !ServiceSocket(path: candidate).isServing { unlink(candidate) }
+        }
     }
 
     /// Connects to an mpv that a host process started (this one, or another, or one that quit).
@@ -398,6 +453,7 @@ public actor PlayerController {
                 })
         else { return false }
         self.connection = connection
+        indexedLoadfile = nil
         owner = shared.takeOwnership()
         Task { [weak self] in
             for await event in stream {
@@ -416,6 +472,9 @@ public actor PlayerController {
         if !owner, ContinuousClock.now - lastOwnershipTry >= .seconds(1) {
             lastOwnershipTry = ContinuousClock.now
             owner = shared.takeOwnership()
+        }
+        if event["event"]?.stringValue != "property-change" {
+            logger.debug("mpv event: \(String(event.jsonString.prefix(300)))")
         }
         switch event["event"]?.stringValue {
         case "property-change":
