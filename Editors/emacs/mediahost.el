@@ -182,8 +182,12 @@ Errors become a `user-error' with the host's message."
                  (setq bytes (+ bytes (or (plist-get entry :bytes) 0)))
                  (setq total (+ total (or (plist-get entry :total) 0)))))
              mediahost--downloads)
+    ;; What :eval gives the mode line is a mode-line format again: a `%' (the percentage, a
+    ;; title's) must be `%%' to show as itself.
     (setq mediahost--mode-line
-          (concat
+          (string-replace
+           "%" "%%"
+           (concat
            (if (> running 0)
                (format " ⬇%d%s" running
                        (if (> total 0) (format " %d%%" (/ (* 100 bytes) total)) ""))
@@ -193,7 +197,7 @@ Errors become a `user-error' with the host's message."
                  (format " %s %s" (if (equal state "paused") "⏸" "▶")
                          (truncate-string-to-width
                           (or (plist-get (plist-get mediahost--player :item) :title) "") 30 nil nil "…"))
-               "")))))
+               ""))))))
   (unless (member '(:eval mediahost--mode-line) global-mode-string)
     (setq global-mode-string (append (or global-mode-string '("")) '((:eval mediahost--mode-line)))))
   (force-mode-line-update t))

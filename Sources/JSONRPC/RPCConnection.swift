@@ -18,7 +18,12 @@ public final class RPCConnection: Sendable {
     private let admission: Admission
 
     private struct State {
-        var framing: Framing = .newline
+        /// The framing of the client's last message; nil until it has sent one.
+        var framing: Framing?
+        /// Notifications made before the client's first message: its framing is not known yet
+        /// (jsonrpc.el, expecting Content-Length, never recovers from a newline-framed one), so
+        /// they wait for it, the oldest dropped past `heldLimit`.
+        var held: [[UInt8]] = []
         var inFlight: [JSONValue: Task<Void, Never>] = [:]
         var activeTasks = 0
         var inputEnded = false
@@ -74,11 +79,36 @@ public final class RPCConnection: Sendable {
     /// Why nothing more is written to this client, once that is so.
     public var dropped: OutputQueue.Failure? { outbox.failed }
 
-    /// Sends a server notification (e.g. `downloads.progress`) in the framing the client used last.
+    /// Notifications held before the client's first message, at most.
+    static let heldLimit = 256
+
+    /// Sends a server notification (e.g. `downloads.progress`) in the framing the client used
+    /// last; before the client's first message, it waits for it.
     public func notify(method: String, params: JSONValue?) {
         var members: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
         if let params { members["params"] = params }
-        send(JSONWriter.bytes(.object(members)), framing: state.withLock { $0.framing })
+        let body = JSONWriter.bytes(.object(members))
+        let framing = state.withLock { s -> Framing? in
+            guard let framing = s.framing else {
+                s.held.append(body)
+                if s.held.count > Self.heldLimit { s.held.removeFirst() }
+                return nil
+            }
+            return framing
+        }
+        if let framing { send(body, framing: framing) }
+    }
+
+    /// The client's framing is known: what waited for it goes out first (queued under the
+    /// lock, so nothing sent meanwhile overtakes it).
+    private func learn(_ framing: Framing) {
+        state.withLock { s in
+            if s.framing == nil {
+                for body in s.held { outbox.enqueue(framing.frame(body)) }
+                s.held = []
+            }
+            s.framing = framing
+        }
     }
 
     private func readLoop() {
@@ -99,10 +129,10 @@ public final class RPCConnection: Sendable {
     private func receive(_ event: MessageSplitter.Event) {
         switch event {
         case .message(let bytes, let framing):
-            state.withLock { $0.framing = framing }
+            learn(framing)
             receive(message: bytes, framing: framing)
         case .tooLarge(let framing):
-            state.withLock { $0.framing = framing }
+            learn(framing)
             send(
                 Self.errorResponse(id: .null, .invalidRequest("message larger than \(maxMessageSize >> 20) MiB")),
                 framing: framing)

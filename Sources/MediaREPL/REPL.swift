@@ -208,9 +208,23 @@ public final class REPL: @unchecked Sendable {
             try await call.perform(self)
             return true
         } catch {
-            fail(error.message)
+            fail(Self.personal(error))
             return false
         }
+    }
+
+    /// A host error as a person reads it: the JSON-RPC label its message carries for clients
+    /// ("Invalid params: ") is not the person's concern.
+    static func personal(_ error: RPCError) -> String {
+        if error.code == RPCError.requestCancelledCode { return "cancelled" }
+        for label in ["Invalid params: ", "Invalid Request: ", "Internal error: ", "Parse error: "]
+        where error.message.hasPrefix(label) {
+            return String(error.message.dropFirst(label.count))
+        }
+        if error.message.hasPrefix("Method not found: ") {
+            return "no method '\(error.message.dropFirst("Method not found: ".count))' (`call rpc.discover` lists them)"
+        }
+        return error.message
     }
 
     /// `open <n|id>`: what opening means for the row's kind. An item opens as what is inside it
@@ -320,8 +334,9 @@ public final class REPL: @unchecked Sendable {
                 }
                 request.kind = parsed
                 words = words.dropFirst(2)
-            } else if request.provider == nil, host.providerIDs.contains(word), words.count > 1 {
-                request.provider = word
+            } else if request.provider == nil, host.providerIDs.contains(word.lowercased()), words.count > 1 {
+                // `search YouTube swift`: provider ids are read case-blind.
+                request.provider = word.lowercased()
                 words = words.dropFirst()
             } else {
                 break
@@ -351,16 +366,20 @@ public final class REPL: @unchecked Sendable {
         return near.count == 1 ? near[0] : nil
     }
 
-    /// Levenshtein distance.
+    /// Edit distance with two neighbouring letters swapped counting as one edit (`tmbd` is one
+    /// from `tmdb`), as typing mistakes go (optimal string alignment).
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
+        var twoBack = Array(repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in 1...b.count {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { current[j] = min(current[j], twoBack[j - 2] + 1) }
             }
+            twoBack = previous
             previous = current
         }
         return previous[b.count]

@@ -25,11 +25,17 @@ public enum ListError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case .noSuchList(let name): "there is no list '\(name)' (`lists` shows them; `list new \(name)` makes it)"
+        case .noSuchList(let name): "there is no list '\(name)' (`lists` shows them; `list new \(Self.typed(name))` makes it)"
         case .exists(let name): "a list '\(name)' already exists"
         case .notInList(let id, let list): "\(id) is not in the list '\(list)'"
         case .full(let name, let limit): "the list '\(name)' is full (\(limit) items at most)"
         }
+    }
+
+    /// A name as typed at the REPL: quoted when it has spaces or quotes, so a hint runs as shown.
+    static func typed(_ name: String) -> String {
+        guard name.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == "\\" }) else { return name }
+        return "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }
 

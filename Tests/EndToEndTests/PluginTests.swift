@@ -108,6 +108,7 @@ import Testing
         let listed = try await Self.call("providers.list", "{}", dataDir: dataDir).value
         let missing = try #require(listed?.arrayValue?.first { $0["id"] == "missing" })
         #expect(missing["notes"]?.stringValue?.contains("cannot find './nowhere.sh'") == true, "\(missing)")
+        #expect(missing["configured"] == false, "a broken plugin is not configured: \(missing)")
         let hologram = try #require(listed?.arrayValue?.first { $0["id"] == "hologram" })
         #expect(hologram["notes"]?.stringValue?.contains("unknown kind 'hologram'") == true, "\(hologram)")
         let garbled = try #require(listed?.arrayValue?.first { $0["id"] == "garbled" })
@@ -120,7 +121,8 @@ import Testing
             #expect(result.status == 1, "\(provider) should fail: \(result.stderr)")
             return result.stderr
         }
-        #expect(try await search("missing").contains("cannot find"))
+        let broken = try await search("missing")
+        #expect(broken.contains("cannot find") && broken.contains("(-32009)") && !broken.contains("Internal error"), "\(broken)")
         let crashed = try await search("crashes")
         #expect(
             crashed.contains("crashes") && crashed.contains("exited") && crashed.contains("boom: the index is corrupt"),
@@ -135,7 +137,10 @@ import Testing
             try await Self.call("media.search", #"{"query":"metropolis"}"#, dataDir: dataDir, environment: environment).value)
         #expect(all["items"]?.arrayValue?.contains { $0["id"] == "shelf:movie:metropolis" } == true)
         let failed = Set(all["errors"]?.arrayValue?.compactMap { $0["provider"]?.stringValue } ?? [])
-        #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone", "missing"]), "\(failed)")
+        #expect(failed.isSuperset(of: ["crashes", "hangs", "babbles", "halfdone"]), "\(failed)")
+        // A broken plugin is not configured: a search of every provider leaves it out, as it
+        // leaves out a provider missing its key.
+        #expect(!failed.contains("missing"))
     }
 
     /// A plugin that answers `initialize` and then reads nothing more: 300 calls to it with long
@@ -268,6 +273,44 @@ import Testing
             wrong.stdout.contains("FAIL provider.search") && wrong.stdout.contains("missing required title"), "\(wrong.stdout)")
         #expect(wrong.stdout.contains("must be this plugin's"), "\(wrong.stdout)")
         #expect(wrong.stdout.contains("FAIL unknown method"), "\(wrong.stdout)")
+    }
+
+    /// A plugin that behaves like the built-ins (movies, which have nothing inside: children
+    /// answers unsupported, though plugin.toml claims children) conforms; one that speaks another
+    /// protocol version is refused with that reason.
+    @Test func pluginCheckAcceptsUnsupportedChildrenOfALeafAndRefusesAnotherProtocol() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "films", to: dataDir,
+            script: Self.answering(
+                #"""
+                *provider.categories*) printf '{"jsonrpc":"2.0","id":%s,"result":[{"id":"all","name":"All"}]}\n' "$id" ;;
+                *provider.browse*|*provider.search*) printf '{"jsonrpc":"2.0","id":%s,"result":{"items":[{"id":"films:movie:1","provider":"films","kind":"movie","title":"One"}]}}\n' "$id" ;;
+                *provider.item*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"films:movie:1","provider":"films","kind":"movie","title":"One"}}\n' "$id" ;;
+                *provider.children*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"a movie has nothing inside"}}\n' "$id" ;;
+                *provider.downloadSource*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"nothing to download"}}\n' "$id" ;;
+                *provider.*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}\n' "$id" ;;
+                """#),
+            extra: "")
+        let manifest = dataDir + "/plugins/films/plugin.toml"
+        try (try String(contentsOfFile: manifest, encoding: .utf8))
+            .replacingOccurrences(
+                of: #"capabilities = ["search", "item"]"#,
+                with: #"capabilities = ["categories", "browse", "search", "item", "children"]"#
+            )
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let checked = try await runMediahost(["plugin", "check", dataDir + "/plugins/films"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        #expect(checked.stdout.contains("nothing inside"), "\(checked.stdout)")
+
+        try Self.addPlugin(
+            "future", to: dataDir,
+            script: Self.answering(
+                onInitialize:
+                    #"printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"future","protocolVersion":99}}\n' "$id"; continue;"#,
+                "*) ;;"))
+        let result = try await runMediahost(["call", "media.search", #"{"provider":"future","query":"x"}"#], dataDir: dataDir)
+        #expect(result.status == 1 && result.stderr.contains("speaks protocol version 99"), "\(result.stderr)")
     }
 
     /// Providers/Local (Python): folders as categories, subfolders as playlists, search by name

@@ -29,12 +29,14 @@ final class PipeSession: @unchecked Sendable {
     let toServer = Pipe()
     let fromServer = Pipe()
     let finished: Task<Void, Never>
+    let connection: RPCConnection
     private let received = ByteSink()
 
     init(handler: some RPCHandler, maxConcurrentRequests: Int = 1024) {
         let connection = RPCConnection(
             input: toServer.fileHandleForReading.fileDescriptor, output: fromServer.fileHandleForWriting.fileDescriptor,
             handler: handler, maxConcurrentRequests: maxConcurrentRequests)
+        self.connection = connection
         finished = Task.detached { await connection.run() }
         fromServer.fileHandleForReading.readabilityHandler = { [received] handle in
             let data = handle.availableData
@@ -126,6 +128,29 @@ final class PipeSession: @unchecked Sendable {
         await session.finished.value
         #expect(lines.count == 1 && lines[0]["id"] == 1)
         #expect(handler.log.withLock { $0 }.filter { $0 == "echo" }.count == 2)
+    }
+
+    /// A notification made before the client said anything (a download resumed at start) waits
+    /// for the client's first message and goes out in its framing, before the reply.
+    @Test func nothingIsSentBeforeTheClientsFirstMessage() async {
+        let session = PipeSession(handler: ScriptedHandler())
+        session.connection.notify(method: "downloads.state", params: ["id": "x", "state": "running"])
+        try? await Task.sleep(for: .milliseconds(200))
+        #expect(session.raw().isEmpty, "nothing before the client's first message")
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}"#
+        session.send("Content-Length: \(body.utf8.count)\r\n\r\n" + body)
+        let reply = #"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#
+        let notification = #"{"jsonrpc":"2.0","method":"downloads.state","params":{"id":"x","state":"running"}}"#
+        let expected =
+            "Content-Length: \(notification.utf8.count)\r\n\r\n" + notification + "Content-Length: \(reply.utf8.count)\r\n\r\n"
+            + reply
+        let deadline = ContinuousClock.now + .seconds(30)
+        while session.raw().count < expected.utf8.count, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(String(decoding: session.raw(), as: UTF8.self) == expected)
+        session.close()
+        await session.finished.value
     }
 
     @Test func repliesMirrorContentLengthFraming() async {

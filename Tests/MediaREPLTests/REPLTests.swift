@@ -180,10 +180,15 @@ final class CapturedREPL: @unchecked Sendable {
         // Quoted, the words are a query for every provider.
         #expect(await session.run(#"search "catalgo swift""#).contains("(no items)"))
         #expect(REPL.closest("youtub", in: ["youtube", "tmdb"]) == "youtube")
-        #expect(REPL.closest("tmbd", in: ["youtube", "tmdb"]) == nil)  // two edits on a short id
+        #expect(REPL.closest("tmbd", in: ["youtube", "tmdb"]) == "tmdb")  // two letters swapped: one edit
+        #expect(REPL.closest("tbmd", in: ["youtube", "tmdb"]) == nil)  // two edits on a short id
         #expect(REPL.closest("tmd", in: ["youtube", "tmdb"]) == "tmdb")
         #expect(REPL.closest("cats", in: ["youtube", "tmdb"]) == nil)
         #expect(REPL.editDistance(Array("kitten"), Array("sitting")) == 3)
+        // A provider's id in another case is that provider, not a word of the query.
+        let cased = await session.run("search CATALOG swift")
+        #expect(!cased.contains("did you mean"), "\(cased)")
+        #expect(session.fixture.control.calls.contains("search swift"), "\(session.fixture.control.calls)")
     }
 
     @Test func detailLabelsAreNeverCut() throws {

@@ -204,3 +204,13 @@
         (should (string-match-p "The Friendly Kitchen 94" (mediahost-test--text items)))))))
 
 ;;; mediahost-test.el ends here
+
+(ert-deftest mediahost-mode-line-shows-the-percent-sign ()
+  ;; The mode line reads its text as a format: a bare `%' would vanish.
+  (let ((mediahost--downloads (make-hash-table :test 'equal))
+        (mediahost--player '(:state "playing" :item (:title "100% Pure")))
+        (global-mode-string nil))
+    (puthash "x" '(:state "running" :bytes 45 :total 100) mediahost--downloads)
+    (mediahost--update-mode-line)
+    ;; Batch Emacs renders no mode line (`format-mode-line' gives ""): the format is checked.
+    (should (equal mediahost--mode-line " ⬇1 45%% ▶ 100%% Pure"))))

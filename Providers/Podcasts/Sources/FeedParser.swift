@@ -173,6 +173,8 @@ public final class FeedParser: XMLStreamDelegate {
         "http://www.google.com/schemas/play-podcasts/1.0": .googleplay,
         "http://www.w3.org/2005/atom": .core, "http://purl.org/rss/1.0/": .core, "http://purl.org/rss/1.0": .core,
         "http://backend.userland.com/rss2": .core, "http://blogs.law.harvard.edu/tech/rss": .core,
+        // RSS 0.90, Netscape's RDF: the same elements as RSS 1.0's (heise online served it into 2018).
+        "http://my.netscape.com/rdf/simple/0.9/": .core, "http://my.netscape.com/rdf/simple/0.9": .core,
     ]
     private static let prefixes: [String: Namespace] = [
         "itunes": .itunes, "content": .content, "dc": .dc, "podcast": .podcast, "media": .media, "googleplay": .googleplay,

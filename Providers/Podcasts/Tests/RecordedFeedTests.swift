@@ -77,6 +77,19 @@ import Testing
         if text.contains("<title") { #expect(feed.title?.isEmpty == false, "\(path)") }
     }
 
+    /// RSS 0.90 (Netscape's RDF: `rdf:RDF` root, items beside the channel, elements in
+    /// `http://my.netscape.com/rdf/simple/0.9/`), as heise online served it: every item an entry,
+    /// the channel's title read.
+    @Test func anRSS090FeedIsReadWhole() throws {
+        let feed = try FeedParser.parse(
+            Self.corpus.data("feeds/picofeed/heise.rdf"), url: URL(string: "https://www.heise.de/newsticker/heise.rdf"))
+        #expect(feed.title == "heise online News")
+        #expect(feed.episodes.count == 60)
+        let first = try #require(feed.episodes.first)
+        #expect(first.title == "Facebook f8: Künstliche Intelligenz räumt den Newsfeed auf")
+        #expect(first.link?.hasPrefix("http://www.heise.de/newsticker/meldung/Facebook-f8") == true)
+    }
+
     @Test func hardcoreHistoryFromTheITunesSample() throws {
         let feed = try FeedParser.parse(
             Self.corpus.data("feeds/feedkit/iTunes.xml"), url: URL(string: "https://feeds.feedburner.com/dancarlin/history"))

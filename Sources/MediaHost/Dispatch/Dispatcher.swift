@@ -176,7 +176,8 @@ extension HostRuntime {
 
     /// Runs a provider call, tagging its errors with the provider id.
     func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
-        let provider = try provider(id)
+        // A provider that cannot be made (a broken plugin) fails as that provider, not internally.
+        let provider: any MediaProvider = try await tagging(id) { () throws -> any MediaProvider in try self.provider(id) }
         let started = ContinuousClock.now
         defer { logger.debug("provider \(id) worked \(Self.milliseconds(since: started)) ms") }
         return try await tagging(id) { try await body(provider) }

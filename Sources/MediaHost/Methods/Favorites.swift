@@ -164,7 +164,13 @@ public struct FavoritesList: RPCMethod {
             throw HostError.invalidArgument("cursor does not belong to favorites.list")
         }
         // Snapshots are favorites by definition; annotating adds their download state.
-        return try await host.annotate(
+        let page = try await host.annotate(
             host.store.favorites(provider: provider, kind: kind, limit: limit, after: cursor), allFavorites: true)
+        // A provider no one knows (a typo) is said to be one; favorites kept of a provider since
+        // removed (a plugin uninstalled) are still listed.
+        if let provider, page.items.isEmpty, cursor == nil, !host.providerIDs.contains(provider) {
+            throw HostError.unknownProvider(provider, known: host.providerIDs)
+        }
+        return page
     }
 }

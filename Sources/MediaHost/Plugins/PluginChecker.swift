@@ -49,8 +49,13 @@ public enum PluginChecker {
         }
         var itemID: String?
         var category: String?
-        /// Calls `method`; an unsupported answer is fine for what plugin.toml does not claim.
-        func step(_ method: String, _ params: JSONValue, capability: ProviderDescriptor.Capability?) async -> JSONValue? {
+        /// Items seen, for `provider.children`: one with something inside is asked first.
+        var seen: [JSONValue] = []
+        /// Calls `method`; an unsupported answer is fine for what plugin.toml does not claim, and
+        /// (`leaf`) for an item with nothing inside, as the built-in providers answer.
+        func step(
+            _ method: String, _ params: JSONValue, capability: ProviderDescriptor.Capability?, leaf: Bool = false
+        ) async -> JSONValue? {
             do {
                 let result = try await process.callRaw(method, params, timeout: 20)
                 guard let schema = validator.resultSchema(of: method) else { return result }
@@ -71,6 +76,10 @@ public enum PluginChecker {
                 return result
             } catch let error as PluginCallError {
                 let unsupported = error.code == -32001
+                if unsupported, leaf {
+                    record(true, method, "answers unsupported for an item with nothing inside (as the built-ins do)")
+                    return nil
+                }
                 let unclaimed = capability.map { !claimed.contains($0) } ?? false
                 record(
                     unsupported && unclaimed
@@ -93,14 +102,22 @@ public enum PluginChecker {
             let page = await step("provider.browse", ["category": .string(category), "cursor": nil], capability: .browse)
         {
             itemID = page["items"]?.arrayValue?.first?["id"]?.stringValue
+            seen += page["items"]?.arrayValue ?? []
         }
-        if let page = await step("provider.search", ["text": "a", "kind": nil, "cursor": nil], capability: .search), itemID == nil
-        {
-            itemID = page["items"]?.arrayValue?.first?["id"]?.stringValue
+        if let page = await step("provider.search", ["text": "a", "kind": nil, "cursor": nil], capability: .search) {
+            if itemID == nil { itemID = page["items"]?.arrayValue?.first?["id"]?.stringValue }
+            seen += page["items"]?.arrayValue ?? []
         }
         if let itemID {
             _ = await step("provider.item", ["id": .string(itemID)], capability: .item)
-            _ = await step("provider.children", ["id": .string(itemID), "cursor": nil], capability: .children)
+            // Children of something that has them (a channel, a show, a playlist, a person);
+            // with none seen, of the first item, where unsupported is the right answer too.
+            let containers: Set<String> = ["channel", "playlist", "podcast", "user"]
+            if let container = seen.first(where: { containers.contains($0["kind"]?.stringValue ?? "") })?["id"]?.stringValue {
+                _ = await step("provider.children", ["id": .string(container), "cursor": nil], capability: .children)
+            } else {
+                _ = await step("provider.children", ["id": .string(itemID), "cursor": nil], capability: .children, leaf: true)
+            }
             _ = await step("provider.downloadSource", ["id": .string(itemID)], capability: .download)
         } else {
             record(true, "provider.item", "not tried: no item found by browsing or searching for \"a\"")

@@ -27,6 +27,8 @@ final class PluginProcess: Sendable {
     static let maxMessageSize = 16 << 20
     /// The most bytes of requests that may wait for a plugin to read them.
     static let maxPendingInput = 1 << 20
+    /// The version of the provider protocol this host speaks (provider-spec.json).
+    static let protocolVersion = 1
     /// Lines of a plugin's stderr kept for error messages.
     static let stderrLines = 8
 
@@ -102,7 +104,7 @@ final class PluginProcess: Sendable {
                 answer = try await send(
                     "initialize",
                     [
-                        "protocolVersion": 1, "provider": .string(manifest.id),
+                        "protocolVersion": JSONValue(Self.protocolVersion), "provider": .string(manifest.id),
                         "settings": .object(settings.mapValues(JSONValue.string)),
                     ],
                     timeout: manifest.startTimeout)
@@ -110,6 +112,12 @@ final class PluginProcess: Sendable {
                 throw error.providerError
             }
             let descriptor = try PluginReply.decode(PluginHello.self, answer, plugin: manifest.id, method: "initialize")
+            if let version = descriptor.protocolVersion, version != Self.protocolVersion {
+                stop()
+                throw ProviderError.notConfigured(
+                    "plugin \(manifest.id) speaks protocol version \(version); this mediahost speaks \(Self.protocolVersion) (provider-spec.json)"
+                )
+            }
             guard descriptor.id == manifest.id else {
                 stop()
                 throw ProviderError.invalidResponse(
@@ -373,6 +381,8 @@ struct PluginCallError: Error {
 struct PluginHello: Decodable, Sendable {
     var id: String
     var name: String?
+    /// The protocol version the plugin speaks, when it says (this host speaks 1).
+    var protocolVersion: Int?
 }
 
 /// A plugin's answers read into the host's types.

@@ -17,6 +17,8 @@ public final class HostRuntime: Sendable {
     public let logger: Logger
     public let redactor: Redactor
     let registry: ProviderRegistry
+    /// Plugins listed but broken (a missing command, a bad manifest), with what is wrong.
+    private let brokenPlugins: [String: String]
     let http: any HTTPClient
     private let configBox: ConfigBox
     /// Server notifications for RPC clients and the REPL.
@@ -50,6 +52,8 @@ public final class HostRuntime: Sendable {
             providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
             + plugins.broken.compactMap(PluginProvider.broken)
         registry = ProviderRegistry(providers)
+        brokenPlugins = Dictionary(
+            plugins.broken.compactMap { problem in problem.id.map { ($0, problem.message) } }, uniquingKeysWith: { a, _ in a })
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
         let storeValues = try Self.storedSettings(
@@ -153,6 +157,7 @@ public final class HostRuntime: Sendable {
 
     /// How to configure a provider that is missing required settings.
     func configureHint(_ descriptor: ProviderDescriptor) -> String? {
+        if let problem = brokenPlugins[descriptor.id] { return "fix the plugin: \(problem)" }
         let config = config
         func isSet(_ name: String) -> Bool { config["providers.\(descriptor.id).\(name)"] != nil }
         func how(_ key: ProviderDescriptor.ConfigKey) -> String {
