@@ -313,6 +313,35 @@ import Testing
         #expect(result.status == 1 && result.stderr.contains("speaks protocol version 99"), "\(result.stderr)")
     }
 
+    /// An item with a download source and no stream plays what a download would fetch; one with
+    /// neither says so in the plugin's terms, not TMDB's.
+    @Test func playingAPluginItemWithOnlyADownload() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        try Self.addPlugin(
+            "vault", to: dataDir,
+            script: Self.answering(
+                #"""
+                *provider.item*'vault:movie:2'*|*'"vault:movie:2"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"vault:movie:2","provider":"vault","kind":"movie","title":"Nothing"}}\n' "$id" ;;
+                *provider.item*) printf '{"jsonrpc":"2.0","id":%s,"result":{"id":"vault:movie:1","provider":"vault","kind":"movie","title":"Reel"}}\n' "$id" ;;
+                *provider.downloadSource*vault:movie:1*) printf '{"jsonrpc":"2.0","id":%s,"result":{"url":"https://vault.example/reel.mp4","suggestedName":"Reel"}}\n' "$id" ;;
+                *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"no"}}\n' "$id" ;;
+                """#),
+            extra: "")
+        let script = dataDir + "/player.sh"
+        let record = dataDir + "/played.txt"
+        try "#!/bin/sh\nprintf '%s\\n' \"$@\" > \(record)\nsleep 3\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let environment = ["MEDIAHOST_PLAYER": script]
+        let played = try await runMediahost(
+            ["call", "player.open", #"{"id":"vault:movie:1"}"#], dataDir: dataDir, environment: environment)
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stdout.contains("https://vault.example/reel.mp4"), "\(played.stdout)")
+        let nothing = try await runMediahost(
+            ["call", "player.open", #"{"id":"vault:movie:2"}"#], dataDir: dataDir, environment: environment)
+        #expect(nothing.status == 1 && nothing.stderr.contains("Nothing has nothing to play"), "\(nothing.stderr)")
+        #expect(!nothing.stderr.contains("trailer is listed"))
+    }
+
     /// Providers/Local (Python): folders as categories, subfolders as playlists, search by name
     /// and by tags (a stand-in ffprobe on PATH), nothing outside the folders.
     @Test func theLocalPluginServesTheUsersFolders() async throws {

@@ -206,13 +206,21 @@ extension HostRuntime {
         let item = try await itemOrSnapshot(id)
         if item.enclosure != nil || [.video, .episode, .post].contains(id.kind) { return (id, nil) }
         if let trailer = item.extra?["trailer"].flatMap({ try? ItemID(parsing: $0) }) { return (trailer, "the first trailer") }
-        guard [.podcast, .channel, .playlist].contains(id.kind) else {
-            throw ProviderFailure(
-                provider: id.provider,
-                error: .notFound("\(id) has nothing to play\(id.kind == .movie ? " (no trailer is listed for it)" : "")"))
-        }
+        // Not a container: what a download would fetch plays (playTarget asks for it).
+        guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil) }
         let page = try await withProvider(id.provider) { try await $0.children(of: id, cursor: nil) }
-        guard let first = page.items.first(where: { $0.enclosure != nil || $0.kind == .video }) else {
+        // The newest by date (children may come in any order); undated ones count as oldest.
+        let playable = page.items.filter { $0.enclosure != nil || $0.kind == .video }
+        let newest = playable.enumerated().max { a, b in
+            let (da, db) = (a.element.published.flatMap(ISODate.parse), b.element.published.flatMap(ISODate.parse))
+            switch (da, db) {
+            case (let x?, let y?): return x < y || (x == y && a.offset > b.offset)
+            case (nil, _?): return true
+            case (_?, nil): return false
+            case (nil, nil): return a.offset > b.offset
+            }
+        }
+        guard let first = newest?.element else {
             throw ProviderFailure(provider: id.provider, error: .notFound("\(item.title) has nothing to play yet"))
         }
         let note =
@@ -247,8 +255,18 @@ extension HostRuntime {
             }
             return (media, false)
         }
-        guard let url = item.url else {
-            throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has nothing to play"))
+        // A video's page plays where the player resolves it (mpv through yt-dlp).
+        if id.kind == .video, let url = item.url { return (url, false) }
+        // No stream: what a download would fetch (a plugin's item may have only that).
+        if let source = try? await withProvider(id.provider, { try await $0.downloadSource(for: id) }) {
+            return (source.url.absoluteString, false)
+        }
+        // A page plays where the player resolves it (mpv and YouTube); a movie's page does not.
+        guard let url = item.url, id.kind != .movie else {
+            throw ProviderFailure(
+                provider: id.provider,
+                error: .notFound(
+                    "\(item.title) has nothing to play: \(id.provider) gives no media file, trailer or download for it"))
         }
         return (url, false)
     }
