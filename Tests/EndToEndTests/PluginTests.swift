@@ -99,8 +99,15 @@ import Testing
         try FileManager.default.createDirectory(atPath: dataDir + "/plugins/missing", withIntermediateDirectories: true)
         try #"command = "./nowhere.sh""#.write(
             toFile: dataDir + "/plugins/missing/plugin.toml", atomically: true, encoding: .utf8)
+        // A relative command that climbs out of the folder, and one that cannot be run.
+        try FileManager.default.createDirectory(atPath: dataDir + "/outside", withIntermediateDirectories: true)
+        try "#!/bin/sh\n".write(toFile: dataDir + "/outside/escape.sh", atomically: true, encoding: .utf8)
+        chmod(dataDir + "/outside/escape.sh", 0o755)
+        try FileManager.default.createDirectory(atPath: dataDir + "/plugins/noexec", withIntermediateDirectories: true)
+        try "#!/bin/sh\n".write(toFile: dataDir + "/plugins/noexec/run.sh", atomically: true, encoding: .utf8)
         for (id, manifest) in [
             ("hologram", "command = \"/bin/true\"\nkinds = [\"hologram\"]\n"), ("garbled", "command = [unterminated\n"),
+            ("escape", "command = \"../../outside/escape.sh\"\n"), ("noexec", "command = \"./run.sh\"\n"),
         ] {
             try FileManager.default.createDirectory(atPath: dataDir + "/plugins/" + id, withIntermediateDirectories: true)
             try manifest.write(toFile: dataDir + "/plugins/\(id)/plugin.toml", atomically: true, encoding: .utf8)
@@ -109,6 +116,10 @@ import Testing
         let missing = try #require(listed?.arrayValue?.first { $0["id"] == "missing" })
         #expect(missing["notes"]?.stringValue?.contains("cannot find './nowhere.sh'") == true, "\(missing)")
         #expect(missing["configured"] == false, "a broken plugin is not configured: \(missing)")
+        let escape = try #require(listed?.arrayValue?.first { $0["id"] == "escape" })
+        #expect(escape["notes"]?.stringValue?.contains("outside the plugin's folder") == true, "\(escape)")
+        let noexec = try #require(listed?.arrayValue?.first { $0["id"] == "noexec" })
+        #expect(noexec["notes"]?.stringValue?.contains("is not executable (chmod +x") == true, "\(noexec)")
         let hologram = try #require(listed?.arrayValue?.first { $0["id"] == "hologram" })
         #expect(hologram["notes"]?.stringValue?.contains("unknown kind 'hologram'") == true, "\(hologram)")
         let garbled = try #require(listed?.arrayValue?.first { $0["id"] == "garbled" })

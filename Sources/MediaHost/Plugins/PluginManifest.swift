@@ -93,8 +93,10 @@ public struct PluginManifest: Sendable, Equatable {
         }
         let program = words.removeFirst()
         let extra = table["args"]?.array?.compactMap { $0.string } ?? []
-        guard let executable = resolve(program, in: directory) else {
-            return problem("cannot find '\(program)' (relative to \(directory), or on PATH)")
+        let executable: String
+        switch resolve(program, in: directory) {
+        case .success(let path): executable = path
+        case .failure(let why): return problem(why.message)
         }
         func strings(_ key: String) -> [String] { table[key]?.array?.compactMap { $0.string } ?? [] }
         var kinds: [MediaKind] = []
@@ -130,18 +132,46 @@ public struct PluginManifest: Sendable, Equatable {
         return .success(manifest)
     }
 
-    /// A program path: relative to the plugin's folder when it has a '/', else looked up on PATH.
-    private static func resolve(_ program: String, in directory: String) -> String? {
+    /// A program path: relative to the plugin's folder when it has a '/' (and then inside it), an
+    /// absolute path as given, else looked up on PATH.
+    private static func resolve(_ program: String, in directory: String) -> Result<String, PluginProblem> {
         let fm = FileManager.default
+        func checked(_ path: String) -> Result<String, PluginProblem> {
+            if fm.isExecutableFile(atPath: path) { return .success(path) }
+            if fm.fileExists(atPath: path) {
+                return .failure(PluginProblem(message: "'\(program)' is not executable (chmod +x \(path))"))
+            }
+            return .failure(PluginProblem(message: "cannot find '\(program)' (relative to \(directory), or on PATH)"))
+        }
+        if program.hasPrefix("/") { return checked(program) }
         if program.contains("/") {
-            let path = program.hasPrefix("/") ? program : directory + "/" + program
-            return fm.isExecutableFile(atPath: path) ? path : nil
+            // Written paths, not resolved links: a script linked in from elsewhere is the
+            // plugin's; `../` out of the folder is not.
+            func lexical(_ path: String) -> String {
+                var parts: [Substring] = []
+                for part in path.split(separator: "/") where part != "." {
+                    if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+                }
+                return "/" + parts.joined(separator: "/")
+            }
+            let folder = lexical(directory)
+            let path = lexical(directory + "/" + program)
+            guard path.hasPrefix(folder + "/") else {
+                return .failure(
+                    PluginProblem(
+                        message:
+                            "'\(program)' is outside the plugin's folder (a relative command is inside it; give an absolute path to run another)"
+                    ))
+            }
+            return checked(path)
         }
         for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let path = "\(folder)/\(program)"
-            if fm.isExecutableFile(atPath: path) { return path }
+            if fm.isExecutableFile(atPath: path) { return .success(path) }
         }
-        return nil
+        return checked(directory + "/" + program).flatMap { _ in
+            .failure(PluginProblem(message: "cannot find '\(program)' on PATH (a command in the folder is written ./\(program))"))
+        }
     }
 
     /// The environment a plugin runs with: the basics a program needs and nothing else, so no
