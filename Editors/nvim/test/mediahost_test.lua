@@ -184,6 +184,18 @@ test("rows fit an 80-column window", function()
   vim.o.columns = 140
 end)
 
+test("messages fit the echo area", function()
+  vim.o.columns = 80
+  local long = "downloaded /home/someone/.local/share/mediahost/downloads/podcasts/The Daily Circle 1/"
+    .. "2025-10-09 Episode 26 - Tiny Houses.mp3\nand a second line"
+  local fitted = require("mediahost").fit("mediahost: " .. long)
+  expect(vim.fn.strdisplaywidth(fitted) <= vim.v.echospace, "too wide for the echo area: " .. fitted)
+  expect(not fitted:find("\n"), "one line: " .. fitted)
+  expect(fitted:find("^mediahost: downloaded /home") and fitted:find("line$"), "start and end kept: " .. fitted)
+  expect(require("mediahost").fit("短い") == "短い", "short ones as they are")
+  vim.o.columns = 140
+end)
+
 test("gather items into a list and open it", function()
   vim.cmd("Mediahost search podcasts kitchen")
   vim.ui.input = function(_, answer)

@@ -26,8 +26,26 @@ end
 
 local json_decode_options = { luanil = { object = true, array = true } }
 
+-- A message fits the echo area (`v:echospace`) on one line, or Neovim stops at "Press ENTER"
+-- and nothing redraws until the person answers: a long one keeps its start and its end.
+function M.fit(text)
+  text = text:gsub("[\r\n]+", " ")
+  local room = vim.v.echospace
+  if room == nil or room <= 0 then room = vim.o.columns - 12 end
+  if vim.fn.strdisplaywidth(text) <= room then return text end
+  local chars = vim.fn.strchars(text)
+  local head, tail = math.floor((room - 1) / 2), room - 1 - math.floor((room - 1) / 2)
+  local fitted = vim.fn.strcharpart(text, 0, head) .. "…" .. vim.fn.strcharpart(text, chars - tail, tail)
+  -- Wide characters take two columns: shorten until it fits.
+  while vim.fn.strdisplaywidth(fitted) > room and head > 1 do
+    head, tail = head - 1, math.max(1, tail - 1)
+    fitted = vim.fn.strcharpart(text, 0, head) .. "…" .. vim.fn.strcharpart(text, chars - tail, tail)
+  end
+  return fitted
+end
+
 local function notify(text, level)
-  vim.notify("mediahost: " .. text, level or vim.log.levels.INFO)
+  vim.notify(M.fit("mediahost: " .. text), level or vim.log.levels.INFO)
 end
 
 -- Connection ---------------------------------------------------------------------------------
