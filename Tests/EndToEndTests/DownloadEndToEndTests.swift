@@ -51,6 +51,9 @@ import Testing
     func resumeToCompletion(dataDir: String, base: String) async throws {
         let again = try MediahostProcess(["rpc"], dataDir: dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         defer { again.closeInput() }
+        // A client hears notifications once it has said something (its framing is then known),
+        // as an editor does with its first request.
+        again.sendLine(#"{"jsonrpc":"2.0","id":0,"method":"host.info"}"#)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, let message = await again.next(timeout: .seconds(30)) {
             if message.value?["method"] == "downloads.state", message.value?["params"]?["state"] == "completed" { return }

@@ -239,6 +239,8 @@ final class TerminalSession: @unchecked Sendable {
         defer { service.process.terminate() }
         try await ServiceTests.waitForService(dataDir)
         let editor = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+        // Notifications reach a client once it has said something (as an editor's first request).
+        editor.sendLine(#"{"jsonrpc":"2.0","id":0,"method":"host.info"}"#)
 
         let session = try TerminalSession(columns: 100, arguments: [], dataDir: dataDir, environment: environment)
         #expect(await session.wait(for: "attached to the background service"), "\(session.text.suffix(400))")
