@@ -194,11 +194,11 @@ public struct CommandSpec: Sendable {
         },
         CommandSpec(
             "list",
-            usage: "list <name> | list new|rename|delete|download|move|export ...",
+            usage: "list <name> | list new|rename|delete|download|move|export|import ...",
             method: ListsItems.method,
             summary:
-                "a list's items (then the usual row commands); `list new <name>`, `list rename <name> <new>`, `list delete <name>`, `list download <name> [--new]`, `list move <name> <n> <place>`",
-            arguments: [[.words(["new", "rename", "delete", "download", "move"])]]
+                "a list's items (then the usual row commands); `list new <name>`, `list rename <name> <new>`, `list delete <name>`, `list download <name> [--new]`, `list move <name> <n> <place>`, `list export` and `list import` as `export` and `import`",
+            arguments: [[.words(["new", "rename", "delete", "download", "move", "export", "import"])]]
         ) { line, repl throws(CommandError) in try REPL.listCommand(line, repl: repl) },
         CommandSpec(
             "add", usage: "add <n|id>... to <list>", method: ListsAdd.method,
@@ -275,6 +275,7 @@ public struct CommandSpec: Sendable {
             "pause", usage: "pause <n|id>", method: DownloadsPause.method, summary: "pause a download (keeps what it has)"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
+            repl.board.expect(id.description, "paused")
             return .call(.run(DownloadsPause(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
@@ -288,6 +289,7 @@ public struct CommandSpec: Sendable {
             summary: "stop a download and delete its partial file"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
+            repl.board.expect(id.description, "cancelled")
             return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
@@ -308,12 +310,14 @@ public struct CommandSpec: Sendable {
             words.removeAll { $0 == "--keep-file" }
             guard words.count == 1 else { throw CommandError.usage }
             let id = try repl.item(words[0])
+            repl.board.expect(id.description, "removed")
             return .call(
                 .run(DownloadsRemove(id: id, keepFile: keepFile)) { repl, result in
+                    let name = repl.board.title(for: result.id.description).map { Renderer.clean($0) } ?? result.id.description
                     repl.display(
                         result.removed
-                            ? "removed the download of \(result.id)" + (keepFile ? " (the file stays)" : " and its file")
-                            : "\(result.id) has no download")
+                            ? "removed the download of \(name)" + (keepFile ? " (the file stays)" : " and its file")
+                            : "\(name) has no download")
                 })
         },
         CommandSpec(

@@ -20,10 +20,20 @@ final class ProgressBoard: Sendable {
     private let state = Mutex<
         (
             entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String],
-            playing: PlayerStatus?, playerDirty: Bool
+            playing: PlayerStatus?, playerDirty: Bool, asked: Set<String>
         )
     >(
-        ([:], [], false, [], [:], nil, false))
+        ([:], [], false, [], [:], nil, false, []))
+
+    /// A change this front end asks for (`pause 2`): its command's answer says it, so the
+    /// notification that follows adds no second line. Changes made elsewhere (another client,
+    /// the service) still get theirs.
+    func expect(_ id: String, _ change: String) {
+        state.withLock { _ = $0.asked.insert(id + "|" + change) }
+    }
+
+    /// The title a download is known by here, if any.
+    func title(for id: String) -> String? { state.withLock { $0.titles[id] ?? $0.entries[id]?.title } }
 
     /// Names a download for its bar (notifications carry only ids).
     func setTitle(_ title: String, for id: String) {
@@ -58,7 +68,8 @@ final class ProgressBoard: Sendable {
                 switch change.state {
                 case "completed": state.events.append("✓ \(title): done → \(change.path ?? "")")
                 case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
-                case "paused", "cancelled", "removed": state.events.append("• \(title): \(change.state)")
+                case "paused", "cancelled", "removed":
+                    if state.asked.remove(id + "|" + change.state) == nil { state.events.append("• \(title): \(change.state)") }
                 default: break
                 }
                 if isActive {

@@ -607,6 +607,11 @@ public final class REPL: @unchecked Sendable {
                 .run(ListsMove(name: words[1], id: id, to: place - 1)) { repl, list in
                     repl.display("moved it to place \(place) of \(list.name)")
                 })
+        case ("export", _), ("import", _):
+            // `list export …` is `export …` (help shows both): one grammar for the two spellings.
+            guard let spec = CommandSpec.named(first) else { throw CommandError.usage }
+            let rest = Array(words.dropFirst())
+            return try spec.build(CommandLine(words: rest, raw: rest.joined(separator: " ")), repl)
         case ("new", _), ("rename", _), ("delete", _), ("download", _), ("move", _):
             throw CommandError.usage
         default:

@@ -27,9 +27,11 @@ final class MediahostProcess: @unchecked Sendable {
     let dataDir: String
     private let state = OutputState()
 
-    init(_ arguments: [String], dataDir: String? = nil, environment: [String: String] = [:]) throws {
+    /// - Parameter executable: another program to run with the same environment (a shell
+    ///   pipeline around mediahost); the built mediahost by default.
+    init(_ arguments: [String], dataDir: String? = nil, environment: [String: String] = [:], executable: String? = nil) throws {
         self.dataDir = try dataDir ?? makeTemporaryDirectory()
-        process.executableURL = URL(fileURLWithPath: mediahostBinary())
+        process.executableURL = URL(fileURLWithPath: executable ?? mediahostBinary())
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["MEDIAHOST_DATA_DIR"] = self.dataDir

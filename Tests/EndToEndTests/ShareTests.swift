@@ -187,18 +187,33 @@ import Testing
         #expect(served.status == 0 && served.stdout.contains("received 7"), "\(served.stdout)\(served.stderr)")
     }
 
-    /// `mediahost share L | head -4`: the reader of its output goes; its next line (a receiver
-    /// served) fails with EPIPE, which it survives, and the offer ends on time with status 0.
+    /// `mediahost share L | head -4`, as a shell runs it: `head` goes after four lines; the
+    /// share's next line (a receiver served) fails with EPIPE, which it survives, and the offer
+    /// ends on time with status 0.
     @Test func aShareWhoseOutputReaderWentAwayLivesOn() async throws {
-        let (sender, code, address, _) = try await Self.offer(minutes: 0.25)
-        defer { sender.process.terminate() }
-        sender.stdout.fileHandleForReading.readabilityHandler = nil
-        try sender.stdout.fileHandleForReading.close()
+        let dataDir = try makeTemporaryDirectory()
+        let imported = try await runMediahost(
+            ["call", "lists.import", #"{"path":"\#(Self.overcast)","name":"Pods"}"#], dataDir: dataDir)
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let pipeline = try MediahostProcess(
+            [
+                "-c", #"set -o pipefail; "$0" share Pods --minutes 0.25 | head -4; echo "share exited ${PIPESTATUS[0]}""#,
+                mediahostBinary(),
+            ],
+            dataDir: dataDir, executable: "/bin/bash")
+        defer { pipeline.process.terminate() }
+        var output = ""
+        while let line = await pipeline.next(timeout: .seconds(30)) {
+            output += String(decoding: line.raw, as: UTF8.self) + "\n"
+            if output.contains("mediahost receive ") { break }
+        }
+        let match = try #require(
+            output.firstMatch(of: /mediahost receive [0-9.]+:([0-9]+) ([A-Z0-9]{4}-[A-Z0-9]{4})/), "\(output)")
         let receiver = try makeTemporaryDirectory()
-        let received = try await runMediahost(["receive", address, code], dataDir: receiver)
+        let received = try await runMediahost(["receive", "127.0.0.1:\(match.1)", String(match.2)], dataDir: receiver)
         #expect(received.status == 0, "\(received.stderr)")
-        #expect(await sender.waitForExit(timeout: .seconds(60)) == 0, "ended by its time, not by a signal: \(sender.errors)")
-        #expect(sender.process.terminationReason == .exit)
+        while let line = await pipeline.next(timeout: .seconds(60)) { output += String(decoding: line.raw, as: UTF8.self) + "\n" }
+        #expect(output.contains("share exited 0"), "ended by its time, not by a signal: \(output) \(pipeline.errors)")
     }
 
     /// 20 wrong codes (from 4 addresses: 5 each is one address's limit) end the offer, and the

@@ -349,6 +349,41 @@ final class TerminalSession: @unchecked Sendable {
         #expect(await session.exitStatus() == 0)
     }
 
+    /// One action, one line: pausing or cancelling a download at this prompt is said by the
+    /// command, not again by its notification; `remove` names the episode, not its id.
+    @Test func oneActionOneLine() async throws {
+        let session = try TerminalSession(columns: 100)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("open podcasts:podcast:1000007919\r")
+        #expect(await session.wait(for: "`next` for more"))
+        session.type("download 1\r")
+        #expect(await session.wait(for: "⬇ "))
+        var mark = session.raw.count
+        session.type("pause 1\r")
+        #expect(await session.wait(for: "paused", after: mark))
+        try await Task.sleep(for: .milliseconds(500))
+        let pausing = Self.plainLines(session, after: mark).filter { $0.contains("paused") }
+        #expect(pausing.count == 1, "\(pausing)")
+        mark = session.raw.count
+        session.type("cancel 1\r")
+        #expect(await session.wait(for: "cancelled", after: mark))
+        try await Task.sleep(for: .milliseconds(500))
+        let cancelling = Self.plainLines(session, after: mark).filter { $0.contains("cancelled") }
+        #expect(cancelling.count == 1, "\(cancelling)")
+        mark = session.raw.count
+        session.type("remove 1\r")
+        #expect(await session.wait(for: "removed the download of Episode 26", after: mark), "\(session.text.suffix(300))")
+        #expect(!Self.plainLines(session, after: mark).contains { $0.contains("podcasts:episode:") })
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
+    /// The lines written after `offset`, without terminal sequences, each as last drawn.
+    static func plainLines(_ session: TerminalSession, after offset: Int) -> [String] {
+        TerminalSession.plain(String(decoding: session.raw.dropFirst(offset), as: UTF8.self))
+            .components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     @Test func redirectedOutputHoldsOnlyText() async throws {
         let file = try makeTemporaryDirectory() + "/out.txt"
         let session = try TerminalSession(columns: 80, stdoutFile: file)

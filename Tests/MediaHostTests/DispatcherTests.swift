@@ -158,6 +158,10 @@ extension HostFixture {
         let error = try #require(await fixture.error("providers.categories", ["provider": "nope"]))
         #expect(error.code == -32010)
         #expect(error.message.contains("catalog, broken, locked"))
+        // Favorites of a provider no one knows: named as such, not an empty list.
+        let favorites = try #require(await fixture.error("favorites.list", ["provider": "nosuch"]))
+        #expect(favorites.code == -32010 && favorites.message.contains("unknown provider 'nosuch'"))
+        #expect(try await fixture.call("favorites.list", ["provider": "catalog"])["items"] == [])
     }
 
     static let badParams: [(String, String, String)] = [

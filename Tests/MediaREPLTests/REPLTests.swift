@@ -139,7 +139,8 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(await session.run("show 2").contains("catalog:video:v4"))
         #expect(await session.run("fav 2").contains("★ yes"))
         _ = await session.run("downloads")
-        #expect(await session.run("remove 1 --keep-file") == "removed the download of catalog:video:v3 (the file stays)")
+        let removed = await session.run("remove 1 --keep-file")
+        #expect(removed == "removed the download of Video 3 about science (the file stays)", "\(removed)")
         #expect(await session.run("downloads").contains("Video 3") == false)
         // Rows that are not items say what `open` does with them.
         _ = await session.run("categories catalog")
@@ -170,6 +171,16 @@ final class CapturedREPL: @unchecked Sendable {
         // call takes its JSON as typed, or in quotes.
         #expect(await json.run(#"call favorites.list {"limit": 1}"#) == #"{"items":[]}"#)
         #expect(await json.run(#"call favorites.list '{"limit": 1}'"#) == #"{"items":[]}"#)
+    }
+
+    /// Errors read as sentences, not JSON-RPC labels, and their hints run as shown.
+    @Test func errorsCarryNoProtocolWordsAndHintsRunAsTyped() async throws {
+        let session = try CapturedREPL()
+        #expect(await !session.repl.execute(#"list "no such list""#))
+        #expect(!session.errors.contains("Invalid params"), "\(session.errors)")
+        #expect(session.errors.contains(#"there is no list 'no such list'"#), "\(session.errors)")
+        #expect(session.errors.contains(#"`list new "no such list"` makes it"#), "\(session.errors)")
+        #expect(await session.repl.execute(#"list new "no such list""#), "the hint runs as shown: \(session.errors)")
     }
 
     @Test func aProviderTypoIsCaughtNotSearchedEverywhere() async throws {
@@ -491,6 +502,10 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(await session.run(#"export "Road trip" json \#(file)"#).contains("wrote 2 entries"))
         #expect(await session.run("import \(file) into Copy").contains("imported 2 into Copy"))
         #expect(await session.run("list Copy").split(separator: "\n").count >= 2)
+        // `list export` and `list import`, as help shows them, are export and import.
+        let again = session.fixture.directory + "/again.json"
+        #expect(await session.run(#"list export "Road trip" json \#(again)"#).contains("wrote 2 entries"), "\(session.errors)")
+        #expect(await session.run("list import \(again) into Second").contains("imported 2 into Second"), "\(session.errors)")
         // Mistakes say what to do.
         _ = await session.run("list nope")
         #expect(session.errors.contains("there is no list 'nope'"))

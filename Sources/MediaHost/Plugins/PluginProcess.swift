@@ -353,7 +353,7 @@ final class PluginProcess: Sendable {
             return .invalidResponse("plugin \(manifest.id) \(reason)")
         }
         // Its exit status and last words arrive soon after its output ends.
-        let deadline = ContinuousClock.now + .milliseconds(500)
+        let deadline = ContinuousClock.now + .seconds(3)
         while ContinuousClock.now < deadline, state.withLock({ $0.lastProcess?.isRunning == true || !$0.logEnded }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
