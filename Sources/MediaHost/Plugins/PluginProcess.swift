@@ -334,7 +334,11 @@ final class PluginProcess: Sendable {
                 state.lastUse = .now
             }
         }
-        guard let peer else { throw ProviderError.network("plugin \(manifest.id) is not running\(lastWords())") }
+        guard let peer else {
+            // It has gone already (it exited at once): say how, as for one that exits later.
+            if state.withLock({ $0.lastProcess }) != nil { throw await goneError(.endOfInput, method: method) }
+            throw ProviderError.network("plugin \(manifest.id) is not running\(lastWords())")
+        }
         do {
             return try await peer.request(["method": .string(method), "params": params], timeout: .seconds(timeout))
         } catch let error as RPCError {
