@@ -9,7 +9,8 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 # mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
 # avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
-TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3
+# tmux: the REPL's screen is read from a real terminal emulator (what fits, what a redraw leaves).
+TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
@@ -60,7 +61,7 @@ HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests
 # Suites that keep real players, offers and daemons running for seconds (mpv playing, a share
 # waiting to expire): on their own, between the others, so they neither load the timing tests
 # nor are loaded by the fuzzers.
-PROCESS_TESTS := PlayerTests|ShareTests|ListDownloadTests
+PROCESS_TESTS := PlayerTests|ShareTests|ListDownloadTests|ScreenTests
 # Swift Testing starts every test at once by default: 350 tests, most of them starting processes,
 # on 2 cores. At most this many run at a time, so each gets the CPU it needs to answer in time.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8

@@ -223,12 +223,58 @@ Errors become a `user-error' with the host's message."
 (define-derived-mode mediahost-list-mode tabulated-list-mode "mediahost"
   "Items from mediahost.
 \\{mediahost-list-mode-map}"
-  ;; The title takes what the other columns leave of the window.
-  (setq tabulated-list-format
-        (vector (list "Title" (max 20 (- (window-width) 66)) t) '("By" 18 t) '("Kind" 8 t)
-                '("Date" 10 t) '("Length" 8 t) '("★" 1 t) '("Download" 9 t)))
   (setq tabulated-list-padding 1)
-  (tabulated-list-init-header))
+  (setq tabulated-list-format (mediahost--list-format (window-width)))
+  (tabulated-list-init-header)
+  ;; Laid out again for the window it is shown in, whenever that window's width changes.
+  (add-hook 'window-size-change-functions #'mediahost--refit nil t))
+
+(defvar-local mediahost--width nil
+  "The window width this buffer's columns were laid out for.")
+
+(defun mediahost--list-format (width)
+  "Columns for a window WIDTH columns wide, a download's state included.
+The title takes what the other columns leave; \"By\" gives up columns first."
+  ;; The padding, Kind 7, Date 10, Length 7, the star 1, Download 9 ("completed") and a
+  ;; space after each column but the last; one column is left for the window's edge.
+  (let* ((usable (1- width))
+         (fixed 41)
+         (by (min 18 (max 4 (/ (- usable fixed) 3))))
+         (title (max 8 (- usable fixed by))))
+    (setq mediahost--width width)
+    (vector (list "Title" title t) (list "By" by t) '("Kind" 7 t) '("Date" 10 t) '("Length" 7 t)
+            '("★" 1 t) '("Download" 9 t))))
+
+(defun mediahost--print-keeping-row ()
+  "Print the rows again, point on the same item (by id), else on the same line."
+  (let ((id (plist-get (tabulated-list-get-id) :id))
+        (line (line-number-at-pos))
+        (column (current-column))
+        (found nil))
+    (tabulated-list-print)
+    (goto-char (point-min))
+    (when id
+      (while (and (not found) (not (eobp)))
+        (if (equal (plist-get (tabulated-list-get-id) :id) id)
+            (setq found t)
+          (forward-line 1))))
+    (unless found
+      (goto-char (point-min))
+      (forward-line (1- line)))
+    (move-to-column column)))
+
+(defun mediahost--refit (window)
+  "Lay out the list in WINDOW again if the window's width changed."
+  (let ((buffer (window-buffer window)))
+    (with-current-buffer buffer
+      (when (and (derived-mode-p 'mediahost-list-mode)
+                 (not (eql mediahost--width (window-width window))))
+        ;; Point is restored in that window (selected), in this buffer.
+        (with-selected-window window
+          (with-current-buffer buffer
+            (setq tabulated-list-format (mediahost--list-format (window-width window)))
+            (tabulated-list-init-header)
+            (mediahost--print-keeping-row)))))))
 
 (defun mediahost--text (value)
   (if (stringp value) (replace-regexp-in-string "[\n\t]" " " value) ""))
@@ -273,9 +319,13 @@ Errors become a `user-error' with the host's message."
 
 (defun mediahost--fill (page)
   (setq mediahost--page page)
-  (let ((items (plist-get page :items)))
+  (let ((items (plist-get page :items))
+        (window (get-buffer-window (current-buffer))))
     (setq tabulated-list-entries (mapcar #'mediahost--entry (append items nil)))
-    (tabulated-list-print t)
+    ;; Fitted to the window it is shown in now (`g' after a resize too).
+    (setq tabulated-list-format (mediahost--list-format (window-width window)))
+    (tabulated-list-init-header)
+    (mediahost--print-keeping-row)
     (let ((errors (append (plist-get page :errors) nil)))
       (when errors
         (message "mediahost: %s"
@@ -293,7 +343,7 @@ Errors become a `user-error' with the host's message."
           (mapcar (lambda (entry)
                     (if (equal (plist-get (car entry) :id) id) (mediahost--entry item) entry))
                   tabulated-list-entries))
-    (tabulated-list-print t)))
+    (mediahost--print-keeping-row)))
 
 (defun mediahost-refresh ()
   "Ask again for what this list shows."
@@ -622,9 +672,18 @@ Inline in graphical Emacs, else its file name in the echo area."
 (define-derived-mode mediahost-downloads-mode tabulated-list-mode "mediahost-downloads"
   "Downloads, updated live from mediahost's notifications.
 \\{mediahost-downloads-mode-map}"
-  (setq tabulated-list-format [("Title" 40 t) ("State" 10 t) ("Done" 6 t) ("Size" 10 t) ("Speed" 10 t)])
   (setq tabulated-list-padding 1)
-  (tabulated-list-init-header))
+  (mediahost--downloads-format))
+
+(defun mediahost--downloads-format ()
+  "Columns for the downloads' window: the title takes what the others leave."
+  ;; The padding, State 10, Done 5, Size 9, Speed 10, a space after each column but the last,
+  ;; and the window's edge.
+  (let ((width (window-width (get-buffer-window (current-buffer)))))
+    (setq mediahost--width width)
+    (setq tabulated-list-format
+          (vector (list "Title" (max 10 (- width 40)) t) '("State" 10 t) '("Done" 5 t) '("Size" 9 t) '("Speed" 10 t)))
+    (tabulated-list-init-header)))
 
 (defun mediahost--bytes (count)
   (cond ((not (numberp count)) "?")
@@ -650,6 +709,8 @@ Inline in graphical Emacs, else its file name in the echo area."
                      entries)))
            mediahost--downloads)
           (nreverse entries)))
+  (unless (eql mediahost--width (window-width (get-buffer-window (current-buffer))))
+    (mediahost--downloads-format))
   (tabulated-list-print t))
 
 ;;;###autoload

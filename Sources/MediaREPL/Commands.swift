@@ -136,10 +136,16 @@ public struct CommandSpec: Sendable {
             summary: "search one or every provider", arguments: [[.provider, .words(["--kind"])]], flags: ["--kind": [.mediaKind]]
         ) { line, repl throws(CommandError) in .call(try repl.searchCall(line.words)) },
         CommandSpec(
-            "show", aliases: ["get"], usage: "show <n|id>", method: MediaGet.method, summary: "an item's details"
+            "show", aliases: ["get"], usage: "show <n|id> [--reveal]", method: MediaGet.method,
+            summary: "an item's details (--reveal: a post's text under its content warning)",
+            arguments: [[], [.words(["--reveal"])]]
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
-            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item) })
+            var words = line.words
+            let reveal = words.contains("--reveal")
+            words.removeAll { $0 == "--reveal" }
+            guard words.count == 1 else { throw CommandError.usage }
+            let id = try repl.item(words[0])
+            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item, reveal: reveal) })
         },
         CommandSpec(
             "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",
@@ -156,7 +162,12 @@ public struct CommandSpec: Sendable {
         CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") {
             line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
-            return .call(.run(FavoritesAdd(id: id)) { repl, item in repl.present(detail: item, rows: false) })
+            // One line: the details are a `show` away.
+            return .call(
+                .run(FavoritesAdd(id: id)) { repl, item in
+                    let account = item.extra?["account"].map { " (\(Renderer.clean($0)))" } ?? ""
+                    repl.display(repl.renderer.star("★ ") + Renderer.clean(item.title) + " is a favorite" + account)
+                })
         },
         CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") {
             line, repl throws(CommandError) in
@@ -333,7 +344,9 @@ public struct CommandSpec: Sendable {
             let id = try repl.item(words[0])
             return .call(
                 .run(PlayerOpen(id: id, now: now ? true : nil)) { repl, result in
-                    let what = result.note.map { "\($0) (\(result.played?.description ?? "")), " } ?? ""
+                    // "the newest episode, Title, ": what was chosen, by its name.
+                    let what =
+                        result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
                     let source = result.local ? "the downloaded file" : "the stream"
                     if result.queued == true {
                         repl.display("queued \(what)\(source): it plays after what plays now (`skip` goes to it)")
@@ -414,7 +427,8 @@ public struct CommandSpec: Sendable {
             let id = try repl.item(try line.single())
             return .call(
                 .run(MediaArtwork(id: id)) { repl, result in
-                    repl.display(result.path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
+                    let path = repl.renderer.fit == nil ? result.path : Renderer.home(result.path)
+                    repl.display(path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
                 })
         },
         CommandSpec(

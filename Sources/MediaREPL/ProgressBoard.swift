@@ -20,10 +20,10 @@ final class ProgressBoard: Sendable {
     private let state = Mutex<
         (
             entries: [String: Entry], order: [String], dirty: Bool, events: [String], titles: [String: String],
-            playing: PlayerStatus?, playerDirty: Bool, asked: Set<String>
+            playing: PlayerStatus?, playerDirty: Bool, asked: Set<String>, problem: String?, failed: String?
         )
     >(
-        ([:], [], false, [], [:], nil, false, []))
+        ([:], [], false, [], [:], nil, false, [], nil, nil))
 
     /// A change this front end asks for (`pause 2`): its command's answer says it, so the
     /// notification that follows adds no second line. Changes made elsewhere (another client,
@@ -66,7 +66,7 @@ final class ProgressBoard: Sendable {
                 }
                 let title = state.entries[id]?.title ?? state.titles[id] ?? id
                 switch change.state {
-                case "completed": state.events.append("✓ \(title): done → \(change.path ?? "")")
+                case "completed": state.events.append("✓ \(title): done → \(Renderer.home(change.path ?? ""))")
                 case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
                 case "paused", "cancelled", "removed":
                     if state.asked.remove(id + "|" + change.state) == nil { state.events.append("• \(title): \(change.state)") }
@@ -83,8 +83,17 @@ final class ProgressBoard: Sendable {
             case .playerState(let status):
                 let wasPlaying = state.playing?.item
                 state.playing = status.state == .stopped ? nil : status
+                // A player that failed says so once, and why; its stop that follows is no news.
+                if let problem = status.problem, problem != state.problem {
+                    state.events.append("✗ " + Renderer.clean(problem))
+                    state.failed = status.item?.title ?? wasPlaying?.title
+                }
+                state.problem = status.problem
                 if status.state == .stopped, let wasPlaying {
-                    state.events.append("■ \(Renderer.clean(wasPlaying.title)): stopped")
+                    if state.failed != wasPlaying.title {
+                        state.events.append("■ \(Renderer.clean(wasPlaying.title)): stopped")
+                    }
+                    state.failed = nil
                 }
                 state.playerDirty = true
                 return
@@ -118,7 +127,7 @@ final class ProgressBoard: Sendable {
         }
     }
 
-    /// "▶ Title  12:04 / 45:10  vol 80  +2 queued", cut to the width.
+    /// "▶ Title  12:04 / 45:10  vol 80  +2 queued", in the width (the title is cut first).
     static func nowPlaying(_ status: PlayerStatus, width: Int) -> String {
         var tail = ""
         if let position = status.position {
@@ -129,29 +138,40 @@ final class ProgressBoard: Sendable {
         if !status.queue.isEmpty { tail += "  +\(status.queue.count) queued" }
         let mark = status.state == .paused ? "⏸" : "▶"
         let title = Renderer.clean(status.item?.title ?? "")
-        let room = max(10, width - tail.count - 3)
-        let shortTitle = title.count > room ? String(title.prefix(room - 1)) + "…" : title
-        return "\(mark) \(shortTitle)\(tail)"
+        let room = max(10, width - Renderer.columns(tail) - 2)
+        return Renderer.fit("\(mark) \(Renderer.fit(title, room))\(tail)", width)
     }
 
+    /// "⬇ Title  [####------]  40%  1.2 MB/3.0 MB  300 KB/s  eta 0:06", in the width: the title
+    /// keeps at least 20 columns (where it has them), then the bar takes up to 20; what does not
+    /// fit goes, eta first, then the rate, then the bar.
     static func bar(_ entry: Entry, width: Int) -> String {
         let fraction = entry.total.map { $0 > 0 ? min(1, Double(entry.bytes) / Double($0)) : 0 }
-        let size = entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes)
-        var tail = "  \(size)"
+        var tail = [entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes)]
         if entry.state == "queued" {
-            tail += "  queued"
+            tail.append("queued")
         } else if entry.rate > 0 {
-            tail += "  \(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s"
+            tail.append("\(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s")
         }
-        if let eta = entry.eta, entry.state == "running" { tail += "  eta \(Renderer.duration(eta))" }
-        let barWidth = 20
-        let filled = Int((fraction ?? 0) * Double(barWidth))
-        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "]"
-        let percent = fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ?%"
-        let titleWidth = max(10, width - tail.count - barWidth - 12)
+        if let eta = entry.eta, entry.state == "running" { tail.append("eta \(Renderer.duration(eta))") }
         let title = Renderer.clean(entry.title)
-        let shortTitle = title.count > titleWidth ? String(title.prefix(titleWidth - 1)) + "…" : title
-        return "⬇ \(shortTitle.padding(toLength: titleWidth, withPad: " ", startingAt: 0)) \(bar) \(percent)\(tail)"
+        let wanted = min(Renderer.columns(title), 20)
+        let percent = fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ?%"
+        // "⬇ " + title + " " + percent, then each tail part after two spaces.
+        func tailColumns() -> Int { tail.reduce(0) { $0 + 2 + Renderer.columns($1) } }
+        while tail.count > 1, 2 + wanted + 1 + 4 + tailColumns() + 8 > width { tail.removeLast() }
+        let room = width - 2 - 1 - 4 - tailColumns()
+        // The bar ("[" + cells + "] ") takes what the title leaves, up to 20 cells; under 6, none.
+        var cells = min(20, max(0, room - max(wanted, room * 3 / 5) - 3))
+        if cells < 6 { cells = 0 }
+        let titleWidth = max(1, room - (cells > 0 ? cells + 3 : 0))
+        var line = "⬇ " + Renderer.pad(Renderer.fit(title, titleWidth), titleWidth) + " "
+        if cells > 0 {
+            let filled = Int((fraction ?? 0) * Double(cells))
+            line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "] "
+        }
+        line += percent + tail.map { "  " + $0 }.joined()
+        return Renderer.fit(line, width)
     }
 }
 
@@ -160,8 +180,8 @@ final class ProgressBoard: Sendable {
 final class InPlaceProgress: @unchecked Sendable {
     private let board: ProgressBoard
     private let color: Bool
-    /// Bar lines currently drawn above the prompt.
-    private var shown = 0
+    /// The columns of each bar line drawn above the prompt, to move back over them.
+    private var shown: [Int] = []
 
     /// Where the bars go: stdout, or stderr when stdout is redirected.
     private let fd: Int32
@@ -173,16 +193,19 @@ final class InPlaceProgress: @unchecked Sendable {
     }
 
     /// After a command printed, the old bars scrolled away: draw anew below its output.
-    func forget() { shown = 0 }
+    func forget() { shown = [] }
 
     func draw() {
-        guard let update = board.takeUpdate(width: Renderer.terminalColumns(fd), color: color) else { return }
+        let width = Renderer.terminalColumns(fd)
+        guard let update = board.takeUpdate(width: width, color: color) else { return }
+        // Rows the old bars take now: after a resize to fewer columns the terminal wrapped them.
+        let rows = shown.reduce(0) { $0 + max(1, ($1 + width) / (width + 1)) }
         var out = "\r"
-        if shown > 0 { out += "\u{1B}[\(shown)A" }
+        if rows > 0 { out += "\u{1B}[\(rows)A" }
         out += "\u{1B}[J"
-        for line in update.events { out += line + "\n" }
+        for line in update.events { out += Renderer.fitLines(line, width: width) + "\n" }
         for line in update.bars { out += line + "\n" }
-        shown = update.bars.count
+        shown = update.bars.map { Renderer.columns($0) }
         Descriptor.writeAll(fd, Array(out.utf8))
         rl_on_new_line()
         rl_redisplay()

@@ -95,6 +95,15 @@ extension REPL {
         let output: Int32? = isatty(1) == 1 ? 1 : isatty(2) == 1 ? 2 : nil
         // Rows fit the terminal they are shown on; redirected, they keep their natural length.
         if output == 1 { renderer.terminalWidth = { Renderer.terminalColumns(1) } }
+        stdoutFit.follow(isatty(1) == 1 ? 1 : nil)
+        stderrFit.follow(isatty(2) == 1 ? 2 : nil)
+        // A log line written now would land on the line being typed: it is shown above the prompt.
+        if output != nil { StderrLogHandler.divert { [board] level, message in board.post("\(level): \(message)") } }
+        defer {
+            StderrLogHandler.divert(nil)
+            stdoutFit.follow(nil)
+            stderrFit.follow(nil)
+        }
         let progress = output.map { InPlaceProgress(board: board, color: options.color, fd: $0) }
         showsNowPlaying = progress != nil
         defer { showsNowPlaying = false }
@@ -104,9 +113,9 @@ extension REPL {
         }
         defer { idleHook = nil }
 
-        print("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
+        write("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
         if isAttached {
-            print("attached to the background service: downloads and playback go on when this REPL quits")
+            write("attached to the background service: downloads and playback go on when this REPL quits")
         }
         let prompt = options.color ? "\u{01}\u{1B}[1m\u{02}mediahost>\u{01}\u{1B}[0m\u{02} " : "mediahost> "
         while let line = await editor.readLine(prompt: prompt, remember: { [host] in Self.mayKeepInHistory($0, host: host) }) {
@@ -121,7 +130,7 @@ extension REPL {
                 return
             }
         }
-        print("")  // Ctrl-D leaves the cursor after the prompt
+        write("")  // Ctrl-D leaves the cursor after the prompt
         await sayWhatBecomesOfDownloads()
     }
 
@@ -134,7 +143,7 @@ extension REPL {
             let active = (try? await dispatch(DownloadsList()))?.filter { $0.state == .running || $0.state == .queued } ?? []
             let playing = board.playing != nil
             if !active.isEmpty || playing {
-                print("downloads and playback go on in the background service (`mediahost serve --stop` ends it)")
+                write("downloads and playback go on in the background service (`mediahost serve --stop` ends it)")
             }
             return
         }
@@ -154,7 +163,7 @@ extension REPL {
         {
             await host.downloads.handOver()
             if await startService() {
-                print(
+                write(
                     "\(what.joined(separator: " and ")): going on in the background service (`mediahost serve --status`; `mediahost serve --stop` ends it)"
                 )
                 return

@@ -32,6 +32,9 @@ public final class REPL: @unchecked Sendable {
     var renderer: Renderer
     let write: @Sendable (String) -> Void
     let writeError: @Sendable (String) -> Void
+    /// Set while the interactive session writes to a terminal: nothing is wider than it.
+    let stdoutFit: TerminalFit
+    let stderrFit: TerminalFit
 
     /// What the last listing showed: row numbers and next/prev refer to it.
     private(set) var listing: Listing = .none
@@ -118,8 +121,10 @@ public final class REPL: @unchecked Sendable {
         // Nothing the REPL prints carries a secret, whatever a server echoed; error lines (which
         // quote servers and the user's own input) carry no control characters either.
         let redactor = host.redactor
-        self.write = { write(redactor.redact($0)) }
-        self.writeError = { writeError(redactor.redact($0)) }
+        let (stdoutFit, stderrFit) = (TerminalFit(), TerminalFit())
+        (self.stdoutFit, self.stderrFit) = (stdoutFit, stderrFit)
+        self.write = { write(stdoutFit.apply(redactor.redact($0))) }
+        self.writeError = { writeError(stderrFit.apply(redactor.redact($0))) }
         let board = board
         let show = self.write
         subscription = host.events.subscribe { event in
@@ -393,7 +398,8 @@ public final class REPL: @unchecked Sendable {
         }
     }
 
-    /// A category given by row number of the last `categories`, by name, or by id.
+    /// A category given by row number of the last `categories`, by name, by id, or by its
+    /// number as `categories <provider>` lists them (whatever was listed last).
     private func resolveCategory(provider: String, text: String) async -> String {
         if let n = Int(text), case .categories(provider, _) = listing, case .category(_, let category)? = listing.row(n) {
             return category.id
@@ -404,8 +410,11 @@ public final class REPL: @unchecked Sendable {
             categoryCache.set(provider, categories)
         }
         let categories = categoryCache.get(provider) ?? []
-        return categories.first { $0.name.caseInsensitiveCompare(text) == .orderedSame }?.id
-            ?? categories.first { $0.id == text }?.id ?? text
+        if let named = categories.first(where: { $0.name.caseInsensitiveCompare(text) == .orderedSame || $0.id == text }) {
+            return named.id
+        }
+        if let n = Int(text), categories.indices.contains(n - 1) { return categories[n - 1].id }
+        return text
     }
 
     /// A paged listing: runs its request and remembers it for `next` and `prev`.
@@ -476,12 +485,38 @@ public final class REPL: @unchecked Sendable {
     }
 
     func present(page: Page, request: PagedRequest) {
+        // Nothing to number: say why, and keep the last listing's rows (`fav 2` still means
+        // what it meant before).
+        if page.items.isEmpty, page.prev == nil, let reason = Self.emptyReason(request) {
+            return display(renderer.dim("(\(reason))"))
+        }
         // A search across providers shows each provider's items under its name.
         var grouped = false
         if case .search(let search) = request, search.provider == nil { grouped = true }
         show(
             .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)),
             renderer.items(page, grouped: grouped))
+    }
+
+    /// Why a first page is empty, in the terms of what was asked.
+    static func emptyReason(_ request: PagedRequest) -> String? {
+        switch request {
+        case .browse(let browse):
+            return "nothing in \(browse.provider)'s '\(browse.category)' now; `categories \(browse.provider)` lists them"
+        case .search(let search):
+            return "nothing found for '\(search.query)'" + (search.provider.map { " in \($0)" } ?? "")
+        case .children(let children):
+            switch children.id.kind {
+            case .post: return "no replies yet"
+            case .podcast: return "no episodes yet"
+            case .channel: return "no videos yet"
+            case .playlist: return "the playlist is empty"
+            case .movie: return "no similar movies are known"
+            default: return "nothing inside"
+            }
+        case .favorites, .list:
+            return nil
+        }
     }
 
     func present(categories: [MediaCategory], of provider: String) {
@@ -499,8 +534,8 @@ public final class REPL: @unchecked Sendable {
 
     /// An item's details; with `rows`, its linked items and a post's sections too, numbered as
     /// the new listing.
-    func present(detail item: MediaItem, rows: Bool = true) {
-        var text = renderer.detail(item)
+    func present(detail item: MediaItem, rows: Bool = true, reveal: Bool = false) {
+        var text = renderer.detail(item, reveal: reveal)
         guard rows else { return display(text) }
         // Linked items (trailers, a channel) and a post's hashtags, users, links and media become
         // rows: `open <n>` follows them, `play <n>`, `show <n>` and `fav <n>` take the linked items.

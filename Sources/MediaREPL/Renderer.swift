@@ -88,17 +88,26 @@ struct Renderer {
     /// `grouped` (a search across providers), a heading before each provider's items.
     func items(_ page: Page, grouped: Bool = false) -> String {
         guard !page.items.isEmpty else { return dim("(no items)") }
+        // The title keeps at least 24 columns; the column beside it drops the kind, then the
+        // progress, before anything would be cut (a date cut to "2025-10…" says nothing).
+        let metaRoom = fit.map { max(0, $0 - 5 - 2 - 24) } ?? .max
         let rows = page.items.map { item -> (item: MediaItem, meta: String) in
-            var meta: [String] = [item.kind.rawValue]
-            if let duration = item.duration { meta.append(Self.duration(duration)) }
-            if let published = item.published { meta.append(String(published.prefix(10))) }
-            if item.provider != item.id.provider { meta.append(item.provider) }
-            if let progress = Self.progress(item) { meta.insert(progress, at: 0) }
-            return (item, meta.joined(separator: " · "))
+            var kind: String? = item.kind.rawValue
+            var progress = Self.progress(item)
+            func meta() -> String {
+                var parts = [progress, kind].compactMap { $0 }
+                if let duration = item.duration { parts.append(Self.duration(duration)) }
+                if let published = item.published { parts.append(String(published.prefix(10))) }
+                if item.provider != item.id.provider { parts.append(item.provider) }
+                return parts.joined(separator: " · ")
+            }
+            if Self.columns(meta()) > metaRoom { kind = nil }
+            if Self.columns(meta()) > metaRoom { progress = nil }
+            return (item, meta())
         }
         var lines: [String] = []
         var provider: String?
-        let metaWidth = fit.map { min(rows.map { Self.columns($0.meta) }.max() ?? 0, max(0, $0 / 2 - 5)) } ?? 0
+        let metaWidth = fit.map { _ in min(rows.map { Self.columns($0.meta) }.max() ?? 0, metaRoom) } ?? 0
         for (i, row) in rows.enumerated() {
             let item = row.item
             if grouped, item.id.provider != provider {
@@ -141,7 +150,9 @@ struct Renderer {
         return item.kind == .episode ? "new" : nil
     }
 
-    func detail(_ item: MediaItem) -> String {
+    /// An item's details. A post's text under a content warning is shown in its place only
+    /// with `reveal`.
+    func detail(_ item: MediaItem, reveal: Bool = false) -> String {
         var lines = [bold(Self.clean(item.title))]
         // Values are cleaned before they are styled, so the style's own escapes survive.
         func field(_ name: String, _ value: String?, style: (String) -> String = { $0 }) {
@@ -178,16 +189,23 @@ struct Renderer {
             field("played", "stopped at \(Self.duration(position))" + (item.duration.map { " of \(Self.duration($0))" } ?? ""))
         }
         if let download = item.download {
-            field("download", [download.state, download.path].compactMap { $0 }.joined(separator: " "))
+            field(
+                "download",
+                [download.state, download.path.map { fit == nil ? $0 : Self.home($0) }].compactMap { $0 }.joined(separator: " "))
         }
         if item.favorite == true { field("favorite", "★ yes", style: star) } else { field("favorite", "no") }
         if let lists = item.lists, !lists.isEmpty { field("lists", lists.joined(separator: ", ")) }
         if item.extra?["sensitive"] == "true" { field("media", "sensitive: not previewed", style: red) }
+        var hidden = false
         if let warning = item.extra?["contentWarning"] {
             lines.append("")
             lines.append("  " + red("content warning: ") + Self.clean(warning))
+            if !reveal, item.summary?.isEmpty == false {
+                hidden = true
+                lines.append("  " + dim("the text is hidden: `show \(item.id) --reveal` shows it"))
+            }
         }
-        if let summary = item.summary, !summary.isEmpty {
+        if !hidden, let summary = item.summary, !summary.isEmpty {
             lines.append("")
             if let entities = item.entities, !entities.isEmpty {
                 // Wrapping would move entity offsets: posts are short, keep their own lines.
@@ -373,6 +391,12 @@ struct Renderer {
 
     func downloads(_ downloads: [Download]) -> String {
         guard !downloads.isEmpty else { return dim("(no downloads)") }
+        // The rate has a column of its own when any row has one, so titles line up.
+        func rate(_ download: Download) -> String {
+            guard download.state == .running, let speed = download.rate, speed > 0 else { return "" }
+            return "\(Self.bytes(Int64(Int(finite: speed) ?? 0)))/s"
+        }
+        let rateWidth = downloads.map { Self.columns(rate($0)) }.max() ?? 0
         return downloads.enumerated().map { i, download in
             var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
             let size = download.total.map { Self.bytes($0) } ?? "?"
@@ -381,7 +405,7 @@ struct Renderer {
             line +=
                 " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
                 + size.padding(toLength: 10, withPad: " ", startingAt: 0)
-            if download.state == .running, let speed = download.rate, speed > 0 { line += " \(Self.bytes(Int64(speed)))/s" }
+            if rateWidth > 0 { line += " " + Self.pad(rate(download), rateWidth) }
             let title = Self.clean(download.title)
             line += "  " + (fit.map { Self.fit(title, max(10, $0 - Self.columns(line) - 2)) } ?? truncate(title, 50))
             if let error = download.error { line += "\n       " + red(wrapped(Self.clean(error))) }
@@ -393,7 +417,7 @@ struct Renderer {
 
     func downloadLine(_ download: Download) -> String {
         var line = "\(download.state.rawValue): \(Self.clean(download.title))"
-        if download.state == .completed { line += " → \(download.path)" }
+        if download.state == .completed { line += " → \(fit == nil ? download.path : Self.home(download.path))" }
         if let error = download.error { line += " (\(error))" }
         return line
     }

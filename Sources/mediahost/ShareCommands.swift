@@ -126,7 +126,10 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The code shown where the list is shared.", valueName: "code"))
     var code: String
 
-    @Option(help: ArgumentHelp("The list to merge into (default: the offer's name).", valueName: "list"))
+    @Option(
+        help: ArgumentHelp(
+            "The list to merge into (default: the offer's name; someone's favorites go to 'received favorites'); 'favorites' makes them your favorites.",
+            valueName: "list"))
     var into: String?
 
     func run() async throws {
@@ -136,6 +139,9 @@ struct ReceiveCommand: AsyncParsableCommand {
             let result = try await host.dispatcher.run(ShareReceive(peer: peer, code: code, into: into))
             var text = "received \(result.added) into \(result.name)"
             if result.present > 0 { text += " (\(result.present) were there already)" }
+            if into == nil, result.name == ListsImport.receivedFavorites {
+                text += "; `--into favorites` makes them your favorites"
+            }
             if !result.skipped.isEmpty {
                 text += "; left out \(result.skipped.count): \(result.skipped.prefix(3).joined(separator: "; "))"
             }

@@ -72,7 +72,7 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(detail.contains("Video 1 about rust"))
         #expect(detail.contains("catalog:video:v1"))
         #expect(detail.contains("1:01"))
-        #expect(await session.run("fav 2").contains("★ yes"))
+        #expect(await session.run("fav 2") == "★ Video 1 about rust is a favorite")
         let favs = await session.run("favs")
         #expect(favs.contains("Video 1 about rust"))
         #expect(favs.contains("★"))
@@ -113,14 +113,14 @@ final class CapturedREPL: @unchecked Sendable {
         let details = await session.run("show catalog:video:v3")
         #expect(details.contains("Linked\n  1  channel  catalog:channel:c4"))
         #expect(!details.contains("  channel    catalog:channel:c4"), "a link is a row, not a field")
-        #expect(await session.run("fav 1").contains("catalog:channel:c4"))
+        #expect(await session.run("fav 1") == "★ Channel 4 is a favorite")
         let videos = await session.run("open 1")
         #expect(videos.contains("  1  Video 3 about"))
         #expect(videos.contains(" 20  Video 98 about"))
         // Shown from a listing, the rows come after its rows, which keep their numbers.
         let shown = await session.run("show 2")
         #expect(shown.contains("Linked\n 21  channel  catalog:channel:c4"))
-        #expect(await session.run("fav 2").contains("catalog:video:v8"))
+        #expect(await session.run("fav 2").hasPrefix("★ Video 8 about"))
         #expect(await session.run("show 21").contains("Channel 4"))
         #expect(await session.run("next").contains("Video 103 about"), "next still pages the listing")
         let links = Renderer.links(
@@ -137,7 +137,7 @@ final class CapturedREPL: @unchecked Sendable {
         _ = await session.run("download catalog:video:v4")
         #expect(await session.run("downloads").contains("Video 4"))
         #expect(await session.run("show 2").contains("catalog:video:v4"))
-        #expect(await session.run("fav 2").contains("★ yes"))
+        #expect(await session.run("fav 2").hasPrefix("★ Video 4 about"))
         _ = await session.run("downloads")
         let removed = await session.run("remove 1 --keep-file")
         #expect(removed == "removed the download of Video 3 about science (the file stays)", "\(removed)")
@@ -183,13 +183,29 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(await session.repl.execute(#"list new "no such list""#), "the hint runs as shown: \(session.errors)")
     }
 
+    /// `browse <provider> <n>` is the n-th of `categories <provider>` whatever was listed last;
+    /// an empty page says why and leaves the last listing's rows as they were.
+    @Test func numberedCategoriesAndEmptyListingsKeepTheRows() async throws {
+        let session = try CapturedREPL()
+        let music = await session.run("browse catalog music")
+        let science = await session.run("browse catalog 2")
+        #expect(science == (await session.run("browse catalog science")), "\(science)")
+        #expect(science != music)
+        let empty = await session.run("search catalog nothing-like-this")
+        #expect(empty.contains("(nothing found for 'nothing-like-this' in catalog)"), "\(empty)")
+        // Row 2 is still row 2 of the science listing.
+        let second = try #require(science.split(separator: "\n").first { $0.hasPrefix("  2  ") })
+        let shown = await session.run("show 2")
+        #expect(shown.hasPrefix(String(second.dropFirst(5).prefix(12))), "\(shown)")
+    }
+
     @Test func aProviderTypoIsCaughtNotSearchedEverywhere() async throws {
         let session = try CapturedREPL()
         #expect(await !session.repl.execute("search catalgo swift"))
         #expect(session.errors.contains("did you mean catalog?"))
         #expect(session.fixture.host.providerIDs.contains("catalog"))
         // Quoted, the words are a query for every provider.
-        #expect(await session.run(#"search "catalgo swift""#).contains("(no items)"))
+        #expect(await session.run(#"search "catalgo swift""#).contains("(nothing found for 'catalgo swift')"))
         #expect(REPL.closest("youtub", in: ["youtube", "tmdb"]) == "youtube")
         #expect(REPL.closest("tmbd", in: ["youtube", "tmdb"]) == "tmdb")  // two letters swapped: one edit
         #expect(REPL.closest("tbmd", in: ["youtube", "tmdb"]) == nil)  // two edits on a short id
@@ -214,20 +230,59 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(text.contains("media      sensitive: not previewed"))
     }
 
+    /// A post's text under a content warning is shown in its place only when asked.
+    @Test func aContentWarningStandsInPlaceOfTheText() throws {
+        let item = MediaItem(
+            id: try ItemID(parsing: "m:post:1"), title: "T", summary: "the butler did it",
+            extra: ["contentWarning": "spoilers"])
+        let hidden = Renderer(color: false).detail(item)
+        #expect(hidden.contains("content warning: spoilers"))
+        #expect(!hidden.contains("butler"), "\(hidden)")
+        #expect(hidden.contains("`show m:post:1 --reveal` shows it"))
+        #expect(Renderer(color: false).detail(item, reveal: true).contains("the butler did it"))
+    }
+
+    /// The rule for whatever reaches a terminal: wrapped at words under its own text, a word
+    /// wider than the room keeps its start and end, colours take no columns, short lines stay.
+    @Test func everyLineIsFittedToTheTerminal() {
+        let url = "https://media.example.com/podcasts/shows/12345/episodes/67890/the-long-file-name.mp3"
+        let field = "  media      \(url)  audio/mpeg  12.3 MB"
+        let fitted = Renderer.fitLines(field, width: 60).components(separatedBy: "\n")
+        #expect(fitted.allSatisfy { Renderer.columns($0) <= 60 }, "\(fitted)")
+        #expect(fitted.first?.hasPrefix("  media      https://media.ex") == true, "\(fitted)")
+        #expect(fitted.first?.hasSuffix("-long-file-name.mp3") == true, "the end of a URL is kept: \(fitted)")
+        #expect(fitted.dropFirst().allSatisfy { $0.hasPrefix(String(repeating: " ", count: 13)) }, "\(fitted)")
+        let note = "       " + String(repeating: "login youtube then MEDIAHOST_YOUTUBE_API_KEY ", count: 4)
+        let wrapped = Renderer.fitLines(note, width: 50).components(separatedBy: "\n")
+        #expect(wrapped.count > 1 && wrapped.allSatisfy { Renderer.columns($0) <= 50 }, "\(wrapped)")
+        #expect(wrapped.allSatisfy { $0.hasPrefix("       ") }, "\(wrapped)")
+        #expect(Set(wrapped.flatMap { $0.split(separator: " ") }) == Set(note.split(separator: " ")), "no word is cut")
+        let colored = "\u{1B}[2m" + String(repeating: "x", count: 30) + "\u{1B}[0m"
+        #expect(Renderer.fitLines(colored, width: 40) == colored, "escapes take no columns")
+        #expect(Renderer.visibleColumns(Renderer.fitLines("a " + colored + colored, width: 40)) <= 40)
+        #expect(Renderer.fitLines("short\n\nlines", width: 40) == "short\n\nlines")
+        #expect(
+            Renderer.elide("/home/me/.local/share/mediahost/downloads/show/episode.mp3", 30) == "/home/me/.l…s/show/episode.mp3")
+    }
+
     @Test func terminalRowsFitByDisplayWidth() throws {
         var renderer = Renderer(color: false)
         renderer.terminalWidth = { 40 }
         let items = [
             MediaItem(id: try ItemID(parsing: "m:video:1"), title: "日本語のテキストも大丈夫です本当に長い", subtitle: "チャンネル", duration: 61),
             MediaItem(id: try ItemID(parsing: "m:video:2"), title: "Three emoji 👩‍💻🚀✨ in a row and more", duration: 3600),
-            MediaItem(id: try ItemID(parsing: "m:video:3"), title: "short"),
+            MediaItem(id: try ItemID(parsing: "m:video:3"), title: "short", duration: 5),
         ]
         let lines = renderer.items(Page(items: items)).components(separatedBy: "\n")
         try #require(lines.count == 3)
         for line in lines { #expect(Renderer.columns(line) <= 40, "\(line)") }
-        // The metadata column starts at the same column on every row.
-        let starts = lines.map { line in Renderer.columns(String(line[..<line.range(of: "video")!.lowerBound])) }
+        // The metadata column starts at the same column on every row; at 40 columns the title
+        // keeps its room and the kind gives way (the durations stay whole).
+        let starts = try lines.map { line in
+            Renderer.columns(String(line[..<(try #require(line.firstMatch(of: /\d+:\d\d/))).range.lowerBound]))
+        }
         #expect(Set(starts).count == 1, "\(lines)")
+        #expect(lines[1].hasSuffix("1:00:00") && !lines[1].contains("video"), "\(lines)")
         #expect(lines[0].contains("…"))
         #expect(Renderer.columns("日本") == 4)
         #expect(Renderer.columns("👩‍💻") == 2)

@@ -7,6 +7,7 @@
 ;;; Code:
 
 (require 'ert)
+(require 'cl-lib)
 (require 'mediahost)
 
 (defvar mediahost-test--messages nil "Messages shown during a test, newest first.")
@@ -202,6 +203,40 @@
       (let ((items (with-current-buffer lists (goto-char (point-min)) (mediahost-lists-open))))
         (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text items)))
         (should (string-match-p "The Friendly Kitchen 94" (mediahost-test--text items)))))))
+
+(defun mediahost-test--format-width (format)
+  "Columns a row of FORMAT takes: the padding, each column and a space after all but the last."
+  (+ tabulated-list-padding (apply #'+ (mapcar (lambda (column) (nth 1 column)) format))
+     (1- (length format))))
+
+(ert-deftest mediahost-rows-fit-the-window-and-keep-point ()
+  (with-temp-buffer
+    (mediahost-list-mode)
+    (let ((items (list (list :id "a:episode:1" :title "Second" :kind "episode")
+                       (list :id "a:episode:2" :title (make-string 90 ?x) :creator "Someone With A Long Name"
+                             :kind "episode" :published "2025-10-09T09:00:00Z" :duration 3725 :favorite t
+                             :download '(:state "completed"))
+                       (list :id "a:episode:3" :title "Third" :kind "episode"))))
+      ;; Every column, a download's state included, fits the window it is laid out for.
+      (dolist (width '(60 80 140))
+        (let ((format (mediahost--list-format width)))
+          (should (< (mediahost-test--format-width format) width))
+          (should (>= (nth 1 (aref format 6)) (string-width "completed")))))
+      (setq tabulated-list-format (mediahost--list-format 80))
+      (setq tabulated-list-entries (mapcar #'mediahost--entry items))
+      (tabulated-list-print)
+      ;; `f' on the second row leaves point on it: a second `f' takes the same item.
+      (goto-char (point-min))
+      (forward-line 1)
+      (mediahost--update-item (plist-put (copy-sequence (nth 1 items)) :favorite :json-false))
+      (should (equal (plist-get (tabulated-list-get-id) :id) "a:episode:2"))
+      ;; A list made in a wide window is laid out again in a narrow one.
+      (setq mediahost--width 140)
+      (cl-letf (((symbol-function 'window-buffer) (lambda (&optional _) (current-buffer)))
+                ((symbol-function 'window-width) (lambda (&rest _) 60)))
+        (mediahost--refit (selected-window)))
+      (should (< (mediahost-test--format-width tabulated-list-format) 60))
+      (should (equal (plist-get (tabulated-list-get-id) :id) "a:episode:2")))))
 
 ;;; mediahost-test.el ends here
 

@@ -181,6 +181,22 @@ test("rows fit an 80-column window", function()
     expect(vim.fn.strdisplaywidth(line) <= 80, "too wide: " .. line)
   end
   expect(text():find("The Electric Kitc", 1, true), "titles are cut, not dropped: " .. text())
+  -- A row with a download state fits too, at 80 and after a resize to 60.
+  local item = {
+    id = "podcasts:episode:1:x", title = string.rep("A long title ", 8), creator = "Someone With A Long Name",
+    kind = "episode", published = "2025-10-09T09:00:00Z", duration = 3725, favorite = true,
+    download = { state = "completed" },
+  }
+  for _, width in ipairs({ 80, 60, 140 }) do
+    local row = mediahost.row(item, width)
+    expect(vim.fn.strdisplaywidth(row) < width, "too wide at " .. width .. ": " .. row)
+    expect(row:find("completed$"), "the state is whole at " .. width .. ": " .. row)
+  end
+  vim.o.columns = 60
+  vim.cmd("doautocmd VimResized")
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    expect(vim.fn.strdisplaywidth(line) < 60, "too wide after a resize: " .. line)
+  end
   vim.o.columns = 140
 end)
 

@@ -170,7 +170,19 @@ public struct StderrLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    private static let diverted = Mutex<(@Sendable (Logger.Level, String) -> Void)?>(nil)
+
+    /// Sends log lines to `handler` instead of stderr (nil: back to stderr). The interactive
+    /// REPL shows them above its prompt: written to the terminal they would land on the line
+    /// being typed.
+    public static func divert(_ handler: (@Sendable (Logger.Level, String) -> Void)?) {
+        diverted.withLock { $0 = handler }
+    }
+
     public func log(event: LogEvent) {
+        if let handler = Self.diverted.withLock({ $0 }) {
+            return handler(event.level, redactor.scrub("\(event.message)", keepNewlines: false))
+        }
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let meta = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")

@@ -284,7 +284,9 @@ public struct ListsExport: RPCMethod {
 /// directory needed); everything is checked as untrusted input.
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
-    /// The list to add to (default: the name in a JSON file, else the OPML's title, else "imported").
+    /// The list to add to (default: the name in a JSON file, else the OPML's title, else
+    /// "imported"; someone's "favorites" go to "received favorites"); "favorites" makes the items
+    /// favorites.
     public var name: String?
     public var path: String?
     public var text: String?
@@ -324,6 +326,9 @@ public struct ListsImport: RPCMethod {
         /// Entries left out, and why.
         public var skipped: [String]
     }
+
+    /// The list a file or offer of someone's favorites goes to when no list is named.
+    public static let receivedFavorites = "received favorites"
 
     /// An item of a list from elsewhere (a file, another machine), as it is kept: checked as any
     /// item is, and with links only to the web (a `file:` or `javascript:` link in someone else's
@@ -404,7 +409,19 @@ public struct ListsImport: RPCMethod {
         guard items.count <= MediaStore.listLimit else {
             throw HostError.invalidArgument("the file has \(items.count) entries; a list holds \(MediaStore.listLimit) at most")
         }
-        let listName = try checkedListName(name ?? suggested.map { String($0.prefix(100)) } ?? "imported")
+        // Into the favorites when asked by name (those there already keep their place and snapshot).
+        if let name, name.trimmingCharacters(in: .whitespaces).lowercased() == favoritesList {
+            let already = try await host.store.favoriteIDs(among: items.map(\.id))
+            var seen = already
+            let new = items.filter { seen.insert($0.id).inserted }
+            try await host.store.addFavorites(new)
+            return Response(
+                name: favoritesList, format: format, added: new.count, present: items.count - new.count, skipped: skipped)
+        }
+        // Someone else's favorites become a list of their own unless asked otherwise.
+        var proposed = suggested.map { String($0.prefix(100)) }
+        if proposed?.trimmingCharacters(in: .whitespaces).lowercased() == favoritesList { proposed = Self.receivedFavorites }
+        let listName = try checkedListName(name ?? proposed ?? "imported")
         if try await host.store.list(named: listName) == nil { try await host.store.createList(listName) }
         let added = try await host.store.addToList(listName, items)
         return Response(name: listName, format: format, added: added, present: items.count - added, skipped: skipped)

@@ -41,6 +41,8 @@ public struct PlayerOpen: RPCMethod {
         public var played: ItemID?
         /// What was chosen, in words ("the first trailer", "the newest episode").
         public var note: String?
+        /// The title of what plays, when known: a person is told which episode, not its id.
+        public var title: String?
         /// Queued after what plays, rather than started (mpv).
         public var queued: Bool?
         /// Where it starts, in seconds, when not at the beginning (mpv).
@@ -63,13 +65,14 @@ public struct PlayerOpen: RPCMethod {
         if PlayerController.isMPV(words) {
             let record = try await host.store.playback(played)
             let resume = start ?? record.flatMap { $0.played ? nil : $0.position }
-            let title = (try? await host.itemOrSnapshot(played))?.title ?? played.description
+            let known = (try? await host.itemOrSnapshot(played))?.title
+            let title = known ?? played.description
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
                 resume: resume, command: words, executable: executable)
             return Response(
                 id: id, command: command, target: target, local: local, pid: Int(await host.player.pid ?? 0),
-                played: played == id ? nil : played, note: note, queued: queued ? true : nil,
+                played: played == id ? nil : played, note: note, title: known, queued: queued ? true : nil,
                 resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil)
         }
         let player = try PlayerProcess.spawn(executable, arguments: Array(command.dropFirst()))
@@ -78,7 +81,7 @@ public struct PlayerOpen: RPCMethod {
         }
         return Response(
             id: id, command: command, target: target, local: local, pid: Int(player.pid), played: played == id ? nil : played,
-            note: note)
+            note: note, title: played == id ? nil : (try? await host.itemOrSnapshot(played))?.title)
     }
 
     /// The program's path: as given when it has a '/', else the first match on PATH.

@@ -173,7 +173,28 @@ public struct ShareBrowse: RPCMethod {
             peers.append(
                 SharePeer(name: service.name, list: list, host: service.host, address: "\(service.address):\(service.port)"))
         }
-        return peers
+        // The daemon's cache still holds an offer for a while after it ended (or its process
+        // was killed): each is asked whether it still offers, all at once, briefly.
+        return await withTaskGroup(of: (Int, Bool).self) { group in
+            for (index, peer) in peers.enumerated() {
+                group.addTask { (index, await Self.stillOffers(peer.address, http: host.http)) }
+            }
+            var live = Set<Int>()
+            for await (index, offers) in group where offers { live.insert(index) }
+            return peers.indices.filter(live.contains).map { peers[$0] }
+        }
+    }
+
+    /// Whether a mediahost offer answers at `address` (its `/`, which needs no code).
+    static func stillOffers(_ address: String, http: any HTTPClient) async -> Bool {
+        guard let url = URL(string: "http://\(address)/") else { return false }
+        var request = HTTPRequest(url: url)
+        request.timeout = 2
+        request.maxBodySize = 4096
+        guard let response = try? await http.send(request), response.status == 200,
+            let body = try? JSONParser.parse(Array(response.body))
+        else { return false }
+        return body["app"]?.stringValue == "mediahost"
     }
 }
 

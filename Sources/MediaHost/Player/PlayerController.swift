@@ -43,8 +43,8 @@ public struct PlayerStatus: HostNotification, Equatable {
     public var queue: [Entry]
     /// The player under control ("mpv"), or absent when `player.command` is another player.
     public var player: String?
-    /// What is wrong with the player when it does not answer (stopped or stuck); the rest is
-    /// then the last known.
+    /// What is wrong with the player: it does not answer (stopped or stuck; the rest is then the
+    /// last known), or, in the one notification sent when it happens, it could not play the item.
     public var problem: String?
 
     public init(
@@ -93,6 +93,8 @@ public actor PlayerController {
     private var lastSaved = ContinuousClock.now
     private var lastNotified = ContinuousClock.now
     private var lastStatus: PlayerStatus?
+    /// Why mpv could not play what it was given, for the one status that says so.
+    private var failure: String?
     private var lastOwnershipTry = ContinuousClock.now
     /// mpv's process id.
     private(set) var pid: Int32?
@@ -519,7 +521,11 @@ public actor PlayerController {
                 if let id = current?.id { await save(id, finished: true) }
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
-                logger.warning("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)")
+                logger.notice("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)")
+                // Said once, with the item, to whoever watches: the stop that follows is no news.
+                failure = "mpv could not play \(current?.title ?? "it"): \(why)"
+                publish(force: true)
+                failure = nil
             default: break
             }
         default: break
@@ -587,7 +593,7 @@ public actor PlayerController {
             state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
             position: current == nil ? nil : position, duration: current == nil ? nil : duration,
             paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil,
-            problem: stuck ? stuckMessage : nil)
+            problem: stuck ? stuckMessage : failure)
     }
 
     /// Sends `player.state`: at once for changes, at most once a second for the position alone.

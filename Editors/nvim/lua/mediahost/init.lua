@@ -252,17 +252,34 @@ local function download_column(item)
   return state
 end
 
--- One list row; the title takes what the other columns leave of `width` (80 when not given).
+-- One list row in `width` columns (80 when not given), a download's state included: the title
+-- takes what the other columns leave, and "By" gives up columns first on a narrow window.
 function M.row(item, width)
+  local usable = (width or 80) - 1
+  -- Kind 7, Date 10, Length 7, the star 1, Download 9 ("completed"), a space after each but the last.
+  local fixed = 7 + 10 + 7 + 1 + 9 + 6
+  local by = math.min(18, math.max(4, math.floor((usable - fixed) / 3)))
+  local title = math.max(8, usable - fixed - by)
   return table.concat({
-    fit(item.title, math.max(20, (width or 80) - 56)),
-    fit(item.creator or item.subtitle, 18),
-    fit(item.kind, 8),
+    fit(item.title, title),
+    fit(item.creator or item.subtitle, by),
+    fit(item.kind, 7),
     fit((item.published or ""):sub(1, 10), 10),
-    fit(duration(item.duration), 8),
+    fit(duration(item.duration), 7),
     item.favorite and "★" or " ",
-    download_column(item),
-  }, " ")
+    fit(download_column(item), 9),
+  }, " "):gsub("%s+$", "")
+end
+
+-- The columns text can take in the window showing `buffer` (else the current one), its number
+-- and sign columns left out.
+local function text_width(buffer)
+  local window = buffer and vim.fn.bufwinid(buffer) or -1
+  if window == -1 then
+    window = vim.api.nvim_get_current_win()
+  end
+  local info = vim.fn.getwininfo(window)[1]
+  return vim.api.nvim_win_get_width(window) - ((info and info.textoff) or 0)
 end
 
 -- Buffers ------------------------------------------------------------------------------------
@@ -296,9 +313,9 @@ end
 local function render_list(buffer)
   local state = M.buffers[buffer]
   local lines = {}
-  local width = vim.api.nvim_win_get_width(0)
+  local width = text_width(buffer)
   for _, item in ipairs(state.items) do
-    table.insert(lines, M.row(item, width))
+    table.insert(lines, (M.row(item, width)))
   end
   if #lines == 0 then
     lines = { "(nothing here)" }
@@ -613,9 +630,11 @@ local function render_downloads(buffer)
     if entry.state == "running" and type(entry.rate) == "number" and entry.rate > 0 then
       speed = bytes(math.floor(entry.rate)) .. "/s"
     end
+    -- State 10, Done 5, Size 9, Speed 10 and their spaces: the title takes the rest.
+    local title = math.max(10, text_width(buffer) - 1 - 38)
     table.insert(
       lines,
-      table.concat({ fit(entry.title or id, 40), fit(entry.state, 10), fit(percent, 5), fit(bytes(entry.total), 9), speed }, " ")
+      (table.concat({ fit(entry.title or id, title), fit(entry.state, 10), fit(percent, 5), fit(bytes(entry.total), 9), speed }, " "):gsub("%s+$", ""))
     )
   end
   if #lines == 0 then
@@ -632,6 +651,26 @@ on_downloads_changed = function()
     end
   end
 end
+
+-- Lays out every list and the downloads again for their windows' widths now.
+function M.refit()
+  for buffer, state in pairs(M.buffers) do
+    if vim.api.nvim_buf_is_valid(buffer) then
+      if state.kind == "downloads" then
+        render_downloads(buffer)
+      elseif state.kind == "list" and state.items then
+        render_list(buffer)
+      end
+    end
+  end
+end
+
+vim.api.nvim_create_autocmd("VimResized", {
+  group = vim.api.nvim_create_augroup("mediahost_refit", { clear = true }),
+  callback = function()
+    M.refit()
+  end,
+})
 
 function M.show_downloads()
   for _, download in ipairs(M.call("downloads.list")) do
