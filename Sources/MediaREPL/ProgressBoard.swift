@@ -147,13 +147,17 @@ final class ProgressBoard: Sendable {
     /// fit goes, eta first, then the rate, then the bar.
     static func bar(_ entry: Entry, width: Int) -> String {
         let fraction = entry.total.map { $0 > 0 ? min(1, Double(entry.bytes) / Double($0)) : 0 }
-        var tail = [entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes)]
+        // Each part padded to its widest, so every bar has the same layout and they line up.
+        var tail = [
+            Renderer.pad(
+                entry.total.map { "\(Renderer.bytes(entry.bytes))/\(Renderer.bytes($0))" } ?? Renderer.bytes(entry.bytes), 17)
+        ]
         if entry.state == "queued" {
-            tail.append("queued")
-        } else if entry.rate > 0 {
-            tail.append("\(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s")
+            tail.append(Renderer.pad("queued", 10))
+        } else {
+            tail.append(Renderer.pad(entry.rate > 0 ? "\(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s" : "", 10))
         }
-        if let eta = entry.eta, entry.state == "running" { tail.append("eta \(Renderer.duration(eta))") }
+        tail.append(entry.eta.map { entry.state == "running" ? "eta \(Renderer.duration($0))" : "" } ?? "")
         let title = Renderer.clean(entry.title)
         let wanted = min(Renderer.columns(title), 20)
         let percent = fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ?%"
@@ -171,7 +175,7 @@ final class ProgressBoard: Sendable {
             line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "] "
         }
         line += percent + tail.map { "  " + $0 }.joined()
-        return Renderer.fit(line, width)
+        return Renderer.fit(String(line.reversed().drop { $0 == " " }.reversed()), width)
     }
 }
 
