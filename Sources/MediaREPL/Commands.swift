@@ -92,20 +92,34 @@ public struct CommandSpec: Sendable {
     /// What each argument position takes; `flags` what follows a flag.
     var arguments: [[ArgumentKind]]
     var flags: [String: [ArgumentKind]]
+    /// Commands named by the first word after this one (`list new`): each with its own usage,
+    /// summary, arguments and parsing, shown by `help` and offered by completion from this table.
+    public var subcommands: [CommandSpec]
     let build: @Sendable (CommandLine, REPL) throws(CommandError) -> Action
 
     init(
         _ name: String, aliases: [String] = [], usage: String, method: String, summary: String, arguments: [[ArgumentKind]] = [],
-        flags: [String: [ArgumentKind]] = [:], build: @escaping @Sendable (CommandLine, REPL) throws(CommandError) -> Action
+        flags: [String: [ArgumentKind]] = [:], subcommands: [CommandSpec] = [],
+        build: @escaping @Sendable (CommandLine, REPL) throws(CommandError) -> Action
     ) {
         self.name = name
         self.aliases = aliases
         self.usage = usage
         self.method = method
         self.summary = summary
-        self.arguments = arguments
+        self.arguments = subcommands.isEmpty ? arguments : [[.words(subcommands.map(\.name))] + (arguments.first ?? [])]
         self.flags = flags
+        self.subcommands = subcommands
         self.build = build
+    }
+
+    /// The command a line's words name, down to a subcommand, and the words left for it.
+    func resolve(_ line: CommandLine) -> (spec: CommandSpec, line: CommandLine) {
+        guard let first = line.words.first, let sub = subcommands.first(where: { $0.name == first.lowercased() }) else {
+            return (self, line)
+        }
+        let rest = Array(line.words.dropFirst())
+        return sub.resolve(CommandLine(words: rest, raw: line.raw.trimmingSpaces().splitFirstWord().1))
     }
 
     /// Every command, in the order `help` lists them.
@@ -204,13 +218,12 @@ public struct CommandSpec: Sendable {
             return .call(.run(ListsList()) { repl, lists in repl.present(lists: lists) })
         },
         CommandSpec(
-            "list",
-            usage: "list <name> | list new|rename|delete|download|move|export|import ...",
-            method: ListsItems.method,
-            summary:
-                "a list's items (then the usual row commands); `list new <name>`, `list rename <name> <new>`, `list delete <name>`, `list download <name> [--new]`, `list move <name> <n> <place>`, `list export` and `list import` as `export` and `import`",
-            arguments: [[.words(["new", "rename", "delete", "download", "move", "export", "import"])]]
-        ) { line, repl throws(CommandError) in try REPL.listCommand(line, repl: repl) },
+            "list", usage: "list <name>", method: ListsItems.method,
+            summary: "a list's items (then the usual row commands)", subcommands: REPL.listSubcommands
+        ) { line, repl throws(CommandError) in
+            guard !line.words.isEmpty else { throw CommandError.usage }
+            return .call(repl.listing(.list(ListsItems(name: line.text))))
+        },
         CommandSpec(
             "add", usage: "add <n|id>... to <list>", method: ListsAdd.method,
             summary: "add items to a list (`list new` makes one)"
@@ -236,42 +249,8 @@ public struct CommandSpec: Sendable {
                     }
                 })
         },
-        CommandSpec(
-            "export", usage: "export <list|favorites> <opml|json|m3u> [<file>]", method: ListsExport.method,
-            summary: "write a list as OPML (podcasts, for other apps), JSON (mediahost's own) or M3U (for players)",
-            arguments: [[], [.words(["opml", "json", "m3u"])]]
-        ) { line, _ throws(CommandError) in
-            let words = line.words
-            guard (2...3).contains(words.count) else { throw CommandError.usage }
-            guard let format = ListFormat(rawValue: words[1].lowercased()) else {
-                throw CommandError.invalid("the format is opml, json or m3u")
-            }
-            let path = words.count == 3 ? words[2] : nil
-            return .call(
-                .run(ListsExport(name: words[0], format: format, path: path)) { repl, result in
-                    if let path = result.path {
-                        repl.display("wrote \(result.count) entries of \(result.name) to \(path)")
-                    } else {
-                        repl.display(result.text ?? "")
-                    }
-                })
-        },
-        CommandSpec(
-            "import", usage: "import <file> [into <list>]", method: ListsImport.method,
-            summary: "read an OPML (from any podcast app) or mediahost JSON file into a list"
-        ) { line, _ throws(CommandError) in
-            let words = line.words
-            guard words.count == 1 || (words.count == 3 && words[1] == "into") else { throw CommandError.usage }
-            return .call(
-                .run(ListsImport(name: words.count == 3 ? words[2] : nil, path: words[0])) { repl, result in
-                    var text = "imported \(result.added) into \(result.name)"
-                    if result.present > 0 { text += " (\(result.present) were there already)" }
-                    if !result.skipped.isEmpty {
-                        text += "; skipped \(result.skipped.count): " + result.skipped.prefix(5).joined(separator: "; ")
-                    }
-                    repl.display(text + " — `list \(ShellWords.quote(result.name))` shows it")
-                })
-        },
+        exportAndImport[0],
+        exportAndImport[1],
         CommandSpec(
             "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
             summary: "download an item's media (episodes)"
@@ -526,6 +505,46 @@ public struct CommandSpec: Sendable {
             for failure in result.failed { repl.fail("\(failure.id): \(failure.message)", label: "not added") }
         }
     }
+
+    /// `export` and `import`, also reached as `list export` and `list import`.
+    static let exportAndImport: [CommandSpec] = [
+        CommandSpec(
+            "export", usage: "export <list|favorites> <opml|json|m3u> [<file>]", method: ListsExport.method,
+            summary: "write a list as OPML (podcasts, for other apps), JSON (mediahost's own) or M3U (for players)",
+            arguments: [[], [.words(["opml", "json", "m3u"])]]
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard (2...3).contains(words.count) else { throw CommandError.usage }
+            guard let format = ListFormat(rawValue: words[1].lowercased()) else {
+                throw CommandError.invalid("the format is opml, json or m3u")
+            }
+            let path = words.count == 3 ? words[2] : nil
+            return .call(
+                .run(ListsExport(name: words[0], format: format, path: path)) { repl, result in
+                    if let path = result.path {
+                        repl.display("wrote \(result.count) entries of \(result.name) to \(path)")
+                    } else {
+                        repl.display(result.text ?? "")
+                    }
+                })
+        },
+        CommandSpec(
+            "import", usage: "import <file> [into <list>]", method: ListsImport.method,
+            summary: "read an OPML (from any podcast app) or mediahost JSON file into a list"
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard words.count == 1 || (words.count == 3 && words[1] == "into") else { throw CommandError.usage }
+            return .call(
+                .run(ListsImport(name: words.count == 3 ? words[2] : nil, path: words[0])) { repl, result in
+                    var text = "imported \(result.added) into \(result.name)"
+                    if result.present > 0 { text += " (\(result.present) were there already)" }
+                    if !result.skipped.isEmpty {
+                        text += "; skipped \(result.skipped.count): " + result.skipped.prefix(5).joined(separator: "; ")
+                    }
+                    repl.display(text + " — `list \(ShellWords.quote(result.name))` shows it")
+                })
+        },
+    ]
 
     /// The command a word names, by name or alias.
     static func named(_ word: String) -> CommandSpec? {

@@ -39,8 +39,10 @@ struct Completer: Sendable {
         let options: [String]
         if words.isEmpty {
             options = CommandSpec.names
-        } else if let spec = CommandSpec.named(words[0]) {
-            let arguments = Array(words.dropFirst())
+        } else if let command = CommandSpec.named(words[0]) {
+            // A subcommand's arguments come after its name (`list export <list> <format>`).
+            let (spec, line) = command.resolve(CommandLine(words: Array(words.dropFirst()), raw: ""))
+            let arguments = line.words
             if let last = arguments.last, let kinds = spec.flags[last] {
                 options = kinds.flatMap { offers($0, arguments: arguments) }
             } else if arguments.count < spec.arguments.count {

@@ -177,15 +177,18 @@ public final class REPL: @unchecked Sendable {
             fail("\(error.description): put a quote in the other kind of quotes (\"don't\") or after a backslash (don\\'t)")
             return false
         }
-        guard let word = words.first, let spec = CommandSpec.named(word) else {
+        guard let word = words.first, let command = CommandSpec.named(word) else {
             fail("unknown command '\((words.first ?? "").prefix(40))'; `help` lists the commands")
             return false
         }
+        let (spec, arguments) = command.resolve(CommandLine(words: Array(words.dropFirst()), raw: trimmed.splitFirstWord().1))
         let action: Action
         do {
-            action = try spec.build(CommandLine(words: Array(words.dropFirst()), raw: trimmed.splitFirstWord().1), self)
+            action = try spec.build(arguments, self)
         } catch {
-            fail(error.message(usage: spec.usage))
+            // A command with subcommands, used wrongly, shows them all.
+            let usage = ([spec.usage] + spec.subcommands.map(\.usage)).joined(separator: " | ")
+            fail(error.message(usage: usage))
             return false
         }
         switch action {
@@ -607,25 +610,38 @@ public final class REPL: @unchecked Sendable {
                 .joined(separator: "\n"))
     }
 
-    /// `list <name>` and its subcommands.
-    static func listCommand(_ line: CommandLine, repl: REPL) throws(CommandError) -> Action {
-        let words = line.words
-        guard let first = words.first else { throw CommandError.usage }
-        switch (first, words.count) {
-        case ("new", 2):
-            return .call(.run(ListsCreate(name: words[1])) { repl, list in repl.display("made the list \(list.name)") })
-        case ("rename", 3):
+    /// `list new`, `list rename`...: subcommands of `list`, each a command of its own.
+    static let listSubcommands: [CommandSpec] = [
+        CommandSpec("new", usage: "list new <name>", method: ListsCreate.method, summary: "make a list") {
+            line, _ throws(CommandError) in
+            let name = try line.single()
+            return .call(.run(ListsCreate(name: name)) { repl, list in repl.display("made the list \(list.name)") })
+        },
+        CommandSpec(
+            "rename", usage: "list rename <name> <new>", method: ListsRename.method, summary: "give a list another name"
+        ) { line, _ throws(CommandError) in
+            guard line.words.count == 2 else { throw CommandError.usage }
             return .call(
-                .run(ListsRename(name: words[1], to: words[2])) { repl, list in repl.display("renamed it \(list.name)") })
-        case ("delete", 2):
+                .run(ListsRename(name: line.words[0], to: line.words[1])) { repl, list in
+                    repl.display("renamed it \(list.name)")
+                })
+        },
+        CommandSpec("delete", usage: "list delete <name>", method: ListsDelete.method, summary: "delete a list (not its items)") {
+            line, _ throws(CommandError) in
+            let name = try line.single()
             return .call(
-                .run(ListsDelete(name: words[1])) { repl, result in
+                .run(ListsDelete(name: name)) { repl, result in
                     repl.display(result.deleted ? "deleted the list \(result.name)" : "there is no list \(result.name)")
                 })
-        case ("download", 2), ("download", 3):
-            guard words.count == 2 || words[2] == "--new" else { throw CommandError.usage }
+        },
+        CommandSpec(
+            "download", usage: "list download <name> [--new]", method: ListsDownload.method,
+            summary: "download every item of a list (--new: those not played yet)", arguments: [[], [.words(["--new"])]]
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard words.count == 1 || (words.count == 2 && words[1] == "--new") else { throw CommandError.usage }
             return .call(
-                .run(ListsDownload(name: words[1], new: words.count == 3 ? true : nil)) { repl, result in
+                .run(ListsDownload(name: words[0], new: words.count == 2 ? true : nil)) { repl, result in
                     for download in result.started { repl.board.setTitle(download.title, for: download.id.description) }
                     var lines = ["downloading \(result.started.count) item\(result.started.count == 1 ? "" : "s")"]
                     for skip in result.skipped.prefix(10) {
@@ -633,25 +649,42 @@ public final class REPL: @unchecked Sendable {
                     }
                     repl.display(lines.joined(separator: "\n"))
                 })
-        case ("move", 4):
-            guard let place = Int(words[3]), place >= 1 else {
+        },
+        CommandSpec(
+            "move", usage: "list move <name> <n> <place>", method: ListsMove.method,
+            summary: "move row n of a list to a place (1 is first)"
+        ) { line, repl throws(CommandError) in
+            let words = line.words
+            guard words.count == 3 else { throw CommandError.usage }
+            guard let place = Int(words[2]), place >= 1 else {
                 throw CommandError.invalid("the place is a number from 1 (first)")
             }
-            let id = try repl.item(words[2])
+            let id = try repl.item(words[1])
             return .call(
-                .run(ListsMove(name: words[1], id: id, to: place - 1)) { repl, list in
+                .run(ListsMove(name: words[0], id: id, to: place - 1)) { repl, list in
                     repl.display("moved it to place \(place) of \(list.name)")
                 })
-        case ("export", _), ("import", _):
-            // `list export …` is `export …` (help shows both): one grammar for the two spellings.
-            guard let spec = CommandSpec.named(first) else { throw CommandError.usage }
-            let rest = Array(words.dropFirst())
-            return try spec.build(CommandLine(words: rest, raw: rest.joined(separator: " ")), repl)
-        case ("new", _), ("rename", _), ("delete", _), ("download", _), ("move", _):
-            throw CommandError.usage
-        default:
-            return .call(repl.listing(.list(ListsItems(name: line.text))))
+        },
+        // The same commands as `export` and `import`: one grammar for the two spellings.
+        alias(of: "export", as: "list export"),
+        alias(of: "import", as: "list import"),
+    ]
+
+    /// A top-level command under another name (`list export` is `export`).
+    private static func alias(of name: String, as usage: String) -> CommandSpec {
+        CommandSpec(
+            name, usage: usage + String(topLevel(name)?.usage.dropFirst(name.count) ?? ""),
+            method: topLevel(name)?.method ?? "", summary: "as `\(name)`", arguments: topLevel(name)?.arguments ?? []
+        ) { line, repl throws(CommandError) in
+            guard let spec = topLevel(name) else { throw CommandError.usage }
+            return try spec.build(line, repl)
         }
+    }
+
+    /// A command of the top level of the table, by name, without reading the table while it is
+    /// being made (the list's subcommands are part of it).
+    private static func topLevel(_ name: String) -> CommandSpec? {
+        CommandSpec.exportAndImport.first { $0.name == name }
     }
 
     func present(download: Download) {
@@ -694,14 +727,16 @@ public final class REPL: @unchecked Sendable {
 
     private func showHelp() {
         if options.json {
-            let commands: [JSONValue] = CommandSpec.all.map {
+            let commands: [JSONValue] = CommandSpec.all.flatMap { [$0] + $0.subcommands }.map {
                 ["command": .string($0.usage), "method": .string($0.method), "summary": .string($0.summary)]
             }
             write(JSONValue.array(commands).jsonString)
             return
         }
-        let width = CommandSpec.all.map(\.usage.count).max() ?? 0
-        let methodWidth = CommandSpec.all.map(\.method.count).max() ?? 0
+        // Subcommands are lines of their own, after their command.
+        let specs = CommandSpec.all.flatMap { [$0] + $0.subcommands }
+        let width = specs.map(\.usage.count).max() ?? 0
+        let methodWidth = specs.map(\.method.count).max() ?? 0
         let intro =
             "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
         let methods =
@@ -710,7 +745,7 @@ public final class REPL: @unchecked Sendable {
         guard let columns = renderer.fit else {
             // Not a terminal: one line per command, for grep.
             var lines = [intro]
-            for spec in CommandSpec.all {
+            for spec in specs {
                 var line =
                     "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                     + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
@@ -722,7 +757,7 @@ public final class REPL: @unchecked Sendable {
         }
         // A terminal: the usage and method on one line, the summary wrapped at word boundaries below.
         var lines = [Renderer.wrap(intro, width: columns, indent: "")]
-        for spec in CommandSpec.all {
+        for spec in specs {
             let head = "  " + spec.usage
             let method = spec.method
             lines.append(

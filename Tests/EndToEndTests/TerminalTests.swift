@@ -309,7 +309,9 @@ final class TerminalSession: @unchecked Sendable {
         for line in lines { #expect(Renderer.columns(line) < columns, "\(line)") }
         for spec in CommandSpec.all { #expect(lines.contains { $0.hasPrefix("  " + spec.usage) }, "\(spec.name)") }
         // Wrapped at word boundaries: no line ends inside a word of the summaries.
-        let words = Set(CommandSpec.all.flatMap { ($0.summary + " (also").split(separator: " ").map(String.init) })
+        let specs: [CommandSpec] = CommandSpec.all.flatMap { [$0] + $0.subcommands }
+        let summaries: [String] = specs.map { $0.summary + " (also" }
+        let words = Set(summaries.flatMap { $0.split(separator: " ").map(String.init) })
         for line in lines where line.hasPrefix("      ") {
             let last = line.split(separator: " ").last.map(String.init) ?? ""
             #expect(words.contains(last) || last.hasSuffix(")") || last.contains("."), "\(line)")

@@ -502,8 +502,30 @@ final class CapturedREPL: @unchecked Sendable {
         let session = try CapturedREPL()
         for spec in CommandSpec.all where spec.usage.contains(" <") {
             #expect(await !session.repl.execute(spec.name), "\(spec.name) ran without its argument")
-            #expect(session.errors.hasSuffix("usage: " + spec.usage), "\(spec.name)")
+            // One with subcommands shows them all.
+            let usage = ([spec.usage] + spec.subcommands.map(\.usage)).joined(separator: " | ")
+            #expect(session.errors.hasSuffix("usage: " + usage), "\(spec.name)")
         }
+    }
+
+    /// `list`'s subcommands are commands of the table: parsed, shown by `help` and completed
+    /// from it, so what help shows runs as shown.
+    @Test func subcommandsAreParsedHelpedAndCompletedFromTheTable() async throws {
+        let session = try CapturedREPL()
+        let list = try #require(CommandSpec.named("list"))
+        #expect(list.subcommands.map(\.name) == ["new", "rename", "delete", "download", "move", "export", "import"])
+        let help = await session.run("help")
+        for sub in list.subcommands { #expect(help.contains("  " + sub.usage), "\(sub.usage)") }
+        #expect(await session.run("list new Road") == "made the list Road")
+        _ = await session.run("search catalog swift")
+        _ = await session.run("add 1 to Road")
+        let exported = await session.run("list export Road json")
+        #expect(exported.contains("\"format\":\"mediahost-list\"") || exported.contains("mediahost-list"), "\(exported)")
+        #expect(exported == (await session.run("export Road json")))
+        #expect(await !session.repl.execute("list rename Road"))
+        #expect(session.errors.hasSuffix("usage: list rename <name> <new>"), "\(session.errors)")
+        #expect(await session.run("list rename Road Trip") == "renamed it Trip")
+        #expect(await session.run("list Trip").contains("  1  Video"))
     }
 
     @Test func completionFollowsTheTable() {
@@ -520,6 +542,14 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)
         #expect(completer.candidates(before: "", word: "q") == ["quit"])
+        // Subcommands from the same table: their names, then their own arguments.
+        #expect(
+            completer.candidates(before: "list ", word: "") == [
+                "delete", "download", "export", "import", "move", "new", "rename",
+            ])
+        #expect(completer.candidates(before: "list ", word: "ex") == ["export"])
+        #expect(completer.candidates(before: "list export Road ", word: "") == ["json", "m3u", "opml"])
+        #expect(completer.candidates(before: "list download Road ", word: "") == ["--new"])
         let accounts = Completer(
             providers: ["catalog", "youtube"], methods: [], configKeys: [], categories: CategoryCache(),
             fetchCategories: { _ in nil },
