@@ -14,6 +14,9 @@ public struct MediaFile: Sendable {
     /// When set, the file is a WAV of a tone at this many samples a second (8-bit mono) that
     /// real players play, instead of random bytes.
     public var waveRate: Int?
+    /// One second of the tone's samples (its pitch is a whole number of Hz, so it repeats every
+    /// second): filling is a lookup, as fast as random bytes.
+    private var toneSamples: [UInt8] = []
 
     public init(seed: UInt64, size: Int, etag: String, lastModified: String = "Tue, 10 Jun 2025 09:41:00 GMT", type: String) {
         self.seed = seed
@@ -26,7 +29,20 @@ public struct MediaFile: Sendable {
     /// A playable WAV of `seconds` of a 440 Hz tone: 8-bit mono at `rate` samples a second.
     public static func wave(seconds: Int, rate: Int = 8000, etag: String) -> MediaFile {
         var file = MediaFile(seed: 0, size: waveHeaderSize + seconds * rate, etag: etag, type: "audio/wav")
-        file.waveRate = rate
+        file.setTone(frequency: 440, rate: rate)
+        return file
+    }
+
+    private mutating func setTone(frequency: Int, rate: Int) {
+        waveRate = rate
+        toneSamples = (0..<rate).map { UInt8(128 + 40 * sin(2 * Double.pi * Double(frequency * $0) / Double(rate))) }
+    }
+
+    /// A playable WAV of exactly `size` bytes (a podcast episode of the listed length), its tone's
+    /// pitch from `seed`, so each episode (and each version of it) has bytes of its own.
+    public static func wave(size: Int, seed: UInt64, etag: String, type: String) -> MediaFile {
+        var file = MediaFile(seed: seed, size: max(size, waveHeaderSize), etag: etag, type: type)
+        file.setTone(frequency: 220 + Int(SplitMix64.mix(seed) % 440), rate: 8000)
         return file
     }
 
@@ -79,8 +95,7 @@ public struct MediaFile: Sendable {
             if position < Self.waveHeaderSize {
                 buffer[index] = header[position]
             } else {
-                let sample = Double(position - Self.waveHeaderSize)
-                buffer[index] = UInt8(128 + 40 * sin(2 * Double.pi * 440 * sample / Double(rate)))
+                buffer[index] = toneSamples[(position - Self.waveHeaderSize) % rate]
             }
         }
     }

@@ -317,3 +317,40 @@ import Testing
         #expect(unauthorized.stderr.contains("TWITTER_BEARER_TOKEN"))
     }
 }
+
+/// The README's REPL walkthrough, run as written on a fresh data dir: every `mediahost>` line of
+/// it, in order, each of which must succeed (a script stops at the first command that fails).
+@Suite struct ReadmeWalkthroughTests {
+    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../README.md").standardized.path
+
+    /// The commands of the first block that starts with `$ make run`, comments cut off.
+    static func walkthrough() throws -> [String] {
+        let text = try String(contentsOfFile: readme, encoding: .utf8)
+        let start = try #require(text.range(of: "```\n$ make run\n"))
+        let block = try #require(text[start.upperBound...].components(separatedBy: "```").first)
+        return block.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("mediahost> ") else { return nil }
+            let command = line.dropFirst("mediahost> ".count)
+            return String((command.range(of: "  #").map { command[..<$0.lowerBound] } ?? command)).trimmingCharacters(
+                in: .whitespaces)
+        }
+    }
+
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func theREPLWalkthroughRunsAsWritten() async throws {
+        let commands = try Self.walkthrough()
+        try #require(commands.count >= 15, "\(commands)")
+        #expect(commands.contains("seek +30") && commands.contains("favs"))
+        let dataDir = try makeTemporaryDirectory()
+        // Slow media, so `pause 3` finds its download running; mpv plays without a device. The
+        // last line stops what plays.
+        let result = try await runMediahost(
+            ["--sandbox"], input: (commands + ["stop"]).joined(separator: "\n") + "\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_SANDBOX_MEDIA_RATE": "200000", "MEDIAHOST_PLAYER": "mpv --ao=null --vo=null"])
+        #expect(result.status == 0, "\(result.stdout.suffix(1500))\n\(result.stderr)")
+        #expect(!result.stderr.contains("error:"), "\(result.stderr)")
+        #expect(result.stdout.contains("paused"), "\(result.stdout.suffix(1500))")
+        #expect(result.stdout.contains("playing"), "\(result.stdout.suffix(1500))")
+    }
+}

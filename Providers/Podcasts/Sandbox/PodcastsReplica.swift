@@ -213,8 +213,10 @@ public struct PodcastsReplica: SandboxReplica {
         else { return Response(status: .notFound) }
         let size = catalogue.episode(show, number).size
         let version = context.mediaVersion
-        return MediaFile(
-            seed: (UInt64(showID) &* 131 &+ UInt64(number)) ^ (version &* 0x9E37_79B9), size: size,
+        // Audio a real player plays (a tone in a WAV of the listed size), so `play` works on
+        // the sandbox as on a real feed.
+        return MediaFile.wave(
+            size: size, seed: (UInt64(showID) &* 131 &+ UInt64(number)) ^ (version &* 0x9E37_79B9),
             etag: "\"\(showID)-\(number)-v\(version)\"", type: "audio/mpeg"
         ).response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
     }

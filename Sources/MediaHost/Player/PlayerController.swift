@@ -216,7 +216,19 @@ public actor PlayerController {
 
     func seek(_ seconds: Double, relative: Bool) async throws {
         let connection = try await controlled()
-        let before = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue ?? position ?? 0
+        // Right after `play`, mpv may still be opening the file (a stream takes a request or
+        // two) and refuses to seek: wait until it plays, as long as a start may take.
+        var playing = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue
+        let opening = ContinuousClock.now + Self.startTimeout
+        while playing == nil, current != nil, ContinuousClock.now < opening {
+            try await Task.sleep(for: .milliseconds(100))
+            playing = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue
+        }
+        guard playing != nil else {
+            throw HostError.player(
+                current.map { "mpv has not opened \($0.title) yet; try again in a moment" } ?? "nothing is playing to seek in")
+        }
+        let before = playing ?? position ?? 0
         try await ask(connection, ["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
         // mpv answers the command before the seek is done (a stream needs a new range request):
         // the answer says where playback is once it got there, or after 2 s where it is then.
