@@ -216,6 +216,12 @@ public final class REPL: @unchecked Sendable {
             try await call.perform(self)
             return true
         } catch {
+            if error.code == RPCError.requestCancelledCode, showsNowPlaying {
+                // Ctrl-C at a terminal: it echoed "^C" where the cursor was; the word goes on a
+                // line of its own, not as an error.
+                writeError("\n" + renderer.dim("cancelled"))
+                return false
+            }
             fail(Self.personal(error))
             return false
         }

@@ -336,6 +336,30 @@ final class TerminalSession: @unchecked Sendable {
         #expect(await session.exitStatus() == 0)
     }
 
+    /// Ctrl-C while a command waits cancels it: "^C" where the terminal echoed it, then
+    /// "cancelled" on a line of its own, no error label, and the prompt back.
+    @Test func ctrlCDuringACommandCancelsItOnALineOfItsOwn() async throws {
+        let server = try HostileServer { _, connection in connection.hold(limit: 60) }
+        defer { server.stop() }
+        let session = try TerminalSession(
+            columns: 80, arguments: ["--no-service"], environment: ["MEDIAHOST_PODCASTS_BASE_URL": server.baseURL])
+        #expect(await session.wait(for: Self.prompt))
+        session.type("search podcasts kitchen\r")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.requests.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let mark = session.raw.count
+        session.type("\u{03}")
+        #expect(await session.wait(for: "cancelled", after: mark))
+        #expect(await session.wait(for: Self.prompt, after: mark))
+        let lines = Self.plainLines(session, after: mark)
+        #expect(lines.contains("cancelled"), "\(lines)")
+        #expect(!lines.contains { $0.contains("error") }, "\(lines)")
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
     @Test func ctrlDSaysWhatBecomesOfRunningDownloads() async throws {
         let session = try TerminalSession(columns: 100)
         #expect(await session.wait(for: Self.prompt))
