@@ -126,7 +126,22 @@ public struct CommandSpec: Sendable {
     public static let all: [CommandSpec] = [
         CommandSpec(
             "providers", usage: "providers", method: ProvidersList.method, summary: "list providers and what each needs"
-        ) { _, _ in .call(.run(ProvidersList()) { repl, providers in repl.present(providers: providers) }) },
+        ) { _, _ in
+            .call(
+                .run(ProvidersList()) { repl, providers in
+                    repl.present(providers: providers)
+                    // Plugins that could not be loaded at all (an invalid id...) are said too.
+                    if let problems = (try? await repl.dispatch(HostInfo()))?.pluginProblems {
+                        let listed = Set(providers.map(\.id))
+                        let unlisted = problems.filter { problem in !listed.contains { problem.hasPrefix("plugin \($0) ") } }
+                        if !unlisted.isEmpty {
+                            repl.display(
+                                ([repl.renderer.red("not loaded:")] + unlisted.map { "  " + Renderer.clean($0) })
+                                    .joined(separator: "\n"))
+                        }
+                    }
+                })
+        },
         CommandSpec(
             "categories", aliases: ["cats"], usage: "categories <provider>", method: ProvidersCategories.method,
             summary: "a provider's categories", arguments: [[.provider]]

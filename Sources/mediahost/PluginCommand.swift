@@ -13,9 +13,33 @@ struct PluginCommand: AsyncParsableCommand {
             stdin/stdout; put it in $XDG_DATA_HOME/mediahost/plugins/<id>/ to use it. See the
             README's "Writing a provider".
             """,
-        subcommands: [Check.self, New.self])
+        subcommands: [List.self, Check.self, New.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The plugins of the data dir and config.toml: those loaded, and why the others are not.",
+            discussion: "Exit status 0 when every plugin loads, 1 when one does not.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let paths = HostPaths.resolve(configFlag: global.config, dataDirFlag: global.dataDir)
+            let found = PluginManifest.discover(
+                pluginsDirectory: paths.plugins, configFile: paths.configFile,
+                taken: Set(BuiltinProviders.all.map(\.descriptor.id)))
+            print("plugins in \(paths.plugins)")
+            if found.plugins.isEmpty && found.problems.isEmpty { print("  (none: `mediahost plugin new <id>` starts one)") }
+            for plugin in found.plugins {
+                print("  \(plugin.id)  \(plugin.executable)")
+            }
+            for problem in found.problems { print("  not loaded: \(problem)") }
+            if !found.problems.isEmpty { throw ExitCode(1) }
+        }
+    }
 
     struct Check: AsyncParsableCommand {
+        @OptionGroup var global: GlobalOptions
+
         static let configuration = CommandConfiguration(
             abstract: "Run a plugin through every method of the protocol and check each answer against provider-spec.json.",
             discussion: "Exit status 0 when it conforms, 1 when anything is wrong (each problem is printed).")
@@ -61,8 +85,10 @@ struct PluginCommand: AsyncParsableCommand {
         @Option(help: "The language of the skeleton: python or sh.")
         var lang: String = "python"
 
-        @Option(help: "Where to write it (default: the plugins folder of the data dir).")
+        @Option(help: "The folder to write it in, as <dir>/<id> (default: the plugins folder of the data dir).")
         var dir: String?
+
+        @OptionGroup var global: GlobalOptions
 
         func run() throws {
             guard ProviderDescriptor.isValidID(id) else {
@@ -71,7 +97,8 @@ struct PluginCommand: AsyncParsableCommand {
             guard let skeleton = PluginSkeleton(language: lang, id: id) else {
                 throw ValidationError("--lang must be python or sh, not '\(lang)'")
             }
-            let folder = dir ?? (HostPaths.resolve().plugins + "/" + id)
+            let parent = dir ?? HostPaths.resolve(configFlag: global.config, dataDirFlag: global.dataDir).plugins
+            let folder = parent + "/" + id
             guard !FileManager.default.fileExists(atPath: folder) else {
                 throw ValidationError("\(folder) exists already; choose another id or --dir")
             }

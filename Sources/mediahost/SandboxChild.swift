@@ -26,7 +26,7 @@ enum SandboxChild {
         process.standardInput = input
         process.standardOutput = output
         do {
-            try process.run()
+            try SignalMask.unblocked { try process.run() }
         } catch {
             throw StartupFailure(message: "cannot start the sandbox (\(binary)): \(error.localizedDescription)")
         }

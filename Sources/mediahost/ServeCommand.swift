@@ -126,7 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc, _GNU_SOURCE): no SIGHUP when the terminal goes
+        // POSIX_SPAWN_SETSID (glibc, _GNU_SOURCE): no SIGHUP when the terminal goes; signals as
+        // a program expects them (this thread blocks most, and SIGPIPE is ignored here).
+        attributes.startWithDefaultSignals(flags: 0x80)
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

@@ -138,7 +138,9 @@ import Testing
         #expect(
             crashed.contains("crashes") && crashed.contains("exited") && crashed.contains("boom: the index is corrupt"),
             "\(crashed)")
-        #expect(try await search("hangs").contains("did not answer"))
+        // The setting is named with its value, not what was left of the call when it ran out.
+        let hung = try await search("hangs")
+        #expect(hung.contains("did not answer initialize within 2 s (the call's http.timeout)"), "\(hung)")
         #expect(try await search("babbles").contains("not JSON"))
         let half2 = try await search("halfdone")
         #expect(half2.contains("halfdone") && half2.contains("without") && half2.contains("-32007"), "\(half2)")
@@ -152,6 +154,74 @@ import Testing
         // A broken plugin is not configured: a search of every provider leaves it out, as it
         // leaves out a provider missing its key.
         #expect(!failed.contains("missing"))
+    }
+
+    /// A plugin that exits while a child it forked holds its stdout: its call fails as an exit
+    /// (not a timeout), and the child ends with it (the plugin's process group); a child of a
+    /// plugin still running ends when the host exits.
+    @Test func aPluginsForkedChildrenEndWithIt() async throws {
+        let dataDir = try Self.dataDirWithShelf()
+        let pids = dataDir + "/children"
+        try Self.addPlugin(
+            "forks", to: dataDir,
+            script: Self.answering(
+                before: "sleep 300 & echo $! >> '\(pids)'",
+                #"*provider.search*) echo 'leaving my child behind' >&2; exit 4 ;;"#))
+        let environment = ["MEDIAHOST_HTTP_TIMEOUT": "20"]
+        let started = ContinuousClock.now
+        let failed = try await Self.call(
+            "media.search", #"{"provider":"forks","query":"x"}"#, dataDir: dataDir, environment: environment)
+        #expect(
+            failed.status == 1 && failed.stderr.contains("exited") && !failed.stderr.contains("did not answer"),
+            "\(failed.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(15), "failed as an exit, long before the 20 s timeout")
+        // The child of the plugin that exited, and of one that was running when the host exited.
+        _ = try await Self.call("media.get", #"{"id":"forks:movie:x"}"#, dataDir: dataDir, environment: environment)
+        let children = try String(contentsOfFile: pids, encoding: .utf8).split(separator: "\n").compactMap { Int32($0) }
+        try #require(children.count >= 1)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while children.contains(where: { kill($0, 0) == 0 }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(!children.contains { kill($0, 0) == 0 }, "children still running: \(children)")
+    }
+
+    /// Plugins whose id cannot be a provider's (a folder "Bad Name", one declaring
+    /// "../../youtube", a folder named like a built-in, a `[plugins."../../evil"]` entry) do not
+    /// vanish: host.info, the REPL's `providers` and `plugin list` say each and why.
+    @Test func pluginsWithAnInvalidIdAreListedWithWhy() async throws {
+        let dataDir = try Self.dataDirWithShelf()
+        for (folder, manifest) in [
+            ("Bad Name", "command = \"/bin/cat\"\n"), ("evil", "id = \"../../youtube\"\ncommand = \"/bin/cat\"\n"),
+            ("youtube", "command = \"/bin/cat\"\n"),
+        ] {
+            try FileManager.default.createDirectory(atPath: dataDir + "/plugins/" + folder, withIntermediateDirectories: true)
+            try manifest.write(toFile: dataDir + "/plugins/\(folder)/plugin.toml", atomically: true, encoding: .utf8)
+        }
+        let config = dataDir + "/config.toml"
+        try "[plugins.\"../../evil\"]\ncommand = \"/bin/cat\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = ["MEDIAHOST_CONFIG": config]
+        let info = try await runMediahost(["--config", config, "call", "host.info"], dataDir: dataDir, environment: environment)
+        let problems = try JSONValue(parsing: info.stdout)["pluginProblems"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(problems.count == 4, "\(problems)")
+        #expect(problems.contains { $0.contains("Bad Name") && $0.contains("lower-case letters") }, "\(problems)")
+        #expect(problems.contains { $0.contains("'../../youtube'") }, "\(problems)")
+        #expect(problems.contains { $0.contains("plugin youtube") && $0.contains("built-in") }, "\(problems)")
+        #expect(problems.contains { $0.contains("../../evil") }, "\(problems)")
+        let repl = try await runMediahost(["--config", config], input: "providers\n", dataDir: dataDir)
+        #expect(repl.stdout.contains("not loaded:") && repl.stdout.contains("plugin Bad Name ("), "\(repl.stdout)")
+        let list = try await runMediahost(["plugin", "list", "--config", config], dataDir: dataDir)
+        #expect(list.status == 1, "\(list.stdout)\(list.stderr)")
+        #expect(list.stdout.contains("shelf  /") && list.stdout.contains("not loaded: plugin Bad Name"), "\(list.stdout)")
+        // `plugin new` writes <dir>/<id>, and takes the data dir as every command does.
+        let parent = try makeTemporaryDirectory()
+        let made = try await runMediahost(["plugin", "new", "mine", "--dir", parent], dataDir: dataDir)
+        #expect(made.status == 0 && FileManager.default.fileExists(atPath: parent + "/mine/plugin.toml"), "\(made.stderr)")
+        let other = try makeTemporaryDirectory()
+        let inDataDir = try await runMediahost(["--data-dir", other, "plugin", "new", "theirs"])
+        #expect(
+            inDataDir.status == 0 && FileManager.default.fileExists(atPath: other + "/plugins/theirs/plugin.toml"),
+            "\(inDataDir.stderr)")
     }
 
     /// A plugin that answers `initialize` and then reads nothing more: 300 calls to it with long
@@ -264,7 +334,7 @@ import Testing
         let folder = try makeTemporaryDirectory()
         for lang in ["python", "sh"] {
             let made = try await runMediahost([
-                "plugin", "new", "made-\(lang)", "--lang", lang, "--dir", folder + "/made-\(lang)",
+                "plugin", "new", "made-\(lang)", "--lang", lang, "--dir", folder,
             ])
             #expect(made.status == 0, "\(made.stderr)")
             let checked = try await runMediahost(["plugin", "check", folder + "/made-\(lang)"])

@@ -116,8 +116,9 @@ final class PlayerProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // POSIX_SPAWN_SETSID (0x80 in glibc, a GNU extension Swift does not import).
-        posix_spawnattr_setflags(&attributes, 0x80)
+        // POSIX_SPAWN_SETSID (0x80 in glibc, a GNU extension Swift does not import); signals as
+        // a program expects them, not as the spawning thread has them.
+        attributes.startWithDefaultSignals(flags: 0x80)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

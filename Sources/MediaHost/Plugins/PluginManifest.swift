@@ -56,9 +56,16 @@ public struct PluginManifest: Sendable, Equatable {
             }
         }
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: pluginsDirectory)) ?? []
-        for id in folders.sorted() where !seen.contains(id) && (only == nil || only == id) {
+        for id in folders.sorted() where only == nil || only == id {
             let file = pluginsDirectory + "/" + id + "/plugin.toml"
             guard FileManager.default.fileExists(atPath: file) else { continue }
+            // A folder named like a built-in provider would stand for it: said, not skipped quietly.
+            guard !seen.contains(id) else {
+                if taken.contains(id) {
+                    problems.append("plugin \(id) (\(file)): a built-in provider has that id; rename the folder")
+                }
+                continue
+            }
             do {
                 let table = try TOMLTable(string: try String(contentsOfFile: file, encoding: .utf8))
                 // `id` in plugin.toml must agree with the folder (`plugin check` takes it as given).

@@ -193,11 +193,27 @@ final class PluginProcess: Sendable {
         }
         process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation) }
         do {
-            try process.run()
+            // The child starts with the signal mask of the thread that spawns it, and threads of
+            // the pool block nearly every signal: a plugin (and what it forks) would ignore
+            // SIGTERM for good. It starts with none blocked.
+            try SignalMask.unblocked { try process.run() }
         } catch {
             throw ProviderError.notConfigured(
                 "plugin \(manifest.id) cannot be started (\(manifest.executable)): \(error.localizedDescription)")
         }
+        // Foundation starts it as the leader of a process group of its own: whatever it forks
+        // is ended with it (and when the host exits), not left holding its pipes.
+        PluginGroups.add(process.processIdentifier)
+        // Foundation reaps a child (and calls terminationHandler) only once its pipes are closed,
+        // which a child it forked can keep open: the exit is seen here without reaping it.
+        let pid = process.processIdentifier
+        let watcher = Thread { [weak self] in
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
+            self?.processEnded(pid, generation: generation)
+        }
+        watcher.name = "plugin-\(manifest.id)-exit"
+        watcher.start()
         // The host's ends of the pipes belong to the peer from here on (Foundation's handles
         // would close them again when they go).
         let toPlugin = dup(input.fileHandleForWriting.fileDescriptor)
@@ -237,7 +253,16 @@ final class PluginProcess: Sendable {
         logger.debug("plugin \(manifest.id) started: \(manifest.executable)")
     }
 
+    /// The plugin's process has exited (not yet reaped): what it forked is ended, and requests
+    /// left waiting fail once the answers it wrote have been read.
+    private func processEnded(_ pid: pid_t, generation: Int) {
+        PluginGroups.end(pid)
+        let peer = state.withLock { $0.generation == generation ? $0.peer : nil }
+        if let peer { DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { peer.close() } }
+    }
+
     private func exited(_ process: Process, generation: Int) {
+        PluginGroups.end(process.processIdentifier)
         let peer = state.withLock { state -> RPCPeer? in
             // Every crash counts towards the pause before the next start, even one reported
             // after a newer process was started.
@@ -321,8 +346,15 @@ final class PluginProcess: Sendable {
     }
 
     private func send(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
-        // The call's own deadline (http.timeout) bounds a plugin as it bounds a request.
-        let timeout = min(timeout, max(0.01, CallDeadline.current?.remaining ?? timeout))
+        // The call's own deadline (http.timeout) bounds a plugin as it bounds a request. The
+        // error names the setting that ran out, with its value, not what was left of it.
+        let deadline = CallDeadline.current
+        let limitedByCall = deadline.map { $0.remaining < timeout } ?? false
+        let setting =
+            limitedByCall
+            ? "\(RPCPeer.Timeout.format(deadline?.seconds ?? timeout)) s (the call's http.timeout)"
+            : "\(RPCPeer.Timeout.format(timeout)) s (\(method == "initialize" ? "start_timeout" : "http.timeout"))"
+        let timeout = min(timeout, max(0.01, deadline?.remaining ?? timeout))
         let peer = state.withLock { state -> RPCPeer? in
             state.lastUse = .now
             state.calls += 1
@@ -345,7 +377,7 @@ final class PluginProcess: Sendable {
             throw PluginCallError(error: error.jsonValue, plugin: manifest.id)
         } catch is RPCPeer.Timeout {
             throw ProviderError.network(
-                "plugin \(manifest.id) did not answer \(method) within \(RPCPeer.Timeout.format(timeout)) s")
+                "plugin \(manifest.id) did not answer \(method) within \(setting)")
         } catch let gone as PluginGone {
             throw await goneError(gone.ending, method: method)
         }
@@ -459,5 +491,28 @@ final class AsyncLock: Sendable {
             next?.resume()
         }
         return try await body()
+    }
+}
+
+/// The process groups of running plugins (each plugin leads its own). A plugin's group is ended
+/// when the plugin exits, and every group when the host exits: a child a plugin forked would
+/// otherwise outlive both, holding the plugin's pipes.
+enum PluginGroups {
+    private static let running = Mutex<Set<pid_t>>([])
+    private static let installed: Void = {
+        atexit {
+            for group in PluginGroups.running.withLock({ $0 }) { kill(-group, SIGTERM) }
+        }
+    }()
+
+    static func add(_ leader: pid_t) {
+        _ = installed
+        running.withLock { _ = $0.insert(leader) }
+    }
+
+    /// Ends what is left of the group whose leader has exited.
+    static func end(_ leader: pid_t) {
+        guard running.withLock({ $0.remove(leader) }) != nil else { return }
+        kill(-leader, SIGTERM)
     }
 }

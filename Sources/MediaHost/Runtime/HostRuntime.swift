@@ -19,6 +19,8 @@ public final class HostRuntime: Sendable {
     let registry: ProviderRegistry
     /// Plugins listed but broken (a missing command, a bad manifest), with what is wrong.
     private let brokenPlugins: [String: String]
+    /// What is wrong with the plugins that could not be loaded (`host.info`, `plugin list`).
+    public let pluginProblems: [String]
     let http: any HTTPClient
     private let configBox: ConfigBox
     /// Server notifications for RPC clients and the REPL.
@@ -52,6 +54,7 @@ public final class HostRuntime: Sendable {
             providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
             + plugins.broken.compactMap(PluginProvider.broken)
         registry = ProviderRegistry(providers)
+        pluginProblems = plugins.problems
         brokenPlugins = Dictionary(
             plugins.broken.compactMap { problem in problem.id.map { ($0, problem.message) } }, uniquingKeysWith: { a, _ in a })
         store = try MediaStore(path: paths.database)

@@ -27,3 +27,34 @@ extension posix_spawn_file_actions_t {
         return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }()
 }
+
+/// The signal mask children are started with.
+public enum SignalMask {
+    /// Runs `body` (a spawn) with no signal blocked on this thread, then puts the mask back: a
+    /// child inherits the spawning thread's mask, and the threads of Swift's pool block nearly
+    /// every signal, which would leave the child deaf to SIGTERM and SIGINT.
+    public static func unblocked<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        return try body()
+    }
+}
+
+extension posix_spawnattr_t {
+    /// The child starts with no signal blocked and SIGPIPE, SIGINT, SIGQUIT, SIGTERM and SIGHUP
+    /// at their defaults, whatever the spawning thread blocks or this process ignores.
+    public mutating func startWithDefaultSignals(flags: Int32 = 0) {
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&self, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&self, &defaults)
+        // POSIX_SPAWN_SETSIGDEF 0x04, POSIX_SPAWN_SETSIGMASK 0x08 (glibc).
+        posix_spawnattr_setflags(&self, Int16(flags | 0x04 | 0x08))
+    }
+}
