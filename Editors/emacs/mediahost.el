@@ -307,6 +307,10 @@ The title takes what the other columns leave; \"By\" gives up columns first."
                 (if (eq (plist-get item :favorite) t) "★" "")
                 (mediahost--download-column item))))
 
+(defun mediahost--buffer-name (what &optional prefix)
+  "A buffer name for WHAT (after PREFIX), short enough to leave the mode line room."
+  (format "*mediahost: %s%s*" (or prefix "") (truncate-string-to-width (mediahost--text what) 24 nil nil "…")))
+
 (defun mediahost--show-page (name method params)
   "Call METHOD with PARAMS and show its page in the buffer NAME."
   (let ((page (mediahost-request method params)))
@@ -383,7 +387,7 @@ The title takes what the other columns leave; \"By\" gives up columns first."
       (let ((page (mediahost-request "media.children" (list :id id))))
         (if (= (length (plist-get page :items)) 0)
             (mediahost-show id)
-          (with-current-buffer (get-buffer-create (format "*mediahost: %s*" (plist-get item :title)))
+          (with-current-buffer (get-buffer-create (mediahost--buffer-name (plist-get item :title)))
             (mediahost-list-mode)
             (setq mediahost--source (cons "media.children" (list :id id)))
             (mediahost--fill page)
@@ -486,7 +490,7 @@ Inline in graphical Emacs, else its file name in the echo area."
   "Show the items of the list NAME (the one at point)."
   (interactive)
   (let ((name (or name (tabulated-list-get-id) (user-error "No list on this line"))))
-    (mediahost--show-page (format "*mediahost list: %s*" name) "lists.items" (list :name name))))
+    (mediahost--show-page (mediahost--buffer-name name "list: ") "lists.items" (list :name name))))
 
 ;;;; Details
 
@@ -608,7 +612,7 @@ Inline in graphical Emacs, else its file name in the echo area."
   (interactive
    (let ((provider (mediahost--read-provider "Search (provider or all): " t)))
      (list provider (read-string (format "Search %s for: " (or provider "everything"))))))
-  (mediahost--show-page (format "*mediahost: %s*" query) "media.search"
+  (mediahost--show-page (mediahost--buffer-name query) "media.search"
                         (append (list :query query) (and provider (list :provider provider)))))
 
 ;;;###autoload
@@ -620,7 +624,7 @@ Inline in graphical Emacs, else its file name in the echo area."
           (names (mapcar (lambda (c) (cons (plist-get c :name) (plist-get c :id))) categories))
           (choice (completing-read "Category: " names nil t)))
      (list provider (or (cdr (assoc choice names)) choice))))
-  (mediahost--show-page (format "*mediahost: %s %s*" provider category) "media.browse"
+  (mediahost--show-page (mediahost--buffer-name (format "%s %s" provider category)) "media.browse"
                         (list :provider provider :category category)))
 
 ;;;###autoload

@@ -236,7 +236,9 @@
                 ((symbol-function 'window-width) (lambda (&rest _) 60)))
         (mediahost--refit (selected-window)))
       (should (< (mediahost-test--format-width tabulated-list-format) 60))
-      (should (equal (plist-get (tabulated-list-get-id) :id) "a:episode:2")))))
+      (should (equal (plist-get (tabulated-list-get-id) :id) "a:episode:2"))))
+  ;; A long title makes a buffer name that leaves the mode line room.
+  (should (<= (string-width (mediahost--buffer-name (make-string 90 ?x))) 40)))
 
 ;;; mediahost-test.el ends here
 
