@@ -88,7 +88,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "MediaREPL",
-            dependencies: ["MediaHost", "JSONRPC", "CReadline"],
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CReadline"],
             swiftSettings: strict),
         // The product: links no HTTP server (the sandbox is a process of its own).
         .executableTarget(

@@ -6,7 +6,7 @@
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "28.1") (jsonrpc "1.0.14"))
 ;; Keywords: multimedia, comm
-;; URL: https://github.com/mediahost/mediahost
+;; URL: the Editors/emacs folder of the mediahost repository (not on a package archive)
 
 ;; This file is not part of GNU Emacs.
 
@@ -77,8 +77,10 @@ Keys: :state :bytes :total :rate :title :path :error.")
       (user-error "mediahost is not installed (no `%s' on exec-path): build it with `make release' and put it on PATH, or set `mediahost-program'"
                   mediahost-program)))
 
+(defvar mediahost--process nil "The `mediahost rpc' process of the connection.")
+
 (defun mediahost--live-p (connection)
-  (and connection (process-live-p (jsonrpc--process connection))))
+  (and connection (jsonrpc-running-p connection)))
 
 (defun mediahost--connection ()
   "The connection, started (again) when there is none."
@@ -92,6 +94,7 @@ Keys: :state :bytes :total :rate :title :path :error.")
                      :noquery t
                      :stderr (get-buffer-create "*mediahost stderr*"))))
       (setq mediahost--providers nil)
+      (setq mediahost--process process)
       (setq mediahost--connection
             (make-instance 'jsonrpc-process-connection
                            :name "mediahost"
@@ -127,11 +130,12 @@ Errors become a `user-error' with the host's message."
   (interactive)
   (let ((connection mediahost--connection))
     (when (mediahost--live-p connection)
-      (let ((process (jsonrpc--process connection)))
-        (ignore-errors (process-send-eof process))
-        (with-timeout (3 nil)
-          (while (process-live-p process) (accept-process-output process 0.05))))
-      (when (process-live-p (jsonrpc--process connection))
+      (let ((process mediahost--process))
+        (when (process-live-p process)
+          (ignore-errors (process-send-eof process))
+          (with-timeout (3 nil)
+            (while (process-live-p process) (accept-process-output process 0.05)))))
+      (when (jsonrpc-running-p connection)
         (jsonrpc-shutdown connection t))))
   (setq mediahost--connection nil))
 

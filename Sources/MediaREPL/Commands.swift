@@ -47,8 +47,9 @@ enum ArgumentKind: Sendable {
 }
 
 /// The words of a command line after the command's name, split as a shell does (`ShellWords`:
-/// quotes group words and are removed, a backslash escapes one character).
-struct CommandLine {
+/// quotes group words and are removed, a backslash escapes one character). (Not `CommandLine`:
+/// that is Swift's own, the process's arguments.)
+struct CommandWords {
     var words: [String]
     /// The text after the command's name as typed, for `call`'s JSON.
     var raw: String
@@ -95,12 +96,12 @@ public struct CommandSpec: Sendable {
     /// Commands named by the first word after this one (`list new`): each with its own usage,
     /// summary, arguments and parsing, shown by `help` and offered by completion from this table.
     public var subcommands: [CommandSpec]
-    let build: @Sendable (CommandLine, REPL) throws(CommandError) -> Action
+    let build: @Sendable (CommandWords, REPL) throws(CommandError) -> Action
 
     init(
         _ name: String, aliases: [String] = [], usage: String, method: String, summary: String, arguments: [[ArgumentKind]] = [],
         flags: [String: [ArgumentKind]] = [:], subcommands: [CommandSpec] = [],
-        build: @escaping @Sendable (CommandLine, REPL) throws(CommandError) -> Action
+        build: @escaping @Sendable (CommandWords, REPL) throws(CommandError) -> Action
     ) {
         self.name = name
         self.aliases = aliases
@@ -114,12 +115,12 @@ public struct CommandSpec: Sendable {
     }
 
     /// The command a line's words name, down to a subcommand, and the words left for it.
-    func resolve(_ line: CommandLine) -> (spec: CommandSpec, line: CommandLine) {
+    func resolve(_ line: CommandWords) -> (spec: CommandSpec, line: CommandWords) {
         guard let first = line.words.first, let sub = subcommands.first(where: { $0.name == first.lowercased() }) else {
             return (self, line)
         }
         let rest = Array(line.words.dropFirst())
-        return sub.resolve(CommandLine(words: rest, raw: line.raw.trimmingSpaces().splitFirstWord().1))
+        return sub.resolve(CommandWords(words: rest, raw: line.raw.trimmingSpaces().splitFirstWord().1))
     }
 
     /// Every command, in the order `help` lists them.
@@ -362,7 +363,7 @@ public struct CommandSpec: Sendable {
             guard let word = line.words.first else {
                 return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
             }
-            let rest = CommandLine(words: Array(line.words.dropFirst()), raw: "")
+            let rest = CommandWords(words: Array(line.words.dropFirst()), raw: "")
             switch word {
             case "pause": return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
             case "resume": return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })

@@ -41,7 +41,7 @@ struct Completer: Sendable {
             options = CommandSpec.names
         } else if let command = CommandSpec.named(words[0]) {
             // A subcommand's arguments come after its name (`list export <list> <format>`).
-            let (spec, line) = command.resolve(CommandLine(words: Array(words.dropFirst()), raw: ""))
+            let (spec, line) = command.resolve(CommandWords(words: Array(words.dropFirst()), raw: ""))
             let arguments = line.words
             if let last = arguments.last, let kinds = spec.flags[last] {
                 options = kinds.flatMap { offers($0, arguments: arguments) }

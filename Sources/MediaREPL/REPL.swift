@@ -181,7 +181,7 @@ public final class REPL: @unchecked Sendable {
             fail("unknown command '\((words.first ?? "").prefix(40))'; `help` lists the commands")
             return false
         }
-        let (spec, arguments) = command.resolve(CommandLine(words: Array(words.dropFirst()), raw: trimmed.splitFirstWord().1))
+        let (spec, arguments) = command.resolve(CommandWords(words: Array(words.dropFirst()), raw: trimmed.splitFirstWord().1))
         let action: Action
         do {
             action = try spec.build(arguments, self)
@@ -326,10 +326,8 @@ public final class REPL: @unchecked Sendable {
     func checkProvider(_ provider: String) throws(CommandError) {
         let ids = host.providerIDs
         guard ids.contains(provider) else {
-            throw CommandError.invalid(
-                ids.isEmpty
-                    ? "unknown provider '\(provider.prefix(40))': no provider is registered"
-                    : "unknown provider '\(provider.prefix(40))'; providers are \(ids.joined(separator: ", "))")
+            // The host's own wording, said once for every front end.
+            throw CommandError.invalid(HostError.unknownProvider(String(provider.prefix(40)), known: ids).description)
         }
     }
 
@@ -559,7 +557,7 @@ public final class REPL: @unchecked Sendable {
     }
 
     /// `seek +30`, `seek -10`, `seek 12:30`, `seek 750`.
-    static func seekCall(_ line: CommandLine) throws(CommandError) -> Action {
+    static func seekCall(_ line: CommandWords) throws(CommandError) -> Action {
         guard let text = try? line.single() else { throw CommandError.usage }
         guard let (seconds, relative) = parsePosition(text) else {
             throw CommandError.invalid(
@@ -587,7 +585,7 @@ public final class REPL: @unchecked Sendable {
         return (sign * seconds, relative)
     }
 
-    static func volumeCall(_ line: CommandLine) throws(CommandError) -> Action {
+    static func volumeCall(_ line: CommandWords) throws(CommandError) -> Action {
         guard let text = try? line.single() else { throw CommandError.usage }
         guard let level = Double(text.hasSuffix("%") ? String(text.dropLast()) : text), (0...130).contains(level) else {
             throw CommandError.invalid("the volume is a number from 0 to 100 (up to 130 amplifies)")
@@ -595,7 +593,7 @@ public final class REPL: @unchecked Sendable {
         return .call(.run(PlayerVolume(level: level)) { repl, status in repl.present(player: status) })
     }
 
-    static func markCall(_ line: CommandLine, repl: REPL, played: Bool) throws(CommandError) -> Action {
+    static func markCall(_ line: CommandWords, repl: REPL, played: Bool) throws(CommandError) -> Action {
         guard !line.words.isEmpty else { throw CommandError.usage }
         var ids: [ItemID] = []
         for word in line.words { ids.append(try repl.item(word)) }

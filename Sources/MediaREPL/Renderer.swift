@@ -98,7 +98,6 @@ struct Renderer {
                 var parts = [progress, kind].compactMap { $0 }
                 if let duration = item.duration { parts.append(Self.duration(duration)) }
                 if let published = item.published { parts.append(String(published.prefix(10))) }
-                if item.provider != item.id.provider { parts.append(item.provider) }
                 return parts.joined(separator: " · ")
             }
             if Self.columns(meta()) > metaRoom { kind = nil }

@@ -113,7 +113,8 @@ struct HostOptions {
     /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
     /// never in the environment).
     func service() -> Int32? {
-        guard !sandbox, !noService, ProcessInfo.processInfo.environment["MEDIAHOST_HOST_BACKGROUND"] != "never" else {
+        let fromEnvironment = ProcessInfo.processInfo.environment["MEDIAHOST_HOST_BACKGROUND"]
+        guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never else {
             return nil
         }
         let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir))
@@ -129,14 +130,17 @@ struct HostOptions {
                 "mediahost: warning: the background service does not answer (\(error)); running in this process\n")
             return nil
         }
-        if answer.arrayValue?.first?["value"] == "never" { return nil }
+        if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
+            return nil
+        }
         return socket.connect()
     }
 
     /// With host.background = always (from any layer, so known once the host is made): a
     /// service started for the data dir, connected; nil otherwise.
     func startedService(_ host: HostRuntime) async -> Int32? {
-        guard !sandbox, !noService, host.config.string(HostSettings.background) == "always" else { return nil }
+        guard !sandbox, !noService, HostSettings.BackgroundUse(rawValue: host.config.string(HostSettings.background)) == .always
+        else { return nil }
         guard await ServeCommand.startInBackground(options: self, paths: host.paths) else {
             host.logger.warning(
                 "host.background is always, but the background service could not be started (see <data dir>/service.log)")

@@ -82,8 +82,8 @@ struct PluginCommand: AsyncParsableCommand {
         @Argument(help: "The plugin's id: lower-case letters, digits, '-' or '_'.")
         var id: String
 
-        @Option(help: "The language of the skeleton: python or sh.")
-        var lang: String = "python"
+        @Option(help: "The language of the skeleton.")
+        var lang: PluginSkeleton.Language = .python
 
         @Option(help: "The folder to write it in, as <dir>/<id> (default: the plugins folder of the data dir).")
         var dir: String?
@@ -94,9 +94,7 @@ struct PluginCommand: AsyncParsableCommand {
             guard ProviderDescriptor.isValidID(id) else {
                 throw ValidationError("'\(id)' is not a valid id: lower-case letters, digits, '-' or '_', at most 32")
             }
-            guard let skeleton = PluginSkeleton(language: lang, id: id) else {
-                throw ValidationError("--lang must be python or sh, not '\(lang)'")
-            }
+            let skeleton = PluginSkeleton(language: lang, id: id)
             let parent = dir ?? HostPaths.resolve(configFlag: global.config, dataDirFlag: global.dataDir).plugins
             let folder = parent + "/" + id
             guard !FileManager.default.fileExists(atPath: folder) else {
@@ -113,15 +111,19 @@ struct PluginCommand: AsyncParsableCommand {
 
 /// The programs `plugin new` writes.
 struct PluginSkeleton {
+    enum Language: String, CaseIterable, ExpressibleByArgument {
+        case python, sh
+    }
+
     var file: String
     var manifest: String
     var program: String
 
-    init?(language: String, id: String) {
+    init(language: Language, id: String) {
         let item =
             #"{"id": "\#(id):video:hello", "provider": "\#(id)", "kind": "video", "title": "Hello from \#(id)", "url": "https://example.com/hello"}"#
         switch language {
-        case "python":
+        case .python:
             file = "plugin.py"
             program = """
                 #!/usr/bin/env python3
@@ -168,7 +170,7 @@ struct PluginSkeleton {
                     print(json.dumps(reply), flush=True)
 
                 """
-        case "sh":
+        case .sh:
             file = "plugin.sh"
             program = """
                 #!/bin/sh
@@ -192,8 +194,6 @@ struct PluginSkeleton {
                 done
 
                 """
-        default:
-            return nil
         }
         manifest = """
             command = "./\(file)"

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import TestSupport
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
         #expect(try await runMediahost(["call", "providers.categories", #"{"provider":"podcasts"}"#, "--sandbox"]).status == 0)
     }
 
-    @Test func replWalkthroughFromTheIssue() async throws {
+    @Test func podcastsSearchBrowseOpenShowFavoriteAndHistory() async throws {
         let dataDir = try makeTemporaryDirectory()
         let script = """
             search podcasts kitchen
@@ -148,6 +149,22 @@ import Testing
         }
     }
 
+    /// Every compiled-in provider has a replica in the sandbox: one missing would make
+    /// `--sandbox` reach the real API without a word.
+    @Test func everyCompiledProviderHasAReplica() async throws {
+        let sandbox = try MediahostProcess(["sandbox", "--port", "0"])
+        defer { sandbox.process.terminate() }
+        var printed = ""
+        while let line = await sandbox.next(timeout: .seconds(20)) {
+            printed += String(decoding: line.raw, as: UTF8.self) + "\n"
+            if printed.contains("other settings") { break }
+        }
+        for registration in BuiltinProviders.all {
+            let id = registration.descriptor.id
+            #expect(printed.contains("\(id): MEDIAHOST_\(id.uppercased())_BASE_URL="), "no replica for \(id): \(printed)")
+        }
+    }
+
     @Test func standardProxyVariablesAreHonoured() async throws {
         // The sandbox answers absolute-form requests like a proxy would. The provider's host does
         // not resolve, so the call can only succeed through the proxy.
@@ -172,7 +189,7 @@ import Testing
         #expect(without.stderr.contains("podcasts.invalid"))
     }
 
-    @Test func youtubeWalkthroughFromTheIssue() async throws {
+    @Test func youtubeBrowseSearchPageArtworkLoginAndRemoteFavorites() async throws {
         let dataDir = try makeTemporaryDirectory()
         let script = """
             categories youtube
@@ -221,7 +238,7 @@ import Testing
         #expect(await process.waitForExit() == 0)
     }
 
-    @Test func tmdbWalkthroughFromTheIssue() async throws {
+    @Test func tmdbBrowseDetailsTrailerLoginFavoritesAndPlay() async throws {
         let dataDir = try makeTemporaryDirectory()
         let player = dataDir + "/player.sh"
         try "#!/bin/sh\necho \"$@\" > \(dataDir)/played\n".write(toFile: player, atomically: true, encoding: .utf8)
@@ -259,7 +276,7 @@ import Testing
                 "https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
     }
 
-    @Test func postsWalkthroughFromTheIssue() async throws {
+    @Test func postsOfMastodonAndXWithTheirSections() async throws {
         let dataDir = try makeTemporaryDirectory()
         let script = """
             search mastodon #swift

@@ -41,6 +41,22 @@ extension HostFixture {
         #expect(Set(specNames).count == specNames.count)
     }
 
+    /// Every method and notification of rpc-spec.json is named in the README ("player.open|seek"
+    /// names two), so the documented surface is the served one.
+    @Test func theReadmeNamesEveryMethodAndNotification() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../README.md").standardized.path
+        let text = try String(contentsOfFile: readme, encoding: .utf8)
+        var named = Set<String>()
+        for match in text.matches(of: /`([a-z]+)\.([a-zA-Z|]+)`/) {
+            for part in match.2.split(separator: "|") { named.insert("\(match.1).\(part)") }
+        }
+        let spec = try RPCDiscover.spec.get()
+        let served = (spec["methods"]?.arrayValue ?? []) + (spec["x-notifications"]?.arrayValue ?? [])
+        let missing = served.compactMap { $0["name"]?.stringValue }.filter { !named.contains($0) }
+        #expect(missing.isEmpty, "not in the README: \(missing)")
+    }
+
     @Test func specIsOpenRPCWithSchemasAndExamples() throws {
         let spec = try RPCDiscover.spec.get()
         #expect(spec["openrpc"]?.stringValue?.hasPrefix("1.3") == true)

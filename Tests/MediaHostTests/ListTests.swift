@@ -194,7 +194,7 @@ import Testing
         let twice = try await fixture.call("lists.import", ["text": .string(text), "name": "Reread"])
         #expect(twice["added"] == 0 && twice["present"] == 7)
         #expect(await fixture.error("lists.import", ["text": "#EXTM3U\n", "name": "x"])?.message.contains("M3U") == true)
-        // The names the issue gave for the params work too: list and file.
+        // The other names of the params work too: list and file.
         let viaFile = try await fixture.checked(
             "lists.import",
             ["file": .string(Self.recorded.appendingPathComponent("antennapod.opml").path), "list": "Aliased"])

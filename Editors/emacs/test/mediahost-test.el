@@ -184,12 +184,12 @@
 (ert-deftest mediahost-connection-restarts-after-the-server-dies ()
   (mediahost-test--with-sandbox
     (mediahost-search "podcasts" "kitchen")
-    (let ((first (jsonrpc--process mediahost--connection)))
+    (let ((first mediahost--process))
       (kill-process first)
       (should (mediahost-test--wait (lambda () (not (process-live-p first))) 10))
       (let ((buffer (mediahost-search "podcasts" "garden")))
         (should (string-match-p "Garden" (mediahost-test--text buffer))))
-      (should-not (eq first (jsonrpc--process mediahost--connection))))))
+      (should-not (eq first mediahost--process)))))
 
 (ert-deftest mediahost-lists-gather-and-open ()
   (mediahost-test--with-sandbox

@@ -107,7 +107,18 @@ public enum HostSettings {
     public static let background = ConfigKeyInfo(
         key: "host.background",
         summary: "Use the background service: auto (when one runs), always (start one when none runs), never",
-        defaultValue: "auto", environment: ["MEDIAHOST_HOST_BACKGROUND"], kind: .choice(["auto", "always", "never"]))
+        defaultValue: BackgroundUse.auto.rawValue, environment: ["MEDIAHOST_HOST_BACKGROUND"],
+        kind: .choice(BackgroundUse.allCases.map(\.rawValue)))
+
+    /// host.background's values.
+    public enum BackgroundUse: String, CaseIterable, Sendable {
+        /// The service when one runs.
+        case auto
+        /// A service started when none runs.
+        case always
+        /// Every command in its own process.
+        case never
+    }
     public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background]
 }
 
