@@ -126,7 +126,8 @@ public struct Dispatcher: RPCHandler {
         default: throw .invalidParams("params must be an object of named parameters")
         }
         do {
-            return try JSONDecoder().decode(M.self, from: Data(JSONWriter.bytes(object)))
+            // Straight from the parsed params: no JSON text written and read again.
+            return try JSONValueDecoder().decode(M.self, from: object)
         } catch let error as DecodingError {
             throw .invalidParams(describe(error))
         } catch {

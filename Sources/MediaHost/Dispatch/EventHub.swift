@@ -103,8 +103,8 @@ public enum HostEvent: Sendable, Equatable {
     /// that is not the host's, or `media.searchResults` (answered to one request, not broadcast).
     public init?(method: String, params: JSONValue?) {
         func decode<T: Decodable>(_ type: T.Type) -> T? {
-            guard let params, let data = try? JSONCoding.bytes(params) else { return nil }
-            return try? JSONDecoder().decode(T.self, from: Data(data))
+            guard let params else { return nil }
+            return try? JSONValueDecoder().decode(T.self, from: params)
         }
         switch method {
         case DownloadProgress.method:

@@ -10,6 +10,6 @@ public enum JSONCoding {
         return Array(try encoder.encode(value))
     }
 
-    /// The same as a `JSONValue`, for params built from a typed value.
-    public static func value(_ value: some Encodable) throws -> JSONValue { try JSONParser.parse(bytes(value)) }
+    /// The same as a `JSONValue`, for params built from a typed value (no JSON text between).
+    public static func value(_ value: some Encodable) throws -> JSONValue { try JSONValueEncoder().encode(value) }
 }

@@ -160,8 +160,8 @@ extension MediaSearch {
             let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
             part.error = Failure(provider: provider, code: rpc.code, message: rpc.message)
         }
-        guard let bytes = try? JSONCoding.bytes(part), let params = try? JSONParser.parse(host.redactor.redact(bytes: bytes))
-        else { return }
+        guard let value = try? JSONCoding.value(part) else { return }
+        let params = host.redactor.redact(value)
         caller.notify(SearchResults.method, params)
     }
 }

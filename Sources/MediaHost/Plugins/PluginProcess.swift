@@ -425,7 +425,7 @@ struct PluginHello: Decodable, Sendable {
 enum PluginReply {
     static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, plugin: String, method: String) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(JSONWriter.bytes(value)))
+            return try JSONValueDecoder().decode(T.self, from: value)
         } catch let DecodingError.keyNotFound(key, context) {
             throw ProviderError.invalidResponse(
                 "plugin \(plugin) answered \(method) without \(path(context.codingPath + [key])) (see provider-spec.json)")

@@ -28,17 +28,21 @@ public final class ServiceConnection: Sendable {
     /// service too.
     /// - Throws: the service's `RPCError`, or `ServiceGone`.
     public func call(_ method: String, params: JSONValue?) async throws -> [UInt8] {
-        var call: [String: JSONValue] = ["method": .string(method)]
-        if let params { call["params"] = params }
-        return JSONWriter.bytes(try await peer.request(.object(call), timeout: nil))
+        JSONWriter.bytes(try await result(method, params: params))
     }
 
-    /// Runs a typed method in the service.
+    private func result(_ method: String, params: JSONValue?) async throws -> JSONValue {
+        var call: [String: JSONValue] = ["method": .string(method)]
+        if let params { call["params"] = params }
+        return try await peer.request(.object(call), timeout: nil)
+    }
+
+    /// Runs a typed method in the service: its params and answer are values, not JSON text.
     /// - Throws: the service's `RPCError`, or `ServiceGone`.
     public func run<M: RPCMethod>(_ request: M) async throws -> M.Response {
-        let bytes = try await call(M.method, params: try JSONCoding.value(request))
+        let answer = try await result(M.method, params: try JSONCoding.value(request))
         do {
-            return try JSONDecoder().decode(M.Response.self, from: Data(bytes))
+            return try JSONValueDecoder().decode(M.Response.self, from: answer)
         } catch {
             throw RPCError(
                 code: RPCError.internalErrorCode, message: "the service's answer to \(M.method) cannot be read: \(error)")
