@@ -116,7 +116,9 @@ public struct CommandSpec: Sendable {
 
     /// The command a line's words name, down to a subcommand, and the words left for it.
     func resolve(_ line: CommandWords) -> (spec: CommandSpec, line: CommandWords) {
-        guard let first = line.words.first, let sub = subcommands.first(where: { $0.name == first.lowercased() }) else {
+        guard let first = line.words.first?.lowercased(),
+            let sub = subcommands.first(where: { $0.name == first || $0.aliases.contains(first) })
+        else {
             return (self, line)
         }
         let rest = Array(line.words.dropFirst())
@@ -356,23 +358,11 @@ public struct CommandSpec: Sendable {
                 })
         },
         CommandSpec(
-            "player", usage: "player [pause|resume|stop|skip|seek|volume] [value]", method: PlayerStatusGet.method,
-            summary: "what plays and what is queued; with a word, controls it (mpv)",
-            arguments: [[.words(["pause", "resume", "stop", "skip", "seek", "volume"])]]
-        ) { line, repl throws(CommandError) in
-            guard let word = line.words.first else {
-                return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
-            }
-            let rest = CommandWords(words: Array(line.words.dropFirst()), raw: "")
-            switch word {
-            case "pause": return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
-            case "resume": return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })
-            case "stop": return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
-            case "skip", "next": return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
-            case "seek": return try REPL.seekCall(rest)
-            case "volume", "vol": return try REPL.volumeCall(rest)
-            default: throw CommandError.usage
-            }
+            "player", usage: "player", method: PlayerStatusGet.method,
+            summary: "what plays and what is queued; its subcommands control it (mpv)", subcommands: REPL.playerSubcommands
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
         },
         CommandSpec(
             "toggle", usage: "toggle", method: PlayerPause.method,

@@ -674,6 +674,36 @@ public final class REPL: @unchecked Sendable {
         alias(of: "import", as: "list import"),
     ]
 
+    /// `player pause`, `player seek +30`...: the controls of what plays, as subcommands.
+    static let playerSubcommands: [CommandSpec] = [
+        CommandSpec("pause", usage: "player pause", method: PlayerPause.method, summary: "pause what plays") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("resume", usage: "player resume", method: PlayerResume.method, summary: "play on") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("stop", usage: "player stop", method: PlayerStop.method, summary: "as `stop`") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("skip", aliases: ["next"], usage: "player skip", method: PlayerNext.method, summary: "as `skip`") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("seek", usage: "player seek <+s|-s|mm:ss|s>", method: PlayerSeek.method, summary: "as `seek`") {
+            line, _ throws(CommandError) in try REPL.seekCall(line)
+        },
+        CommandSpec(
+            "volume", aliases: ["vol"], usage: "player volume <0-130>", method: PlayerVolume.method, summary: "as `volume`"
+        ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
+    ]
+
     /// A top-level command under another name (`list export` is `export`).
     private static func alias(of name: String, as usage: String) -> CommandSpec {
         CommandSpec(

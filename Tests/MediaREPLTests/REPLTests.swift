@@ -514,6 +514,9 @@ final class CapturedREPL: @unchecked Sendable {
         let session = try CapturedREPL()
         let list = try #require(CommandSpec.named("list"))
         #expect(list.subcommands.map(\.name) == ["new", "rename", "delete", "download", "move", "export", "import"])
+        let player = try #require(CommandSpec.named("player"))
+        #expect(player.subcommands.map(\.name) == ["pause", "resume", "stop", "skip", "seek", "volume"])
+        #expect(player.resolve(CommandWords(words: ["vol", "50"], raw: "vol 50")).spec.name == "volume", "aliases resolve")
         let help = await session.run("help")
         for sub in list.subcommands { #expect(help.contains("  " + sub.usage), "\(sub.usage)") }
         #expect(await session.run("list new Road") == "made the list Road")
@@ -550,6 +553,7 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "list ", word: "ex") == ["export"])
         #expect(completer.candidates(before: "list export Road ", word: "") == ["json", "m3u", "opml"])
         #expect(completer.candidates(before: "list download Road ", word: "") == ["--new"])
+        #expect(completer.candidates(before: "player ", word: "s") == ["seek", "skip", "stop"])
         let accounts = Completer(
             providers: ["catalog", "youtube"], methods: [], configKeys: [], categories: CategoryCache(),
             fetchCategories: { _ in nil },
