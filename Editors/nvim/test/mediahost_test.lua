@@ -249,6 +249,17 @@ test("completion and pickers", function()
   expect(text():find("The Electric Kitchen 77", 1, true), "picked provider and query: " .. text())
   vim.cmd("Mediahost browse")
   expect(vim.api.nvim_buf_get_name(0):find("mediahost://podcasts/1301", 1, true), "picked category: " .. vim.api.nvim_buf_get_name(0))
+  -- A host that does not answer: Tab gives up after a moment instead of hanging the editor.
+  local config = vim.deepcopy(mediahost.config)
+  mediahost.stop()
+  mediahost.setup({ cmd = "/bin/sh", args = { "-c", "exec sleep 600" } })
+  local started = vim.loop.hrtime()
+  local offered = mediahost.complete("", "Mediahost search ")
+  local seconds = (vim.loop.hrtime() - started) / 1e9
+  expect(seconds < 10, "completion waited " .. seconds .. " s")
+  expect(#offered == 0, "nothing offered: " .. vim.inspect(offered))
+  mediahost.stop()
+  mediahost.setup(config)
 end)
 
 io.stdout:write(failures == 0 and "all passed\n" or (failures .. " failed\n"))

@@ -169,12 +169,13 @@ function M.request(method, params, callback)
 end
 
 -- Calls `method` and waits for its result; errors carry the host's message.
-function M.call(method, params)
+-- Waits for the answer, up to `timeout` ms (the configured timeout when not given).
+function M.call(method, params, timeout)
   local done, failure, value = false, nil, nil
   M.request(method, params, function(err, result)
     done, failure, value = true, err, result
   end)
-  if not vim.wait(M.config.timeout, function()
+  if not vim.wait(timeout or M.config.timeout, function()
     return done
   end, 10) then
     error(method .. " timed out", 0)
@@ -710,15 +711,21 @@ end
 
 local providers_cache = nil
 
-function M.providers()
+function M.providers(timeout)
   if not providers_cache or not M.job() then
-    providers_cache = {}
-    for _, provider in ipairs(M.call("providers.list")) do
-      table.insert(providers_cache, provider.id)
+    local ids = {}
+    for _, provider in ipairs(M.call("providers.list", nil, timeout)) do
+      table.insert(ids, provider.id)
     end
+    providers_cache = ids
   end
   return providers_cache
 end
+
+-- Completion waits at most this long (ms) for the host: Tab must never hang the editor.
+local completion_timeout = 2000
+-- Category names by provider, as completion last heard them.
+local categories_cache = {}
 
 function M.search(provider, query)
   if provider == "all" then
@@ -814,13 +821,19 @@ function M.complete(lead, line)
     if #words <= 1 then
       candidates = subcommands
     elseif #words == 2 and (words[2] == "search" or words[2] == "favorites") then
-      candidates = vim.list_extend({ "all" }, M.providers())
+      candidates = vim.list_extend({ "all" }, M.providers(completion_timeout))
     elseif #words == 2 and words[2] == "browse" then
-      candidates = M.providers()
+      candidates = M.providers(completion_timeout)
     elseif #words == 3 and words[2] == "browse" then
-      for _, category in ipairs(M.call("providers.categories", { provider = words[3] })) do
-        table.insert(candidates, category.name)
+      local provider = words[3]
+      if not categories_cache[provider] then
+        local names = {}
+        for _, category in ipairs(M.call("providers.categories", { provider = provider }, completion_timeout)) do
+          table.insert(names, category.name)
+        end
+        categories_cache[provider] = names
       end
+      candidates = categories_cache[provider]
     end
   end)
   if not ok then
