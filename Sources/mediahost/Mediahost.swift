@@ -63,8 +63,44 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Run in this process even when a background service (`mediahost serve`) runs for the data dir.")
     var noService = false
 
-    static let flags: Set<String> = ["--sandbox", "--no-service"]
-    static let valued: Set<String> = ["--config", "--data-dir", "--log-level"]
+    /// The same options, by name, for what reads a line before argument-parser does (`hoisted`,
+    /// `QuickCommand`): each says whether it takes a value and how it sets `HostOptions`, so the
+    /// two readings cannot drift apart (`CLITests.callReadsItsOptionsWhereverTheyAre` checks the names).
+    struct Definition: Sendable {
+        let name: String
+        let takesValue: Bool
+        /// Sets the option; false when the value is not one it takes.
+        let apply: @Sendable (inout HostOptions, String) -> Bool
+    }
+
+    static let definitions: [Definition] = [
+        Definition(name: "--config", takesValue: true) { options, value in
+            options.config = value
+            return true
+        },
+        Definition(name: "--data-dir", takesValue: true) { options, value in
+            options.dataDir = value
+            return true
+        },
+        Definition(name: "--log-level", takesValue: true) { options, value in
+            guard Logger.Level(rawValue: value) != nil else { return false }
+            options.logLevel = value
+            return true
+        },
+        Definition(name: "--sandbox", takesValue: false) { options, _ in
+            options.sandbox = true
+            return true
+        },
+        Definition(name: "--no-service", takesValue: false) { options, _ in
+            options.noService = true
+            return true
+        },
+    ]
+
+    static func definition(_ name: String) -> Definition? { definitions.first { $0.name == name } }
+
+    static var flags: Set<String> { Set(definitions.filter { !$0.takesValue }.map(\.name)) }
+    static var valued: Set<String> { Set(definitions.filter(\.takesValue).map(\.name)) }
 
     /// `[globals…] subcommand rest…` -> `subcommand rest… globals…`.
     static func hoisted(_ arguments: [String]) -> [String] {
@@ -409,26 +445,21 @@ struct QuickCommand {
             let (name, inline) =
                 argument.firstIndex(of: "=").map { (String(argument[..<$0]), String(argument[argument.index(after: $0)...])) }
                 ?? (argument, nil)
-            switch name {
-            case "--sandbox" where inline == nil: options.sandbox = true
-            case "--no-service" where inline == nil: options.noService = true
-            case "--config", "--data-dir", "--log-level":
+            if let option = GlobalOptions.definition(name) {
                 let value: String
-                if let inline {
+                if !option.takesValue {
+                    guard inline == nil else { return nil }
+                    value = ""
+                } else if let inline {
                     value = inline
                 } else {
                     guard index + 1 < arguments.count else { return nil }
                     index += 1
                     value = arguments[index]
                 }
-                switch name {
-                case "--config": options.config = value
-                case "--data-dir": options.dataDir = value
-                default:
-                    guard Logger.Level(rawValue: value) != nil else { return nil }
-                    options.logLevel = value
-                }
-            default:
+                // A value it does not take: argument-parser says what is wrong.
+                guard option.apply(&options, value) else { return nil }
+            } else {
                 // Flags argument-parser handles (--help, -h, unknown ones) go to it; "-" is stdin.
                 if argument.hasPrefix("-"), argument != "-" { return nil }
                 positional.append(argument)

@@ -119,6 +119,24 @@ import Testing
         #expect(help.status == 0 && help.stdout.contains("USAGE: mediahost call"))
         let badLevel = try await runMediahost(["call", "host.info", "--log-level", "loud"])
         #expect(badLevel.status != 0 && badLevel.stderr.contains("--log-level must be one of"))
+        // Every global option the help names is read by the fast path too, before or after the
+        // subcommand, and by argument-parser for any other subcommand: one definition each.
+        let globalHelp = try await runMediahost(["repl", "--help"])
+        let named = Set(globalHelp.stdout.matches(of: /--(config|data-dir|log-level|sandbox|no-service)\b/).map { String($0.0) })
+        #expect(named == ["--config", "--data-dir", "--log-level", "--sandbox", "--no-service"], "\(globalHelp.stdout)")
+        let config = directory + "/config.toml"
+        for arguments in [
+            ["--no-service", "--log-level", "error", "--config", config, "--data-dir", directory, "call", "host.info"],
+            ["call", "host.info", "--no-service", "--log-level=error", "--config=\(config)", "--data-dir=\(directory)"],
+        ] {
+            let result = try await runMediahost(arguments)
+            #expect(
+                result.status == 0 && result.stdout.contains(#""configFile":"\#(config)""#)
+                    && result.stdout.contains(#""dataDir":"\#(directory)""#), "\(arguments): \(result.stdout)\(result.stderr)")
+        }
+        let viaParser = try await runMediahost(
+            ["--no-service", "--config", config, "--data-dir", directory, "run", "-"], input: "call host.info\n")
+        #expect(viaParser.stdout.contains(#""dataDir": "\#(directory)""#), "\(viaParser.stdout)\(viaParser.stderr)")
         let extra = try await runMediahost(["call", "host.info", "{}", "more"])
         #expect(extra.status != 0 && extra.stderr.contains("Unexpected argument"))
         let badJSON = try await runMediahost(["call", "host.info", "{bad"])
