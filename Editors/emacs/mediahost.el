@@ -557,6 +557,7 @@ Inline in graphical Emacs, else its file name in the echo area."
           (insert "\n" summary "\n"))
         (let ((links nil))
           (when-let ((url (plist-get item :url))) (push (cons "page" url) links))
+          (when-let ((feed (plist-get item :feed))) (push (cons "feed" feed) links))
           (when-let ((media (plist-get (plist-get item :enclosure) :url))) (push (cons "media" media) links))
           (seq-doseq (entity (plist-get item :entities))
             (let ((value (plist-get entity :value)))

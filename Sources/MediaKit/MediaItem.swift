@@ -29,6 +29,11 @@ public struct MediaItem: Codable, Sendable, Equatable {
     public var enclosure: Enclosure?
     /// Hashtags, mentions, URLs and media inside `summary` (posts).
     public var entities: [TextEntity]?
+    /// The feed the item is read from (a podcast's RSS or Atom): what an OPML export and a
+    /// subscription keep.
+    public var feed: String?
+    /// What plays for the item when it is not media itself (a movie's trailer).
+    public var plays: MediaLink?
     /// Filled by the host: whether the item is a local favorite.
     public var favorite: Bool?
     /// Filled by the host: the download state when there is one.
@@ -82,6 +87,22 @@ extension MediaItem {
 }
 
 /// A downloadable media file attached to an item.
+/// Another item this one stands for, with a page that plays it when that item cannot be asked
+/// for (its provider is not configured): a movie's trailer.
+public struct MediaLink: Codable, Sendable, Equatable, Hashable {
+    public var id: ItemID
+    /// A page a player opens for it (mpv resolves video pages).
+    public var url: String?
+    /// What it is, in words: "the first trailer".
+    public var label: String?
+
+    public init(id: ItemID, url: String? = nil, label: String? = nil) {
+        self.id = id
+        self.url = url
+        self.label = label
+    }
+}
+
 public struct Enclosure: Codable, Sendable, Equatable {
     public var url: String
     public var type: String?
@@ -239,6 +260,12 @@ extension MediaItem {
         item.published = published.map { DisplayText.clean($0) }
         item.url = url.flatMap(Self.checkedLink)
         item.artwork = artwork.flatMap(Self.checkedLink)
+        item.feed = feed.flatMap(Self.checkedLink)
+        if var plays {
+            plays.url = plays.url.flatMap(Self.checkedLink)
+            plays.label = plays.label.map { DisplayText.clean($0) }
+            item.plays = plays
+        }
         item.duration = duration?.within(0...Self.maxSeconds)
         item.position = position?.within(0...Self.maxSeconds)
         if let stats { item.stats = stats.filter { $0.value >= 0 } }

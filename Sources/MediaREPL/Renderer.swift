@@ -168,6 +168,7 @@ struct Renderer {
         field("duration", item.duration.map(Self.duration))
         field("url", item.url)
         field("artwork", item.artwork)
+        field("feed", item.feed)
         if let stats = item.stats, !stats.isEmpty {
             field("stats", stats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.formatted())" }.joined(separator: " · "))
         }

@@ -134,7 +134,9 @@ func runMediahost(
     process.closeInput()
     var out: [UInt8] = []
     let status = await process.waitForExit() ?? -1
-    while let message = await process.next(timeout: .milliseconds(200)) { out += message.raw + [0x0A] }
+    // To the end of its stdout (next answers nil at once then): on a busy machine the last
+    // output can be read well after the process has exited.
+    while let message = await process.next(timeout: .seconds(10)) { out += message.raw + [0x0A] }
     return (status, String(decoding: out, as: UTF8.self), process.errors)
 }
 

@@ -16,7 +16,7 @@ import Testing
             "lists.import", ["path": .string(Self.recorded.appendingPathComponent(file).path), "name": .string(file)])
         let page = try await fixture.checked("lists.items", ["name": .string(file), "limit": 500])
         let items = (page["items"]?.arrayValue ?? []).map {
-            ($0["title"]?.stringValue ?? "", $0["extra"]?["feed"]?.stringValue ?? "")
+            ($0["title"]?.stringValue ?? "", $0["feed"]?.stringValue ?? "")
         }
         for item in page["items"]?.arrayValue ?? [] {
             #expect(item["id"]?.stringValue?.hasPrefix("podcasts:podcast:feed-") == true)
@@ -91,7 +91,7 @@ import Testing
         let items = try await fixture.call("lists.items", ["name": "Mixed bag"])["items"]?.arrayValue ?? []
         #expect(items.map { $0["title"]?.stringValue ?? "" }.prefix(2) == ["Linked", "Upper"])
         #expect(items.allSatisfy { !($0["title"]?.stringValue ?? "").contains("\u{1B}") }, "no escape sequence kept")
-        #expect(items.first?["extra"]?["feed"] == "https://example.com/link.xml")
+        #expect(items.first?["feed"] == "https://example.com/link.xml")
         // An entity bomb is refused as a whole.
         let bomb = """
             <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]>
@@ -186,7 +186,7 @@ import Testing
         #expect(reread["added"] == 7)
         let feeds = { (name: String) async throws -> [String] in
             (try await fixture.call("lists.items", ["name": .string(name)])["items"]?.arrayValue ?? []).compactMap {
-                $0["extra"]?["feed"]?.stringValue
+                $0["feed"]?.stringValue
             }
         }
         #expect(try await feeds("Reread") == feeds("Overcast"))

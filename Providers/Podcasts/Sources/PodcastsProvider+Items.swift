@@ -12,8 +12,8 @@ extension PodcastsProvider {
             url: feed?.link ?? show.collectionViewUrl ?? show.trackViewUrl,
             artwork: show.artworkUrl600 ?? feed?.artwork ?? show.artworkUrl100,
             published: show.releaseDate, creator: show.artistName ?? feed?.author)
+        item.feed = show.feedUrl
         var extra: [String: String] = [:]
-        if let feedURL = show.feedUrl { extra["feed"] = feedURL }
         let genres = (show.genres ?? []).filter { $0 != "Podcasts" }
         if !genres.isEmpty {
             extra["genres"] = genres.joined(separator: ", ")

@@ -23,7 +23,7 @@ import Testing
         #expect(first.title == "Apple Keynotes")
         #expect(first.id == ItemID(provider: "podcasts", kind: .podcast, nativeID: "275834665"))
         #expect(first.creator == "Apple")
-        #expect(first.extra?["feed"] == "http://podcasts.apple.com/apple_keynotes/apple_keynotes.xml")
+        #expect(first.feed == "http://podcasts.apple.com/apple_keynotes/apple_keynotes.xml")
         #expect(first.artwork?.contains("mzstatic.com") == true)
         #expect(page.next == Cursor("20"), "a full page means there may be more")
         let gruber = try provider { $0 == "/search" ? "search-gruber.json" : nil }

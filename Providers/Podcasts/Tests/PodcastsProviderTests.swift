@@ -72,7 +72,7 @@ struct PodcastsFixture {
         let item = try await fixture.provider.item(show.id)
         #expect(item.title == show.title)
         #expect(item.summary?.contains("Café crème & croissants") == true)
-        #expect(item.extra?["feed"]?.hasSuffix("/feeds/\(show.id.nativeID).xml") == true)
+        #expect(item.feed?.hasSuffix("/feeds/\(show.id.nativeID).xml") == true)
         #expect(item.extra?["genres"] != nil)
         #expect((item.stats?["episodes"] ?? 0) >= 5)
         #expect(item.artwork != nil)

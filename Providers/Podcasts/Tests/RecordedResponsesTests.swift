@@ -37,7 +37,7 @@ import Testing
         #expect(item.title == "Podcast – Software Engineering Daily")
         #expect(item.artwork?.hasSuffix("600x600bb.jpg") == true)
         #expect(item.extra?["genres"] == "Tech News, News")
-        #expect(item.extra?["feed"] == "https://softwareengineeringdaily.com/category/podcast/feed/")
+        #expect(item.feed == "https://softwareengineeringdaily.com/category/podcast/feed/")
         #expect(item.stats?["episodes"] == 100)
         #expect(page.next == nil, "fewer results than a page")
         #expect(client.urls.first?.absoluteString.hasPrefix("https://itunes.apple.com/search?") == true)

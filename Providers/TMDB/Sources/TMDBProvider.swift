@@ -233,7 +233,14 @@ public struct TMDBProvider: MediaProvider {
             // Trailers on YouTube link into the youtube provider: `show`/`play` follow them.
             let trailers = (movie.videos?.results ?? []).filter { $0.site == "YouTube" && $0.key != nil }
                 .sorted { ($0.type == "Trailer" ? 0 : 1) < ($1.type == "Trailer" ? 0 : 1) }
-            if let first = trailers.first?.key { extra["trailer"] = "youtube:video:\(first)" }
+            if let first = trailers.first?.key {
+                extra["trailer"] = "youtube:video:\(first)"
+                // What `play` plays for the movie; YouTube's watch page plays it where YouTube
+                // is not configured (mpv opens it).
+                item.plays = MediaLink(
+                    id: ItemID(provider: "youtube", kind: .video, nativeID: first),
+                    url: "https://www.youtube.com/watch?v=\(first)", label: "the first trailer")
+            }
             if trailers.count > 1 {
                 extra["trailers"] = trailers.compactMap { $0.key.map { "youtube:video:\($0)" } }.joined(separator: " ")
             }

@@ -60,6 +60,11 @@ struct TMDBFixture {
         #expect(movie.extra?["director"] != nil && movie.creator == movie.extra?["director"])
         #expect(movie.extra?["trailer"]?.hasPrefix("youtube:video:") == true)
         #expect(try ItemID(parsing: movie.extra?["trailer"] ?? "").kind == .video)
+        // What `play` plays for it is a field the provider fills, with a page for when YouTube
+        // is not configured: the host knows nothing of YouTube.
+        let plays = try #require(movie.plays)
+        #expect(plays.id.description == movie.extra?["trailer"] && plays.label == "the first trailer")
+        #expect(plays.url == "https://www.youtube.com/watch?v=\(plays.id.nativeID)")
         #expect(f.requests("movie/550").first?.query?.contains("append_to_response=credits,videos") == true)
         _ = try await f.provider.search(SearchQuery(text: "harbor"))
         #expect(f.requests("configuration").count == 1, "the image configuration is fetched once")

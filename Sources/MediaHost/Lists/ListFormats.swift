@@ -127,7 +127,7 @@ enum ListWriter {
             """
         var count = 0
         for item in items where item.kind == .podcast {
-            guard let feed = item.extra?["feed"] ?? ItemID.feedURL(nativeID: item.id.nativeID) else { continue }
+            guard let feed = item.feed ?? ItemID.feedURL(nativeID: item.id.nativeID) else { continue }
             out +=
                 "    <outline type=\"rss\" text=\"\(escape(item.title))\" title=\"\(escape(item.title))\" xmlUrl=\"\(escape(feed))\""
             if let url = item.url { out += " htmlUrl=\"\(escape(url))\"" }

@@ -380,7 +380,7 @@ public struct ListsImport: RPCMethod {
                 }
                 var item = MediaItem(
                     id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
-                item.extra = ["feed": outline.feedURL]
+                item.feed = outline.feedURL
                 items.append(item)
             }
         case .json:

@@ -53,8 +53,8 @@ public struct PlayerOpen: RPCMethod {
     static let earlyExitWindow: Duration = .seconds(2)
 
     public func run(on host: HostRuntime) async throws -> Response {
-        let (played, note) = try await host.whatToPlay(id)
-        let (target, local) = try await host.playTarget(played)
+        let (played, note, page) = try await host.whatToPlay(id)
+        let (target, local) = try await host.playTarget(played, page: page)
         let words = host.config.command(HostSettings.playerCommand)
         guard let program = words.first, let executable = Self.find(program) else {
             throw HostError.player(
@@ -205,13 +205,15 @@ final class PlayerProcess: Sendable {
 extension HostRuntime {
     /// What playing `id` means: itself when it is media (or downloaded), else a movie's first
     /// trailer, a show's newest episode, a channel's newest video, a playlist's first.
-    func whatToPlay(_ id: ItemID) async throws -> (ItemID, String?) {
-        if let download = try await store.download(id), download.state == .completed { return (id, nil) }
+    /// - Returns: the item to play, what it is in words when it is another, and the page the
+    ///   item gave for it (played when that item cannot be asked for).
+    func whatToPlay(_ id: ItemID) async throws -> (ItemID, String?, String?) {
+        if let download = try await store.download(id), download.state == .completed { return (id, nil, nil) }
         let item = try await itemOrSnapshot(id)
-        if item.enclosure != nil || [.video, .episode, .post].contains(id.kind) { return (id, nil) }
-        if let trailer = item.extra?["trailer"].flatMap({ try? ItemID(parsing: $0) }) { return (trailer, "the first trailer") }
+        if item.enclosure != nil || [.video, .episode, .post].contains(id.kind) { return (id, nil, nil) }
+        if let plays = item.plays { return (plays.id, plays.label ?? "what it plays", plays.url) }
         // Not a container: what a download would fetch plays (playTarget asks for it).
-        guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil) }
+        guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil, nil) }
         let page = try await withProvider(id.provider) { try await $0.children(of: id, cursor: nil) }
         // The newest by date (children may come in any order); undated ones count as oldest.
         let playable = page.items.filter { $0.enclosure != nil || $0.kind == .video }
@@ -233,12 +235,12 @@ extension HostRuntime {
             case .channel: "the newest video"
             default: "the first video"
             }
-        return (first.id, note)
+        return (first.id, note, nil)
     }
 
     /// The file or URL to hand the player for a media item: the download when complete, else
     /// the media URL, a post's first audio or video, or the page (which mpv resolves for YouTube).
-    func playTarget(_ id: ItemID) async throws -> (String, Bool) {
+    func playTarget(_ id: ItemID, page: String? = nil) async throws -> (String, Bool) {
         if let download = try await store.download(id), download.state == .completed,
             FileManager.default.fileExists(atPath: download.path)
         {
@@ -247,9 +249,11 @@ extension HostRuntime {
         let item: MediaItem
         do {
             item = try await itemOrSnapshot(id)
-        } catch  where id.provider == "youtube" && id.kind == .video {
-            // A trailer TMDB links to, with no YouTube key configured: its watch page still plays.
-            return ("https://www.youtube.com/watch?v=" + id.nativeID, false)
+        } catch {
+            // What another item plays (a movie's trailer), its provider not configured here:
+            // the page the linking item gave for it still plays.
+            if let page { return (page, false) }
+            throw error
         }
         if let url = item.enclosure?.url { return (url, false) }
         if id.kind == .post {

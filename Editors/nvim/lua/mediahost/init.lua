@@ -431,6 +431,9 @@ function M.show(id)
   if item.url then
     table.insert(links, { "page", item.url })
   end
+  if item.feed then
+    table.insert(links, { "feed", item.feed })
+  end
   if item.enclosure and item.enclosure.url then
     table.insert(links, { "media", item.enclosure.url })
   end
