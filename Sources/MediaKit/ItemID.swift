@@ -95,14 +95,21 @@ extension ItemID {
     /// import of a feed that no directory lists): `podcasts:podcast:feed-<base64url of the URL>`.
     public static let feedPrefix = "feed-"
 
-    /// The id of the show whose feed is at `url` (http or https), for `provider`.
-    public static func feed(_ url: String, provider: String = "podcasts") -> ItemID? {
-        // Foundation encodes what a URL cannot hold; a feed URL with a space or a control
-        // character in it is refused instead (it came from a hostile or broken file).
+    /// Whether `url` can be a feed's address: http or https with a host, and nothing a URL cannot
+    /// hold (Foundation would encode a space or a control character; such a URL came from a
+    /// hostile or broken file and is refused).
+    public static func isFeedURL(_ url: String) -> Bool {
         guard !url.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
             let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
             parsed.host?.isEmpty == false
-        else { return nil }
+        else { return false }
+        return true
+    }
+
+    /// The id of the show whose feed is at `url` (http or https), for `provider` (one with the
+    /// `feeds` capability); nil when the URL cannot be a feed's or the id would be too long.
+    public static func feed(_ url: String, provider: String) -> ItemID? {
+        guard isFeedURL(url) else { return nil }
         let encoded = Data(url.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
@@ -118,7 +125,7 @@ extension ItemID {
             .replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let url = String(data: data, encoding: .utf8),
-            ItemID.feed(url) != nil
+            isFeedURL(url)
         else { return nil }
         return url
     }

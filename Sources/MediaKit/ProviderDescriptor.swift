@@ -43,6 +43,9 @@ public struct ProviderDescriptor: Codable, Sendable, Equatable {
 
     public enum Capability: String, Codable, Sendable, CaseIterable {
         case categories, browse, search, item, children, download, login, remoteFavorites
+        /// Opens any feed (RSS, Atom) by its URL as a show (`ItemID.feed`): an imported OPML's
+        /// podcasts are kept under the provider that has it.
+        case feeds
     }
 
     public enum AuthKind: String, Codable, Sendable {

@@ -213,7 +213,7 @@ extension ScreenTests {
         }
         defer { server.stop() }
         base.withLock { $0 = server.baseURL }
-        let show = try #require(ItemID.feed(server.baseURL + "/feed.xml"))
+        let show = try #require(ItemID.feed(server.baseURL + "/feed.xml", provider: "podcasts"))
         let screen = try await TmuxScreen(
             columns: 80, arguments: ["--no-service"], environment: ["MEDIAHOST_PLAYER": "mpv --ao=null --vo=null"])
         #expect(await screen.wait(for: Self.prompt))

@@ -138,7 +138,7 @@ extension HostFixture {
     @Test func hostInfoNamesProvidersMethodsAndFiles() async throws {
         let fixture = try HostFixture()
         let info = try await fixture.checked("host.info")
-        #expect(info["providers"] == ["catalog", "broken", "locked"])
+        #expect(info["providers"] == ["catalog", "broken", "locked", "feeds"])
         #expect(info["database"]?.stringValue == fixture.directory + "/data/mediahost.sqlite")
         #expect(info["methods"]?.arrayValue?.count == Dispatcher.methods.count)
     }

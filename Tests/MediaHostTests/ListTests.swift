@@ -19,7 +19,7 @@ import Testing
             ($0["title"]?.stringValue ?? "", $0["feed"]?.stringValue ?? "")
         }
         for item in page["items"]?.arrayValue ?? [] {
-            #expect(item["id"]?.stringValue?.hasPrefix("podcasts:podcast:feed-") == true)
+            #expect(item["id"]?.stringValue?.hasPrefix("feeds:podcast:feed-") == true)
             #expect(item["lists"]?.arrayValue?.contains(.string(file)) == true)
         }
         return (result, items)

@@ -169,6 +169,15 @@ public struct BrokenProvider: MediaProvider {
     public func item(_ id: ItemID) async throws -> MediaItem { throw ProviderError.rateLimited(retryAfter: 30) }
 }
 
+/// Stands for a provider that opens feeds by their URL (the `feeds` capability): where the host
+/// keeps an imported OPML's podcasts. It reads nothing.
+public struct FeedsProvider: MediaProvider {
+    public static let descriptor = ProviderDescriptor(
+        id: "feeds", name: "Feeds", kinds: [.podcast, .episode], capabilities: [.feeds])
+    public init(context: ProviderContext) throws {}
+    public func item(_ id: ItemID) async throws -> MediaItem { throw ProviderError.notFound("\(id): no feed is read here") }
+}
+
 /// A provider that needs an API key before it can be used.
 public struct LockedProvider: MediaProvider {
     public static let descriptor = ProviderDescriptor(

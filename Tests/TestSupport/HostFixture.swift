@@ -19,7 +19,10 @@ public struct HostFixture: Sendable {
         host = try HostRuntime(
             paths: HostPaths(
                 configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
-            providers: [CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self)],
+            providers: [
+                CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self),
+                .of(FeedsProvider.self),
+            ],
             http: http, environment: environment)
     }
 

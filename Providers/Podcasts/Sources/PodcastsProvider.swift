@@ -7,7 +7,7 @@ import Synchronization
 public struct PodcastsProvider: MediaProvider {
     public static let descriptor = ProviderDescriptor(
         id: "podcasts", name: "Podcasts (Apple directory + RSS feeds)", kinds: [.podcast, .episode],
-        capabilities: [.categories, .browse, .search, .item, .children, .download],
+        capabilities: [.categories, .browse, .search, .item, .children, .download, .feeds],
         configKeys: [
             .init(
                 name: "base_url", summary: "The iTunes Search API base URL (search, lookup, genres, charts)",

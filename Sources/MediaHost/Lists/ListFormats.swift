@@ -81,7 +81,7 @@ final class OPMLReader: XMLStreamDelegate {
             let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             guard let url, !url.isEmpty, type == nil || type == "rss" || type == "link" || type == "atom" else { return }
-            guard ItemID.feed(url) != nil else {
+            guard ItemID.isFeedURL(url) else {
                 skipped.append(url)
                 return
             }

@@ -371,10 +371,14 @@ public struct ListsImport: RPCMethod {
         switch format {
         case .opml:
             let reader = try OPMLReader.read(bytes)
+            guard let provider = host.feedProvider else {
+                throw HostError.invalidArgument(
+                    "no provider here opens feeds (the feeds capability), so an OPML's podcasts have nowhere to go")
+            }
             suggested = reader.title
             skipped = reader.skipped.map { "\(URLRedaction.redact($0)): not an http(s) feed URL" }
             for outline in reader.outlines {
-                guard let id = ItemID.feed(outline.feedURL) else {
+                guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
                     skipped.append("\(URLRedaction.redact(outline.feedURL)): too long")
                     continue
                 }

@@ -100,7 +100,10 @@ public struct MediaSearch: RPCMethod {
     /// - Returns: the response, and whether any provider answered.
     private func searchAll(_ text: String, host: HostRuntime) async throws -> (Response, Bool) {
         let positions = try cursor.map(MultiCursor.init(decoding:))
-        let ids = host.registry.registrations.filter { host.isConfigured($0.descriptor) }.map(\.descriptor.id)
+        // Those that search: a provider without the capability would only add an "unsupported".
+        let ids = host.registry.registrations.filter {
+            host.isConfigured($0.descriptor) && $0.descriptor.capabilities.contains(.search)
+        }.map(\.descriptor.id)
             .filter { positions == nil || positions!.cursors[$0] != nil }
         guard !ids.isEmpty else { throw HostError.noProviderConfigured }
         let caller = stream == true ? RPCRequestContext.current : nil

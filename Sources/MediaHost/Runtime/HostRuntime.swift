@@ -156,6 +156,12 @@ public final class HostRuntime: Sendable {
     /// The registered providers' ids, in registration order.
     public var providerIDs: [String] { registry.ids }
 
+    /// The provider that opens feeds by URL (the `feeds` capability): an imported OPML's
+    /// podcasts are kept under it. Nil when none is registered.
+    var feedProvider: String? {
+        registry.ids.first { (try? registry.registration($0).descriptor.capabilities.contains(.feeds)) == true }
+    }
+
     func isConfigured(_ descriptor: ProviderDescriptor) -> Bool { configureHint(descriptor) == nil }
 
     /// How to configure a provider that is missing required settings.
