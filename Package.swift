@@ -30,7 +30,8 @@ struct Provider {
 }
 
 /// Every compiled-in provider: adding one is its folder under Providers/, a line here, and a line
-/// in each Swift list (`BuiltinProviders`, `SandboxReplicas`). See Providers/README.md.
+/// in each Swift list (`BuiltinProviders`, `SandboxReplicas`; a test checks they agree). See
+/// Providers/README.md.
 let providers: [Provider] = [
     Provider(name: "Podcasts"),
     Provider(name: "YouTube", tests: ["MediaHost", "JSONRPC"]),
@@ -78,7 +79,7 @@ let package = Package(
                 "MediaKit", "JSONRPC", "MediaStore", "CAvahi",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
-            ] + providers.map { .target(name: $0.name) },
+            ],
             resources: [.embedInCode("rpc-spec.json"), .embedInCode("provider-spec.json")],
             swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -90,11 +91,15 @@ let package = Package(
             name: "MediaREPL",
             dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CReadline"],
             swiftSettings: strict),
+        // The compiled-in providers, registered by the executables: the runtime imports none.
+        .target(
+            name: "BuiltinProviders", dependencies: ["MediaHost", "MediaKit"] + providers.map { .target(name: $0.name) },
+            swiftSettings: strict),
         // The product: links no HTTP server (the sandbox is a process of its own).
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP",
+                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "BuiltinProviders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,6 +115,7 @@ let package = Package(
             name: "mediahost-bench",
             dependencies: [
                 "MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts",
+                "BuiltinProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Benchmarks/mediahost-bench",
@@ -139,7 +145,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "mediahost", "mediahost-sandbox",
+                "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "mediahost",
+                "mediahost-sandbox",
             ],
             swiftSettings: strict),
     ] + providers.flatMap(\.targets),

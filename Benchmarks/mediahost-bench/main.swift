@@ -1,3 +1,4 @@
+import BuiltinProviders
 // Benchmarks for the host core (`make bench`). Figures, not pass/fail: the README keeps a table.
 import Foundation
 import JSONRPC

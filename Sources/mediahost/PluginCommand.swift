@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuiltinProviders
 import Foundation
 import MediaHost
 import MediaKit

@@ -1,3 +1,4 @@
+import BuiltinProviders
 import Foundation
 import JSONRPC
 import MediaHost

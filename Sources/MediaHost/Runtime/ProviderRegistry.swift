@@ -1,10 +1,5 @@
-import Mastodon
 import MediaKit
-import Podcasts
 import Synchronization
-import TMDB
-import Twitter
-import YouTube
 
 /// How the host creates one provider: its descriptor and a factory.
 public struct ProviderRegistration: Sendable {
@@ -32,17 +27,6 @@ public struct ProviderRegistration: Sendable {
         self.descriptor = descriptor
         self.make = make
     }
-}
-
-/// The providers this build ships. Adding a provider is one line here.
-public enum BuiltinProviders {
-    public static let all: [ProviderRegistration] = [
-        .of(PodcastsProvider.self),
-        .of(YouTubeProvider.self),
-        .of(TMDBProvider.self),
-        .of(MastodonProvider.self),
-        .of(TwitterProvider.self),
-    ]
 }
 
 /// The registered providers, created lazily with the current configuration and re-created after
