@@ -63,6 +63,14 @@ struct CommandWords {
         guard words.count == 1 else { throw CommandError.usage }
         return words[0]
     }
+
+    /// The command's one argument besides `flag` (`show 3 --reveal`), and whether the flag is given.
+    /// - Throws: `.usage` when there is not exactly one other word.
+    func single(withFlag flag: String) throws(CommandError) -> (word: String, flag: Bool) {
+        let others = words.filter { $0 != flag }
+        guard others.count == 1 else { throw CommandError.usage }
+        return (others[0], others.count < words.count)
+    }
 }
 
 /// Why a line is not a command.
@@ -172,11 +180,8 @@ public struct CommandSpec: Sendable {
             summary: "an item's details (--reveal: a post's text under its content warning)",
             arguments: [[], [.words(["--reveal"])]]
         ) { line, repl throws(CommandError) in
-            var words = line.words
-            let reveal = words.contains("--reveal")
-            words.removeAll { $0 == "--reveal" }
-            guard words.count == 1 else { throw CommandError.usage }
-            let id = try repl.item(words[0])
+            let (word, reveal) = try line.single(withFlag: "--reveal")
+            let id = try repl.item(word)
             return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item, reveal: reveal) })
         },
         CommandSpec(
@@ -334,11 +339,8 @@ public struct CommandSpec: Sendable {
                 "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now",
             arguments: [[], [.words(["--now"])]]
         ) { line, repl throws(CommandError) in
-            var words = line.words
-            let now = words.contains("--now")
-            words.removeAll { $0 == "--now" }
-            guard words.count == 1 else { throw CommandError.usage }
-            let id = try repl.item(words[0])
+            let (word, now) = try line.single(withFlag: "--now")
+            let id = try repl.item(word)
             return .call(
                 .run(PlayerOpen(id: id, now: now ? true : nil)) { repl, result in
                     // "the newest episode, Title, ": what was chosen, by its name.

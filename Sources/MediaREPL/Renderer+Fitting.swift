@@ -8,22 +8,7 @@ import Synchronization
 /// keeps its start and its end with "…" in the middle.
 extension Renderer {
     /// Columns `text` takes on a terminal, its escape sequences (colours) taking none.
-    static func visibleColumns(_ text: some StringProtocol) -> Int {
-        var total = 0
-        var inEscape = false
-        for character in text {
-            if inEscape {
-                if character.isLetter { inEscape = false }
-                continue
-            }
-            if character == "\u{1B}" {
-                inEscape = true
-                continue
-            }
-            total += columns(character)
-        }
-        return total
-    }
+    static func visibleColumns(_ text: some StringProtocol) -> Int { columns(withoutEscapes(text)) }
 
     /// `text` without its escape sequences.
     static func withoutEscapes(_ text: some StringProtocol) -> String {
