@@ -13,11 +13,33 @@ public enum Descriptor {
     /// - Returns: false when the other end is gone or the write failed.
     @discardableResult
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return true }
+        var isSocket = false
+        return write(fd, bytes, isSocket: &isSocket, waitMillis: 1000) == nil
+    }
+
+    /// Writes all of `bytes` to `fd`, the one loop every writer uses: EINTR retried, a full
+    /// non-blocking descriptor waited on `waitMillis` at a time, a socket written with
+    /// MSG_NOSIGNAL (and `isSocket` turned off when `fd` is not one).
+    /// - Parameter stopped: asked before each write; true ends it with ECANCELED.
+    /// - Returns: the errno that stopped it, or nil when all was written.
+    static func write(
+        _ fd: Int32, _ bytes: [UInt8], isSocket: inout Bool, waitMillis: Int32, stopped: () -> Bool = { false }
+    ) -> Int32? {
+        bytes.withUnsafeBytes { raw -> Int32? in
+            guard let base = raw.baseAddress else { return nil }
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.write(fd, base + offset, raw.count - offset)
+                if stopped() { return ECANCELED }
+                let n: Int
+                if isSocket {
+                    n = send(fd, base + offset, raw.count - offset, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+                    if n < 0, errno == ENOTSOCK {
+                        isSocket = false
+                        continue
+                    }
+                } else {
+                    n = Glibc.write(fd, base + offset, raw.count - offset)
+                }
                 if n >= 0 {
                     offset += n
                     continue
@@ -26,11 +48,11 @@ public enum Descriptor {
                 case EINTR: continue
                 case EAGAIN, EWOULDBLOCK:
                     var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&poller, 1, 1000)
-                default: return false
+                    _ = poll(&poller, 1, waitMillis)
+                default: return errno
                 }
             }
-            return true
+            return nil
         }
     }
 

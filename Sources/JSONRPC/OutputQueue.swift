@@ -216,37 +216,9 @@ public final class OutputQueue: @unchecked Sendable {
         }
     }
 
-    /// Writes all of `bytes`; the errno that stopped it, or nil.
+    /// Writes all of `bytes`; the errno that stopped it, or nil. A full pipe or socket is
+    /// waited on a little at a time, so a cancel is seen.
     private func write(_ bytes: [UInt8], isSocket: inout Bool) -> Int32? {
-        bytes.withUnsafeBytes { raw -> Int32? in
-            guard let base = raw.baseAddress else { return nil }
-            var offset = 0
-            while offset < raw.count {
-                if stop.load(ordering: .relaxed) { return ECANCELED }
-                let n: Int
-                if isSocket {
-                    n = send(fd, base + offset, raw.count - offset, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-                    if n < 0, errno == ENOTSOCK {
-                        isSocket = false
-                        continue
-                    }
-                } else {
-                    n = Glibc.write(fd, base + offset, raw.count - offset)
-                }
-                if n >= 0 {
-                    offset += n
-                    continue
-                }
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK:
-                    // Full: wait for room a little at a time, so a cancel is seen.
-                    var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&poller, 1, 200)
-                default: return errno
-                }
-            }
-            return nil
-        }
+        Descriptor.write(fd, bytes, isSocket: &isSocket, waitMillis: 200) { stop.load(ordering: .relaxed) }
     }
 }

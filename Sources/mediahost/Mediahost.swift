@@ -72,30 +72,32 @@ struct GlobalOptions: ParsableArguments {
         let takesValue: Bool
         /// Sets the option; false when the value is not one it takes.
         let apply: @Sendable (inout HostOptions, String) -> Bool
+
+        static func value(
+            _ name: String, _ field: WritableKeyPath<HostOptions, String?> & Sendable,
+            accepts: @escaping @Sendable (String) -> Bool = { _ in true }
+        ) -> Definition {
+            Definition(name: name, takesValue: true) { options, value in
+                guard accepts(value) else { return false }
+                options[keyPath: field] = value
+                return true
+            }
+        }
+
+        static func flag(_ name: String, _ field: WritableKeyPath<HostOptions, Bool> & Sendable) -> Definition {
+            Definition(name: name, takesValue: false) { options, _ in
+                options[keyPath: field] = true
+                return true
+            }
+        }
     }
 
     static let definitions: [Definition] = [
-        Definition(name: "--config", takesValue: true) { options, value in
-            options.config = value
-            return true
-        },
-        Definition(name: "--data-dir", takesValue: true) { options, value in
-            options.dataDir = value
-            return true
-        },
-        Definition(name: "--log-level", takesValue: true) { options, value in
-            guard Logger.Level(rawValue: value) != nil else { return false }
-            options.logLevel = value
-            return true
-        },
-        Definition(name: "--sandbox", takesValue: false) { options, _ in
-            options.sandbox = true
-            return true
-        },
-        Definition(name: "--no-service", takesValue: false) { options, _ in
-            options.noService = true
-            return true
-        },
+        .value("--config", \.config),
+        .value("--data-dir", \.dataDir),
+        .value("--log-level", \.logLevel) { Logger.Level(rawValue: $0) != nil },
+        .flag("--sandbox", \.sandbox),
+        .flag("--no-service", \.noService),
     ]
 
     static func definition(_ name: String) -> Definition? { definitions.first { $0.name == name } }
