@@ -16,8 +16,8 @@ struct SandboxMain: AsyncParsableCommand {
         commandName: "mediahost-sandbox",
         abstract: "Serve the local replicas of the providers' APIs (for tests, demos and offline work).",
         discussion: """
-            Point a provider at it with MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any
-            mediahost command to run one for that command. Faults are switched with POST /_sandbox/faults (JSON:
+            Point a provider at it with MEDIAHOST_<ID>_BASE_URL=http://127.0.0.1:PORT/<id>, or use --sandbox on any \
+            mediahost command to run one for that command. Faults are switched with POST /_sandbox/faults (JSON: \
             path, status, retryAfter, latencyMs, throttleBytesPerSecond, truncateAfterBytes, malformed, times).
             """)
 

@@ -17,10 +17,10 @@ struct Mediahost: AsyncParsableCommand {
         commandName: "mediahost",
         abstract: "Browse, search, favorite and play media from many providers, from a REPL or over JSON-RPC.",
         discussion: """
-            With no subcommand mediahost starts the REPL (type `help` there). Editors and scripts use
+            With no subcommand mediahost starts the REPL (type `help` there). Editors and scripts use \
             `mediahost rpc` (JSON-RPC 2.0 on stdin/stdout) or `mediahost call METHOD JSON`.
 
-            Files: config $XDG_CONFIG_HOME/mediahost/config.toml, data $XDG_DATA_HOME/mediahost
+            Files: config $XDG_CONFIG_HOME/mediahost/config.toml, data $XDG_DATA_HOME/mediahost \
             (or MEDIAHOST_DATA_DIR). Shell completion: mediahost --generate-completion-script bash
             """,
         version: HostRuntime.version,

@@ -8,12 +8,9 @@ import MediaKit
 struct PluginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugin",
-        abstract: "Check a provider plugin against the protocol, or start a new one.",
-        discussion: """
-            A plugin is a folder with plugin.toml and a program speaking provider-spec.json on its
-            stdin/stdout; put it in $XDG_DATA_HOME/mediahost/plugins/<id>/ to use it. See the
-            README's "Writing a provider".
-            """,
+        abstract: "List the plugins, check one against the protocol, or start a new one.",
+        discussion:
+            "A plugin is a folder with plugin.toml and a program speaking provider-spec.json on its stdin/stdout; put it in $XDG_DATA_HOME/mediahost/plugins/<id>/ (the data dir's plugins folder) to use it. See the README's \"Writing a provider\".",
         subcommands: [List.self, Check.self, New.self])
 
     struct List: AsyncParsableCommand {

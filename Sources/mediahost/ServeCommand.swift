@@ -14,10 +14,10 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the host as a background service on a Unix socket (downloads go on when front ends close).",
         discussion: """
-            The socket is $XDG_RUNTIME_DIR/mediahost/rpc-<data dir hash>.sock (or <data dir>/run/rpc.sock),
-            0600 in a 0700 folder, speaking the same JSON-RPC as `mediahost rpc` to every client;
-            every notification reaches every client. While it runs, `mediahost call` and `mediahost rpc`
-            (a stdio bridge then, so editors need no change) go to it; --no-service keeps a command in
+            The socket is $XDG_RUNTIME_DIR/mediahost/rpc-<data dir hash>.sock (or <data dir>/run/rpc.sock), \
+            0600 in a 0700 folder, speaking the same JSON-RPC as `mediahost rpc` to every client; \
+            every notification reaches every client. While it runs, `mediahost call` and `mediahost rpc` \
+            (a stdio bridge then, so editors need no change) go to it; --no-service keeps a command in \
             its own process. One service per data dir.
             """)
 
