@@ -16,11 +16,11 @@ public protocol AccountProvider: MediaProvider {
     func accountFavorites(cursor: Cursor?, session: AuthSession) async throws -> Page
     /// The kinds of item the account keeps as favorites (YouTube likes videos, not channels);
     /// all the provider's kinds unless it says otherwise.
-    static var accountFavoriteKinds: [MediaKind] { get }
+    var accountFavoriteKinds: [MediaKind] { get }
 }
 
 extension AccountProvider {
-    public static var accountFavoriteKinds: [MediaKind] { descriptor.kinds }
+    public var accountFavoriteKinds: [MediaKind] { descriptor.kinds }
 }
 
 /// What a login takes: nothing for device flows, a username and password for session logins.

@@ -8,12 +8,8 @@ import Synchronization
 /// stdout: the host owns persistence and presentation. Operations a provider does not offer throw
 /// `ProviderError.unsupported`, which the default implementations below do.
 public protocol MediaProvider: Sendable {
-    static var descriptor: ProviderDescriptor { get }
-    /// The host creates a provider only once its required settings (`required` keys,
-    /// `requiredAnyOf` groups) are set; until then calls answer how to set them, without it.
-    /// - Throws: `ProviderError.notConfigured` when a setting it was given is unusable (a base
-    ///   URL that is not a URL).
-    init(context: ProviderContext) throws
+    /// What it is and what it can do.
+    var descriptor: ProviderDescriptor { get }
     func categories() async throws -> [MediaCategory]
     func browse(category: String, cursor: Cursor?) async throws -> Page
     func search(_ query: SearchQuery) async throws -> Page
@@ -24,23 +20,37 @@ public protocol MediaProvider: Sendable {
     func downloadSource(for id: ItemID) async throws -> DownloadSource
 }
 
-extension MediaProvider {
-    public var descriptor: ProviderDescriptor { Self.descriptor }
+/// A provider compiled into the host: what it is is known before one is made (its descriptor
+/// is its type's), and one is made from its settings. (A plugin is a `MediaProvider` whose
+/// descriptor comes from its manifest.)
+public protocol CompiledProvider: MediaProvider {
+    static var descriptor: ProviderDescriptor { get }
+    /// The host creates a provider only once its required settings (`required` keys,
+    /// `requiredAnyOf` groups) are set; until then calls answer how to set them, without it.
+    /// - Throws: `ProviderError.notConfigured` when a setting it was given is unusable (a base
+    ///   URL that is not a URL).
+    init(context: ProviderContext) throws
+}
 
+extension CompiledProvider {
+    public var descriptor: ProviderDescriptor { Self.descriptor }
+}
+
+extension MediaProvider {
     public func categories() async throws -> [MediaCategory] {
-        throw ProviderError.unsupported("\(Self.descriptor.name) has no categories")
+        throw ProviderError.unsupported("\(descriptor.name) has no categories")
     }
     public func browse(category: String, cursor: Cursor?) async throws -> Page {
-        throw ProviderError.unsupported("\(Self.descriptor.name) cannot browse categories")
+        throw ProviderError.unsupported("\(descriptor.name) cannot browse categories")
     }
     public func search(_ query: SearchQuery) async throws -> Page {
-        throw ProviderError.unsupported("\(Self.descriptor.name) cannot search")
+        throw ProviderError.unsupported("\(descriptor.name) cannot search")
     }
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
-        throw ProviderError.unsupported("\(id.kind.rawValue) items of \(Self.descriptor.name) have no children")
+        throw ProviderError.unsupported("\(id.kind.rawValue) items of \(descriptor.name) have no children")
     }
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
-        throw ProviderError.unsupported("\(Self.descriptor.name) has nothing to download for \(id)")
+        throw ProviderError.unsupported("\(descriptor.name) has nothing to download for \(id)")
     }
 }
 

@@ -17,7 +17,7 @@ final class ScriptedHandler: RPCHandler {
             return .success(Array("\"slow done\"".utf8))
         case "stubborn":
             // Ignores cancellation; the connection must still answer -32800.
-            try? await Task.sleep(for: .milliseconds(300))
+            try? await Task.sleep(for: .seconds(2))
             return .success(Array("1".utf8))
         default: return .failure(.methodNotFound(method))
         }
@@ -81,10 +81,15 @@ final class PipeSession: @unchecked Sendable {
     }
 
     @Test func cancelRequestAnswersRequestCancelled() async {
-        let session = PipeSession(handler: ScriptedHandler())
+        let handler = ScriptedHandler()
+        let session = PipeSession(handler: handler)
         session.send(#"{"jsonrpc":"2.0","id":"a","method":"slow","params":{"seconds":30}}"# + "\n")
         session.send(#"{"jsonrpc":"2.0","id":"b","method":"stubborn"}"# + "\n")
-        try? await Task.sleep(for: .milliseconds(100))
+        // Cancelled once both are running (a cancel of a request not yet read is ignored).
+        let deadline = ContinuousClock.now + .seconds(20)
+        while handler.log.withLock({ $0.count < 2 }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
         session.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}"# + "\n")
         session.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b"}}"# + "\n")
         let lines = await session.waitForLines(2, timeout: .seconds(5))

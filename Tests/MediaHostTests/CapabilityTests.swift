@@ -7,7 +7,7 @@ import Testing
 @testable import MediaHost
 
 /// An account provider whose descriptor forgets `login`: once a crash in auth.login/logout.
-struct ForgetfulAccountProvider: AccountProvider {
+struct ForgetfulAccountProvider: AccountProvider, CompiledProvider {
     static let descriptor = ProviderDescriptor(
         id: "forgetful", name: "Forgets its capabilities", kinds: [.video], capabilities: [.search])
     init(context: ProviderContext) throws {}
@@ -24,7 +24,7 @@ struct ForgetfulAccountProvider: AccountProvider {
 }
 
 /// A plain provider whose descriptor claims accounts it does not have.
-struct BoastfulProvider: MediaProvider {
+struct BoastfulProvider: CompiledProvider {
     static let descriptor = ProviderDescriptor(
         id: "boastful", name: "Claims accounts", kinds: [.video], capabilities: [.search, .login, .remoteFavorites])
     init(context: ProviderContext) throws {}

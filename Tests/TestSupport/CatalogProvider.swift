@@ -30,7 +30,7 @@ public final class CatalogControl: Sendable {
 }
 
 /// A deterministic in-memory provider: 5 channels, 120 videos, 2 categories, pages of 20.
-public struct CatalogProvider: MediaProvider {
+public struct CatalogProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "catalog", name: "Test Catalog", kinds: [.channel, .video],
         capabilities: [.categories, .browse, .search, .item, .children],
@@ -161,7 +161,7 @@ public struct CatalogProvider: MediaProvider {
 }
 
 /// A provider whose every call fails the way a test says.
-public struct BrokenProvider: MediaProvider {
+public struct BrokenProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "broken", name: "Always Failing", kinds: [.video], capabilities: [.search, .item])
     public init(context: ProviderContext) throws {}
@@ -171,7 +171,7 @@ public struct BrokenProvider: MediaProvider {
 
 /// Stands for a provider that opens feeds by their URL (the `feeds` capability): where the host
 /// keeps an imported OPML's podcasts. It reads nothing.
-public struct FeedsProvider: MediaProvider {
+public struct FeedsProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "feeds", name: "Feeds", kinds: [.podcast, .episode], capabilities: [.feeds])
     public init(context: ProviderContext) throws {}
@@ -179,7 +179,7 @@ public struct FeedsProvider: MediaProvider {
 }
 
 /// A provider that needs an API key before it can be used.
-public struct LockedProvider: MediaProvider {
+public struct LockedProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "locked", name: "Needs A Key", kinds: [.movie], capabilities: [.search, .item],
         configKeys: [.init(name: "api_key", summary: "API key", secret: true, required: true, environment: ["LOCKED_API_KEY"])],

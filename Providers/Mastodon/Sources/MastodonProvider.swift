@@ -3,7 +3,7 @@ import MediaKit
 
 /// A Mastodon instance: `#tag` timelines, `@user` posts, trending tags as categories, and text
 /// search with an access token. Posts carry their hashtags, mentions, links and media as entities.
-public struct MastodonProvider: MediaProvider {
+public struct MastodonProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "mastodon", name: "Mastodon", kinds: [.post, .user],
         capabilities: [.categories, .browse, .search, .item, .children],

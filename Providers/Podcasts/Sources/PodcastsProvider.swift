@@ -4,7 +4,7 @@ import Synchronization
 
 /// Podcasts from Apple's directory (the iTunes Search API, its genres and top charts) and each
 /// show's own RSS or Atom feed.
-public struct PodcastsProvider: MediaProvider {
+public struct PodcastsProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "podcasts", name: "Podcasts (Apple directory + RSS feeds)", kinds: [.podcast, .episode],
         capabilities: [.categories, .browse, .search, .item, .children, .download, .feeds],

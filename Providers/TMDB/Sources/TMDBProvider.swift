@@ -5,7 +5,7 @@ import Synchronization
 /// The Movie Database (API v3): genres and their most popular movies, the popular / now playing /
 /// top rated / upcoming lists, search, details with cast, director and trailers, similar and
 /// recommended movies; with a TMDB login, favorites are kept on the account too.
-public struct TMDBProvider: MediaProvider {
+public struct TMDBProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "tmdb", name: "The Movie Database", kinds: [.movie],
         capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],

@@ -3,7 +3,7 @@ import MediaKit
 
 /// X/Twitter through API v2 with an app bearer token: `#tag` and text search of recent posts,
 /// `@user` posts, one post and its replies. There are no categories (v2 has no public trends).
-public struct TwitterProvider: MediaProvider {
+public struct TwitterProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "twitter", name: "X (Twitter)", kinds: [.post, .user], capabilities: [.search, .item, .children],
         configKeys: [

@@ -87,7 +87,7 @@ extension YouTubeProvider: AccountProvider {
 
     /// A like on the account, or no rating.
     /// Only videos can be liked.
-    public static var accountFavoriteKinds: [MediaKind] { [.video] }
+    public var accountFavoriteKinds: [MediaKind] { [.video] }
 
     public func setAccountFavorite(_ id: ItemID, _ favorite: Bool, session: AuthSession) async throws {
         guard id.kind == .video else { throw ProviderError.unsupported("only videos can be liked on YouTube") }

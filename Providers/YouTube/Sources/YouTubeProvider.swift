@@ -4,7 +4,7 @@ import Synchronization
 
 /// YouTube through the Data API v3: categories and their most popular videos, search for
 /// videos, channels and playlists, a channel's uploads, a playlist's items, details.
-public struct YouTubeProvider: MediaProvider {
+public struct YouTubeProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
         capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],

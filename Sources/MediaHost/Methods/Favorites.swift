@@ -112,7 +112,7 @@ extension HostRuntime {
 
     /// The provider's favorites kept here, of the kinds its account keeps, that the account lacks.
     func favoritesMissingFromAccount(_ provider: String) async throws -> [ItemID] {
-        let kinds = try type(of: accountProvider(provider)).accountFavoriteKinds
+        let kinds = try accountProvider(provider).accountFavoriteKinds
         let local = try await store.favoriteIDs(provider: provider, kinds: kinds)
         guard !local.isEmpty else { return [] }
         var remote = Set<ItemID>()

@@ -15,18 +15,14 @@ public enum PluginProtocol {
 }
 
 final class PluginProvider: MediaProvider {
-    /// Never used: a plugin's descriptor is its manifest's (`PluginManifest.descriptor`).
-    static let descriptor = ProviderDescriptor(id: "plugin", name: "Plugin", kinds: [], capabilities: [])
-
+    /// Its manifest's.
+    let descriptor: ProviderDescriptor
     let process: PluginProcess
     private let id: String
     private let timeout: Double
 
-    init(context: ProviderContext) throws {
-        throw ProviderError.notConfigured("plugins are made by the host from their manifest")
-    }
-
     init(manifest: PluginManifest, context: ProviderContext, timeout: Double, idle: Double) {
+        descriptor = manifest.descriptor
         id = manifest.id
         self.timeout = timeout
         process = PluginProcess(manifest: manifest, settings: context.config.values, logger: context.logger, idle: idle)

@@ -10,7 +10,7 @@ public struct ProviderRegistration: Sendable {
     /// whether it conforms to `AccountProvider`, whatever its descriptor lists: a provider that
     /// conforms and forgets the capability, or lists it without conforming, cannot reach a path
     /// that expects the other.
-    public static func of<P: MediaProvider>(_ type: P.Type) -> ProviderRegistration {
+    public static func of<P: CompiledProvider>(_ type: P.Type) -> ProviderRegistration {
         var descriptor = P.descriptor
         let accounts: [ProviderDescriptor.Capability] = [.login, .remoteFavorites]
         if P.self is any AccountProvider.Type {
