@@ -117,13 +117,8 @@ public struct MastodonProvider: CompiledProvider {
         }
         var headers = ["Accept": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        let response = try await http.send(HTTPRequest(url: url, headers: headers))
-        guard response.status == 200 else { throw Self.error(for: response) }
-        do {
-            return (try JSONDecoder().decode(T.self, from: response.body), response)
-        } catch {
-            throw ProviderError.invalidResponse("Mastodon answered \(path) with JSON that cannot be read")
-        }
+        let response = try await http.fetch(HTTPRequest(url: url, headers: headers), failure: Self.error(for:))
+        return (try response.json(service: "Mastodon", what: path), response)
     }
 
     static func error(for response: HTTPResponse) -> ProviderError {

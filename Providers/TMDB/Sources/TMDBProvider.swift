@@ -150,17 +150,12 @@ public struct TMDBProvider: CompiledProvider {
             headers["Content-Type"] = "application/json;charset=utf-8"
             data = try JSONSerialization.data(withJSONObject: body)
         }
-        let response = try await http.send(HTTPRequest(method: method, url: url, headers: headers, body: data))
-        guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
-        return response
+        return try await http.fetch(
+            HTTPRequest(method: method, url: url, headers: headers, body: data), failure: Self.error(for:))
     }
 
     func decode<T: Decodable>(_ response: HTTPResponse) throws -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: response.body)
-        } catch {
-            throw ProviderError.invalidResponse("TMDB answered with JSON that cannot be read (\(response.url.path))")
-        }
+        try response.json(service: "TMDB", what: response.url.path)
     }
 
     /// TMDB's status codes: 7/10 invalid key, 34 not found, 25 rate limit, 3/17/30/33 session and login.

@@ -106,14 +106,8 @@ public struct TwitterProvider: CompiledProvider {
         guard let url = base.endpoint(path, query: parameters) else {
             throw ProviderError.invalidArgument("cannot build an X URL for \(path)")
         }
-        let response = try await http.send(
-            HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"]))
-        guard response.status == 200 else { throw error(for: response) }
-        do {
-            return try JSONDecoder().decode(T.self, from: response.body)
-        } catch {
-            throw ProviderError.invalidResponse("X answered \(path) with JSON that cannot be read")
-        }
+        let request = HTTPRequest(url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"])
+        return try await http.fetch(request, failure: error(for:)).json(service: "X", what: path)
     }
 
     func error(for response: HTTPResponse) -> ProviderError {

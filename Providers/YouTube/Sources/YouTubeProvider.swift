@@ -186,12 +186,7 @@ public struct YouTubeProvider: CompiledProvider {
     func get<T: Decodable>(
         _ resource: String, _ parameters: [String: String], session: AuthSession? = nil, method: String = "GET"
     ) async throws -> T {
-        let response = try await call(resource, parameters, session: session, method: method)
-        do {
-            return try JSONDecoder().decode(T.self, from: response.body)
-        } catch {
-            throw ProviderError.invalidResponse("YouTube answered \(resource) with JSON that cannot be read")
-        }
+        try await call(resource, parameters, session: session, method: method).json(service: "YouTube", what: resource)
     }
 
     func call(_ resource: String, _ parameters: [String: String], session: AuthSession?, method: String) async throws
@@ -207,10 +202,9 @@ public struct YouTubeProvider: CompiledProvider {
         guard let url = base.endpoint("youtube/v3/\(resource)", query: parameters, extra: credentials) else {
             throw ProviderError.invalidArgument("cannot build a YouTube URL for \(resource)")
         }
-        let response = try await http.send(
-            HTTPRequest(method: method, url: url, headers: headers, body: method == "POST" ? Data() : nil))
-        guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
-        return response
+        return try await http.fetch(
+            HTTPRequest(method: method, url: url, headers: headers, body: method == "POST" ? Data() : nil),
+            failure: Self.error(for:))
     }
 
     /// The API's error body mapped to a typed error; the key is never part of the message.
