@@ -493,11 +493,7 @@ public struct CommandSpec: Sendable {
             return .call(
                 Call(method: method) { repl throws(RPCError) in
                     let bytes = try await repl.dispatch(method, params: params)
-                    if repl.options.json {
-                        repl.write(String(decoding: bytes, as: UTF8.self))
-                    } else {
-                        repl.display(REPL.prettyJSON(Data(bytes)))
-                    }
+                    repl.writeData(repl.options.json ? String(decoding: bytes, as: UTF8.self) : REPL.prettyJSON(Data(bytes)))
                 })
         },
         CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },

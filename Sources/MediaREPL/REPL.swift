@@ -31,6 +31,9 @@ public final class REPL: @unchecked Sendable {
     let options: Options
     var renderer: Renderer
     let write: @Sendable (String) -> Void
+    /// Writes data (JSON) as it is: redacted, never fitted to the terminal, whose "…" would
+    /// change the values a person copies.
+    let writeData: @Sendable (String) -> Void
     let writeError: @Sendable (String) -> Void
     /// Set while the interactive session writes to a terminal: nothing is wider than it.
     let stdoutFit: TerminalFit
@@ -124,6 +127,7 @@ public final class REPL: @unchecked Sendable {
         let (stdoutFit, stderrFit) = (TerminalFit(), TerminalFit())
         (self.stdoutFit, self.stderrFit) = (stdoutFit, stderrFit)
         self.write = { write(stdoutFit.apply(redactor.redact($0))) }
+        self.writeData = { write(redactor.redact($0)) }
         self.writeError = { writeError(stderrFit.apply(redactor.redact($0))) }
         let board = board
         let show = self.write
@@ -151,7 +155,7 @@ public final class REPL: @unchecked Sendable {
     /// With `--json`, the response exactly as JSON-RPC would answer it.
     func printJSON<M: RPCMethod>(_ method: M.Type, _ response: M.Response) {
         guard options.json, let bytes = try? M.encode(response) else { return }
-        write(String(decoding: bytes, as: UTF8.self))
+        writeData(String(decoding: bytes, as: UTF8.self))
     }
 
     /// An error line: red label, then the message cleaned of control characters (it may quote a
@@ -258,7 +262,7 @@ public final class REPL: @unchecked Sendable {
                     let query = (entity.type == .hashtag ? "#" : "@") + entity.value
                     return await perform(listing(.search(MediaSearch(query: query, provider: provider))))
                 case .url, .media:
-                    write(entity.value)
+                    writeData(entity.value)
                     return true
                 }
             case .provider(let info):
@@ -764,7 +768,7 @@ public final class REPL: @unchecked Sendable {
             let commands: [JSONValue] = CommandSpec.all.flatMap { [$0] + $0.subcommands }.map {
                 ["command": .string($0.usage), "method": .string($0.method), "summary": .string($0.summary)]
             }
-            write(JSONValue.array(commands).jsonString)
+            writeData(JSONValue.array(commands).jsonString)
             return
         }
         // Subcommands are lines of their own, after their command.

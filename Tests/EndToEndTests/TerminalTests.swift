@@ -320,6 +320,20 @@ final class TerminalSession: @unchecked Sendable {
         #expect(await session.exitStatus() == 0)
     }
 
+    /// Data is printed as it is, however narrow the terminal: `call`'s JSON keeps every value
+    /// whole (a "…" in a path would change what a person copies), as does `--json`.
+    @Test func dataIsNeverShortenedToFit() async throws {
+        let session = try TerminalSession(columns: 40)
+        #expect(await session.wait(for: Self.prompt))
+        session.type("call host.info\r")
+        #expect(await session.wait(for: "mediahost.sqlite"))
+        let database = session.dataDir + "/mediahost.sqlite"
+        #expect(session.text.replacingOccurrences(of: "\n", with: "").contains(database), "\(session.text.suffix(600))")
+        #expect(!session.text.contains("…"), "\(session.text.suffix(600))")
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
     @Test func ctrlCAtThePromptDropsTheLine() async throws {
         let session = try TerminalSession(columns: 80)
         #expect(await session.wait(for: Self.prompt))
