@@ -25,6 +25,21 @@ import Testing
         #expect(String(String.UnicodeScalarView(scalars[entity.start..<entity.end])) == "#swift")
     }
 
+    /// A feed and what an item plays come from providers and plugins too: links with spaces or
+    /// control characters are dropped, words are cleaned.
+    @Test func feedAndWhatPlaysAreChecked() throws {
+        var item = MediaItem(id: try ItemID(parsing: "films:movie:1"), title: "M")
+        item.feed = "http://example.com/a\nb.xml"
+        item.plays = MediaLink(
+            id: try ItemID(parsing: "youtube:video:x"), url: "javascript:alert(1) x", label: "the \u{1B}[31mtrailer")
+        let checked = item.checked()
+        #expect(checked.feed == nil)
+        #expect(checked.plays?.url == nil && checked.plays?.id.description == "youtube:video:x")
+        #expect(checked.plays?.label?.contains("\u{1B}") == false)
+        item.feed = "https://example.com/feed.xml"
+        #expect(item.checked().feed == "https://example.com/feed.xml")
+    }
+
     @Test func numbersAndLinksOutOfRangeAreDropped() throws {
         var item = MediaItem(
             id: try ItemID(parsing: "podcasts:episode:1:2"), title: "T", url: "javascript:alert(1)\n",

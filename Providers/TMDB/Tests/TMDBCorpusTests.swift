@@ -96,6 +96,10 @@ import Testing
         #expect(
             movie.extra?["trailer"] == "youtube:video:dfeUzm6KF4g"
                 || movie.extra?["trailers"]?.contains("youtube:video:dfeUzm6KF4g") == true)
+        // What `play` plays, from the real answer: the first trailer and its watch page.
+        let plays = try #require(movie.plays)
+        #expect(plays.id.description == movie.extra?["trailer"] && plays.label == "the first trailer")
+        #expect(plays.url == "https://www.youtube.com/watch?v=\(plays.id.nativeID)")
     }
 
     @Test func similarThenRecommendationsWhereAnEmptyDateIsNoDate() async throws {
