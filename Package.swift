@@ -29,13 +29,13 @@ struct Provider {
     }
 }
 
-/// Every compiled-in provider: adding one is its folder under Providers/, a line here, and a line
-/// in each Swift list (`BuiltinProviders`, `SandboxReplicas`; a test checks they agree). See
-/// Providers/README.md.
+/// Every compiled-in provider, in the order the host lists them: adding one is its folder under
+/// Providers/ and a line here (Plugins/ProviderList writes the Swift lists of the host's
+/// providers and the sandbox's replicas from it). See Providers/README.md.
 let providers: [Provider] = [
     Provider(name: "Podcasts"),
     Provider(name: "YouTube", tests: ["MediaHost", "JSONRPC"]),
-    Provider(name: "TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "JSONRPC"]),
+    Provider(name: "TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "HostPlayer", "JSONRPC"]),
     Provider(name: "Mastodon"),
     Provider(name: "Twitter"),
 ]
@@ -76,12 +76,22 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore", "CAvahi",
+                "MediaKit", "JSONRPC", "MediaStore",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.embedInCode("rpc-spec.json"), .embedInCode("provider-spec.json")],
+            resources: [.embedInCode("rpc-spec.json")],
             swiftSettings: strict),
+        // What is built on the runtime, each depending on it and on none of the others.
+        .target(
+            name: "HostPlugins",
+            dependencies: ["MediaHost", "MediaKit", "JSONRPC", .product(name: "TOMLKit", package: "TOMLKit")],
+            resources: [.embedInCode("provider-spec.json")], swiftSettings: strict),
+        .target(name: "HostPlayer", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: strict),
+        .target(
+            name: "HostShare", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CAvahi"],
+            swiftSettings: strict),
+        .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",
@@ -89,18 +99,22 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "MediaREPL",
-            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CReadline"],
+            dependencies: ["MediaHost", "HostPlayer", "HostService", "MediaKit", "MediaStore", "JSONRPC", "CReadline"],
             swiftSettings: strict),
-        // The compiled-in providers, registered by the executables: the runtime imports none.
+        // The compiled-in providers and host modules, registered by the executables: the runtime
+        // imports none.
         .target(
-            name: "BuiltinProviders", dependencies: ["MediaHost", "MediaKit"] + providers.map { .target(name: $0.name) },
-            swiftSettings: strict),
+            name: "BuiltinProviders",
+            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "MediaKit"]
+                + providers.map { .target(name: $0.name) },
+            swiftSettings: strict, plugins: ["ProviderList"]),
+        .plugin(name: "ProviderList", capability: .buildTool()),
         // The product: links no HTTP server (the sandbox is a process of its own).
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "MediaREPL", "JSONRPC", "MediaHTTP", "BuiltinProviders",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "MediaREPL", "JSONRPC", "MediaHTTP",
+                "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -110,7 +124,7 @@ let package = Package(
             dependencies: [
                 "Sandbox", "MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + providers.map { .target(name: "\($0.name)Sandbox") },
-            swiftSettings: strict),
+            swiftSettings: strict, plugins: ["ProviderList"]),
         .executableTarget(
             name: "mediahost-bench",
             dependencies: [
@@ -124,7 +138,9 @@ let package = Package(
         // Test doubles and helpers: used by test targets only, never by the shipped binary.
         .target(
             name: "TestSupport",
-            dependencies: ["MediaKit", "MediaHost", "JSONRPC", "Sandbox", "MediaHTTP"],
+            dependencies: [
+                "MediaKit", "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "JSONRPC", "Sandbox", "MediaHTTP",
+            ],
             path: "Tests/TestSupport",
             swiftSettings: strict),
 
@@ -136,16 +152,20 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
-            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],
-            swiftSettings: strict),
+            dependencies: [
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "MediaKit", "MediaStore", "JSONRPC",
+                "TestSupport", "Sandbox", "MediaHTTP",
+            ],
+            exclude: ["Recorded"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
-            dependencies: ["MediaREPL", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
+            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "mediahost",
+                "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "HostPlugins",
+                "mediahost",
                 "mediahost-sandbox",
             ],
             swiftSettings: strict),

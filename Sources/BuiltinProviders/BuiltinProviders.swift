@@ -1,22 +1,19 @@
-import Mastodon
-/// The providers compiled into this build, registered by the executable (the host runtime knows
-/// none of them: it is given these, as it is given plugins).
+/// What this build puts on the runtime: the compiled-in providers, the plugins, and the modules
+/// built on the runtime (the player, sharing). The executables register these: the runtime knows
+/// none of them.
+import HostPlayer
+import HostPlugins
+import HostShare
 import MediaHost
-import MediaKit
-import Podcasts
-import TMDB
-import Twitter
-import YouTube
 
-/// The providers this build ships. Adding a provider is one line here (and its folder, and its
-/// line in Package.swift; `SandboxEndToEndTests.everyCompiledProviderHasAReplica` checks the
-/// sandbox has its replica).
-public enum BuiltinProviders {
-    public static let all: [ProviderRegistration] = [
-        .of(PodcastsProvider.self),
-        .of(YouTubeProvider.self),
-        .of(TMDBProvider.self),
-        .of(MastodonProvider.self),
-        .of(TwitterProvider.self),
-    ]
+/// The providers this build ships: `all`, written by Plugins/ProviderList from Package.swift's
+/// `providers` (adding one is its folder and a line there).
+public enum BuiltinProviders {}
+
+/// The modules of this build and where its plugins come from.
+public enum BuiltinModules {
+    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self]
+
+    /// A host's plugins (one per host: it keeps the host's plugin settings).
+    public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }
 }

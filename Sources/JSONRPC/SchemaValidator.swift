@@ -1,5 +1,4 @@
 import Foundation
-import JSONRPC
 
 /// Checks JSON values against the JSON Schema subset rpc-spec.json and provider-spec.json use:
 /// type, properties, required, additionalProperties, items, enum, const, oneOf, pattern,

@@ -31,7 +31,7 @@ struct Completer: Sendable {
         self.kinds = kinds
     }
 
-    nonisolated(unsafe) static let shared = Mutex<Completer?>(nil)
+    static let shared = Mutex<Completer?>(nil)
 
     /// Candidates for `word`, the text being completed, after `before` (the line up to it).
     func candidates(before: String, word: String) -> [String] {

@@ -1,6 +1,7 @@
 @preconcurrency import CReadline
 import Dispatch
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -44,7 +45,7 @@ extension REPL {
     /// command, Ctrl-D or `quit` leaves.
     public func runInteractive() async {
         let host = host
-        let methods = Dispatcher.methodNames
+        let methods = host.dispatcher.methodNames
         let configKeys = host.config.sortedKeys
         let infos = (try? await dispatch(ProvidersList())) ?? []
         let editor = LineEditor(

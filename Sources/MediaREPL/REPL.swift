@@ -1,4 +1,6 @@
 import Foundation
+import HostPlayer
+import HostService
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -779,7 +781,7 @@ public final class REPL: @unchecked Sendable {
             "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
         let methods =
             "Every command is one JSON-RPC call; `call <method> <json>` reaches any of: "
-            + Dispatcher.methodNames.joined(separator: " ")
+            + host.dispatcher.methodNames.joined(separator: " ")
         guard let columns = renderer.fit else {
             // Not a terminal: one line per command, for grep.
             var lines = [intro]

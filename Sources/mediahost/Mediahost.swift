@@ -1,6 +1,7 @@
 import ArgumentParser
 import BuiltinProviders
 import Foundation
+import HostService
 import JSONRPC
 import MediaHTTP
 import MediaHost
@@ -74,7 +75,7 @@ struct GlobalOptions: ParsableArguments {
         let apply: @Sendable (inout HostOptions, String) -> Bool
 
         static func value(
-            _ name: String, _ field: WritableKeyPath<HostOptions, String?> & Sendable,
+            _ name: String, _ field: any WritableKeyPath<HostOptions, String?> & Sendable,
             accepts: @escaping @Sendable (String) -> Bool = { _ in true }
         ) -> Definition {
             Definition(name: name, takesValue: true) { options, value in
@@ -84,7 +85,7 @@ struct GlobalOptions: ParsableArguments {
             }
         }
 
-        static func flag(_ name: String, _ field: WritableKeyPath<HostOptions, Bool> & Sendable) -> Definition {
+        static func flag(_ name: String, _ field: any WritableKeyPath<HostOptions, Bool> & Sendable) -> Definition {
             Definition(name: name, takesValue: false) { options, _ in
                 options[keyPath: field] = true
                 return true
@@ -202,7 +203,8 @@ struct HostOptions {
             let http = MediaHTTPClient()
             let host = try HostRuntime(
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
-                providers: BuiltinProviders.all, http: http, environment: environment,
+                providers: BuiltinProviders.all, http: http, discovery: BuiltinModules.discovery(),
+                modules: BuiltinModules.all, environment: environment,
                 logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
             http.setLogger(
                 Logger(label: "\(HostRuntime.name).http") { [host] in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BuiltinProviders
 import Foundation
+import HostPlugins
 import MediaHost
 import MediaKit
 

@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+import HostPlayer
+import HostService
+import HostShare
 import JSONRPC
 import MediaHost
 
@@ -75,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
                 // Where playback got to is kept (mpv plays on; the next process takes it over), and
                 // downloads stop where they are, saved as queued for the next process to resume.
                 Task.detached {
-                    await host.player.saveNow()
+                    await host.existingComponent(PlayerController.self)?.saveNow()
                     await host.downloads.handOver()
                     Glibc.exit(0)
                 }

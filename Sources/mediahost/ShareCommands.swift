@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HostShare
 import JSONRPC
 import MediaHTTP
 import MediaHost

@@ -1,4 +1,5 @@
 import Foundation
+import HostPlugins
 import JSONRPC
 import MediaHost
 import TestSupport

@@ -166,6 +166,16 @@ import Testing
         }
     }
 
+    /// The binary serves what rpc-spec.json describes: the runtime's methods and its modules'
+    /// (the player, sharing), which the executable registers as it registers the providers.
+    @Test func theBinaryServesEveryMethodOfTheSpec() async throws {
+        let result = try await runMediahost(["call", "host.info"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let served = try JSONParser.parse(Array(result.stdout.utf8))["methods"]?.arrayValue?.compactMap(\.stringValue)
+        let spec = try RPCDiscover.spec.get()
+        #expect(served?.sorted() == (spec["methods"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }.sorted())
+    }
+
     @Test func standardProxyVariablesAreHonoured() async throws {
         // The sandbox answers absolute-form requests like a proxy would. The provider's host does
         // not resolve, so the call can only succeed through the proxy.

@@ -346,7 +346,7 @@ final class CapturedREPL: @unchecked Sendable {
             #expect(help.contains(spec.usage))
             #expect(help.contains(spec.method))
         }
-        for method in Dispatcher.methodNames { #expect(help.contains(method)) }
+        for method in servedMethodNames { #expect(help.contains(method)) }
     }
 
     @Test func scriptsStopAtFirstFailureUnlessKeepGoing() async throws {
@@ -369,7 +369,7 @@ final class CapturedREPL: @unchecked Sendable {
     @Test func completionOffersCommandsProvidersCategoriesAndMethods() {
         let cache = CategoryCache()
         let completer = Completer(
-            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"], categories: cache,
+            providers: ["catalog", "broken"], methods: servedMethodNames, configKeys: ["log.level"], categories: cache,
             fetchCategories: { _ in [MediaCategory(id: "music", name: "Music"), MediaCategory(id: "m2", name: "Metal")] })
         #expect(completer.candidates(before: "", word: "se") == ["search", "seek"])
         #expect(completer.candidates(before: "browse ", word: "ca") == ["catalog"])
@@ -457,7 +457,7 @@ final class CapturedREPL: @unchecked Sendable {
     }
 
     @Test func everyMethodATableEntryNamesIsServed() {
-        let served = Set(Dispatcher.methodNames)
+        let served = Set(servedMethodNames)
         for spec in CommandSpec.all where !spec.method.hasPrefix("(") && spec.method != "any" {
             for method in spec.method.components(separatedBy: " / ") {
                 #expect(served.contains(method), "\(spec.name) names \(method)")
@@ -533,7 +533,7 @@ final class CapturedREPL: @unchecked Sendable {
 
     @Test func completionFollowsTheTable() {
         let completer = Completer(
-            providers: ["catalog", "broken"], methods: Dispatcher.methodNames, configKeys: ["log.level"],
+            providers: ["catalog", "broken"], methods: servedMethodNames, configKeys: ["log.level"],
             categories: CategoryCache(),
             fetchCategories: { _ in nil })
         #expect(completer.candidates(before: "cats ", word: "") == ["broken", "catalog"])
@@ -606,3 +606,6 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(session.errors.contains("usage: add <n|id>... to <list>"))
     }
 }
+
+/// The methods a host with the shipped modules serves.
+let servedMethodNames = (Dispatcher.runtimeMethods + TestHost.modules.flatMap { $0.methods }).map { $0.method }

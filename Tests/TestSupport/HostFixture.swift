@@ -1,4 +1,7 @@
 import Foundation
+import HostPlayer
+import HostPlugins
+import HostShare
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -23,7 +26,7 @@ public struct HostFixture: Sendable {
                 CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self),
                 .of(FeedsProvider.self),
             ],
-            http: http, environment: environment)
+            http: http, discovery: TestHost.discovery(), modules: TestHost.modules, environment: environment)
     }
 
     /// Calls a method and parses the result.
@@ -54,4 +57,12 @@ public final class LineLog: Sendable {
     public func append(_ line: String) { lines.withLock { $0.append(line) } }
     public func clear() { lines.withLock { $0.removeAll() } }
     public var text: String { lines.withLock { $0.joined(separator: "\n") } }
+}
+
+/// What the shipped binary puts on the runtime besides its providers (`BuiltinModules`, which
+/// would bring every provider into these tests; `SandboxEndToEndTests` checks the binary serves
+/// what rpc-spec.json describes).
+public enum TestHost {
+    public static let modules: [any HostModule.Type] = [PlayerModule.self, ShareModule.self]
+    public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHTTP
 import MediaHost
@@ -127,7 +128,8 @@ struct TMDBFixture {
         let directory = NSTemporaryDirectory() + "mediahost-tmdb-" + UUID().uuidString
         return try HostRuntime(
             paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
-            providers: [.of(TMDBProvider.self)], http: MediaHTTPClient(), environment: server.providerEnvironment())
+            providers: [.of(TMDBProvider.self)], http: MediaHTTPClient(), modules: [PlayerModule.self],
+            environment: server.providerEnvironment())
     }
 
     func call(_ host: HostRuntime, _ method: String, _ params: JSONValue) async throws -> JSONValue {

@@ -26,8 +26,9 @@ extension RPCMethod {
 /// front ends (the REPL) call `run` with typed values, as sourcekit-lsp's LocalConnection does.
 /// Both go through `perform`: one deadline, one log line, one error mapping.
 public struct Dispatcher: RPCHandler {
-    /// Every method the host serves. rpc-spec.json describes exactly these (a test checks).
-    public static let methods: [any RPCMethod.Type] = [
+    /// The runtime's own methods; modules (the player, sharing) add theirs (`HostModule`).
+    /// rpc-spec.json describes exactly a build's methods (a test checks).
+    public static let runtimeMethods: [any RPCMethod.Type] = [
         RPCDiscover.self, HostInfo.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
@@ -36,26 +37,31 @@ public struct Dispatcher: RPCHandler {
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,
         DownloadsRemove.self,
         MediaArtwork.self, CacheStats.self, CacheClear.self,
-        PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerMark.self,
         ListsList.self, ListsCreate.self, ListsRename.self, ListsDelete.self, ListsAdd.self, ListsRemove.self,
         ListsMove.self, ListsItems.self, ListsDownload.self, ListsExport.self, ListsImport.self,
-        ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
     ]
 
-    private typealias Invoke = @Sendable (Dispatcher, JSONValue?) async throws(RPCError) -> [UInt8]
-    private static let table: [String: Invoke] = {
-        var table: [String: Invoke] = [:]
-        for method in methods {
-            precondition(table[method.method] == nil, "\(method.method) registered twice")
-            table[method.method] = invoker(for: method)
-        }
-        return table
-    }()
+    fileprivate typealias Invoke = @Sendable (Dispatcher, JSONValue?) async throws(RPCError) -> [UInt8]
 
-    private static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
+    /// Routes by method name.
+    struct Table: Sendable {
+        let methods: [any RPCMethod.Type]
+        fileprivate let invokers: [String: Invoke]
+
+        init(_ methods: [any RPCMethod.Type]) {
+            var invokers: [String: Invoke] = [:]
+            for method in methods {
+                precondition(invokers[method.method] == nil, "\(method.method) registered twice")
+                invokers[method.method] = Dispatcher.invoker(for: method)
+            }
+            self.methods = methods
+            self.invokers = invokers
+        }
+    }
+
+    fileprivate static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
         { dispatcher, params throws(RPCError) in
             let request = try decodeParams(M.self, params)
             let response = try await dispatcher.run(request)
@@ -67,7 +73,9 @@ public struct Dispatcher: RPCHandler {
         }
     }
 
-    public static var methodNames: [String] { methods.map { $0.method } }
+    /// Every method this host serves: the runtime's and its modules'.
+    public var methods: [any RPCMethod.Type] { host.methodTable.methods }
+    public var methodNames: [String] { methods.map { $0.method } }
 
     public let host: HostRuntime
 
@@ -75,7 +83,9 @@ public struct Dispatcher: RPCHandler {
     /// - Returns: the result as JSON text.
     /// - Throws: the `RPCError` to answer with.
     public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
-        guard let invoke = Self.table[method] else { throw .methodNotFound(String(host.redactor.scrub(method).prefix(100))) }
+        guard let invoke = host.methodTable.invokers[method] else {
+            throw .methodNotFound(String(host.redactor.scrub(method).prefix(100)))
+        }
         return try await invoke(self, params)
     }
 
@@ -176,7 +186,7 @@ extension HostRuntime {
     static func milliseconds(since start: ContinuousClock.Instant) -> Int { (ContinuousClock.now - start).milliseconds }
 
     /// Runs a provider call, tagging its errors with the provider id.
-    func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
+    public func withProvider<T: Sendable>(_ id: String, _ body: (any MediaProvider) async throws -> T) async throws -> T {
         // A provider that cannot be made (a broken plugin) fails as that provider, not internally.
         let provider: any MediaProvider = try await tagging(id) { () throws -> any MediaProvider in try self.provider(id) }
         let started = ContinuousClock.now

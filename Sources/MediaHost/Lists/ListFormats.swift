@@ -112,7 +112,7 @@ final class OPMLReader: XMLStreamDelegate {
 }
 
 /// Writes lists out.
-enum ListWriter {
+public enum ListWriter {
     /// OPML 2.0 of the podcasts among `items` (others have no feed to subscribe to).
     static func opml(title: String, items: [MediaItem], date: Date = Date()) -> (text: String, count: Int) {
         var out = """
@@ -146,7 +146,7 @@ enum ListWriter {
         var items: [MediaItem]
     }
 
-    static func json(name: String, items: [MediaItem]) throws -> String {
+    public static func json(name: String, items: [MediaItem]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let clean = items.map(\.snapshot)

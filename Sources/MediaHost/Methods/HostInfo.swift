@@ -59,7 +59,7 @@ public struct HostInfo: RPCMethod {
         Response(
             name: HostRuntime.name, version: HostRuntime.version, jsonrpc: "2.0",
             pid: Int(ProcessInfo.processInfo.processIdentifier),
-            providers: host.providerIDs, methods: Dispatcher.methodNames, configFile: host.paths.configFile,
+            providers: host.providerIDs, methods: host.dispatcher.methodNames, configFile: host.paths.configFile,
             dataDir: host.paths.dataDir, cacheDir: host.paths.cacheDir, database: host.paths.database,
             pluginProblems: host.pluginProblems.isEmpty ? nil : host.pluginProblems)
     }

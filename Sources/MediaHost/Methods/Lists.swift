@@ -16,11 +16,11 @@ func checkedListName(_ name: String) throws -> String {
 }
 
 /// The name that stands for the favorites in exports and downloads.
-let favoritesList = "favorites"
+public let favoritesList = "favorites"
 
 extension HostRuntime {
     /// Every item of a list, or of the favorites.
-    func listContents(_ name: String) async throws -> [MediaItem] {
+    public func listContents(_ name: String) async throws -> [MediaItem] {
         if name.lowercased() == favoritesList {
             return try await store.favorites(limit: MediaStore.listLimit).items
         }
@@ -284,6 +284,8 @@ public struct ListsExport: RPCMethod {
 /// directory needed); everything is checked as untrusted input.
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
+    /// The largest file taken (a subscription list is kilobytes).
+    public static let maxSize = OPMLReader.maxSize
     /// The list to add to (default: the name in a JSON file, else the OPML's title, else
     /// "imported"; someone's "favorites" go to "received favorites"); "favorites" makes the items
     /// favorites.

@@ -67,6 +67,11 @@ public struct ProviderFailure: Error, Sendable {
     public var provider: String
     public var error: ProviderError
 
+    public init(provider: String, error: ProviderError) {
+        self.provider = provider
+        self.error = error
+    }
+
     public var rpcError: RPCError {
         var data: [String: JSONValue] = ["provider": .string(provider), "kind": .string(error.kind)]
         switch error {

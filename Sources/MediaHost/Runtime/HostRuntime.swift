@@ -21,16 +21,16 @@ public final class HostRuntime: Sendable {
     private let brokenPlugins: [String: String]
     /// What is wrong with the plugins that could not be loaded (`host.info`, `plugin list`).
     public let pluginProblems: [String]
-    let http: any HTTPClient
+    public let http: any HTTPClient
     private let configBox: ConfigBox
     /// Server notifications for RPC clients and the REPL.
     public let events: EventHub
     public let downloads: DownloadManager
     public let artwork: ArtworkCache
-    /// The mpv this host plays through.
-    public let player: PlayerController
-    /// The lists this process offers to nearby machines.
-    let shares = ShareRegistry()
+    /// The methods served: the runtime's and its modules'.
+    let methodTable: Dispatcher.Table
+    /// What modules keep for this host (`HostComponent`).
+    let components = HostComponents()
     /// Artwork URLs of items lately returned, so their images load without the provider.
     let recentArtwork = RecentArtwork()
 
@@ -38,25 +38,27 @@ public final class HostRuntime: Sendable {
     /// - Parameters:
     ///   - providers: the providers to offer; `BuiltinProviders.all` in the shipped binary.
     ///   - http: the client providers use.
+    ///   - discovery: where providers found at start come from (plugins).
+    ///   - modules: the concerns built on the runtime in this build (the player, sharing).
     /// - Throws: `HostError` or `StoreError` saying which file is at fault.
     public init(
-        paths: HostPaths, providers: [ProviderRegistration], http: any HTTPClient,
+        paths: HostPaths, providers: [ProviderRegistration], http: any HTTPClient, discovery: [any ProviderDiscovery] = [],
+        modules: [any HostModule.Type] = [],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         logLevel: Logger.Level? = nil
     ) throws {
         self.paths = paths
         self.http = http
+        methodTable = Dispatcher.Table(Dispatcher.runtimeMethods + modules.flatMap { $0.methods })
         // Plugins are read from their manifests here and started at their first call.
-        let plugins = PluginManifest.discover(
-            pluginsDirectory: paths.plugins, configFile: paths.configFile, taken: Set(providers.map(\.descriptor.id)))
-        let pluginIdle = PluginIdle()
-        let providers =
-            providers + plugins.plugins.map { PluginProvider.registration($0, idle: pluginIdle) }
-            + plugins.broken.compactMap(PluginProvider.broken)
+        var found = DiscoveredProviders()
+        for source in discovery {
+            found.append(source.discover(paths: paths, taken: Set((providers + found.registrations).map(\.descriptor.id))))
+        }
+        let providers = providers + found.registrations
         registry = ProviderRegistry(providers)
-        pluginProblems = plugins.problems
-        brokenPlugins = Dictionary(
-            plugins.broken.compactMap { problem in problem.id.map { ($0, problem.message) } }, uniquingKeysWith: { a, _ in a })
+        pluginProblems = found.problems
+        brokenPlugins = found.broken
         store = try MediaStore(path: paths.database)
         let descriptors = providers.map(\.descriptor)
         let storeValues = try Self.storedSettings(
@@ -71,7 +73,7 @@ public final class HostRuntime: Sendable {
             else { return nil }
             return try? HostConfig(file: paths.configFile, providers: descriptors, storeValues: values, environment: environment)
         }
-        pluginIdle.seconds = config.seconds(HostSettings.pluginIdle)
+        for source in discovery { source.configure(config) }
         let redactor = Redactor()
         self.redactor = redactor
         events = EventHub(redactor: redactor)
@@ -81,7 +83,7 @@ public final class HostRuntime: Sendable {
             logger.warning("ignoring unknown setting '\(key)' in \(paths.configFile)")
         }
         for problem in config.allProblems { logger.warning("\(problem)") }
-        for problem in plugins.problems { logger.warning("\(problem)") }
+        for problem in found.problems { logger.warning("\(problem)") }
         let configBox = self.configBox
         let sources = SourceLookup()
         downloads = DownloadManager(
@@ -91,15 +93,12 @@ public final class HostRuntime: Sendable {
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
             limit: { Int64(configBox.current.integer(HostSettings.cacheMaxMB)) * 1_000_000 })
-        let mpvSocket = ServiceSocket(paths: paths, environment: environment).playerPath
-        player = PlayerController(
-            store: store, events: events, logger: logger, socketPath: mpvSocket,
-            statePath: paths.dataDir + "/run/player.json")
+        self.environment = environment
         sources.host = self
         refreshSecrets()
         configBox.onReload.withLock {
             $0 = { [weak self] config in
-                pluginIdle.seconds = config.seconds(HostSettings.pluginIdle)
+                for source in discovery { source.configure(config) }
                 self?.refreshSecrets()
                 self?.registry.invalidate()
             }
@@ -140,6 +139,9 @@ public final class HostRuntime: Sendable {
 
     /// The one entry point of both front ends.
     public var dispatcher: Dispatcher { Dispatcher(host: self) }
+
+    /// The environment the host was made with (what settings and sockets were read from).
+    public let environment: [String: String]
 
     /// The settings in effect: read again when another process of the data dir changed them.
     public var config: HostConfig { configBox.current }
@@ -203,7 +205,7 @@ public final class HostRuntime: Sendable {
     }
 
     /// The item from its provider, or when that fails (offline, say) a favorite's snapshot.
-    func itemOrSnapshot(_ id: ItemID) async throws -> MediaItem {
+    public func itemOrSnapshot(_ id: ItemID) async throws -> MediaItem {
         do {
             return try await withProvider(id.provider) { try await $0.item(id) }
         } catch {

@@ -67,3 +67,34 @@ final class ProviderRegistry: Sendable {
     /// Forgets every instance so the next call sees new configuration.
     func invalidate() { instances.withLock { $0.removeAll() } }
 }
+
+/// Providers found when a host starts rather than compiled in (plugins, from their manifests).
+public protocol ProviderDiscovery: Sendable {
+    /// The providers found, and what is wrong with those that could not be loaded.
+    /// - Parameter taken: the ids registered already, which a found provider may not reuse.
+    func discover(paths: HostPaths, taken: Set<String>) -> DiscoveredProviders
+    /// Told the settings in effect at start and whenever they are read again.
+    func configure(_ config: HostConfig)
+}
+
+/// What a `ProviderDiscovery` found.
+public struct DiscoveredProviders: Sendable {
+    public var registrations: [ProviderRegistration]
+    /// Providers listed but broken (a missing command, a bad manifest), by id, with what is wrong:
+    /// their calls fail with it and `providers.list` says how to fix them.
+    public var broken: [String: String]
+    /// Every problem, for `host.info` and the log.
+    public var problems: [String]
+
+    public init(registrations: [ProviderRegistration] = [], broken: [String: String] = [:], problems: [String] = []) {
+        self.registrations = registrations
+        self.broken = broken
+        self.problems = problems
+    }
+
+    mutating func append(_ other: DiscoveredProviders) {
+        registrations += other.registrations
+        broken.merge(other.broken) { first, _ in first }
+        problems += other.problems
+    }
+}

@@ -10,6 +10,8 @@
 -- page, g refreshes. Pickers go through vim.ui.select (telescope, fzf-lua and dressing.nvim
 -- replace it). Works with Neovim 0.7 and later.
 
+local rpc = require("mediahost.rpc")
+
 local M = {}
 
 M.config = {
@@ -23,8 +25,6 @@ M.config = {
 function M.setup(options)
   M.config = vim.tbl_extend("force", M.config, options or {})
 end
-
-local json_decode_options = { luanil = { object = true, array = true } }
 
 -- A message fits the echo area (`v:echospace`) on one line, or Neovim stops at "Press ENTER"
 -- and nothing redraws until the person answers: a long one keeps its start and its end.
@@ -48,9 +48,8 @@ local function notify(text, level)
   vim.notify(M.fit("mediahost: " .. text), level or vim.log.levels.INFO)
 end
 
--- Connection ---------------------------------------------------------------------------------
+-- Notifications and calls (the transport is rpc.lua) ----------------------------------------
 
-local connection = nil
 -- Download id -> what the notifications said: state, bytes, total, rate, title, path, error.
 M.downloads = {}
 -- The last player.state.
@@ -85,105 +84,33 @@ local function handle_notification(method, params)
   end
 end
 
-local function on_line(conn, line)
-  if line == "" then
-    return
-  end
-  local ok, message = pcall(vim.json.decode, line, json_decode_options)
-  if not ok or type(message) ~= "table" then
-    return
-  end
-  if message.method then
-    handle_notification(message.method, message.params)
-  elseif message.id and conn.pending[message.id] then
-    local callback = conn.pending[message.id]
-    conn.pending[message.id] = nil
-    callback(message.error, message.result)
-  end
-end
-
-local function start()
-  if vim.fn.executable(M.config.cmd) ~= 1 then
-    error(
-      string.format(
-        "mediahost is not installed (no executable '%s'): build it with `make release` and put it on PATH, or set cmd in require('mediahost').setup",
-        M.config.cmd
-      ),
-      0
-    )
-  end
-  local argv = { M.config.cmd }
-  vim.list_extend(argv, M.config.args)
-  table.insert(argv, "rpc")
-  local conn = { next_id = 1, pending = {}, partial = "" }
-  conn.job = vim.fn.jobstart(argv, {
-    on_stdout = function(_, data)
-      data[1] = conn.partial .. data[1]
-      conn.partial = table.remove(data)
-      for _, line in ipairs(data) do
-        on_line(conn, line)
-      end
-    end,
-    on_exit = function()
-      conn.dead = true
-      for id, callback in pairs(conn.pending) do
-        conn.pending[id] = nil
-        callback({ message = "the mediahost process exited; the next command starts it again" }, nil)
-      end
-      if connection == conn then
-        connection = nil
-      end
-    end,
-  })
-  if conn.job <= 0 then
-    error("cannot start " .. M.config.cmd, 0)
-  end
-  connection = conn
-  return conn
-end
+local client = rpc.client({
+  argv = function()
+    local argv = { M.config.cmd }
+    vim.list_extend(argv, M.config.args)
+    return argv
+  end,
+  on_notification = handle_notification,
+})
 
 -- The job id of the running `mediahost rpc` (tests kill it), or nil.
 function M.job()
-  return connection and not connection.dead and connection.job or nil
+  return client.job()
 end
 
 function M.stop()
-  if connection and not connection.dead then
-    vim.fn.jobstop(connection.job)
-  end
-  connection = nil
+  client.stop()
 end
 
 -- Calls `method` with `params`; `callback(error, result)` runs when the answer comes.
 function M.request(method, params, callback)
-  local conn = (connection and not connection.dead) and connection or start()
-  local id = conn.next_id
-  conn.next_id = id + 1
-  conn.pending[id] = callback
-  -- An empty Lua table would go out as [] (by-position params): send {} for no params.
-  if params == nil or next(params) == nil then
-    params = vim.empty_dict()
-  end
-  local request = { jsonrpc = "2.0", id = id, method = method, params = params }
-  vim.fn.chansend(conn.job, vim.json.encode(request) .. "\n")
+  client.request(method, params, callback)
 end
 
--- Calls `method` and waits for its result; errors carry the host's message.
--- Waits for the answer, up to `timeout` ms (the configured timeout when not given).
+-- Calls `method` and waits for its result, up to `timeout` ms (the configured timeout when not
+-- given); errors carry the host's message.
 function M.call(method, params, timeout)
-  local done, failure, value = false, nil, nil
-  M.request(method, params, function(err, result)
-    done, failure, value = true, err, result
-  end)
-  if not vim.wait(timeout or M.config.timeout, function()
-    return done
-  end, 10) then
-    error(method .. " timed out", 0)
-  end
-  if failure then
-    error(failure.message or vim.inspect(failure), 0)
-  end
-  return value
+  return client.call(method, params, timeout or M.config.timeout)
 end
 
 -- Runs `body`; an error becomes a message instead of a stack trace.

@@ -1,4 +1,5 @@
 import Foundation
+import MediaHost
 import MediaKit
 import TOMLKit
 

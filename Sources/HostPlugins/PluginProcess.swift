@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 import Synchronization
 
@@ -162,6 +163,25 @@ final class PluginProcess: Sendable {
 
     // MARK: The process
 
+    /// Runs `start` again, twice at most, a tenth of a second apart, while the program is busy
+    /// (ETXTBSY): a program just written (a plugin being edited, `plugin new`) cannot be run while
+    /// any process holds it open for writing, which another process's fork can do for an instant.
+    private static func retryingBusyText(_ start: () throws -> Void) throws {
+        for attempt in 1... {
+            do { return try start() } catch  where attempt < 3 && posixCode(error) == ETXTBSY {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+    }
+
+    /// The errno under Foundation's error of a failed `Process.run` (its own text is "The
+    /// operation could not be completed").
+    private static func posixCode(_ error: any Error) -> Int32? {
+        ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
+            $0.domain == NSPOSIXErrorDomain ? Int32($0.code) : nil
+        }
+    }
+
     private func start() throws {
         let pause = state.withLock { state -> Double in
             guard state.failures > 0, let last = state.lastExit else { return 0 }
@@ -196,10 +216,13 @@ final class PluginProcess: Sendable {
             // The child starts with the signal mask of the thread that spawns it, and threads of
             // the pool block nearly every signal: a plugin (and what it forks) would ignore
             // SIGTERM for good. It starts with none blocked.
-            try SignalMask.unblocked { try process.run() }
+            try Self.retryingBusyText { try SignalMask.unblocked { try process.run() } }
         } catch {
-            throw ProviderError.notConfigured(
-                "plugin \(manifest.id) cannot be started (\(manifest.executable)): \(error.localizedDescription)")
+            let code = access(manifest.executable, X_OK) != 0 ? errno : Self.posixCode(error)
+            let why =
+                code.map { String(cString: strerror($0)) + ($0 == EACCES ? " (chmod +x it)" : "") }
+                ?? error.localizedDescription
+            throw ProviderError.notConfigured("plugin \(manifest.id) cannot be started (\(manifest.executable)): \(why)")
         }
         // Foundation starts it as the leader of a process group of its own: whatever it forks
         // is ended with it (and when the host exits), not left holding its pipes.

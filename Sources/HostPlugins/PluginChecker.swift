@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 
 /// `mediahost plugin check`: runs a plugin through every method of the protocol and checks each

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 
 /// A front end attached to the background service for a whole session (the interactive REPL):
 /// its calls run in the service, and the service's notifications come back as `HostEvent`s, so

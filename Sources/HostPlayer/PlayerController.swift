@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 import MediaStore
 import Synchronization
@@ -7,61 +8,6 @@ import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// What plays, and where: `player.status`'s answer and the `player.state` notification.
-public struct PlayerStatus: HostNotification, Equatable {
-    public static let method = "player.state"
-
-    public enum State: String, Codable, Sendable { case playing, paused, stopped }
-
-    public struct Entry: Codable, Sendable, Equatable {
-        /// Nil for a file mpv was playing that this host did not start.
-        public var id: ItemID?
-        public var title: String
-        /// The file or URL handed to mpv.
-        public var target: String
-        public var local: Bool
-
-        public init(id: ItemID?, title: String, target: String, local: Bool) {
-            self.id = id
-            self.title = title
-            self.target = target
-            self.local = local
-        }
-    }
-
-    public var state: State
-    /// What plays (or is paused); absent when stopped.
-    public var item: Entry?
-    /// Seconds in.
-    public var position: Double?
-    public var duration: Double?
-    public var paused: Bool
-    /// 0-100 (mpv goes to 130).
-    public var volume: Double?
-    /// What plays next, in order.
-    public var queue: [Entry]
-    /// The player under control ("mpv"), or absent when `player.command` is another player.
-    public var player: String?
-    /// What is wrong with the player: it does not answer (stopped or stuck; the rest is then the
-    /// last known), or, in the one notification sent when it happens, it could not play the item.
-    public var problem: String?
-
-    public init(
-        state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
-        volume: Double? = nil, queue: [Entry], player: String?, problem: String? = nil
-    ) {
-        self.state = state
-        self.item = item
-        self.position = position
-        self.duration = duration
-        self.paused = paused
-        self.volume = volume
-        self.queue = queue
-        self.player = player
-        self.problem = problem
-    }
-}
 
 /// The one mpv a data dir plays through, driven over its JSON IPC.
 ///
@@ -74,7 +20,7 @@ public struct PlayerStatus: HostNotification, Equatable {
 /// the holder of `player.owner`'s lock, saves the position every few seconds, marks items that
 /// end played and starts each at its kept position; when it exits, the next process to hear
 /// from mpv takes over. Every process saves the position when it pauses, skips or stops.
-public actor PlayerController {
+public actor PlayerController: HostComponent {
     public typealias Entry = PlayerStatus.Entry
 
     private let store: MediaStore
@@ -115,6 +61,13 @@ public actor PlayerController {
     static let saveInterval: Duration = .seconds(5)
     /// Position-only notifications at most this often.
     static let notifyInterval: Duration = .seconds(1)
+
+    public init(host: HostRuntime) {
+        self.init(
+            store: host.store, events: host.events, logger: host.logger,
+            socketPath: ServiceSocket(paths: host.paths, environment: host.environment).playerPath,
+            statePath: host.paths.dataDir + "/run/player.json")
+    }
 
     init(store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String) {
         self.store = store

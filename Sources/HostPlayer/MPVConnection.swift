@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 
 /// One connection to mpv's JSON IPC (`--input-ipc-server`): commands carry a `request_id` and
 /// are answered by `{request_id, error, data}`; everything else mpv writes is an event

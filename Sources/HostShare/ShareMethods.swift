@@ -1,11 +1,22 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 import MediaStore
 import Synchronization
 
+/// Sharing: a list offered to nearby machines (`share.*`, HTTP with a pairing code, announced
+/// with DNS-SD through Avahi) and received from them, built on the runtime.
+public enum ShareModule: HostModule {
+    public static let methods: [any RPCMethod.Type] = [
+        ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,
+    ]
+}
+
 /// The lists this process offers to nearby machines, by name.
-final class ShareRegistry: Sendable {
+final class ShareRegistry: HostComponent {
+    init(host: HostRuntime) {}
+
     struct Offer: Sendable {
         let server: ShareServer
         let announcement: DNSSDAnnouncement?
@@ -27,10 +38,14 @@ final class ShareRegistry: Sendable {
 extension HostRuntime {
     /// Why the offer of list `name` ended ("its time is up", "20 wrong codes were tried..."), once
     /// it has.
-    public func shareEnding(_ name: String) -> String? { shares.ending(name)?.rawValue }
+    public func shareEnding(_ name: String) -> String? { existingComponent(ShareRegistry.self)?.ending(name)?.rawValue }
+
+    /// The lists on offer.
+    var shares: ShareRegistry { component() }
 
     /// Ends every offer at once, withdrawing their announcements (the process is exiting).
     public func endShares() {
+        guard let shares = existingComponent(ShareRegistry.self) else { return }
         for offer in shares.all {
             _ = shares.remove(offer.server.name)
             offer.server.stop()
@@ -230,13 +245,13 @@ public struct ShareReceive: RPCMethod {
             throw HostError.invalidArgument("'\(peer)' is not an address: give host:port, as `mediahost share` prints it")
         }
         var request = HTTPRequest(url: url)
-        request.maxBodySize = OPMLReader.maxSize
+        request.maxBodySize = ListsImport.maxSize
         request.timeout = 20
         let response: HTTPResponse
         do {
             response = try await host.http.send(request)
         } catch let error as HTTPClientError where error.kind == .bodyTooLarge {
-            throw HostError.invalidArgument("\(address) sent more than \(OPMLReader.maxSize >> 20) MB: not a list to take")
+            throw HostError.invalidArgument("\(address) sent more than \(ListsImport.maxSize >> 20) MB: not a list to take")
         } catch let error as HTTPClientError where error.kind == .timedOut {
             throw HostError.invalidArgument("\(address) did not answer in time (the sender may be busy; try again): \(error)")
         } catch {

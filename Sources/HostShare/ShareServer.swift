@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 import Synchronization
 

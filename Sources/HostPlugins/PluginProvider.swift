@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
 
 /// A plugin as a `MediaProvider`: each call is a request to its process (provider-spec.json),
@@ -130,4 +131,26 @@ final class PluginIdle: @unchecked Sendable {
         get { lock.withLock { value } }
         set { lock.withLock { value = newValue } }
     }
+}
+
+/// Plugins as providers: found from their manifests (the plugins folder and config.toml's
+/// `[plugins.<id>]` tables) when a host starts, each started at its first call. A plugin whose
+/// manifest is wrong is listed with what is wrong, and every call to it answers that.
+public final class PluginDiscovery: ProviderDiscovery {
+    private let idle = PluginIdle()
+
+    public init() {}
+
+    public func discover(paths: HostPaths, taken: Set<String>) -> DiscoveredProviders {
+        let found = PluginManifest.discover(pluginsDirectory: paths.plugins, configFile: paths.configFile, taken: taken)
+        return DiscoveredProviders(
+            registrations: found.plugins.map { PluginProvider.registration($0, idle: idle) }
+                + found.broken.compactMap(PluginProvider.broken),
+            broken: Dictionary(
+                found.broken.compactMap { problem in problem.id.map { ($0, problem.message) } },
+                uniquingKeysWith: { first, _ in first }),
+            problems: found.problems)
+    }
+
+    public func configure(_ config: HostConfig) { idle.seconds = config.seconds(HostSettings.pluginIdle) }
 }

@@ -1,5 +1,6 @@
 import CAvahi
 import Foundation
+import MediaHost
 import Synchronization
 
 /// A service announced on the local network until withdrawn.

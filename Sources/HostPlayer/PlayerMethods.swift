@@ -1,10 +1,25 @@
 import Foundation
+import MediaHost
 import MediaKit
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// The player: `player.*`, over mpv's JSON IPC (or any other program as `player.command`, which
+/// plays without control), built on the runtime.
+public enum PlayerModule: HostModule {
+    public static let methods: [any RPCMethod.Type] = [
+        PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
+        PlayerVolume.self, PlayerNext.self, PlayerMark.self,
+    ]
+}
+
+extension HostRuntime {
+    /// The mpv this host plays through.
+    public var player: PlayerController { component() }
+}
 
 /// Opens an item in the configured player: the downloaded file when there is one, else the
 /// stream (the media URL, or the page URL for players that resolve it, like mpv with YouTube).

@@ -1,0 +1,57 @@
+import MediaKit
+
+/// What plays, and where: `player.status`'s answer and the `player.state` notification. The
+/// player module sends it; it is the runtime's so every front end's events (`HostEvent`) know it.
+public struct PlayerStatus: HostNotification, Equatable {
+    public static let method = "player.state"
+
+    public enum State: String, Codable, Sendable { case playing, paused, stopped }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        /// Nil for a file mpv was playing that this host did not start.
+        public var id: ItemID?
+        public var title: String
+        /// The file or URL handed to mpv.
+        public var target: String
+        public var local: Bool
+
+        public init(id: ItemID?, title: String, target: String, local: Bool) {
+            self.id = id
+            self.title = title
+            self.target = target
+            self.local = local
+        }
+    }
+
+    public var state: State
+    /// What plays (or is paused); absent when stopped.
+    public var item: Entry?
+    /// Seconds in.
+    public var position: Double?
+    public var duration: Double?
+    public var paused: Bool
+    /// 0-100 (mpv goes to 130).
+    public var volume: Double?
+    /// What plays next, in order.
+    public var queue: [Entry]
+    /// The player under control ("mpv"), or absent when `player.command` is another player.
+    public var player: String?
+    /// What is wrong with the player: it does not answer (stopped or stuck; the rest is then the
+    /// last known), or, in the one notification sent when it happens, it could not play the item.
+    public var problem: String?
+
+    public init(
+        state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
+        volume: Double? = nil, queue: [Entry], player: String?, problem: String? = nil
+    ) {
+        self.state = state
+        self.item = item
+        self.position = position
+        self.duration = duration
+        self.paused = paused
+        self.volume = volume
+        self.queue = queue
+        self.player = player
+        self.problem = problem
+    }
+}
