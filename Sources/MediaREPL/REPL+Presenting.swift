@@ -1,0 +1,175 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaHost
+import MediaKit
+import MediaStore
+
+/// How the REPL shows what each call answered, and which listing its rows then refer to.
+extension REPL {
+    // MARK: Presenting responses (and remembering listings)
+
+    /// Makes `new` the listing rows refer to, and shows it.
+    func show(_ new: Listing, _ text: String) {
+        listing = new
+        display(text)
+    }
+
+    func present(page: Page, request: PagedRequest) {
+        // Nothing to number: say why, and keep the last listing's rows (`fav 2` still means
+        // what it meant before).
+        if page.items.isEmpty, page.prev == nil, let reason = Self.emptyReason(request) {
+            return display(renderer.dim("(\(reason))"))
+        }
+        // A search across providers shows each provider's items under its name.
+        var grouped = false
+        if case .search(let search) = request, search.provider == nil { grouped = true }
+        show(
+            .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)),
+            renderer.items(page, grouped: grouped))
+    }
+
+    /// Why a first page is empty, in the terms of what was asked.
+    static func emptyReason(_ request: PagedRequest) -> String? {
+        switch request {
+        case .browse(let browse):
+            return "nothing in \(browse.provider)'s '\(browse.category)' now; `categories \(browse.provider)` lists them"
+        case .search(let search):
+            return "nothing found for '\(search.query)'" + (search.provider.map { " in \($0)" } ?? "")
+        case .children(let children):
+            switch children.id.kind {
+            case .post: return "no replies yet"
+            case .podcast: return "no episodes yet"
+            case .channel: return "no videos yet"
+            case .playlist: return "the playlist is empty"
+            case .movie: return "no similar movies are known"
+            default: return "nothing inside"
+            }
+        case .favorites, .list:
+            return nil
+        }
+    }
+
+    func present(categories: [MediaCategory], of provider: String) {
+        categoryCache.set(provider, categories)
+        show(.categories(provider: provider, categories), renderer.categories(categories))
+    }
+
+    func present(providers: [ProvidersList.ProviderInfo]) {
+        show(.providers(providers), renderer.providers(providers))
+    }
+
+    func present(searches: [SearchRecord]) {
+        show(.searches(searches), renderer.history(searches))
+    }
+
+    /// An item's details; with `rows`, its linked items and a post's sections too, numbered as
+    /// the new listing.
+    func present(detail item: MediaItem, rows: Bool = true, reveal: Bool = false) {
+        var text = renderer.detail(item, reveal: reveal)
+        guard rows else { return display(text) }
+        // Linked items (trailers, a channel) and a post's hashtags, users, links and media become
+        // rows: `open <n>` follows them, `play <n>`, `show <n>` and `fav <n>` take the linked items.
+        let links = Renderer.links(of: item)
+        let entities = Renderer.sectionRows(item.entities ?? [])
+        guard !links.isEmpty || !entities.isEmpty else { return display(text) }
+        let parent = listing.base
+        text += "\n\n" + renderer.rows(links: links, entities: entities, from: parent.count + 1)
+        listing = .details(
+            parent: parent, provider: item.provider, links.map { .link(label: $0.label, $0.id) } + entities.map { .entity($0) })
+        display(text)
+    }
+
+    func present(lists: [ListInfo]) {
+        guard !lists.isEmpty else {
+            display(renderer.dim("(no lists: `list new <name>` makes one, `add <n> to <name>` fills it)"))
+            return
+        }
+        display(
+            lists.map { "  " + Renderer.clean($0.name) + renderer.dim("  \($0.count) item\($0.count == 1 ? "" : "s")") }
+                .joined(separator: "\n"))
+    }
+
+    func present(download: Download) {
+        board.setTitle(download.title, for: download.id.description)
+        display(renderer.downloadLine(download))
+    }
+
+    func present(downloads: [Download]) {
+        for row in downloads { board.setTitle(row.title, for: row.id.description) }
+        show(.downloads(downloads), renderer.downloads(downloads))
+    }
+
+    func present(player status: PlayerStatus) {
+        board.receive(.playerState(status))
+        guard status.state != .stopped, let item = status.item else {
+            display(
+                status.player == nil
+                    ? "not playing (player.command is not mpv: `play` hands items over and forgets them)" : "not playing")
+            return
+        }
+        var lines = showsNowPlaying ? [] : [ProgressBoard.nowPlaying(status, width: renderer.width)]
+        lines.append(renderer.dim("  " + (item.id?.description ?? item.target)))
+        for (index, entry) in status.queue.enumerated() {
+            lines.append("  \(index + 1). next: \(Renderer.clean(entry.title))")
+        }
+        display(lines.joined(separator: "\n"))
+    }
+
+    func present(auth status: AuthStatusEntry) {
+        display(
+            status.loggedIn
+                ? "logged in to \(status.provider)" + (status.account.map { " as \($0)" } ?? "")
+                : "logged out of \(status.provider)")
+    }
+
+    static func prettyJSON(_ data: Data) -> String {
+        guard let value = try? JSONParser.parse(Array(data)) else { return String(decoding: data, as: UTF8.self) }
+        return JSONWriter.pretty(value)
+    }
+
+    func showHelp() {
+        if options.json {
+            let commands: [JSONValue] = CommandSpec.all.flatMap { [$0] + $0.subcommands }.map {
+                ["command": .string($0.usage), "method": .string($0.method), "summary": .string($0.summary)]
+            }
+            writeData(JSONValue.array(commands).jsonString)
+            return
+        }
+        // Subcommands are lines of their own, after their command.
+        let specs = CommandSpec.all.flatMap { [$0] + $0.subcommands }
+        let width = specs.map(\.usage.count).max() ?? 0
+        let methodWidth = specs.map(\.method.count).max() ?? 0
+        let intro =
+            "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
+        let methods =
+            "Every command is one JSON-RPC call; `call <method> <json>` reaches any of: "
+            + host.dispatcher.methodNames.joined(separator: " ")
+        guard let columns = renderer.fit else {
+            // Not a terminal: one line per command, for grep.
+            var lines = [intro]
+            for spec in specs {
+                var line =
+                    "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
+                if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
+                lines.append(line)
+            }
+            lines.append(methods)
+            return write(lines.joined(separator: "\n"))
+        }
+        // A terminal: the usage and method on one line, the summary wrapped at word boundaries below.
+        var lines = [Renderer.wrap(intro, width: columns, indent: "")]
+        for spec in specs {
+            let head = "  " + spec.usage
+            let method = spec.method
+            lines.append(
+                Renderer.columns(head) + 2 + method.count <= columns
+                    ? head + "  " + renderer.dim(method) : head + "\n      " + renderer.dim(method))
+            let summary = spec.summary + (spec.aliases.isEmpty ? "" : " (also " + spec.aliases.joined(separator: ", ") + ")")
+            lines.append(Renderer.wrap(summary, width: columns, indent: "      "))
+        }
+        lines.append(Renderer.wrap(methods, width: columns, indent: ""))
+        write(lines.joined(separator: "\n"))
+    }
+}

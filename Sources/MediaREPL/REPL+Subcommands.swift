@@ -1,0 +1,164 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaHost
+import MediaKit
+
+/// The grammar of subcommands (`list …`, `player …`) and of the player's arguments, as entries
+/// of the command table.
+extension REPL {
+    /// `seek +30`, `seek -10`, `seek 12:30`, `seek 750`.
+    static func seekCall(_ line: CommandWords) throws(CommandError) -> Action {
+        guard let text = try? line.single() else { throw CommandError.usage }
+        guard let (seconds, relative) = parsePosition(text) else {
+            throw CommandError.invalid(
+                "'\(text)' is not a position: +30 or -10 (seconds from here), 12:30 or 1:02:03 or 750 (from the start)")
+        }
+        return .call(.run(PlayerSeek(seconds: seconds, relative: relative)) { repl, status in repl.present(player: status) })
+    }
+
+    /// Seconds and whether they count from the current position: "+30", "-1:00", "12:30", "750".
+    static func parsePosition(_ text: String) -> (Double, Bool)? {
+        var body = Substring(text)
+        var sign = 1.0
+        let relative = body.first == "+" || body.first == "-"
+        if relative {
+            if body.first == "-" { sign = -1 }
+            body = body.dropFirst()
+        }
+        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var seconds = 0.0
+        for (index, part) in parts.enumerated() {
+            guard let value = Double(part), value >= 0, value.isFinite, index == 0 || value < 60 else { return nil }
+            seconds = seconds * 60 + value
+        }
+        return (sign * seconds, relative)
+    }
+
+    static func volumeCall(_ line: CommandWords) throws(CommandError) -> Action {
+        guard let text = try? line.single() else { throw CommandError.usage }
+        guard let level = Double(text.hasSuffix("%") ? String(text.dropLast()) : text), (0...130).contains(level) else {
+            throw CommandError.invalid("the volume is a number from 0 to 100 (up to 130 amplifies)")
+        }
+        return .call(.run(PlayerVolume(level: level)) { repl, status in repl.present(player: status) })
+    }
+
+    static func markCall(_ line: CommandWords, repl: REPL, played: Bool) throws(CommandError) -> Action {
+        guard !line.words.isEmpty else { throw CommandError.usage }
+        var ids: [ItemID] = []
+        for word in line.words { ids.append(try repl.item(word)) }
+        return .call(
+            .run(PlayerMark(ids: ids, played: played)) { repl, result in
+                let what = result.ids.count == 1 ? result.ids[0].description : "\(result.ids.count) items"
+                repl.display("marked \(what) \(played ? "played" : "not played")")
+            })
+    }
+
+    /// `list new`, `list rename`...: subcommands of `list`, each a command of its own.
+    static let listSubcommands: [CommandSpec] = [
+        CommandSpec("new", usage: "list new <name>", method: ListsCreate.method, summary: "make a list") {
+            line, _ throws(CommandError) in
+            let name = try line.single()
+            return .call(.run(ListsCreate(name: name)) { repl, list in repl.display("made the list \(list.name)") })
+        },
+        CommandSpec(
+            "rename", usage: "list rename <name> <new>", method: ListsRename.method, summary: "give a list another name"
+        ) { line, _ throws(CommandError) in
+            guard line.words.count == 2 else { throw CommandError.usage }
+            return .call(
+                .run(ListsRename(name: line.words[0], to: line.words[1])) { repl, list in
+                    repl.display("renamed it \(list.name)")
+                })
+        },
+        CommandSpec("delete", usage: "list delete <name>", method: ListsDelete.method, summary: "delete a list (not its items)") {
+            line, _ throws(CommandError) in
+            let name = try line.single()
+            return .call(
+                .run(ListsDelete(name: name)) { repl, result in
+                    repl.display(result.deleted ? "deleted the list \(result.name)" : "there is no list \(result.name)")
+                })
+        },
+        CommandSpec(
+            "download", usage: "list download <name> [--new]", method: ListsDownload.method,
+            summary: "download every item of a list (--new: those not played yet)", arguments: [[], [.words(["--new"])]]
+        ) { line, _ throws(CommandError) in
+            let words = line.words
+            guard words.count == 1 || (words.count == 2 && words[1] == "--new") else { throw CommandError.usage }
+            return .call(
+                .run(ListsDownload(name: words[0], new: words.count == 2 ? true : nil)) { repl, result in
+                    for download in result.started { repl.board.setTitle(download.title, for: download.id.description) }
+                    var lines = ["downloading \(result.started.count) item\(result.started.count == 1 ? "" : "s")"]
+                    for skip in result.skipped.prefix(10) {
+                        lines.append(repl.renderer.dim("  skipped \(skip.id): \(skip.reason)"))
+                    }
+                    repl.display(lines.joined(separator: "\n"))
+                })
+        },
+        CommandSpec(
+            "move", usage: "list move <name> <n> <place>", method: ListsMove.method,
+            summary: "move row n of a list to a place (1 is first)"
+        ) { line, repl throws(CommandError) in
+            let words = line.words
+            guard words.count == 3 else { throw CommandError.usage }
+            guard let place = Int(words[2]), place >= 1 else {
+                throw CommandError.invalid("the place is a number from 1 (first)")
+            }
+            let id = try repl.item(words[1])
+            return .call(
+                .run(ListsMove(name: words[0], id: id, to: place - 1)) { repl, list in
+                    repl.display("moved it to place \(place) of \(list.name)")
+                })
+        },
+        // The same commands as `export` and `import`: one grammar for the two spellings.
+        alias(of: "export", as: "list export"),
+        alias(of: "import", as: "list import"),
+    ]
+
+    /// `player pause`, `player seek +30`...: the controls of what plays, as subcommands.
+    static let playerSubcommands: [CommandSpec] = [
+        CommandSpec("pause", usage: "player pause", method: PlayerPause.method, summary: "pause what plays") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("resume", usage: "player resume", method: PlayerResume.method, summary: "play on") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("stop", usage: "player stop", method: PlayerStop.method, summary: "as `stop`") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("skip", aliases: ["next"], usage: "player skip", method: PlayerNext.method, summary: "as `skip`") {
+            line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec("seek", usage: "player seek <+s|-s|mm:ss|s>", method: PlayerSeek.method, summary: "as `seek`") {
+            line, _ throws(CommandError) in try REPL.seekCall(line)
+        },
+        CommandSpec(
+            "volume", aliases: ["vol"], usage: "player volume <0-130>", method: PlayerVolume.method, summary: "as `volume`"
+        ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
+    ]
+
+    /// A top-level command under another name (`list export` is `export`).
+    private static func alias(of name: String, as usage: String) -> CommandSpec {
+        CommandSpec(
+            name, usage: usage + String(topLevel(name)?.usage.dropFirst(name.count) ?? ""),
+            method: topLevel(name)?.method ?? "", summary: "as `\(name)`", arguments: topLevel(name)?.arguments ?? []
+        ) { line, repl throws(CommandError) in
+            guard let spec = topLevel(name) else { throw CommandError.usage }
+            return try spec.build(line, repl)
+        }
+    }
+
+    /// A command of the top level of the table, by name, without reading the table while it is
+    /// being made (the list's subcommands are part of it).
+    private static func topLevel(_ name: String) -> CommandSpec? {
+        CommandSpec.exportAndImport.first { $0.name == name }
+    }
+}
