@@ -76,10 +76,13 @@ import Testing
                 default: "other"
                 }
             }
-            var direct = "", viaText = ""
-            do { _ = try JSONValueDecoder().decode(Params.self, from: value) } catch { direct = text(error) }
-            do { _ = try JSONDecoder().decode(Params.self, from: Data(JSONWriter.bytes(value))) } catch { viaText = text(error) }
-            return (direct, viaText)
+            func failure(_ result: Result<Params, any Error>) -> String {
+                if case .failure(let error) = result { text(error) } else { "" }
+            }
+            return (
+                failure(Result { try JSONValueDecoder().decode(Params.self, from: value) }),
+                failure(Result { try JSONDecoder().decode(Params.self, from: Data(JSONWriter.bytes(value))) })
+            )
         }
         for bad: JSONValue in [
             [:], ["name": 5, "items": []], ["name": "x"], ["name": "x", "items": [1, "2"]], ["name": nil, "items": []],

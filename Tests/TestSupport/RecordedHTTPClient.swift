@@ -61,3 +61,13 @@ public struct Recorded: Sendable {
         return names.filter { $0.hasSuffix(suffix) }.sorted().map { folder + "/" + $0 }
     }
 }
+
+extension CompiledProvider {
+    /// The provider with `settings`, answered `body` (JSON, status 200) for every request: what
+    /// tolerance tests give it, mutated.
+    public static func answering(_ body: Data, settings: [String: String] = [:]) throws -> Self {
+        let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
+        return try Self(
+            context: ProviderContext(config: ProviderConfig(settings), http: client, logger: Logger(label: "test")))
+    }
+}

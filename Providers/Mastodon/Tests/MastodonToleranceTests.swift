@@ -10,11 +10,7 @@ import Testing
     static let corpus = Recorded()
 
     func provider(_ body: Data) throws -> MastodonProvider {
-        let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
-        return try MastodonProvider(
-            context: ProviderContext(
-                config: ProviderConfig(["instance": "https://mastodon.social", "access_token": "t"]), http: client,
-                logger: Logger(label: "test")))
+        try .answering(body, settings: ["instance": "https://mastodon.social", "access_token": "t"])
     }
 
     @Test(arguments: ["account-statuses-p1.json", "timeline-tag.json"])

@@ -9,11 +9,7 @@ import Testing
 @Suite struct ITunesToleranceTests {
     static let corpus = Recorded()
 
-    func provider(_ body: Data) throws -> PodcastsProvider {
-        let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
-        return try PodcastsProvider(
-            context: ProviderContext(config: ProviderConfig([:]), http: client, logger: Logger(label: "test")))
-    }
+    func provider(_ body: Data) throws -> PodcastsProvider { try .answering(body) }
 
     @Test(arguments: ["itunes/search-apple.json", "itunes/search-gruber.json", "itunes/lookup.json"])
     func searchAndLookup(file: String) async throws {

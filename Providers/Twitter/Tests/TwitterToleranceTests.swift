@@ -10,11 +10,7 @@ import Testing
 @Suite struct TwitterToleranceTests {
     static let corpus = Recorded()
 
-    func provider(_ body: Data) throws -> TwitterProvider {
-        let client = RecordedHTTPClient { _ in (200, ["content-type": "application/json"], body) }
-        return try TwitterProvider(
-            context: ProviderContext(config: ProviderConfig(["bearer_token": "b"]), http: client, logger: Logger(label: "test")))
-    }
+    func provider(_ body: Data) throws -> TwitterProvider { try .answering(body, settings: ["bearer_token": "b"]) }
 
     @Test(arguments: ["search.json", "user-tweets.json", "user-tweets-2.json", "search-recent.json", "user-tweets-plain.json"])
     func timelines(file: String) async throws {
