@@ -10,13 +10,19 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
 # avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
 # tmux: the REPL's screen is read from a real terminal emulator (what fits, what a redraw leaves).
-TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux
+TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
 BIN := .build/debug/mediahost
+# yt-dlp from PyPI (Debian's is too old for YouTube): YouTube without an API key reads through it,
+# and every YouTube download goes through it. `make run` puts it on PATH; the tests drive it
+# against the sandbox (its generic extractor on the site's stand-in). Pinned so tests are stable.
+YTDLP_VERSION := 2026.10.26
+YTDLP_VENV := .build/ytdlp-venv
+export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
 
-.PHONY: all deps build release run sandbox test test-editors bench fuzz format lint clean
+.PHONY: all deps build release run sandbox test test-editors bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -41,14 +47,20 @@ endef
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 
+# yt-dlp in a venv of its own, once.
+ytdlp:
+	@[ -x $(YTDLP_VENV)/bin/yt-dlp ] || { $(call install_missing,python3-venv); \
+	  python3 -m venv $(YTDLP_VENV) && $(YTDLP_VENV)/bin/pip install -q yt-dlp==$(YTDLP_VERSION); } || \
+	  { echo "error: yt-dlp could not be installed from PyPI into $(YTDLP_VENV)"; exit 1; }
+
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
 
 # The REPL on the local sandbox (no network or API keys needed).
 # Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
-run: build
-	$(BIN) --sandbox $(ARGS)
+run: build ytdlp
+	PATH="$(abspath $(YTDLP_VENV))/bin:$$PATH" $(BIN) --sandbox $(ARGS)
 
 # The replica APIs alone, for pointing providers (or curl) at them.
 sandbox: build
@@ -65,7 +77,7 @@ PROCESS_TESTS := PlayerTests|ShareTests|ScreenTests
 # Swift Testing starts every test at once by default: 350 tests, most of them starting processes,
 # on 2 cores. At most this many run at a time, so each gets the CPU it needs to answer in time.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8
-test: deps lint
+test: deps lint ytdlp
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'

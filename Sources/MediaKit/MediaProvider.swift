@@ -64,16 +64,19 @@ public struct ProviderContext: Sendable {
     public var cache: any ProviderCache
     /// The current time; tests replace it.
     public var now: @Sendable () -> Date
+    /// Runs helper programs (yt-dlp).
+    public var programs: any ProgramRunner
 
     public init(
         config: ProviderConfig, http: any HTTPClient, logger: Logger, cache: any ProviderCache = MemoryProviderCache(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, programs: any ProgramRunner = NoProgramRunner()
     ) {
         self.config = config
         self.http = http
         self.logger = logger
         self.cache = cache
         self.now = now
+        self.programs = programs
     }
 }
 

@@ -38,6 +38,8 @@ public struct YouTubeReplica: SandboxReplica {
             "MEDIAHOST_YOUTUBE_OAUTH_BASE_URL": baseURL + "/oauth2", "YOUTUBE_API_KEY": "sandbox-key",
             "MEDIAHOST_YOUTUBE_CLIENT_ID": "sandbox-client.apps.googleusercontent.com",
             "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "sandbox-secret",
+            // yt-dlp (downloads, and reading without a key) reads the site's stand-in.
+            "MEDIAHOST_YOUTUBE_SITE_URL": baseURL + "/site",
         ]
     }
 
@@ -65,6 +67,16 @@ public struct YouTubeReplica: SandboxReplica {
             return Response(status: .noContent)
         }
         accounts.register(routes)
+        // The site's stand-in: a video's page is its media (a tone a player plays), which yt-dlp
+        // takes as a direct link with its generic extractor, as on any site it has no extractor for.
+        routes.get("site/watch") { request, context in
+            guard let id = request.uri.queryParameters.get("v"), let video = catalogue.video(id) else {
+                return Response(status: .notFound)
+            }
+            let seed = id.utf8.reduce(UInt64(1469598103934665603)) { ($0 ^ UInt64($1)) &* 1099511628211 }
+            return MediaFile.wave(size: 400_000 + Int(seed % 200_000), seed: seed, etag: "\"yt-\(video.id)\"", type: "audio/wav")
+                .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
+        }
         routes.post("_quota") { request, context in
             struct Change: Decodable { var limit: Int?; var reset: Bool? }
             let change = try await request.decode(as: Change.self, context: context)

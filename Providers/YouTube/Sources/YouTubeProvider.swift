@@ -2,16 +2,31 @@ import Foundation
 import MediaKit
 import Synchronization
 
-/// YouTube through the Data API v3: categories and their most popular videos, search for
-/// videos, channels and playlists, a channel's uploads, a playlist's items, details.
+/// YouTube through the Data API v3 with a key (categories and their most popular videos, search
+/// for videos, channels and playlists, a channel's uploads, a playlist's items, details), or
+/// without one through yt-dlp (all of that but categories and charts, which need the API).
+/// Downloads go through yt-dlp either way.
 public struct YouTubeProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
-        capabilities: [.categories, .browse, .search, .item, .children, .login, .remoteFavorites],
+        capabilities: [.categories, .browse, .search, .item, .children, .download, .login, .remoteFavorites],
         configKeys: [
             .init(
-                name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console)", secret: true, required: true,
-                environment: ["YOUTUBE_API_KEY"]),
+                name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console); without one, yt-dlp is used",
+                secret: true, environment: ["YOUTUBE_API_KEY"]),
+            .init(
+                name: "backend", summary: "auto (the API when a key is set, else yt-dlp), api or ytdlp",
+                defaultValue: "auto"),
+            .init(name: "ytdlp", summary: "The yt-dlp program (a name in PATH or a path)", defaultValue: "yt-dlp"),
+            .init(
+                name: "download_format",
+                summary: "yt-dlp format of downloads: one file (a format with audio and video, or audio only)",
+                defaultValue: "best[protocol^=http][height<=1080]/best[protocol^=http]/bestaudio[protocol^=http]"),
+            .init(name: "cookies", summary: "A cookies.txt file yt-dlp sends (age-restricted videos)"),
+            .init(name: "ytdlp_timeout", summary: "Seconds yt-dlp may take for one call", defaultValue: "60"),
+            .init(
+                name: "site_url", summary: "The site yt-dlp is pointed at (a stand-in for tests)",
+                defaultValue: "https://www.youtube.com"),
             .init(name: "base_url", summary: "The API's base URL", defaultValue: "https://www.googleapis.com"),
             .init(name: "region", summary: "Region for categories and charts", defaultValue: "US"),
             .init(name: "client_id", summary: "OAuth client id (type: TV and Limited Input devices), for `login youtube`"),
@@ -19,7 +34,9 @@ public struct YouTubeProvider: CompiledProvider {
             .init(name: "oauth_base_url", summary: "Google's OAuth 2.0 endpoint", defaultValue: "https://oauth2.googleapis.com"),
         ],
         auth: .oauthDevice,
-        notes: "Reading needs an API key; likes (favorites on the account) need `login youtube`.")
+        notes:
+            "Without an API key, yt-dlp reads YouTube (no categories or charts); downloads always use yt-dlp; likes (favorites on the account) need a key and `login youtube`."
+    )
 
     static let pageSize = 20
 
@@ -33,9 +50,30 @@ public struct YouTubeProvider: CompiledProvider {
     let clientID: String?
     let clientSecret: String?
     let now: @Sendable () -> Date
+    /// yt-dlp: downloads, and everything else when there is no key (or `backend = ytdlp`).
+    let ytdlp: YTDLP
+    /// Whether reading goes through yt-dlp.
+    let keyless: Bool
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)
+        let backend = config["backend"] ?? "auto"
+        guard ["auto", "api", "ytdlp"].contains(backend) else {
+            throw ProviderError.notConfigured(
+                "providers.youtube.backend is '\(backend)'; it is auto, api or ytdlp (`config providers.youtube.backend auto`)")
+        }
+        let hasKey = !(config["api_key"] ?? "").isEmpty
+        if backend == "api" && !hasKey {
+            throw ProviderError.notConfigured(
+                "providers.youtube.backend is api but no key is set: set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>`, or `config providers.youtube.backend auto` to use yt-dlp"
+            )
+        }
+        keyless = backend == "ytdlp" || (backend == "auto" && !hasKey)
+        ytdlp = YTDLP(
+            program: config["ytdlp"] ?? "yt-dlp", programs: context.programs, cookies: config["cookies"],
+            format: config["download_format"] ?? "best", pageSize: Self.pageSize,
+            timeout: Double(config["ytdlp_timeout"] ?? "").flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } ?? 60,
+            site: String(try config.url("site_url").absoluteString.reversed().drop { $0 == "/" }.reversed()))
         base = try config.url("base_url")
         key = config["api_key"] ?? ""
         region = config["region"] ?? ""
@@ -50,6 +88,7 @@ public struct YouTubeProvider: CompiledProvider {
     // MARK: Categories and charts
 
     public func categories() async throws -> [MediaCategory] {
+        if keyless { throw Self.needsKey("categories") }
         if let cached = categoryMemo.value() { return cached }
         let list: YTList<YTCategory> = try await get("videoCategories", ["part": "snippet", "regionCode": region])
         let categories = (list.items ?? []).compactMap { category -> MediaCategory? in
@@ -62,6 +101,7 @@ public struct YouTubeProvider: CompiledProvider {
 
     /// The most popular videos of a category (by id or name), with the API's page tokens both ways.
     public func browse(category: String, cursor: Cursor?) async throws -> Page {
+        if keyless { throw Self.needsKey("most popular videos") }
         var id = category
         if Int(category) == nil {
             guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame })
@@ -84,6 +124,7 @@ public struct YouTubeProvider: CompiledProvider {
     // MARK: Search
 
     public func search(_ query: SearchQuery) async throws -> Page {
+        if keyless { return try await ytdlp.search(query) }
         let type: String
         switch query.kind {
         case nil, .video?: type = "video"
@@ -130,6 +171,7 @@ public struct YouTubeProvider: CompiledProvider {
     // MARK: Details and children
 
     public func item(_ id: ItemID) async throws -> MediaItem {
+        if keyless { return try await ytdlp.item(id) }
         switch id.kind {
         case .video:
             guard var item = try await videos([id.nativeID])[id.nativeID] else {
@@ -153,6 +195,7 @@ public struct YouTubeProvider: CompiledProvider {
 
     /// A channel's uploads (newest first), or a playlist's items.
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        if keyless { return try await ytdlp.children(of: id, cursor: cursor) }
         let playlist: String
         switch id.kind {
         case .channel:
@@ -172,6 +215,18 @@ public struct YouTubeProvider: CompiledProvider {
             items: ids.compactMap { details[$0] }, next: list.nextPageToken.map { Cursor($0) },
             prev: list.prevPageToken.map { Cursor($0) },
             total: list.pageInfo?.totalResults)
+    }
+
+    /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).
+    public func downloadSource(for id: ItemID) async throws -> DownloadSource {
+        try await ytdlp.downloadSource(for: id)
+    }
+
+    /// What only the Data API has (YouTube has no key-less chart), and how to get it.
+    static func needsKey(_ what: String) -> ProviderError {
+        .unsupported(
+            "YouTube's \(what) need the Data API: set YOUTUBE_API_KEY or `config providers.youtube.api_key <key>` (search, channels and playlists work without one)"
+        )
     }
 
     private func channel(_ id: String) async throws -> YTChannel {

@@ -200,7 +200,8 @@ public final class HostRuntime: Sendable {
                 config: providerConfig, http: http, logger: providerLogger,
                 cache: StoreProviderCache(
                     store: store, provider: id, logger: providerLogger,
-                    namespace: StoreProviderCache.namespace(providerConfig, registration.descriptor)))
+                    namespace: StoreProviderCache.namespace(providerConfig, registration.descriptor)),
+                programs: SpawnedProgramRunner())
         }
     }
 

@@ -1,0 +1,308 @@
+import Foundation
+import MediaKit
+
+/// YouTube without an API key, through yt-dlp (the engine ytfzf, mpv and FreeTube's peers rely
+/// on, updated as YouTube changes): searches and lists read flat (`--flat-playlist`, one page at
+/// a time with `--playlist-items`), details with `-J`, media URLs with a format selection. Item
+/// ids are the API backend's, so favorites, lists and history carry over when a key is added or
+/// removed. Its JSON is read leniently: fields come and go between versions.
+struct YTDLP: Sendable {
+    let program: String
+    let programs: any ProgramRunner
+    /// `--cookies` file, for age-gated and members-only videos.
+    let cookies: String?
+    /// The format of downloads (`-f`).
+    let format: String
+    let pageSize: Int
+    let timeout: Double
+    /// Where yt-dlp is pointed: https://www.youtube.com, or a stand-in (the sandbox serves media
+    /// at `<site>/watch?v=<id>`, which yt-dlp reads with its generic extractor).
+    var site = "https://www.youtube.com"
+
+    // MARK: Reading
+
+    func search(_ query: SearchQuery) async throws -> Page {
+        let page = Self.pageNumber(query.cursor)
+        let target: String
+        switch query.kind {
+        case nil, .video?:
+            // ytsearchN: gives the first N; a page is the last pageSize of them.
+            target = "ytsearch\(page * pageSize):\(query.text)"
+        case .channel?: target = searchURL(query.text, filter: "EgIQAg%3D%3D")
+        case .playlist?: target = searchURL(query.text, filter: "EgIQAw%3D%3D")
+        case let other?:
+            throw ProviderError.unsupported("YouTube searches videos, channels and playlists, not \(other.rawValue)s")
+        }
+        return try await listing(target, page: page)
+    }
+
+    /// A channel's uploads (newest first) or a playlist's entries.
+    func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
+        switch id.kind {
+        case .channel: return try await listing(site + Self.channelPath(id.nativeID) + "/videos", page: Self.pageNumber(cursor))
+        case .playlist: return try await listing(site + Self.playlistPath(id.nativeID), page: Self.pageNumber(cursor))
+        default: throw ProviderError.unsupported("YouTube \(id.kind.rawValue)s have no children")
+        }
+    }
+
+    func item(_ id: ItemID) async throws -> MediaItem {
+        switch id.kind {
+        case .video:
+            let info = try await json(["--no-playlist", "--skip-download", site + Self.videoPath(id.nativeID)], for: id)
+            // The video asked for, whichever extractor read it (a stand-in site is "Generic").
+            return Self.video(from: info, id: id.nativeID)
+        case .channel, .playlist:
+            // The first entry is enough to read the channel's or playlist's own fields.
+            let url = site + (id.kind == .channel ? Self.channelPath(id.nativeID) : Self.playlistPath(id.nativeID))
+            let info = try await json(["--flat-playlist", "--playlist-items", "1", url], for: id)
+            return Self.collection(from: info, id: id)
+        default:
+            throw ProviderError.unsupported("YouTube has no \(id.kind.rawValue)s")
+        }
+    }
+
+    /// Where a video's media is, in the configured format: one file (a format with both audio and
+    /// video, or audio only) that the host downloads and resumes like any other.
+    func downloadSource(for id: ItemID) async throws -> DownloadSource {
+        guard id.kind == .video else {
+            throw ProviderError.unsupported("only videos download; open the \(id.kind.rawValue) to download its videos")
+        }
+        let info = try await json(["--no-playlist", "-f", format, site + Self.videoPath(id.nativeID)], for: id)
+        guard let media = Self.string(info["url"]), let url = URL(string: media), url.scheme?.hasPrefix("http") == true else {
+            throw ProviderError.unsupported(
+                "the format '\(format)' of \(id) is not one file (it needs merging or is a stream); set providers.youtube.download_format to one that is, e.g. 18 or bestaudio[ext=m4a]"
+            )
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in info["http_headers"] as? [String: Any] ?? [:] {
+            if let value = value as? String { headers[name] = value }
+        }
+        let size = Self.int(info["filesize"]) ?? Self.int(info["filesize_approx"])
+        return DownloadSource(
+            url: url, suggestedName: Self.string(info["title"]) ?? id.nativeID,
+            collection: Self.string(info["channel"]) ?? Self.string(info["uploader"]), fileExtension: Self.string(info["ext"]),
+            expectedLength: size.map(Int64.init), headers: headers)
+    }
+
+    /// One page of a flat listing (a search, a channel's videos, a playlist).
+    private func listing(_ target: String, page: Int) async throws -> Page {
+        let first = (page - 1) * pageSize + 1
+        let info = try await json(["--flat-playlist", "--playlist-items", "\(first):\(first + pageSize - 1)", target], for: nil)
+        guard let entries = info["entries"] as? [Any] else {
+            throw ProviderError.invalidResponse("yt-dlp listed no entries for \(target); `\(program) -U` may update it")
+        }
+        let items = entries.compactMap { ($0 as? [String: Any]).flatMap(Self.item(from:)) }
+        let total = Self.int(info["playlist_count"])
+        let more = total.map { first - 1 + entries.count < $0 } ?? (entries.count >= pageSize)
+        return Page(
+            items: items, next: more ? Cursor(String(page + 1)) : nil, prev: page > 1 ? Cursor(String(page - 1)) : nil,
+            total: total)
+    }
+
+    // MARK: Running yt-dlp
+
+    /// yt-dlp's JSON for `arguments` (`-J` is added, with options that keep its output clean).
+    func json(_ arguments: [String], for id: ItemID?) async throws -> [String: Any] {
+        var words = ["-J", "--ignore-config", "--no-warnings", "--no-progress", "--encoding", "utf-8"]
+        if let cookies { words += ["--cookies", cookies] }
+        // "--" ends the options: a query starting with "-" is never taken for one.
+        words += arguments.dropLast() + ["--", arguments.last ?? ""]
+        let output: ProgramOutput
+        do {
+            output = try await programs.run(ProgramCall(program: program, arguments: words, timeout: timeout))
+        } catch let error as ProgramError {
+            throw Self.providerError(error, program: program)
+        }
+        guard output.status == 0 else { throw Self.providerError(stderr: output.lastError, status: output.status, id: id) }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any] else {
+            throw ProviderError.invalidResponse(
+                "yt-dlp printed no JSON object (\(output.stdout.count) bytes); `\(program) -U` may update it")
+        }
+        return object
+    }
+
+    static let install =
+        "install it: `pip install -U yt-dlp` (or pipx; Debian's package is often too old for YouTube), or set providers.youtube.ytdlp to its path; or set providers.youtube.api_key to use the Data API"
+
+    static func providerError(_ error: ProgramError, program: String) -> ProviderError {
+        switch error {
+        case .notFound:
+            .notConfigured("yt-dlp is needed for YouTube without an API key and '\(program)' was not found: \(install)")
+        case .cannotStart(_, let reason): .notConfigured("yt-dlp ('\(program)') cannot be started: \(reason)")
+        case .timedOut(_, let seconds):
+            .network("yt-dlp did not answer in \(Int(seconds)) s (YouTube slow or blocking; try again later)")
+        case .tooMuchOutput: .invalidResponse("yt-dlp printed more than expected")
+        }
+    }
+
+    /// yt-dlp's last error line as a typed error that says what to do.
+    static func providerError(stderr: String?, status: Int32, id: ItemID?) -> ProviderError {
+        let line = stderr ?? "exit status \(status)"
+        let text = line.lowercased()
+        let what = id.map { "\($0)" } ?? "this"
+        if text.contains("private video") { return .notFound("\(what) is a private video: \(line)") }
+        if text.contains("sign in to confirm your age") || text.contains("age-restricted") || text.contains("inappropriate") {
+            return .unauthorized(
+                "\(what) is age-restricted: export your browser's YouTube cookies to a file and set providers.youtube.cookies to it (\(line))"
+            )
+        }
+        if text.contains("available in your country") || text.contains("blocked it in your country") {
+            return .notFound("\(what) is not available in this country: \(line)")
+        }
+        if text.contains("video unavailable") || text.contains("has been removed") || text.contains("does not exist")
+            || text.contains("this channel") && text.contains("not exist") || text.contains("http error 404")
+        {
+            return .notFound("\(what) is not on YouTube (removed or never there): \(line)")
+        }
+        if text.contains("http error 429") || text.contains("too many requests") || text.contains("rate-limit")
+            || text.contains("confirm you're not a bot") || text.contains("confirm you’re not a bot")
+        {
+            return .rateLimited(retryAfter: nil)
+        }
+        if text.contains("unable to extract") || text.contains("nsig extraction failed")
+            || text.contains("please report this issue")
+        {
+            return .upstream(
+                status: 0,
+                message:
+                    "yt-dlp could not read YouTube's page (YouTube changed; update yt-dlp: `yt-dlp -U` or `pip install -U yt-dlp`): \(line)"
+            )
+        }
+        if text.contains("unable to download") || text.contains("urlopen error") || text.contains("name or service not known") {
+            return .network("yt-dlp could not reach YouTube: \(line)")
+        }
+        return .upstream(status: 0, message: "yt-dlp: \(line)")
+    }
+
+    // MARK: Reading yt-dlp's JSON
+
+    /// A video, channel or playlist from a full info object or a flat entry; nil for what is
+    /// none of them (a Shorts shelf, an entry without an id).
+    static func item(from info: [String: Any]) -> MediaItem? {
+        guard let id = string(info["id"]) else { return nil }
+        let key = string(info["ie_key"]) ?? string(info["extractor_key"]) ?? "Youtube"
+        let url = string(info["url"]) ?? string(info["webpage_url"]) ?? ""
+        let kind: MediaKind
+        if key == "YoutubeTab" || url.contains("/channel/") || url.contains("/playlist?") || url.contains("/@") {
+            kind = url.contains("list=") || id.hasPrefix("PL") || id.hasPrefix("OL") ? .playlist : .channel
+        } else if key.hasPrefix("Youtube") {
+            kind = .video
+        } else {
+            return nil
+        }
+        if kind != .video { return collection(from: info, id: ItemID(provider: "youtube", kind: kind, nativeID: id)) }
+        return video(from: info, id: id)
+    }
+
+    /// A video from its info (full or flat).
+    static func video(from info: [String: Any], id: String) -> MediaItem {
+        var extra: [String: String] = [:]
+        if let channel = string(info["channel_id"]) { extra["channel"] = "youtube:channel:\(channel)" }
+        if let chapters = info["chapters"] as? [[String: Any]], !chapters.isEmpty {
+            extra["chapters"] = chapters.compactMap { chapter -> String? in
+                guard let title = string(chapter["title"]) else { return nil }
+                return clock(number(chapter["start_time"]) ?? 0) + " " + title
+            }.joined(separator: "\n")
+        }
+        let subtitles = (info["subtitles"] as? [String: Any])?.keys.filter { $0 != "live_chat" }.sorted() ?? []
+        if !subtitles.isEmpty { extra["subtitles"] = subtitles.joined(separator: " ") }
+        if let categories = info["categories"] as? [String], let first = categories.first { extra["category"] = first }
+        if let live = string(info["live_status"]), live != "not_live", live != "was_live" { extra["live"] = live }
+        var stats: [String: Int] = [:]
+        for (name, field) in [("views", "view_count"), ("likes", "like_count"), ("comments", "comment_count")] {
+            if let value = int(info[field]) { stats[name] = value }
+        }
+        let channel = string(info["channel"]) ?? string(info["uploader"])
+        return MediaItem(
+            id: ItemID(provider: "youtube", kind: .video, nativeID: id), title: string(info["title"]) ?? id,
+            subtitle: channel, summary: string(info["description"]), url: videoURL(id),
+            artwork: thumbnail(info), published: published(info), duration: number(info["duration"]), creator: channel,
+            stats: stats.isEmpty ? nil : stats, extra: extra.isEmpty ? nil : extra)
+    }
+
+    /// A channel or playlist from its own fields (a listing's top level, or a search entry).
+    static func collection(from info: [String: Any], id: ItemID) -> MediaItem {
+        var title = string(info["title"]) ?? string(info["channel"]) ?? id.nativeID
+        // A channel's tab is titled "<name> - Videos": the channel is <name>.
+        if id.kind == .channel, let name = string(info["channel"]) ?? string(info["uploader"]) { title = name }
+        var stats: [String: Int] = [:]
+        if let followers = int(info["channel_follower_count"]) { stats["subscribers"] = followers }
+        if let count = int(info["playlist_count"]) { stats["videos"] = count }
+        var extra: [String: String] = [:]
+        if let handle = string(info["uploader_id"]), handle.hasPrefix("@") { extra["handle"] = handle }
+        if id.kind == .playlist, let channel = string(info["channel_id"]) { extra["channel"] = "youtube:channel:\(channel)" }
+        return MediaItem(
+            id: id, title: title,
+            subtitle: id.kind == .channel ? nil : string(info["channel"]) ?? string(info["uploader"]),
+            summary: string(info["description"]),
+            url: id.kind == .channel ? channelURL(id.nativeID) : playlistURL(id.nativeID), artwork: thumbnail(info),
+            creator: string(info["channel"]) ?? string(info["uploader"]), stats: stats.isEmpty ? nil : stats,
+            extra: extra.isEmpty ? nil : extra)
+    }
+
+    /// The largest thumbnail: `thumbnail`, else the widest of `thumbnails` (flat entries).
+    static func thumbnail(_ info: [String: Any]) -> String? {
+        if let url = string(info["thumbnail"]), url.hasPrefix("http") { return url }
+        let list = (info["thumbnails"] as? [[String: Any]] ?? []).filter { string($0["url"])?.hasPrefix("http") == true }
+        return list.max { (int($0["width"]) ?? 0) < (int($1["width"]) ?? 0) }.flatMap { string($0["url"]) }
+    }
+
+    /// When it was published: `timestamp` (seconds), else `upload_date` (YYYYMMDD).
+    static func published(_ info: [String: Any]) -> String? {
+        if let seconds = number(info["timestamp"]) ?? number(info["release_timestamp"]), seconds > 0, seconds < 1e11 {
+            return ISODate.string(from: Date(timeIntervalSince1970: seconds))
+        }
+        guard let day = string(info["upload_date"]), day.count == 8, day.allSatisfy(\.isASCII), Int(day) != nil else {
+            return nil
+        }
+        let digits = Array(day)
+        return "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))T00:00:00Z"
+    }
+
+    static func string(_ value: Any?) -> String? {
+        guard let text = value as? String, !text.isEmpty else { return nil }
+        return text
+    }
+
+    static func number(_ value: Any?) -> Double? {
+        guard let number = value as? NSNumber, !(value is Bool) else { return nil }
+        let double = number.doubleValue
+        return double.isFinite ? double : nil
+    }
+
+    static func int(_ value: Any?) -> Int? {
+        guard let double = number(value), double >= 0, double < 9e15 else { return nil }
+        return Int(double)
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(max(0, min(seconds, 1e7)))
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+    }
+
+    // MARK: URLs
+
+    static func pageNumber(_ cursor: Cursor?) -> Int {
+        guard let cursor, let page = Int(cursor.rawValue), page >= 1, page <= 500 else { return 1 }
+        return page
+    }
+
+    static func videoPath(_ id: String) -> String { "/watch?v=\(escaped(id))" }
+    static func channelPath(_ id: String) -> String { "/channel/\(escaped(id))" }
+    static func playlistPath(_ id: String) -> String { "/playlist?list=\(escaped(id))" }
+
+    /// The pages items link to: always YouTube's own.
+    static func videoURL(_ id: String) -> String { "https://www.youtube.com" + videoPath(id) }
+    static func channelURL(_ id: String) -> String { "https://www.youtube.com" + channelPath(id) }
+    static func playlistURL(_ id: String) -> String { "https://www.youtube.com" + playlistPath(id) }
+
+    func searchURL(_ text: String, filter: String) -> String {
+        "\(site)/results?search_query=\(Self.escaped(text))&sp=\(filter)"
+    }
+
+    /// Percent-encoded for a URL's path or query: an id from elsewhere cannot add parameters.
+    static func escaped(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))) ?? ""
+    }
+}

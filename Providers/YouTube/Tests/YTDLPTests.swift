@@ -1,0 +1,200 @@
+import Foundation
+import MediaKit
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import YouTube
+
+/// Answers every yt-dlp call with recorded output and remembers the calls (a test double).
+final class RecordedPrograms: ProgramRunner {
+    let answer: @Sendable (ProgramCall) throws -> ProgramOutput
+    let calls = Mutex<[ProgramCall]>([])
+
+    init(_ answer: @escaping @Sendable (ProgramCall) throws -> ProgramOutput) { self.answer = answer }
+
+    convenience init(stdout: Data, status: Int32 = 0, stderr: String = "") {
+        self.init { _ in ProgramOutput(status: status, stdout: Array(stdout), stderr: Array(stderr.utf8)) }
+    }
+
+    func run(_ call: ProgramCall) async throws -> ProgramOutput {
+        calls.withLock { $0.append(call) }
+        return try answer(call)
+    }
+
+    var last: [String] { calls.withLock { $0.last?.arguments ?? [] } }
+}
+
+/// The key-less backend on yt-dlp's real output (Recorded/ytdlp, see SOURCES.md).
+@Suite struct YTDLPTests {
+    static let corpus = Recorded()
+
+    static func provider(_ programs: RecordedPrograms, settings: [String: String] = [:]) throws -> YouTubeProvider {
+        try YouTubeProvider(
+            context: ProviderContext(
+                config: ProviderConfig(settings), http: NoNetwork(), logger: Logger(label: "test"), programs: programs))
+    }
+
+    @Test func withoutAKeyReadingGoesThroughYTDLPWithTheSameIDs() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json"))
+        let provider = try Self.provider(programs)
+        let item = try await provider.item(ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+        #expect(item.id.description == "youtube:video:VcG1DZ4IlPg")
+        #expect(item.title == "Cold Burn")
+        #expect(item.creator == "Cult of Luna")
+        #expect(item.duration == 581)
+        #expect(item.stats?["views"] == 131303)
+        #expect(item.published?.hasPrefix("2022-02-") == true)
+        #expect(item.url == "https://www.youtube.com/watch?v=VcG1DZ4IlPg")
+        #expect(item.artwork?.hasPrefix("https://i.ytimg.com/") == true)
+        #expect(item.extra?["channel"]?.hasPrefix("youtube:channel:UC") == true)
+        let call = try #require(programs.calls.withLock { $0.first })
+        #expect(call.program == "yt-dlp")
+        #expect(call.arguments.contains("-J") && call.arguments.contains("--no-playlist"))
+        // The target comes after "--": nothing from an id or a query is read as an option.
+        #expect(call.arguments.suffix(2) == ["--", "https://www.youtube.com/watch?v=VcG1DZ4IlPg"])
+    }
+
+    @Test func aChannelsVideosArePagedFlat() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
+        let provider = try Self.provider(programs)
+        let page = try await provider.children(
+            of: ItemID(provider: "youtube", kind: .channel, nativeID: "UCbdVsLFphtk2UWuJC-gcXoQ"), cursor: nil)
+        #expect(page.items.map(\.id.description) == ["youtube:video:CSxJQeWFDek", "youtube:video:ttpdmcwNsK8"])
+        #expect(page.items.first?.title == "Sandro Rojas - SOLA (feat Brown) Video Oficial 4K")
+        #expect(page.items.first?.duration == 166)
+        #expect(page.total == 2)
+        #expect(page.next == nil)
+        let arguments = programs.last
+        #expect(arguments.contains("--flat-playlist"))
+        let items = try #require(arguments.firstIndex(of: "--playlist-items"))
+        #expect(arguments[items + 1] == "1:20")
+        #expect(arguments.last == "https://www.youtube.com/channel/UCbdVsLFphtk2UWuJC-gcXoQ/videos")
+    }
+
+    @Test func aPlaylistIsItsEntriesAndItsOwnDetails() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/playlist-PL1hlX04-g75DGniSXtYRSlMBaroamq96d.json"))
+        let provider = try Self.provider(programs)
+        let id = ItemID(provider: "youtube", kind: .playlist, nativeID: "PL1hlX04-g75DGniSXtYRSlMBaroamq96d")
+        let page = try await provider.children(of: id, cursor: nil)
+        #expect(page.items.map(\.id.nativeID) == ["2AOz2Zfr6LU", "_YuVTacI2FA"])
+        let playlist = try await provider.item(id)
+        #expect(playlist.title == "Richard Benson a Quelli della Notte (1985)")
+        #expect(playlist.kind == .playlist)
+        #expect(playlist.url == "https://www.youtube.com/playlist?list=PL1hlX04-g75DGniSXtYRSlMBaroamq96d")
+    }
+
+    @Test func searchPagesAskForTheirSliceAndKindsTheirFilter() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
+        let provider = try Self.provider(programs)
+        _ = try await provider.search(SearchQuery(text: "-rf cats & dogs", cursor: Cursor("3")))
+        var arguments = programs.last
+        #expect(arguments.suffix(2) == ["--", "ytsearch60:-rf cats & dogs"])
+        #expect(arguments[try #require(arguments.firstIndex(of: "--playlist-items")) + 1] == "41:60")
+        _ = try await provider.search(SearchQuery(text: "cats & dogs", kind: .channel))
+        arguments = programs.last
+        #expect(arguments.last == "https://www.youtube.com/results?search_query=cats%20%26%20dogs&sp=EgIQAg%3D%3D")
+        await #expect(throws: ProviderError.self) { try await provider.search(SearchQuery(text: "x", kind: .episode)) }
+    }
+
+    @Test func chartsNeedTheAPIAndSaySo() async throws {
+        let provider = try Self.provider(RecordedPrograms(stdout: Data()))
+        let error = await #expect(throws: ProviderError.self) { try await provider.categories() }
+        #expect("\(String(describing: error))".contains("YOUTUBE_API_KEY"))
+    }
+
+    @Test func aKeyKeepsTheAPIAndBackendChoosesOtherwise() throws {
+        #expect(try Self.provider(RecordedPrograms(stdout: Data()), settings: ["api_key": "k"]).keyless == false)
+        #expect(
+            try Self.provider(RecordedPrograms(stdout: Data()), settings: ["api_key": "k", "backend": "ytdlp"]).keyless
+                == true)
+        #expect(throws: ProviderError.self) { try Self.provider(RecordedPrograms(stdout: Data()), settings: ["backend": "api"]) }
+        #expect(throws: ProviderError.self) { try Self.provider(RecordedPrograms(stdout: Data()), settings: ["backend": "x"]) }
+    }
+
+    @Test func aDownloadIsTheChosenFormatsFileWithItsHeaders() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json"))
+        // A key reads through the API; the media still comes through yt-dlp.
+        let provider = try Self.provider(programs, settings: ["api_key": "k", "download_format": "18"])
+        let source = try await provider.downloadSource(for: ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+        #expect(source.url.host?.hasSuffix(".googlevideo.com") == true)
+        #expect(source.fileExtension == "mp4")
+        #expect(source.suggestedName == "Cold Burn")
+        #expect(source.collection == "Cult of Luna")
+        #expect(source.headers["User-Agent"]?.hasPrefix("Mozilla/") == true)
+        let arguments = programs.last
+        #expect(arguments[try #require(arguments.firstIndex(of: "-f")) + 1] == "18")
+    }
+
+    @Test func aFormatThatIsNotOneFileIsRefusedWithWhatToSet() async throws {
+        // The same video with a merged selection: no top-level url.
+        var info = try #require(
+            try JSONSerialization.jsonObject(with: Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json")) as? [String: Any])
+        info["url"] = nil
+        let programs = RecordedPrograms(stdout: try JSONSerialization.data(withJSONObject: info))
+        let provider = try Self.provider(programs)
+        let error = await #expect(throws: ProviderError.self) {
+            try await provider.downloadSource(for: ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+        }
+        #expect("\(String(describing: error))".contains("download_format"))
+    }
+
+    /// Real yt-dlp offline: exit status 1, its JSON printed anyway, the reason on stderr.
+    @Test func aFailedRunIsTheErrorItsLastLineSays() async throws {
+        let programs = RecordedPrograms(
+            stdout: try Self.corpus.data("ytdlp/search-offline.json"), status: 1,
+            stderr: try Self.corpus.text("ytdlp/search-offline.stderr"))
+        let provider = try Self.provider(programs)
+        let error = await #expect(throws: ProviderError.self) { try await provider.search(SearchQuery(text: "cats")) }
+        guard case .network(let message)? = error else {
+            Issue.record("not a network error: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("Name or service not known"))
+    }
+
+    @Test(arguments: [
+        ("ERROR: [youtube] abc: Private video. Sign in if you've been granted access to this video", "notFound"),
+        (
+            "ERROR: [youtube] abc: Sign in to confirm your age. This video may be inappropriate for some users.",
+            "unauthorized"
+        ),
+        ("ERROR: [youtube] abc: Video unavailable. This video has been removed by the uploader", "notFound"),
+        (
+            "ERROR: [youtube] abc: The uploader has not made this video available in your country", "notFound"
+        ),
+        ("ERROR: [youtube] abc: Sign in to confirm you’re not a bot. Use --cookies-from-browser", "rateLimited"),
+        ("ERROR: unable to download video data: HTTP Error 429: Too Many Requests", "rateLimited"),
+        ("ERROR: [youtube] abc: Unable to extract yt initial data; please report this issue on GitHub", "upstream"),
+    ])
+    func yTDLPsErrorsAreTyped(line: String, kind: String) {
+        let error = YTDLP.providerError(
+            stderr: ProgramOutput(status: 1, stdout: [], stderr: Array(("WARNING: x\n" + line + "\n").utf8)).lastError,
+            status: 1, id: ItemID(provider: "youtube", kind: .video, nativeID: "abc"))
+        #expect(error.kind == kind, "\(line) -> \(error)")
+    }
+
+    @Test func aMissingYTDLPSaysHowToInstallIt() async throws {
+        let provider = try Self.provider(RecordedPrograms { call in throw ProgramError.notFound(call.program) })
+        let error = await #expect(throws: ProviderError.self) { try await provider.search(SearchQuery(text: "cats")) }
+        #expect("\(String(describing: error))".contains("pip install -U yt-dlp"))
+    }
+
+    /// Mutated recordings: no crash, and a broken entry costs that entry.
+    @Test(arguments: [
+        "ytdlp/video-VcG1DZ4IlPg.json", "ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json",
+        "ytdlp/playlist-PL1hlX04-g75DGniSXtYRSlMBaroamq96d.json",
+    ])
+    func mutatedOutputIsReadLeniently(file: String) async throws {
+        await checkTolerance(of: try Self.corpus.data(file), named: file, minDepth: 1) { body in
+            let provider = try Self.provider(RecordedPrograms(stdout: body))
+            if file.contains("video-") {
+                _ = try await provider.item(ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+                return 1
+            }
+            return try await provider.children(
+                of: ItemID(provider: "youtube", kind: .playlist, nativeID: "PL1"), cursor: nil
+            ).items.count
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import MediaKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs providers' helper programs (yt-dlp) as children: no shell, stdin from /dev/null, no
+/// inherited descriptor, default signals, a process group of their own so that a deadline or a
+/// cancelled call kills what they started too (yt-dlp runs ffmpeg). Output is read on a thread of
+/// its own: no pool thread waits on a pipe.
+public struct SpawnedProgramRunner: ProgramRunner {
+    public init() {}
+
+    public func run(_ call: ProgramCall) async throws -> ProgramOutput {
+        guard let executable = Self.find(call.program) else { throw ProgramError.notFound(call.program) }
+        let child = try Child.spawn(executable, call: call)
+        return try await withTaskCancellationHandler {
+            let output = try await BlockingWork.run("program-\((call.program as NSString).lastPathComponent)") {
+                try child.collect(call)
+            }
+            try Task.checkCancellation()
+            return output
+        } onCancel: {
+            child.kill()
+        }
+    }
+
+    /// The program's path: as given when it has a slash, else the first executable in PATH.
+    static func find(_ program: String) -> String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in path.split(separator: ":") where !folder.isEmpty {
+            let candidate = "\(folder)/\(program)"
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// A spawned program and the read ends of its stdout and stderr.
+    final class Child: @unchecked Sendable {
+        let pid: pid_t
+        let stdout: Int32
+        let stderr: Int32
+
+        private init(pid: pid_t, stdout: Int32, stderr: Int32) {
+            self.pid = pid
+            self.stdout = stdout
+            self.stderr = stderr
+        }
+
+        static func spawn(_ executable: String, call: ProgramCall) throws -> Child {
+            var out: [Int32] = [0, 0]
+            var err: [Int32] = [0, 0]
+            guard Glibc.pipe(&out) == 0 else { throw ProgramError.cannotStart(call.program, reason: "no pipe") }
+            guard Glibc.pipe(&err) == 0 else {
+                close(out[0])
+                close(out[1])
+                throw ProgramError.cannotStart(call.program, reason: "no pipe")
+            }
+            // Other spawns (closing what is above stderr in their child) need no close-on-exec;
+            // a fork elsewhere would, so set it at once.
+            for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+            actions.closeInheritedDescriptors()
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            posix_spawnattr_setpgroup(&attributes, 0)
+            // POSIX_SPAWN_SETPGROUP 0x02 (glibc).
+            attributes.startWithDefaultSignals(flags: 0x02)
+            let words = [executable] + call.arguments
+            let argv = words.map { strdup($0) } + [nil]
+            defer { for word in argv { free(word) } }
+            var pid: pid_t = 0
+            let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+            close(out[1])
+            close(err[1])
+            guard status == 0 else {
+                close(out[0])
+                close(err[0])
+                throw ProgramError.cannotStart(call.program, reason: String(cString: strerror(status)))
+            }
+            return Child(pid: pid, stdout: out[0], stderr: err[0])
+        }
+
+        /// Kills the program and everything in its group.
+        func kill() { Glibc.kill(-pid, SIGKILL) }
+
+        /// Reads both pipes to their end within the deadline, then reaps the program.
+        func collect(_ call: ProgramCall) throws -> ProgramOutput {
+            defer {
+                close(stdout)
+                close(stderr)
+            }
+            let deadline = ContinuousClock.now + .milliseconds(Int64(call.timeout * 1000))
+            var output: [UInt8] = []
+            var errors: [UInt8] = []
+            var open = [stdout, stderr]
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var failure: ProgramError?
+            while !open.isEmpty {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else {
+                    failure = .timedOut(call.program, seconds: call.timeout)
+                    break
+                }
+                var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                let ready = poll(&fds, nfds_t(fds.count), Int32(min(left.milliseconds, 1000)))
+                if ready < 0, errno == EINTR { continue }
+                guard ready > 0 else { continue }
+                for entry in fds where entry.revents != 0 {
+                    let count = read(entry.fd, &buffer, buffer.count)
+                    if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                    if count <= 0 {
+                        open.removeAll { $0 == entry.fd }
+                        continue
+                    }
+                    if entry.fd == stdout {
+                        output += buffer[0..<count]
+                    } else {
+                        errors += buffer[0..<count]
+                        if errors.count > 65536 { errors.removeFirst(errors.count - 65536) }
+                    }
+                }
+                if output.count > call.maxOutput {
+                    failure = .tooMuchOutput(call.program, bytes: call.maxOutput)
+                    break
+                }
+            }
+            if failure != nil { kill() }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            if let failure { throw failure }
+            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return ProgramOutput(status: code, stdout: output, stderr: errors)
+        }
+    }
+}

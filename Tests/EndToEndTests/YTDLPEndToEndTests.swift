@@ -1,0 +1,73 @@
+import Foundation
+import JSONRPC
+import TestSupport
+import Testing
+
+/// YouTube through the real yt-dlp (from PyPI, installed by `make test`) and the built binary,
+/// against the sandbox: yt-dlp reads the site's stand-in with its generic extractor, the host
+/// downloads what it chose like any other download.
+@Suite struct YTDLPEndToEndTests {
+    /// The yt-dlp `make test` installs; a run without it says how to get it.
+    static var ytdlp: String? {
+        let path =
+            ProcessInfo.processInfo.environment["MEDIAHOST_TEST_YTDLP"]
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/ytdlp-venv/bin/yt-dlp").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    /// A video of the sandbox's catalogue, found through the API replica.
+    static func sandboxVideo(dataDir: String) async throws -> String {
+        let search = try await runMediahost(
+            ["--sandbox", "call", "media.search", #"{"provider":"youtube","query":"cat"}"#], dataDir: dataDir)
+        #expect(search.status == 0, "\(search.stderr)")
+        let items = try JSONValue(parsing: search.stdout)["items"]?.arrayValue ?? []
+        return try #require(items.first?["id"]?.stringValue)
+    }
+
+    @Test func aYouTubeVideoDownloadsThroughTheRealYTDLP() async throws {
+        guard let ytdlp = Self.ytdlp else {
+            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
+            return
+        }
+        let dataDir = try makeTemporaryDirectory()
+        let id = try await Self.sandboxVideo(dataDir: dataDir)
+        let result = try await runMediahost(
+            ["--sandbox"], input: "download \(id)\ndownloads\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
+        let downloads = try JSONValue(parsing: list.stdout).arrayValue ?? []
+        let download = try #require(downloads.first { $0["id"]?.stringValue == id }, "\(list.stdout)")
+        #expect(download["state"] == "completed", "\(download)")
+        let path = try #require(download["path"]?.stringValue)
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        #expect(size >= 400_000, "\(path): \(size) bytes")
+        // What yt-dlp chose is a WAV (the stand-in's media), named by its type.
+        #expect(path.hasSuffix(".wav"))
+    }
+
+    @Test func withoutAKeyDetailsComeFromTheRealYTDLPWithTheSameID() async throws {
+        guard let ytdlp = Self.ytdlp else {
+            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
+            return
+        }
+        let dataDir = try makeTemporaryDirectory()
+        let id = try await Self.sandboxVideo(dataDir: dataDir)
+        let result = try await runMediahost(
+            ["--sandbox", "call", "media.get", #"{"id":"\#(id)"}"#], dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_YOUTUBE_BACKEND": "ytdlp"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let item = try JSONValue(parsing: result.stdout)
+        #expect(item["id"]?.stringValue == id)
+        #expect(item["url"]?.stringValue?.hasPrefix("https://www.youtube.com/watch?v=") == true)
+    }
+
+    @Test func aMissingYTDLPSaysHowToInstallIt() async throws {
+        let result = try await runMediahost(
+            ["--sandbox", "call", "media.search", #"{"provider":"youtube","query":"cat"}"#],
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp", "MEDIAHOST_YOUTUBE_BACKEND": "ytdlp"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("pip install -U yt-dlp"), "\(result.stderr)")
+    }
+}
