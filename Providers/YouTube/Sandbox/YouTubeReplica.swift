@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import MediaKit
 import NIOCore
 import Sandbox
 import Synchronization
@@ -77,6 +78,20 @@ public struct YouTubeReplica: SandboxReplica {
             return MediaFile.wave(size: 400_000 + Int(seed % 200_000), seed: seed, etag: "\"yt-\(video.id)\"", type: "audio/wav")
                 .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
         }
+        // A channel's Atom feed, as www.youtube.com/feeds/videos.xml serves it: its 15 newest videos.
+        routes.get("site/feeds/videos.xml") { request, _ in
+            guard let id = request.uri.queryParameters.get("channel_id"), let channel = catalogue.channel(id),
+                let videos = catalogue.playlist(channel.uploads)
+            else { return Response(status: .notFound) }
+            return Response(
+                status: .ok, headers: [.contentType: "application/atom+xml; charset=UTF-8"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: Self.atom(
+                            channel, Array(videos.prefix(15)),
+                            // Thumbnails on the sandbox's stand-in of the image host.
+                            images: "http://\(request.head.authority ?? "127.0.0.1")/youtube/files/i1.ytimg.com"))))
+        }
         routes.post("_quota") { request, context in
             struct Change: Decodable { var limit: Int?; var reset: Bool? }
             let change = try await request.decode(as: Change.self, context: context)
@@ -138,6 +153,51 @@ public struct YouTubeReplica: SandboxReplica {
             ]
         }
         return json(["error": error], status: .init(code: code))
+    }
+
+    /// A channel feed in YouTube's format (yt: and media: namespaces, as recorded in the
+    /// provider's tests).
+    static func atom(_ channel: YouTubeCatalogue.Channel, _ videos: [YouTubeCatalogue.Video], images: String) -> String {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        let entries = videos.map { video in
+            """
+             <entry>
+              <id>yt:video:\(video.id)</id>
+              <yt:videoId>\(video.id)</yt:videoId>
+              <yt:channelId>\(channel.id)</yt:channelId>
+              <title>\(escaped(video.title))</title>
+              <link rel="alternate" href="https://www.youtube.com/watch?v=\(video.id)"/>
+              <author>
+               <name>\(escaped(channel.title))</name>
+               <uri>https://www.youtube.com/channel/\(channel.id)</uri>
+              </author>
+              <published>\(ISODate.string(from: video.published))</published>
+              <updated>\(ISODate.string(from: video.published))</updated>
+              <media:group>
+               <media:title>\(escaped(video.title))</media:title>
+               <media:thumbnail url="\(images)/vi/\(video.id)/hqdefault.jpg" width="480" height="360"/>
+               <media:description>\(escaped(video.description))</media:description>
+               <media:community>
+                <media:starRating count="\(video.likes)" average="5.00" min="1" max="5"/>
+                <media:statistics views="\(video.views)"/>
+               </media:community>
+              </media:group>
+             </entry>
+            """
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <feed xmlns:yt="http://www.youtube.com/xml/schemas/2015" xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
+             <link rel="self" href="http://www.youtube.com/feeds/videos.xml?channel_id=\(channel.id)"/>
+             <id>yt:channel:\(channel.id)</id>
+             <yt:channelId>\(channel.id)</yt:channelId>
+             <title>\(escaped(channel.title))</title>
+            \(entries.joined(separator: "\n"))
+            </feed>
+            """
     }
 
     static let files = FileHosts(replica: "youtube", hosts: ["i.ytimg.com"])

@@ -22,25 +22,25 @@ struct YTDLP: Sendable {
     // MARK: Reading
 
     func search(_ query: SearchQuery) async throws -> Page {
-        let page = Self.pageNumber(query.cursor)
+        let first = Self.firstIndex(query.cursor)
         let target: String
         switch query.kind {
         case nil, .video?:
             // ytsearchN: gives the first N; a page is the last pageSize of them.
-            target = "ytsearch\(page * pageSize):\(query.text)"
+            target = "ytsearch\(first + pageSize - 1):\(query.text)"
         case .channel?: target = searchURL(query.text, filter: "EgIQAg%3D%3D")
         case .playlist?: target = searchURL(query.text, filter: "EgIQAw%3D%3D")
         case let other?:
             throw ProviderError.unsupported("YouTube searches videos, channels and playlists, not \(other.rawValue)s")
         }
-        return try await listing(target, page: page)
+        return try await listing(target, from: first)
     }
 
     /// A channel's uploads (newest first) or a playlist's entries.
     func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         switch id.kind {
-        case .channel: return try await listing(site + Self.channelPath(id.nativeID) + "/videos", page: Self.pageNumber(cursor))
-        case .playlist: return try await listing(site + Self.playlistPath(id.nativeID), page: Self.pageNumber(cursor))
+        case .channel: return try await listing(site + Self.channelPath(id.nativeID) + "/videos", from: Self.firstIndex(cursor))
+        case .playlist: return try await listing(site + Self.playlistPath(id.nativeID), from: Self.firstIndex(cursor))
         default: throw ProviderError.unsupported("YouTube \(id.kind.rawValue)s have no children")
         }
     }
@@ -84,9 +84,8 @@ struct YTDLP: Sendable {
             expectedLength: size.map(Int64.init), headers: headers)
     }
 
-    /// One page of a flat listing (a search, a channel's videos, a playlist).
-    private func listing(_ target: String, page: Int) async throws -> Page {
-        let first = (page - 1) * pageSize + 1
+    /// One page of a flat listing (a search, a channel's videos, a playlist) from entry `first`.
+    private func listing(_ target: String, from first: Int) async throws -> Page {
         let info = try await json(["--flat-playlist", "--playlist-items", "\(first):\(first + pageSize - 1)", target], for: nil)
         guard let entries = info["entries"] as? [Any] else {
             throw ProviderError.invalidResponse("yt-dlp listed no entries for \(target); `\(program) -U` may update it")
@@ -95,8 +94,8 @@ struct YTDLP: Sendable {
         let total = Self.int(info["playlist_count"])
         let more = total.map { first - 1 + entries.count < $0 } ?? (entries.count >= pageSize)
         return Page(
-            items: items, next: more ? Cursor(String(page + 1)) : nil, prev: page > 1 ? Cursor(String(page - 1)) : nil,
-            total: total)
+            items: items, next: more ? Cursor(String(first + entries.count)) : nil,
+            prev: first > 1 ? Cursor(String(max(1, first - pageSize))) : nil, total: total)
     }
 
     // MARK: Running yt-dlp
@@ -283,9 +282,10 @@ struct YTDLP: Sendable {
 
     // MARK: URLs
 
-    static func pageNumber(_ cursor: Cursor?) -> Int {
-        guard let cursor, let page = Int(cursor.rawValue), page >= 1, page <= 500 else { return 1 }
-        return page
+    /// A page's cursor is the 1-based index of its first entry.
+    static func firstIndex(_ cursor: Cursor?) -> Int {
+        guard let cursor, let first = Int(cursor.rawValue), first >= 1, first <= 10_000 else { return 1 }
+        return first
     }
 
     static func videoPath(_ id: String) -> String { "/watch?v=\(escaped(id))" }

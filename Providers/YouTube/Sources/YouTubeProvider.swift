@@ -195,7 +195,11 @@ public struct YouTubeProvider: CompiledProvider {
 
     /// A channel's uploads (newest first), or a playlist's items.
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
-        if keyless { return try await ytdlp.children(of: id, cursor: cursor) }
+        if keyless {
+            // A channel's first page is its feed (one small request); later pages, yt-dlp's.
+            if id.kind == .channel, cursor == nil, let page = await feedPage(id.nativeID) { return page }
+            return try await ytdlp.children(of: id, cursor: cursor)
+        }
         let playlist: String
         switch id.kind {
         case .channel:
@@ -215,6 +219,16 @@ public struct YouTubeProvider: CompiledProvider {
             items: ids.compactMap { details[$0] }, next: list.nextPageToken.map { Cursor($0) },
             prev: list.prevPageToken.map { Cursor($0) },
             total: list.pageInfo?.totalResults)
+    }
+
+    /// A channel's newest videos from its public Atom feed; nil when it cannot be read (yt-dlp
+    /// lists the channel then).
+    func feedPage(_ channel: String) async -> Page? {
+        guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, channel: channel)),
+            let response = try? await http.send(HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])),
+            response.status == 200, let feed = try? YouTubeChannelFeed.read(Array(response.body)), !feed.items.isEmpty
+        else { return nil }
+        return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
     }
 
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).

@@ -87,7 +87,7 @@ final class RecordedPrograms: ProgramRunner {
     @Test func searchPagesAskForTheirSliceAndKindsTheirFilter() async throws {
         let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
         let provider = try Self.provider(programs)
-        _ = try await provider.search(SearchQuery(text: "-rf cats & dogs", cursor: Cursor("3")))
+        _ = try await provider.search(SearchQuery(text: "-rf cats & dogs", cursor: Cursor("41")))
         var arguments = programs.last
         #expect(arguments.suffix(2) == ["--", "ytsearch60:-rf cats & dogs"])
         #expect(arguments[try #require(arguments.firstIndex(of: "--playlist-items")) + 1] == "41:60")

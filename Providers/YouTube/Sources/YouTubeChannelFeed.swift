@@ -1,0 +1,106 @@
+import Foundation
+import MediaKit
+
+/// A channel's public Atom feed (`/feeds/videos.xml?channel_id=…`): its 15 newest videos with
+/// title, date, description, thumbnail, views and likes, without a key or yt-dlp, in one small
+/// request, which is how feed readers (newsboat, FreeTube's subscriptions) follow channels.
+final class YouTubeChannelFeed: XMLStreamDelegate {
+    static let youtubeNamespace = "http://www.youtube.com/xml/schemas/2015"
+    static let mediaNamespace = "http://search.yahoo.com/mrss/"
+    static let atomNamespace = "http://www.w3.org/2005/Atom"
+
+    private(set) var title: String?
+    private(set) var items: [MediaItem] = []
+    private var entry: Entry?
+    private var text: [UInt8] = []
+    private var capturing = false
+    private var depth = 0
+
+    private struct Entry {
+        var videoID: String?
+        var channelID: String?
+        var title: String?
+        var published: String?
+        var author: String?
+        var description: String?
+        var thumbnail: String?
+        var views: Int?
+        var likes: Int?
+    }
+
+    /// The feed URL of a channel.
+    static func url(site: String, channel: String) -> String {
+        "\(site)/feeds/videos.xml?channel_id=\(YTDLP.escaped(channel))"
+    }
+
+    /// Reads a feed; entries without a video id are skipped, a broken document keeps what was
+    /// read before the break.
+    static func read(_ bytes: [UInt8]) throws -> YouTubeChannelFeed {
+        let reader = YouTubeChannelFeed()
+        let stream = XMLStream(delegate: reader)
+        do {
+            try stream.feed(bytes)
+            try stream.finish()
+        } catch  where !reader.items.isEmpty {
+            // What was read before a break stands.
+        }
+        return reader
+    }
+
+    var wantsText: Bool { capturing }
+
+    func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
+        depth += 1
+        guard depth < 64 else { return }
+        switch (name.namespace, name.local) {
+        case (Self.atomNamespace, "entry"): entry = Entry()
+        case (Self.mediaNamespace, "thumbnail"):
+            if entry?.thumbnail == nil { entry?.thumbnail = attributes.value("url") }
+        case (Self.mediaNamespace, "statistics"): entry?.views = attributes.value("views").flatMap { Int($0) }
+        case (Self.mediaNamespace, "starRating"): entry?.likes = attributes.value("count").flatMap { Int($0) }
+        case (Self.youtubeNamespace, "videoId"), (Self.youtubeNamespace, "channelId"), (Self.atomNamespace, "title"),
+            (Self.atomNamespace, "published"), (Self.atomNamespace, "name"), (Self.mediaNamespace, "description"):
+            capturing = true
+            text.removeAll(keepingCapacity: true)
+        default: break
+        }
+    }
+
+    func xmlText(_ chunk: UnsafeBufferPointer<UInt8>) {
+        if text.count < 20_000 { text += chunk.prefix(20_000 - text.count) }
+    }
+
+    func xmlEnd(_ name: XMLName, explicit: Bool) {
+        defer { depth -= 1 }
+        let value = capturing ? String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        capturing = false
+        switch (name.namespace, name.local) {
+        case (Self.youtubeNamespace, "videoId"): entry?.videoID = value
+        case (Self.youtubeNamespace, "channelId"): entry?.channelID = value
+        case (Self.atomNamespace, "title"):
+            if entry != nil { entry?.title = value } else if title == nil { title = value }
+        case (Self.atomNamespace, "published"): entry?.published = value
+        case (Self.atomNamespace, "name"):
+            if entry?.author == nil { entry?.author = value }
+        case (Self.mediaNamespace, "description"): entry?.description = value
+        case (Self.atomNamespace, "entry"):
+            // Only an entry closed by its end tag: a cut document's last one may be half there.
+            if explicit, let entry, let item = Self.item(entry) { items.append(item) }
+            entry = nil
+        default: break
+        }
+    }
+
+    private static func item(_ entry: Entry) -> MediaItem? {
+        guard let id = entry.videoID, !id.isEmpty, id.count <= 64 else { return nil }
+        var stats: [String: Int] = [:]
+        if let views = entry.views { stats["views"] = views }
+        if let likes = entry.likes { stats["likes"] = likes }
+        let published = entry.published.flatMap(ISODate.parse).map(ISODate.string(from:))
+        return MediaItem(
+            id: ItemID(provider: "youtube", kind: .video, nativeID: id), title: entry.title ?? id, subtitle: entry.author,
+            summary: entry.description, url: YTDLP.videoURL(id), artwork: entry.thumbnail, published: published,
+            creator: entry.author, stats: stats.isEmpty ? nil : stats,
+            extra: entry.channelID.map { ["channel": "youtube:channel:\($0)"] })
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import MediaKit
+import TestSupport
+import Testing
+
+@testable import YouTube
+
+/// Channels' public Atom feeds, on a real recorded one (Recorded/SOURCES.md).
+@Suite struct YouTubeChannelFeedTests {
+    static let corpus = Recorded()
+
+    @Test func aRecordedFeedGivesItsVideosWithTheirCounts() throws {
+        let feed = try YouTubeChannelFeed.read(Array(Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml")))
+        #expect(feed.title == "egucom2014")
+        let video = try #require(feed.items.first)
+        #expect(feed.items.count == 1)
+        #expect(video.id.description == "youtube:video:palm1QdV8ZI")
+        #expect(video.title == "[EGU] Erstes Offizielles Intro")
+        #expect(video.creator == "egucom2014")
+        #expect(video.published == "2017-09-30T18:44:07Z")
+        #expect(video.stats == ["views": 71, "likes": 3])
+        #expect(video.summary == "Das erste Intro von Eternal GamerZ United!")
+        #expect(video.artwork == "https://i1.ytimg.com/vi/palm1QdV8ZI/hqdefault.jpg")
+        #expect(video.extra?["channel"] == "youtube:channel:UC7vv3cBq14FRXajteZt6FEg")
+    }
+
+    @Test func everyCutOfTheFeedReadsWithoutCrashing() throws {
+        let bytes = Array(try Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml"))
+        for end in stride(from: 0, to: bytes.count, by: 37) {
+            let feed = try? YouTubeChannelFeed.read(Array(bytes[0..<end]))
+            // An entry is only taken whole.
+            #expect(feed?.items.allSatisfy { $0.id.nativeID == "palm1QdV8ZI" } ?? true)
+        }
+    }
+
+    static func provider(http: RecordedHTTPClient, programs: RecordedPrograms) throws -> YouTubeProvider {
+        try YouTubeProvider(
+            context: ProviderContext(config: ProviderConfig([:]), http: http, logger: Logger(label: "test"), programs: programs))
+    }
+
+    /// Without a key a channel opens on its feed: one small request, no yt-dlp; the next page is
+    /// yt-dlp's, from the entry after the feed's last.
+    @Test func withoutAKeyAChannelOpensOnItsFeed() async throws {
+        let feed = try Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml")
+        let http = RecordedHTTPClient { request in
+            request.url.path == "/feeds/videos.xml" && request.url.query == "channel_id=UC7vv3cBq14FRXajteZt6FEg"
+                ? (200, ["content-type": "application/atom+xml"], feed) : nil
+        }
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
+        let provider = try Self.provider(http: http, programs: programs)
+        let id = ItemID(provider: "youtube", kind: .channel, nativeID: "UC7vv3cBq14FRXajteZt6FEg")
+        let first = try await provider.children(of: id, cursor: nil)
+        #expect(first.items.map(\.id.nativeID) == ["palm1QdV8ZI"])
+        #expect(programs.calls.withLock { $0.isEmpty })
+        #expect(http.urls.first?.host == "www.youtube.com")
+        let next = try #require(first.next)
+        _ = try await provider.children(of: id, cursor: next)
+        let arguments = programs.last
+        #expect(arguments[try #require(arguments.firstIndex(of: "--playlist-items")) + 1] == "2:21")
+    }
+
+    @Test func aFeedThatFailsLeavesTheListingToYTDLP() async throws {
+        let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
+        let provider = try Self.provider(http: RecordedHTTPClient { _ in nil }, programs: programs)
+        let page = try await provider.children(
+            of: ItemID(provider: "youtube", kind: .channel, nativeID: "UCbdVsLFphtk2UWuJC-gcXoQ"), cursor: nil)
+        #expect(page.items.count == 2)
+        #expect(programs.calls.withLock { $0.count } == 1)
+    }
+}
