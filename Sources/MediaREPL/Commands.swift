@@ -236,6 +236,21 @@ public struct CommandSpec: Sendable {
             return .call(repl.listing(.favorites(request)))
         },
         CommandSpec(
+            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed]", method: FavoritesLatest.method,
+            summary: "what is new from followed favorites (shows, channels, people), newest first",
+            arguments: [[.provider], [.words(["--unplayed"])]]
+        ) { line, repl throws(CommandError) in
+            var request = FavoritesLatest()
+            var words = line.words
+            if let flag = words.firstIndex(of: "--unplayed") {
+                request.unplayed = true
+                words.remove(at: flag)
+            }
+            guard words.count <= 1 else { throw CommandError.usage }
+            if let provider = words.first { request.provider = try repl.requireProvider(provider) }
+            return .call(.run(request) { repl, latest in repl.present(latest: latest) })
+        },
+        CommandSpec(
             "lists", usage: "lists", method: ListsList.method, summary: "your lists and how many items each holds"
         ) { line, _ throws(CommandError) in
             guard line.words.isEmpty else { throw CommandError.usage }

@@ -29,6 +29,22 @@ extension REPL {
             renderer.items(page, grouped: grouped))
     }
 
+    /// What is new from the followed favorites: rows like any listing's, then what could not be read.
+    func present(latest: FavoritesLatest.Response) {
+        guard latest.followed > 0 else {
+            return display(
+                renderer.dim("(no followed favorites: `fav <n>` on a show, channel or person follows it)"))
+        }
+        var text =
+            latest.items.isEmpty
+            ? renderer.dim("(nothing new from \(latest.followed) followed favorite\(latest.followed == 1 ? "" : "s"))")
+            : renderer.items(Page(items: latest.items), followed: true)
+        for failure in latest.errors ?? [] {
+            text += "\n" + renderer.dim("  \(failure.id): \(Renderer.clean(failure.message))")
+        }
+        show(.items(latest.items, paging: nil), text)
+    }
+
     /// Why a first page is empty, in the terms of what was asked.
     static func emptyReason(_ request: PagedRequest) -> String? {
         switch request {

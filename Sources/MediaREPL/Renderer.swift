@@ -86,14 +86,15 @@ struct Renderer {
     /// Numbered rows of items. With `fit` (a terminal), each row fits its width: the title (and
     /// subtitle) cut by display width, the kind, duration and date in an aligned column. With
     /// `grouped` (a search across providers), a heading before each provider's items.
-    func items(_ page: Page, grouped: Bool = false) -> String {
+    /// - Parameter followed: what is new from followed favorites, where anything not played is new.
+    func items(_ page: Page, grouped: Bool = false, followed: Bool = false) -> String {
         guard !page.items.isEmpty else { return dim("(no items)") }
         // The title keeps at least 24 columns; the column beside it drops the kind, then the
         // progress, before anything would be cut (a date cut to "2025-10…" says nothing).
         let metaRoom = fit.map { max(0, $0 - 5 - 2 - 24) } ?? .max
         let rows = page.items.map { item -> (item: MediaItem, meta: String) in
             var kind: String? = item.kind.rawValue
-            var progress = Self.progress(item)
+            var progress = Self.progress(item, followed: followed)
             func meta() -> String {
                 var parts = [progress, kind].compactMap { $0 }
                 if let duration = item.duration { parts.append(Self.duration(duration)) }
@@ -142,11 +143,12 @@ struct Renderer {
         return lines.joined(separator: "\n")
     }
 
-    /// New, in progress ("at 12:30") or played, for what plays: episodes always, others once played.
-    static func progress(_ item: MediaItem) -> String? {
+    /// New, in progress ("at 12:30") or played, for what plays: episodes always (and everything
+    /// in what is new from followed favorites), others once played.
+    static func progress(_ item: MediaItem, followed: Bool = false) -> String? {
         if item.played == true { return "played" }
         if let position = item.position { return "at " + duration(position) }
-        return item.kind == .episode ? "new" : nil
+        return item.kind == .episode || followed ? "new" : nil
     }
 
     /// An item's details. A post's text under a content warning is shown in its place only

@@ -63,6 +63,30 @@ import Testing
         #expect(item["url"]?.stringValue?.hasPrefix("https://www.youtube.com/watch?v=") == true)
     }
 
+    /// Following a podcast and a channel (key-less: its feed), what is new from both, newest first.
+    @Test func whatIsNewMergesFollowedShowsAndChannels() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let video = try await Self.sandboxVideo(dataDir: dataDir)
+        let details = try await runMediahost(["--sandbox", "call", "media.get", #"{"id":"\#(video)"}"#], dataDir: dataDir)
+        let channel = try #require(try JSONValue(parsing: details.stdout)["extra"]?["channel"]?.stringValue)
+        let keyless = ["MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp"]
+        for id in [channel, "podcasts:podcast:1000007919"] {
+            let added = try await runMediahost(
+                ["--sandbox", "call", "favorites.add", #"{"id":"\#(id)"}"#], dataDir: dataDir, environment: keyless)
+            #expect(added.status == 0, "\(id): \(added.stderr)")
+        }
+        let result = try await runMediahost(
+            ["--sandbox", "call", "favorites.latest", #"{"limit":40}"#], dataDir: dataDir, environment: keyless)
+        #expect(result.status == 0, "\(result.stderr)")
+        let latest = try JSONValue(parsing: result.stdout)
+        #expect(latest["followed"] == 2)
+        #expect(latest["errors"] == nil, "\(result.stdout)")
+        let items = latest["items"]?.arrayValue ?? []
+        #expect(Set(items.compactMap { $0["provider"]?.stringValue }) == ["youtube", "podcasts"])
+        let dates = items.compactMap { $0["published"]?.stringValue }
+        #expect(dates.count == items.count && dates == dates.sorted(by: >))
+    }
+
     @Test func aMissingYTDLPSaysHowToInstallIt() async throws {
         let result = try await runMediahost(
             ["--sandbox", "call", "media.search", #"{"provider":"youtube","query":"cat"}"#],

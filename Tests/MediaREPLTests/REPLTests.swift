@@ -375,7 +375,7 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "browse ", word: "ca") == ["catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "m") == ["Metal", "Music"])
         #expect(cache.get("catalog")?.count == 2)
-        #expect(completer.candidates(before: "call ", word: "favorites.l") == ["favorites.list"])
+        #expect(completer.candidates(before: "call ", word: "favorites.li") == ["favorites.list"])
         #expect(completer.candidates(before: "search --kind ", word: "ch") == ["channel"])
         #expect(completer.candidates(before: "history ", word: "") == ["broken", "catalog", "clear"])
         #expect(completer.candidates(before: "config ", word: "log") == ["log.level"])

@@ -171,7 +171,15 @@ public struct YouTubeProvider: CompiledProvider {
     // MARK: Details and children
 
     public func item(_ id: ItemID) async throws -> MediaItem {
-        if keyless { return try await ytdlp.item(id) }
+        if keyless {
+            // A channel's feed names it, in one small request.
+            if id.kind == .channel, let feed = await channelFeed(id.nativeID), let title = feed.title {
+                return MediaItem(
+                    id: id, title: title, url: YTDLP.channelURL(id.nativeID), artwork: feed.items.first?.artwork,
+                    creator: title)
+            }
+            return try await ytdlp.item(id)
+        }
         switch id.kind {
         case .video:
             guard var item = try await videos([id.nativeID])[id.nativeID] else {
@@ -224,11 +232,17 @@ public struct YouTubeProvider: CompiledProvider {
     /// A channel's newest videos from its public Atom feed; nil when it cannot be read (yt-dlp
     /// lists the channel then).
     func feedPage(_ channel: String) async -> Page? {
+        guard let feed = await channelFeed(channel), !feed.items.isEmpty else { return nil }
+        return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
+    }
+
+    /// A channel's public Atom feed, read; nil when it cannot be had.
+    func channelFeed(_ channel: String) async -> YouTubeChannelFeed? {
         guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, channel: channel)),
             let response = try? await http.send(HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])),
-            response.status == 200, let feed = try? YouTubeChannelFeed.read(Array(response.body)), !feed.items.isEmpty
+            response.status == 200
         else { return nil }
-        return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
+        return try? YouTubeChannelFeed.read(Array(response.body))
     }
 
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).

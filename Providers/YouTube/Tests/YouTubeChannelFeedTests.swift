@@ -59,6 +59,17 @@ import Testing
         #expect(arguments[try #require(arguments.firstIndex(of: "--playlist-items")) + 1] == "2:21")
     }
 
+    @Test func withoutAKeyAChannelIsNamedByItsFeed() async throws {
+        let feed = try Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml")
+        let programs = RecordedPrograms(stdout: Data())
+        let provider = try Self.provider(
+            http: RecordedHTTPClient { _ in (200, ["content-type": "application/atom+xml"], feed) }, programs: programs)
+        let channel = try await provider.item(ItemID(provider: "youtube", kind: .channel, nativeID: "UC7vv3cBq14FRXajteZt6FEg"))
+        #expect(channel.title == "egucom2014")
+        #expect(channel.url == "https://www.youtube.com/channel/UC7vv3cBq14FRXajteZt6FEg")
+        #expect(programs.calls.withLock { $0.isEmpty })
+    }
+
     @Test func aFeedThatFailsLeavesTheListingToYTDLP() async throws {
         let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
         let provider = try Self.provider(http: RecordedHTTPClient { _ in nil }, programs: programs)

@@ -32,7 +32,7 @@ public struct Dispatcher: RPCHandler {
         RPCDiscover.self, HostInfo.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
-        FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self,
+        FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self, FavoritesLatest.self,
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,
         DownloadsRemove.self,

@@ -174,3 +174,110 @@ public struct FavoritesList: RPCMethod {
         return page
     }
 }
+
+/// What is new from the favorites that are followed rather than watched (podcasts, channels,
+/// playlists, people): the first page of each, fetched concurrently, merged newest first, with
+/// what was played marked as in every listing. A favorite whose provider fails costs only its own
+/// items; it is reported beside the others, as a search across providers reports a provider.
+public struct FavoritesLatest: RPCMethod {
+    public static let method = "favorites.latest"
+    /// Only this provider's favorites.
+    public var provider: String?
+    /// Items at most, 1 to 500; 100 when omitted.
+    public var limit: Int?
+    /// Leave out what was played.
+    public var unplayed: Bool?
+
+    public init(provider: String? = nil, limit: Int? = nil, unplayed: Bool? = nil) {
+        self.provider = provider
+        self.limit = limit
+        self.unplayed = unplayed
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        /// Newest first; items without a date last.
+        public var items: [MediaItem]
+        /// How many followed favorites were asked.
+        public var followed: Int
+        /// The favorites that could not be read, each with why.
+        public var errors: [Failure]?
+    }
+
+    public struct Failure: Codable, Sendable, Equatable {
+        public var id: ItemID
+        public var code: Int
+        public var message: String
+    }
+
+    /// Favorites asked at once (each is a request to its provider).
+    static let concurrency = 8
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        let limit = limit ?? 100
+        guard (1...500).contains(limit) else { throw HostError.invalidArgument("limit must be between 1 and 500") }
+        if let provider, !host.providerIDs.contains(provider) {
+            throw HostError.unknownProvider(provider, known: host.providerIDs)
+        }
+        var followed: [ItemID] = []
+        var cursor: Cursor?
+        repeat {
+            let page = try await host.store.favorites(provider: provider, limit: 500, after: cursor)
+            followed += page.items.map(\.id).filter { $0.kind.isContainer && host.providerIDs.contains($0.provider) }
+            cursor = page.next
+        } while cursor != nil && followed.count < 1000
+        let outcomes = await withTaskGroup(of: (Int, Swift.Result<[MediaItem], any Error>).self) { group in
+            var results: [Int: Swift.Result<[MediaItem], any Error>] = [:]
+            var next = 0
+            func start() {
+                guard next < followed.count else { return }
+                let (index, id) = (next, followed[next])
+                next += 1
+                group.addTask {
+                    do {
+                        return (
+                            index,
+                            .success(
+                                try await host.withProvider(id.provider) { try await $0.children(of: id, cursor: nil).items })
+                        )
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<Self.concurrency { start() }
+            for await (index, outcome) in group {
+                results[index] = outcome
+                start()
+            }
+            return results
+        }
+        var items: [MediaItem] = []
+        var seen = Set<ItemID>()
+        var failures: [Failure] = []
+        for (index, id) in followed.enumerated() {
+            switch outcomes[index] {
+            case .success(let children)?:
+                for child in children where seen.insert(child.id).inserted { items.append(child) }
+            case .failure(let error)?:
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
+                failures.append(Failure(id: id, code: rpc.code, message: rpc.message))
+            case nil: break
+            }
+        }
+        // Newest first by date; undated ones keep their order, last.
+        let dates = items.map { $0.published.flatMap(ISODate.parse) }
+        let dated = items.indices.sorted { a, b in
+            switch (dates[a], dates[b]) {
+            case let (x?, y?): x != y ? x > y : a < b
+            case (_?, nil): true
+            case (nil, _?): false
+            case (nil, nil): a < b
+            }
+        }.map { items[$0] }
+        var annotated = try await host.annotate(dated)
+        if unplayed == true { annotated.removeAll { $0.played == true } }
+        return Response(
+            items: Array(annotated.prefix(limit)), followed: followed.count, errors: failures.isEmpty ? nil : failures)
+    }
+}
