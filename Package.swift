@@ -168,7 +168,7 @@ let package = Package(
                 "mediahost",
                 "mediahost-sandbox",
             ],
-            swiftSettings: strict),
+            exclude: ["Recorded"], swiftSettings: strict),
     ] + providers.flatMap(\.targets),
     swiftLanguageModes: [.v6]
 )

@@ -18,6 +18,9 @@ public protocol MediaProvider: Sendable {
     /// The items inside a container: channel -> videos, podcast -> episodes, user -> posts.
     func children(of id: ItemID, cursor: Cursor?) async throws -> Page
     func downloadSource(for id: ItemID) async throws -> DownloadSource
+    /// The item a feed URL of this service stands for (a YouTube channel's Atom feed is that
+    /// channel), so a list imported from OPML keeps it under this provider; nil for others.
+    func itemID(forFeed url: String) -> ItemID?
 }
 
 /// A provider compiled into the host: what it is is known before one is made (its descriptor
@@ -52,6 +55,7 @@ extension MediaProvider {
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
         throw ProviderError.unsupported("\(descriptor.name) has nothing to download for \(id)")
     }
+    public func itemID(forFeed url: String) -> ItemID? { nil }
 }
 
 /// What the host hands a provider when it creates it.

@@ -87,6 +87,28 @@ import Testing
         #expect(dates.count == items.count && dates == dates.sorted(by: >))
     }
 
+    /// Subscriptions from FreeTube (or YouTube's own export) come in as YouTube channels, next to
+    /// the podcasts of the same file, and go out again as the same feeds.
+    @Test func anOPMLOfChannelFeedsImportsAsChannelsAndExportsAsTheSameFeeds() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Recorded/freetube-subscriptions.opml").path
+        let imported = try await runMediahost(
+            ["--sandbox", "call", "lists.import", #"{"path":"\#(file)","name":"subs"}"#], dataDir: dataDir)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let items = try await runMediahost(["call", "lists.items", #"{"name":"subs"}"#], dataDir: dataDir)
+        let ids = (try JSONValue(parsing: items.stdout)["items"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        #expect(ids.contains("youtube:channel:UCYO_jab_esuFRV4b17AJtAw"), "\(items.stdout)")
+        #expect(ids.contains("youtube:channel:UCHnyfMqiRRG1u-2MsSQLbXA"))
+        #expect(ids.contains { $0.hasPrefix("podcasts:podcast:") })
+        let exported = try await runMediahost(
+            ["call", "lists.export", #"{"name":"subs","format":"opml"}"#], dataDir: dataDir)
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let text = try JSONValue(parsing: exported.stdout)["text"]?.stringValue ?? ""
+        #expect(text.contains("xmlUrl=\"https://www.youtube.com/feeds/videos.xml?channel_id=UCYO_jab_esuFRV4b17AJtAw\""))
+        #expect(text.contains("xmlUrl=\"https://feeds.example.org/show.xml\""))
+    }
+
     @Test func aMissingYTDLPSaysHowToInstallIt() async throws {
         let result = try await runMediahost(
             ["--sandbox", "call", "media.search", #"{"provider":"youtube","query":"cat"}"#],

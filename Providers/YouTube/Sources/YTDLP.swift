@@ -230,13 +230,16 @@ struct YTDLP: Sendable {
         var extra: [String: String] = [:]
         if let handle = string(info["uploader_id"]), handle.hasPrefix("@") { extra["handle"] = handle }
         if id.kind == .playlist, let channel = string(info["channel_id"]) { extra["channel"] = "youtube:channel:\(channel)" }
-        return MediaItem(
+        var item = MediaItem(
             id: id, title: title,
             subtitle: id.kind == .channel ? nil : string(info["channel"]) ?? string(info["uploader"]),
             summary: string(info["description"]),
             url: id.kind == .channel ? channelURL(id.nativeID) : playlistURL(id.nativeID), artwork: thumbnail(info),
             creator: string(info["channel"]) ?? string(info["uploader"]), stats: stats.isEmpty ? nil : stats,
             extra: extra.isEmpty ? nil : extra)
+        // Feed readers follow a channel by its feed (an OPML export lists it).
+        if id.kind == .channel { item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id.nativeID) }
+        return item
     }
 
     /// The largest thumbnail: `thumbnail`, else the widest of `thumbnails` (flat entries).

@@ -33,6 +33,23 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         "\(site)/feeds/videos.xml?channel_id=\(YTDLP.escaped(channel))"
     }
 
+    /// The channel or playlist a feed URL of YouTube's is (`channel_id=`, `playlist_id=`), as
+    /// feed readers' OPML files list them.
+    static func itemID(feed: String) -> ItemID? {
+        guard let components = URLComponents(string: feed), ["http", "https"].contains(components.scheme ?? ""),
+            let host = components.host?.lowercased(), host == "youtube.com" || host.hasSuffix(".youtube.com"),
+            components.path == "/feeds/videos.xml"
+        else { return nil }
+        func value(_ name: String) -> String? {
+            components.queryItems?.first { $0.name == name }?.value.flatMap {
+                $0.range(of: "^[A-Za-z0-9_-]{2,64}$", options: .regularExpression) != nil ? $0 : nil
+            }
+        }
+        if let channel = value("channel_id") { return ItemID(provider: "youtube", kind: .channel, nativeID: channel) }
+        if let playlist = value("playlist_id") { return ItemID(provider: "youtube", kind: .playlist, nativeID: playlist) }
+        return nil
+    }
+
     /// Reads a feed; entries without a video id are skipped, a broken document keeps what was
     /// read before the break.
     static func read(_ bytes: [UInt8]) throws -> YouTubeChannelFeed {

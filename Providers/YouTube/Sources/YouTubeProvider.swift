@@ -174,9 +174,11 @@ public struct YouTubeProvider: CompiledProvider {
         if keyless {
             // A channel's feed names it, in one small request.
             if id.kind == .channel, let feed = await channelFeed(id.nativeID), let title = feed.title {
-                return MediaItem(
+                var channel = MediaItem(
                     id: id, title: title, url: YTDLP.channelURL(id.nativeID), artwork: feed.items.first?.artwork,
                     creator: title)
+                channel.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id.nativeID)
+                return channel
             }
             return try await ytdlp.item(id)
         }
@@ -244,6 +246,8 @@ public struct YouTubeProvider: CompiledProvider {
         else { return nil }
         return try? YouTubeChannelFeed.read(Array(response.body))
     }
+
+    public func itemID(forFeed url: String) -> ItemID? { YouTubeChannelFeed.itemID(feed: url) }
 
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
@@ -340,6 +344,7 @@ public struct YouTubeProvider: CompiledProvider {
             item.extra?["uploads"] = "youtube:playlist:\(uploads)"
         }
         if let handle = channel.snippet?.customUrl { item.extra?["handle"] = handle }
+        item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id)
         return item
     }
 

@@ -24,6 +24,30 @@ import Testing
         #expect(video.extra?["channel"] == "youtube:channel:UC7vv3cBq14FRXajteZt6FEg")
     }
 
+    @Test(
+        arguments: [
+            (
+                "https://www.youtube.com/feeds/videos.xml?channel_id=UCYO_jab_esuFRV4b17AJtAw",
+                "youtube:channel:UCYO_jab_esuFRV4b17AJtAw"
+            ),
+            (
+                "http://youtube.com/feeds/videos.xml?playlist_id=PL1hlX04-g75DGniSXtYRSlMBaroamq96d",
+                "youtube:playlist:PL1hlX04-g75DGniSXtYRSlMBaroamq96d"
+            ),
+            (
+                "https://m.youtube.com/feeds/videos.xml?foo=1&channel_id=UC7vv3cBq14FRXajteZt6FEg",
+                "youtube:channel:UC7vv3cBq14FRXajteZt6FEg"
+            ),
+            ("https://www.youtube.com.evil.example/feeds/videos.xml?channel_id=UCx1", nil),
+            ("https://www.youtube.com/feeds/videos.xml?channel_id=UC%20x%26y", nil),
+            ("https://www.youtube.com/feeds/other.xml?channel_id=UCx1", nil),
+            ("ftp://www.youtube.com/feeds/videos.xml?channel_id=UCx1", nil),
+            ("https://feeds.example.org/show.xml", nil),
+        ] as [(String, String?)])
+    func feedURLsOfYouTubeAreItsChannelsAndPlaylists(url: String, id: String?) {
+        #expect(YouTubeChannelFeed.itemID(feed: url)?.description == id)
+    }
+
     @Test func everyCutOfTheFeedReadsWithoutCrashing() throws {
         let bytes = Array(try Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml"))
         for end in stride(from: 0, to: bytes.count, by: 37) {

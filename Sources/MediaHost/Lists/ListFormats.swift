@@ -113,7 +113,8 @@ final class OPMLReader: XMLStreamDelegate {
 
 /// Writes lists out.
 public enum ListWriter {
-    /// OPML 2.0 of the podcasts among `items` (others have no feed to subscribe to).
+    /// OPML 2.0 of what among `items` has a feed to subscribe to: podcasts, and whatever else a
+    /// provider gave a feed (YouTube channels).
     static func opml(title: String, items: [MediaItem], date: Date = Date()) -> (text: String, count: Int) {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -126,8 +127,9 @@ public enum ListWriter {
 
             """
         var count = 0
-        for item in items where item.kind == .podcast {
-            guard let feed = item.feed ?? ItemID.feedURL(nativeID: item.id.nativeID) else { continue }
+        for item in items {
+            guard let feed = item.feed ?? (item.kind == .podcast ? ItemID.feedURL(nativeID: item.id.nativeID) : nil)
+            else { continue }
             out +=
                 "    <outline type=\"rss\" text=\"\(escape(item.title))\" title=\"\(escape(item.title))\" xmlUrl=\"\(escape(feed))\""
             if let url = item.url { out += " htmlUrl=\"\(escape(url))\"" }

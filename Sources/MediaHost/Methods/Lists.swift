@@ -244,7 +244,7 @@ public struct ListsExport: RPCMethod {
     public struct Response: Codable, Sendable, Equatable {
         public var name: String
         public var format: ListFormat
-        /// Entries written (OPML: the podcasts; M3U: what can be played).
+        /// Entries written (OPML: what has a feed; M3U: what can be played).
         public var count: Int
         public var text: String?
         public var path: String?
@@ -379,7 +379,15 @@ public struct ListsImport: RPCMethod {
             }
             suggested = reader.title
             skipped = reader.skipped.map { "\(URLRedaction.redact($0)): not an http(s) feed URL" }
+            // A feed a provider knows as one of its items (a YouTube channel) is kept as that item.
+            let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
             for outline in reader.outlines {
+                if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
+                    var item = MediaItem(id: claimed, title: outline.title ?? claimed.nativeID, url: outline.htmlURL)
+                    item.feed = outline.feedURL
+                    items.append(item)
+                    continue
+                }
                 guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
                     skipped.append("\(URLRedaction.redact(outline.feedURL)): too long")
                     continue
