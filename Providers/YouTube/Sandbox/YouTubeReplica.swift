@@ -83,8 +83,11 @@ public struct YouTubeReplica: SandboxReplica {
             guard let id = request.uri.queryParameters.get("channel_id"), let channel = catalogue.channel(id),
                 let videos = catalogue.playlist(channel.uploads)
             else { return Response(status: .notFound) }
+            // A feed changes when its channel uploads: its newest video is its version.
+            let etag = "\"\(id)-\(videos.first?.id ?? "none")\""
+            if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
             return Response(
-                status: .ok, headers: [.contentType: "application/atom+xml; charset=UTF-8"],
+                status: .ok, headers: [.contentType: "application/atom+xml; charset=UTF-8", .eTag: etag],
                 body: .init(
                     byteBuffer: ByteBuffer(
                         string: Self.atom(

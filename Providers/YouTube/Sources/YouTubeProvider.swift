@@ -54,6 +54,9 @@ public struct YouTubeProvider: CompiledProvider {
     let ytdlp: YTDLP
     /// Whether reading goes through yt-dlp.
     let keyless: Bool
+    /// Channel feeds as last fetched, with their validators (a feed that did not change is
+    /// answered 304, without its body).
+    let cache: any ProviderCache
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)
@@ -69,6 +72,7 @@ public struct YouTubeProvider: CompiledProvider {
             )
         }
         keyless = backend == "ytdlp" || (backend == "auto" && !hasKey)
+        cache = context.cache
         ytdlp = YTDLP(
             program: config["ytdlp"] ?? "yt-dlp", programs: context.programs, cookies: config["cookies"],
             format: config["download_format"] ?? "best", pageSize: Self.pageSize,
@@ -238,13 +242,26 @@ public struct YouTubeProvider: CompiledProvider {
         return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
     }
 
-    /// A channel's public Atom feed, read; nil when it cannot be had.
+    /// A channel's public Atom feed, read; nil when it cannot be had. Fetched with the validators
+    /// of the copy kept, so following many channels costs a 304 each when nothing is new.
     func channelFeed(_ channel: String) async -> YouTubeChannelFeed? {
-        guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, channel: channel)),
-            let response = try? await http.send(HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])),
-            response.status == 200
-        else { return nil }
-        return try? YouTubeChannelFeed.read(Array(response.body))
+        guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, channel: channel)) else { return nil }
+        let key = "channel-feed:" + url.absoluteString
+        let kept = await cache.value(for: key)
+        var request = HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])
+        request.setValidators(etag: kept?.etag, lastModified: kept?.lastModified)
+        guard let response = try? await http.send(request) else { return nil }
+        let body: Data
+        switch response.status {
+        case 304 where kept != nil: body = kept!.data
+        case 200:
+            body = response.body
+            await cache.store(
+                CachedValue(data: body, etag: response.headers["etag"], lastModified: response.headers["last-modified"]),
+                for: key)
+        default: return nil
+        }
+        return try? YouTubeChannelFeed.read(Array(body))
     }
 
     public func itemID(forFeed url: String) -> ItemID? { YouTubeChannelFeed.itemID(feed: url) }

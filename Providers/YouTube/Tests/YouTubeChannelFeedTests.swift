@@ -94,6 +94,23 @@ import Testing
         #expect(programs.calls.withLock { $0.isEmpty })
     }
 
+    /// A feed fetched again carries the validators of the copy kept; a 304 reads that copy.
+    @Test func aFeedThatDidNotChangeIsAnsweredFromTheCopyKept() async throws {
+        let feed = try Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml")
+        let http = RecordedHTTPClient { request in
+            request.headers["If-None-Match"] == "\"v1\""
+                ? (304, ["etag": "\"v1\""], Data()) : (200, ["content-type": "application/atom+xml", "etag": "\"v1\""], feed)
+        }
+        let provider = try Self.provider(http: http, programs: RecordedPrograms(stdout: Data()))
+        let id = ItemID(provider: "youtube", kind: .channel, nativeID: "UC7vv3cBq14FRXajteZt6FEg")
+        let first = try await provider.children(of: id, cursor: nil)
+        let again = try await provider.children(of: id, cursor: nil)
+        #expect(first.items.map(\.id) == again.items.map(\.id) && again.items.count == 1)
+        let asked = http.asked.withLock { $0 }
+        #expect(asked.count == 2)
+        #expect(asked.last?.headers["If-None-Match"] == "\"v1\"")
+    }
+
     @Test func aFeedThatFailsLeavesTheListingToYTDLP() async throws {
         let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
         let provider = try Self.provider(http: RecordedHTTPClient { _ in nil }, programs: programs)
