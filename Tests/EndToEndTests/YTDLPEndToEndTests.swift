@@ -1,7 +1,13 @@
 import Foundation
 import JSONRPC
+import MediaHTTP
+import MediaKit
 import TestSupport
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// YouTube through the real yt-dlp (from PyPI, installed by `make test`) and the built binary,
 /// against the sandbox: yt-dlp reads the site's stand-in with its generic extractor, the host
@@ -45,6 +51,51 @@ import Testing
         #expect(size >= 400_000, "\(path): \(size) bytes")
         // What yt-dlp chose is a WAV (the stand-in's media), named by its type.
         #expect(path.hasSuffix(".wav"))
+    }
+
+    /// The service killed mid-download takes its sandbox with it; the next one serves the media at
+    /// another address, which the download learns by asking yt-dlp again, and it resumes from its
+    /// `.part` to a byte-identical file.
+    @Test func aYouTubeDownloadOutlivesAKilledServiceThroughYTDLP() async throws {
+        guard let ytdlp = Self.ytdlp else {
+            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
+            return
+        }
+        let dataDir = try makeTemporaryDirectory()
+        let id = try await Self.sandboxVideo(dataDir: dataDir)
+        let environment = ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_SANDBOX_MEDIA_RATE": "100000"]
+        let service = try MediahostProcess(["--sandbox", "serve"], dataDir: dataDir, environment: environment)
+        try await ServiceTests.waitForService(dataDir)
+        let started = try await runMediahost(
+            ["call", "downloads.start", #"{"id":"\#(id)"}"#], dataDir: dataDir, environment: environment)
+        let path = try #require(try JSONValue(parsing: started.stdout)["path"]?.stringValue, "\(started.stderr)")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ((try? FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0) < 100_000,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        kill(service.process.processIdentifier, SIGKILL)
+        _ = await service.waitForExit()
+        #expect(!FileManager.default.fileExists(atPath: path), "never a partial final file")
+
+        let again = try MediahostProcess(
+            ["--sandbox", "serve"], dataDir: dataDir,
+            environment: environment.merging(["MEDIAHOST_SANDBOX_MEDIA_RATE": "0"]) { $1 })
+        defer { again.process.terminate() }
+        try await ServiceTests.waitForService(dataDir)
+        let done = ContinuousClock.now + .seconds(90)
+        while !FileManager.default.fileExists(atPath: path), ContinuousClock.now < done {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+        let row = try #require((try JSONValue(parsing: list.stdout).arrayValue ?? []).first, "\(list.stdout)")
+        #expect(row["state"] == "completed", "\(row)")
+        let url = try #require(row["url"]?.stringValue.flatMap(URL.init(string:)))
+        var request = HTTPRequest(url: url)
+        request.maxBodySize = 1 << 30
+        let source = try await MediaHTTPClient().send(request).body
+        #expect(FileManager.default.contents(atPath: path) == source, "byte-identical to what the new sandbox serves")
     }
 
     @Test func withoutAKeyDetailsComeFromTheRealYTDLPWithTheSameID() async throws {
