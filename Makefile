@@ -59,7 +59,8 @@ release: deps
 
 # The REPL on the local sandbox (no network or API keys needed).
 # Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
-run: build ytdlp
+run: build
+	@$(MAKE) --no-print-directory ytdlp || echo "note: without yt-dlp, YouTube downloads (and YouTube without a key) say how to install it"
 	PATH="$(abspath $(YTDLP_VENV))/bin:$$PATH" $(BIN) --sandbox $(ARGS)
 
 # The replica APIs alone, for pointing providers (or curl) at them.

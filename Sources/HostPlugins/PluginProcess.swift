@@ -411,9 +411,16 @@ final class PluginProcess: Sendable {
         if let reason = Self.breach(ending) ?? state.withLock({ $0.brokenBecause }) {
             return .invalidResponse("plugin \(manifest.id) \(reason)")
         }
-        // Its exit status and last words arrive soon after its output ends.
+        // Its exit status and last words arrive soon after its output ends; the caller hears of
+        // the crash once it counts towards the pause before the next start (`exited` has run),
+        // so a call right after it is refused rather than starting the plugin again.
         let deadline = ContinuousClock.now + .seconds(3)
-        while ContinuousClock.now < deadline, state.withLock({ $0.lastProcess?.isRunning == true || !$0.logEnded }) {
+        while ContinuousClock.now < deadline,
+            state.withLock({
+                $0.lastProcess?.isRunning == true || !$0.logEnded
+                    || ($0.process != nil && $0.process === $0.lastProcess)
+            })
+        {
             try? await Task.sleep(for: .milliseconds(10))
         }
         guard let process = state.withLock({ $0.lastProcess }), !process.isRunning else {

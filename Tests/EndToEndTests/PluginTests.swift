@@ -546,9 +546,16 @@ import Testing
             if messages.last?.contains("started again in") == true { try await Task.sleep(for: .milliseconds(300)) }
         }
         #expect(crashes() == 3, "\(messages)")
+        let thirdCrash = ContinuousClock.now
         search(30, "flaky")
         let paused = await process.messages(1).first
-        #expect(paused?["error"]?["message"]?.stringValue?.contains("started again in") == true, "\(String(describing: paused))")
+        // Answered within the 2 s pause after the third crash, it must be refused; a machine too
+        // busy to answer in time leaves nothing to check (the pause may have passed).
+        if ContinuousClock.now - thirdCrash < .milliseconds(1500) {
+            #expect(
+                paused?["error"]?["message"]?.stringValue?.contains("started again in") == true,
+                "\(String(describing: paused))")
+        }
         try await Task.sleep(for: .milliseconds(2200))
         search(31, "flaky")
         #expect(await process.messages(1).first?["result"]?["items"] == [])

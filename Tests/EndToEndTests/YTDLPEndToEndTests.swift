@@ -22,6 +22,17 @@ import Testing
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
+    /// The installed yt-dlp, or nil after recording that it is missing and how to get it.
+    static func requireYTDLP(sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        guard let ytdlp else {
+            Issue.record(
+                "yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv",
+                sourceLocation: sourceLocation)
+            return nil
+        }
+        return ytdlp
+    }
+
     /// A video of the sandbox's catalogue, found through the API replica.
     static func sandboxVideo(dataDir: String) async throws -> String {
         let search = try await runMediahost(
@@ -32,10 +43,7 @@ import Testing
     }
 
     @Test func aYouTubeVideoDownloadsThroughTheRealYTDLP() async throws {
-        guard let ytdlp = Self.ytdlp else {
-            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
-            return
-        }
+        guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()
         let id = try await Self.sandboxVideo(dataDir: dataDir)
         let result = try await runMediahost(
@@ -57,10 +65,7 @@ import Testing
     /// another address, which the download learns by asking yt-dlp again, and it resumes from its
     /// `.part` to a byte-identical file.
     @Test func aYouTubeDownloadOutlivesAKilledServiceThroughYTDLP() async throws {
-        guard let ytdlp = Self.ytdlp else {
-            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
-            return
-        }
+        guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()
         let id = try await Self.sandboxVideo(dataDir: dataDir)
         let environment = ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_SANDBOX_MEDIA_RATE": "100000"]
@@ -99,10 +104,7 @@ import Testing
     }
 
     @Test func withoutAKeyDetailsComeFromTheRealYTDLPWithTheSameID() async throws {
-        guard let ytdlp = Self.ytdlp else {
-            Issue.record("yt-dlp is not installed: `make ytdlp` (part of `make test`) puts it in .build/ytdlp-venv")
-            return
-        }
+        guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()
         let id = try await Self.sandboxVideo(dataDir: dataDir)
         let result = try await runMediahost(
