@@ -57,8 +57,10 @@ import Testing
         let path = try #require(download["path"]?.stringValue)
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         #expect(size >= 400_000, "\(path): \(size) bytes")
-        // What yt-dlp chose is a WAV (the stand-in's media), named by its type.
+        // What yt-dlp chose is a WAV (the stand-in's media), named by its type; the file is named
+        // by the video's title, not the page's ("watch"), which is all yt-dlp knows of a stand-in.
         #expect(path.hasSuffix(".wav"))
+        #expect(!path.hasSuffix("/watch.wav"), "\(path)")
     }
 
     /// The service killed mid-download takes its sandbox with it; the next one serves the media at

@@ -62,8 +62,9 @@ struct YTDLP: Sendable {
     }
 
     /// Where a video's media is, in the configured format: one file (a format with both audio and
-    /// video, or audio only) that the host downloads and resumes like any other.
-    func downloadSource(for id: ItemID) async throws -> DownloadSource {
+    /// video, or audio only) that the host downloads and resumes like any other; and whether
+    /// yt-dlp read it as YouTube (a stand-in site is read "Generic", its title the URL's name).
+    func downloadSource(for id: ItemID) async throws -> (source: DownloadSource, youtube: Bool) {
         guard id.kind == .video else {
             throw ProviderError.unsupported("only videos download; open the \(id.kind.rawValue) to download its videos")
         }
@@ -78,10 +79,11 @@ struct YTDLP: Sendable {
             if let value = value as? String { headers[name] = value }
         }
         let size = Self.int(info["filesize"]) ?? Self.int(info["filesize_approx"])
-        return DownloadSource(
+        let source = DownloadSource(
             url: url, suggestedName: Self.string(info["title"]) ?? id.nativeID,
             collection: Self.string(info["channel"]) ?? Self.string(info["uploader"]), fileExtension: Self.string(info["ext"]),
             expectedLength: size.map(Int64.init), headers: headers)
+        return (source, (Self.string(info["extractor_key"]) ?? "Youtube").hasPrefix("Youtube"))
     }
 
     /// One page of a flat listing (a search, a channel's videos, a playlist) from entry `first`.

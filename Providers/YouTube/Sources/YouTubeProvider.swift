@@ -268,7 +268,13 @@ public struct YouTubeProvider: CompiledProvider {
 
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
-        try await ytdlp.downloadSource(for: id)
+        var (source, youtube) = try await ytdlp.downloadSource(for: id)
+        // Read from a stand-in site, yt-dlp knows no title: the file is named by the item's.
+        if !youtube, let item = try? await item(id) {
+            source.suggestedName = item.title
+            source.collection = item.creator ?? source.collection
+        }
+        return source
     }
 
     /// What only the Data API has (YouTube has no key-less chart), and how to get it.
