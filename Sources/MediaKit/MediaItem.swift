@@ -212,6 +212,20 @@ public struct SearchQuery: Codable, Sendable, Equatable {
 }
 
 /// Where a provider's downloadable media lives.
+/// A download a program makes: its words, `{output}` standing for the final file's path. It
+/// resumes what an earlier run left (yt-dlp's `.part` files), prints `progress <bytes> <total>`
+/// lines on stdout as it goes (total `NA` when unknown), exits 0 with the file in place, and may
+/// be killed at any point (pause, cancel, the process ending).
+public struct ProgramDownload: Codable, Sendable, Equatable {
+    public var program: String
+    public var arguments: [String]
+
+    public init(program: String, arguments: [String]) {
+        self.program = program
+        self.arguments = arguments
+    }
+}
+
 public struct DownloadSource: Sendable, Equatable {
     public var url: URL
     /// A file name without extension that describes the item, before sanitizing.
@@ -221,10 +235,13 @@ public struct DownloadSource: Sendable, Equatable {
     public var fileExtension: String?
     public var expectedLength: Int64?
     public var headers: [String: String]
+    /// A program that makes the file itself (yt-dlp downloading and merging a video's formats),
+    /// instead of the host fetching `url`.
+    public var program: ProgramDownload?
 
     public init(
         url: URL, suggestedName: String, collection: String? = nil, fileExtension: String? = nil,
-        expectedLength: Int64? = nil, headers: [String: String] = [:]
+        expectedLength: Int64? = nil, headers: [String: String] = [:], program: ProgramDownload? = nil
     ) {
         self.url = url
         self.suggestedName = suggestedName
@@ -232,6 +249,7 @@ public struct DownloadSource: Sendable, Equatable {
         self.fileExtension = fileExtension
         self.expectedLength = expectedLength
         self.headers = headers
+        self.program = program
     }
 }
 

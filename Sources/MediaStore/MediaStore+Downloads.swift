@@ -28,6 +28,9 @@ public struct DownloadRecord: Codable, Sendable, Equatable {
     public var note: String?
     /// FIFO order of the queue.
     public var seq: Int64
+    /// When a program makes the file rather than an HTTP transfer (yt-dlp merging formats): its
+    /// words as JSON (`ProgramDownload`).
+    public var program: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -69,6 +72,7 @@ extension DownloadRecord {
         error = row["error"]
         note = row["note"]
         seq = row["seq"]
+        program = row["program"]
         createdAt = Date(timeIntervalSince1970: row["createdAt"])
         updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
     }
@@ -77,7 +81,7 @@ extension DownloadRecord {
         [
             id.description, provider, title, url, path, state.rawValue, bytes, total, expectedLength, etag, lastModified, error,
             note,
-            seq, createdAt.timeIntervalSince1970, updatedAt.timeIntervalSince1970,
+            seq, createdAt.timeIntervalSince1970, updatedAt.timeIntervalSince1970, program,
         ]
     }
 }
@@ -92,7 +96,7 @@ extension MediaStore {
             try db.execute(
                 sql: """
                     INSERT INTO download (id, provider, title, url, path, state, bytes, total, expectedLength, etag, lastModified,
-                        error, note, seq, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        error, note, seq, createdAt, updatedAt, program) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: record.arguments)
             return record
         }
@@ -105,13 +109,13 @@ extension MediaStore {
             try db.execute(
                 sql: """
                     UPDATE download SET title = ?, url = ?, path = ?, state = ?, bytes = ?, total = ?, expectedLength = ?, etag = ?,
-                        lastModified = ?, error = ?, note = ?, seq = ?, updatedAt = ? WHERE id = ?
+                        lastModified = ?, error = ?, note = ?, seq = ?, updatedAt = ?, program = ? WHERE id = ?
                     """,
                 arguments: [
                     record.title, record.url, record.path, record.state.rawValue, record.bytes, record.total,
                     record.expectedLength,
                     record.etag, record.lastModified, record.error, record.note, record.seq,
-                    record.updatedAt.timeIntervalSince1970,
+                    record.updatedAt.timeIntervalSince1970, record.program,
                     record.id.description,
                 ])
         }

@@ -234,6 +234,9 @@ public final class MediaStore: Sendable {
                     CREATE INDEX listItem_id ON listItem(id);
                     """)
         }
+        migrator.registerMigration("v8: downloads made by a program") { db in
+            try db.execute(sql: "ALTER TABLE download ADD COLUMN program TEXT")
+        }
         return migrator
     }
 }

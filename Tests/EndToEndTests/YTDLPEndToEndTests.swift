@@ -105,6 +105,60 @@ import Testing
         #expect(FileManager.default.contents(atPath: path) == source, "byte-identical to what the new sandbox serves")
     }
 
+    /// yt-dlp as the downloader (what formats to merge need): the host runs it with the path,
+    /// shows its progress, pauses it by killing it and resumes it from its own `.part`.
+    @Test func yTDLPDownloadsItselfWithProgressPauseAndResume() async throws {
+        guard let ytdlp = Self.requireYTDLP() else { return }
+        let dataDir = try makeTemporaryDirectory()
+        let id = try await Self.sandboxVideo(dataDir: dataDir)
+        let process = try MediahostProcess(
+            ["--sandbox", "rpc"], dataDir: dataDir,
+            environment: [
+                "MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_YOUTUBE_DOWNLOADER": "ytdlp",
+                "MEDIAHOST_SANDBOX_MEDIA_RATE": "60000",
+            ])
+        defer { process.process.terminate() }
+        func call(_ number: Int, _ method: String, _ params: String) {
+            process.sendLine(#"{"jsonrpc":"2.0","id":\#(number),"method":"\#(method)","params":\#(params)}"#)
+        }
+        /// Messages until one satisfies `done` (or 60 s pass), all of them kept.
+        var seen: [JSONValue] = []
+        func until(_ done: (JSONValue) -> Bool) async -> JSONValue? {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline, let message = await process.next(timeout: .seconds(60))?.value {
+                seen.append(message)
+                if done(message) { return message }
+            }
+            return nil
+        }
+        call(1, "downloads.start", #"{"id":"\#(id)"}"#)
+        let started = await until { $0["id"] == 1 }
+        let path = try #require(started?["result"]?["path"]?.stringValue, "\(String(describing: started))")
+        let progressed = await until {
+            $0["method"] == "downloads.progress" && ($0["params"]?["bytes"]?.intValue ?? 0) >= 100_000
+        }
+        #expect(progressed != nil, "yt-dlp's progress reaches downloads.progress: \(seen.suffix(5))")
+        call(2, "downloads.pause", #"{"id":"\#(id)"}"#)
+        let paused = await until { $0["id"] == 2 }
+        #expect(paused?["result"]?["state"] == "paused", "\(String(describing: paused))")
+        let part = (try? FileManager.default.attributesOfItem(atPath: path + ".part")[.size] as? Int) ?? 0
+        #expect(part >= 100_000, "yt-dlp's .part is kept to resume from: \(part) bytes")
+        call(3, "downloads.resume", #"{"id":"\#(id)"}"#)
+        let completed = await until {
+            $0["method"] == "downloads.state" && $0["params"]?["state"] == "completed"
+        }
+        #expect(completed != nil, "\(seen.suffix(5))")
+        call(4, "downloads.list", "{}")
+        let list = await until { $0["id"] == 4 }
+        let row = try #require(list?["result"]?.arrayValue?.first)
+        let url = try #require(row["url"]?.stringValue.flatMap(URL.init(string:)))
+        var request = HTTPRequest(url: url)
+        request.maxBodySize = 1 << 30
+        let source = try await MediaHTTPClient().send(request).body
+        #expect(FileManager.default.contents(atPath: path) == source, "byte-identical to the source")
+        #expect(!FileManager.default.fileExists(atPath: path + ".part"))
+    }
+
     @Test func withoutAKeyDetailsComeFromTheRealYTDLPWithTheSameID() async throws {
         guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()

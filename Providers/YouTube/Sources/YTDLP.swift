@@ -11,8 +11,12 @@ struct YTDLP: Sendable {
     let programs: any ProgramRunner
     /// `--cookies` file, for age-gated and members-only videos.
     let cookies: String?
-    /// The format of downloads (`-f`).
+    /// The format of downloads (`-f`); "auto": up to 1080p, video and audio merged when ffmpeg is
+    /// installed, else the best single file.
     let format: String
+    /// Who downloads: "auto" (the host when the format is one file over HTTP, else yt-dlp), "host"
+    /// or "ytdlp".
+    var downloader = "auto"
     let pageSize: Int
     let timeout: Double
     /// Where yt-dlp is pointed: https://www.youtube.com, or a stand-in (the sandbox serves media
@@ -61,29 +65,60 @@ struct YTDLP: Sendable {
         }
     }
 
-    /// Where a video's media is, in the configured format: one file (a format with both audio and
-    /// video, or audio only) that the host downloads and resumes like any other; and whether
-    /// yt-dlp read it as YouTube (a stand-in site is read "Generic", its title the URL's name).
+    /// The format asked of yt-dlp.
+    var formatSpec: String {
+        guard format == "auto" else { return format }
+        return Self.installed("ffmpeg")
+            ? "bv*[height<=1080]+ba/b[height<=1080]/b" : "b[height<=1080][protocol^=http]/b[protocol^=http]/b"
+    }
+
+    /// Where a video's media is, in the configured format: one file over HTTP that the host
+    /// downloads and resumes like any other, or else (formats to merge, a stream) yt-dlp's own
+    /// download; and whether yt-dlp read it as YouTube (a stand-in site is read "Generic", its
+    /// title the URL's name).
     func downloadSource(for id: ItemID) async throws -> (source: DownloadSource, youtube: Bool) {
         guard id.kind == .video else {
             throw ProviderError.unsupported("only videos download; open the \(id.kind.rawValue) to download its videos")
         }
-        let info = try await json(["--no-playlist", "-f", format, site + Self.videoPath(id.nativeID)], for: id)
-        guard let media = Self.string(info["url"]), let url = URL(string: media), url.scheme?.hasPrefix("http") == true else {
-            throw ProviderError.unsupported(
-                "the format '\(format)' of \(id) is not one file (it needs merging or is a stream); set providers.youtube.download_format to one that is, e.g. 18 or bestaudio[ext=m4a]"
-            )
-        }
+        let spec = formatSpec
+        let target = site + Self.videoPath(id.nativeID)
+        let info = try await json(["--no-playlist", "-f", spec, target], for: id)
         var headers: [String: String] = [:]
         for (name, value) in info["http_headers"] as? [String: Any] ?? [:] {
             if let value = value as? String { headers[name] = value }
         }
         let size = Self.int(info["filesize"]) ?? Self.int(info["filesize_approx"])
-        let source = DownloadSource(
-            url: url, suggestedName: Self.string(info["title"]) ?? id.nativeID,
+        let oneFile = Self.string(info["url"]).flatMap(URL.init(string:)).flatMap {
+            $0.scheme?.hasPrefix("http") == true ? $0 : nil
+        }
+        let protocolName = Self.string(info["protocol"]) ?? "https"
+        var source = DownloadSource(
+            url: oneFile ?? URL(string: Self.videoURL(id.nativeID))!, suggestedName: Self.string(info["title"]) ?? id.nativeID,
             collection: Self.string(info["channel"]) ?? Self.string(info["uploader"]), fileExtension: Self.string(info["ext"]),
             expectedLength: size.map(Int64.init), headers: headers)
+        let merged = (info["requested_formats"] as? [Any])?.isEmpty == false
+        let hostCan = oneFile != nil && protocolName.hasPrefix("http") && !merged
+        if downloader == "ytdlp" || (downloader == "auto" && !hostCan) {
+            var words = ["--ignore-config", "--no-warnings", "--newline", "--no-playlist", "--no-mtime", "-f", spec]
+            if let cookies { words += ["--cookies", cookies] }
+            if merged, let ext = Self.string(info["ext"]) { words += ["--merge-output-format", ext] }
+            words += [
+                "--progress-template",
+                "download:progress %(progress.downloaded_bytes)s %(progress.total_bytes)s %(progress.total_bytes_estimate)s",
+                "-o", "{output}", "--", target,
+            ]
+            source.program = ProgramDownload(program: program, arguments: words)
+        } else if oneFile == nil {
+            throw ProviderError.unsupported(
+                "the format '\(spec)' of \(id) is not one file over HTTP; set providers.youtube.downloader to auto or ytdlp")
+        }
         return (source, (Self.string(info["extractor_key"]) ?? "Youtube").hasPrefix("Youtube"))
+    }
+
+    /// Whether `program` is an executable in PATH.
+    static func installed(_ program: String) -> Bool {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(program)") }
     }
 
     /// One page of a flat listing (a search, a channel's videos, a playlist) from entry `first`.

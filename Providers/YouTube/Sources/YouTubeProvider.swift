@@ -20,8 +20,13 @@ public struct YouTubeProvider: CompiledProvider {
             .init(name: "ytdlp", summary: "The yt-dlp program (a name in PATH or a path)", defaultValue: "yt-dlp"),
             .init(
                 name: "download_format",
-                summary: "yt-dlp format of downloads: one file (a format with audio and video, or audio only)",
-                defaultValue: "best[protocol^=http][height<=1080]/best[protocol^=http]/bestaudio[protocol^=http]"),
+                summary:
+                    "yt-dlp format of downloads (-f); auto: up to 1080p, video and audio merged when ffmpeg is installed, else the best single file; bestaudio for audio only",
+                defaultValue: "auto"),
+            .init(
+                name: "downloader",
+                summary: "auto (the host when the format is one file over HTTP, else yt-dlp), host or ytdlp",
+                defaultValue: "auto"),
             .init(name: "cookies", summary: "A cookies.txt file yt-dlp sends (age-restricted videos)"),
             .init(name: "ytdlp_timeout", summary: "Seconds yt-dlp may take for one call", defaultValue: "60"),
             .init(
@@ -73,11 +78,18 @@ public struct YouTubeProvider: CompiledProvider {
         }
         keyless = backend == "ytdlp" || (backend == "auto" && !hasKey)
         cache = context.cache
-        ytdlp = YTDLP(
+        let downloader = config["downloader"] ?? "auto"
+        guard ["auto", "host", "ytdlp"].contains(downloader) else {
+            throw ProviderError.notConfigured(
+                "providers.youtube.downloader is '\(downloader)'; it is auto, host or ytdlp")
+        }
+        var engine = YTDLP(
             program: config["ytdlp"] ?? "yt-dlp", programs: context.programs, cookies: config["cookies"],
-            format: config["download_format"] ?? "best", pageSize: Self.pageSize,
+            format: config["download_format"] ?? "auto", pageSize: Self.pageSize,
             timeout: Double(config["ytdlp_timeout"] ?? "").flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } ?? 60,
             site: String(try config.url("site_url").absoluteString.reversed().drop { $0 == "/" }.reversed()))
+        engine.downloader = downloader
+        ytdlp = engine
         base = try config.url("base_url")
         key = config["api_key"] ?? ""
         region = config["region"] ?? ""

@@ -126,17 +126,27 @@ final class RecordedPrograms: ProgramRunner {
         #expect(arguments[try #require(arguments.firstIndex(of: "-f")) + 1] == "18")
     }
 
-    @Test func aFormatThatIsNotOneFileIsRefusedWithWhatToSet() async throws {
-        // The same video with a merged selection: no top-level url.
+    /// Formats to merge (or a stream) are yt-dlp's to download: the host runs it with the path.
+    @Test func aFormatThatIsNotOneFileIsDownloadedByYTDLP() async throws {
+        // The same video with a merged selection: no top-level url, requested formats.
         var info = try #require(
             try JSONSerialization.jsonObject(with: Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json")) as? [String: Any])
         info["url"] = nil
+        info["requested_formats"] = [["format_id": "137"], ["format_id": "140"]]
         let programs = RecordedPrograms(stdout: try JSONSerialization.data(withJSONObject: info))
-        let provider = try Self.provider(programs)
+        let id = ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg")
+        let source = try await Self.provider(programs, settings: ["download_format": "bv*+ba"]).downloadSource(for: id)
+        let program = try #require(source.program)
+        #expect(program.program == "yt-dlp")
+        let words = program.arguments
+        #expect(words.contains("{output}") && words.contains("--newline"))
+        #expect(words[try #require(words.firstIndex(of: "--merge-output-format")) + 1] == "mp4")
+        #expect(words.suffix(2) == ["--", "https://www.youtube.com/watch?v=VcG1DZ4IlPg"])
+        // Told to leave downloads to the host, it says what to set instead.
         let error = await #expect(throws: ProviderError.self) {
-            try await provider.downloadSource(for: ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+            try await Self.provider(programs, settings: ["downloader": "host"]).downloadSource(for: id)
         }
-        #expect("\(String(describing: error))".contains("download_format"))
+        #expect("\(String(describing: error))".contains("downloader"))
     }
 
     /// Real yt-dlp offline: exit status 1, its JSON printed anyway, the reason on stderr.

@@ -65,6 +65,7 @@ public actor DownloadManager {
                 existing.state = .queued
                 existing.error = nil
                 existing.url = source.url.absoluteString
+                existing.program = source.program.flatMap(Self.encoded)
                 try await save(existing, announce: true)
                 pump()
                 return try await store.download(id) ?? existing
@@ -81,9 +82,10 @@ public actor DownloadManager {
             }
             return try await store.downloadPathTaken(candidate)
         }
-        let record = try await store.insertDownload(
-            DownloadRecord(
-                id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength))
+        var new = DownloadRecord(
+            id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength)
+        new.program = source.program.flatMap(Self.encoded)
+        let record = try await store.insertDownload(new)
         publishState(record)
         pump()
         return try await store.download(id) ?? record
@@ -134,6 +136,7 @@ public actor DownloadManager {
             record = try await existing(id)
         }
         try? FileManager.default.removeItem(atPath: record.partPath)
+        if record.program != nil { ProgramDownloadAttempt.removeLeftovers(of: record.path) }
         record.state = .cancelled
         record.bytes = 0
         record.etag = nil
@@ -273,13 +276,18 @@ public actor DownloadManager {
         while true {
             let store = self.store
             let id = record.id
-            let outcome = await DownloadAttempt(record: record, http: http, events: events) { etag, lastModified, total in
-                // Stored at once: after a crash, the .part can only be resumed if they are known.
-                // Only these columns: a whole-record write could land after "completed".
-                Task.detached {
-                    try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total)
-                }
-            }.run()
+            let outcome: DownloadAttempt.Outcome
+            if let program = record.program.flatMap(Self.decoded) {
+                outcome = await ProgramDownloadAttempt(record: record, download: program, events: events).run()
+            } else {
+                outcome = await DownloadAttempt(record: record, http: http, events: events) { etag, lastModified, total in
+                    // Stored at once: after a crash, the .part can only be resumed if they are known.
+                    // Only these columns: a whole-record write could land after "completed".
+                    Task.detached {
+                        try? await store.updateDownloadValidators(id, etag: etag, lastModified: lastModified, total: total)
+                    }
+                }.run()
+            }
             // Keep what the transfer learnt (validators, sizes) whatever happened next.
             record.bytes = outcome.bytes
             record.total = outcome.total ?? record.total
@@ -323,9 +331,19 @@ public actor DownloadManager {
         finished(record.id)
     }
 
+    static func encoded(_ program: ProgramDownload) -> String? {
+        (try? JSONEncoder().encode(program)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func decoded(_ text: String) -> ProgramDownload? {
+        try? JSONDecoder().decode(ProgramDownload.self, from: Data(text.utf8))
+    }
+
     /// A `.part` that cannot be resumed (nothing in it, or no validator to ask the server whether
-    /// it is still the same file) is only wasted disk: remove it.
+    /// it is still the same file) is only wasted disk: remove it. A program's partial files are
+    /// its own to resume.
     private func discardUnresumablePart(_ record: inout DownloadRecord) {
+        guard record.program == nil else { return }
         guard record.bytes == 0 || (record.etag == nil && record.lastModified == nil) else { return }
         try? FileManager.default.removeItem(atPath: record.partPath)
         record.bytes = 0

@@ -41,7 +41,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
     }
 
     /// A spawned program and the read ends of its stdout and stderr.
-    final class Child: @unchecked Sendable {
+    public final class Child: @unchecked Sendable {
         let pid: pid_t
         let stdout: Int32
         let stderr: Int32
@@ -94,6 +94,52 @@ public struct SpawnedProgramRunner: ProgramRunner {
 
         /// Kills the program and everything in its group.
         func kill() { Glibc.kill(-pid, SIGKILL) }
+
+        /// Hands each line of stdout to `onLine` until the program's output ends (no deadline: a
+        /// download takes what it takes; `kill` ends it), then reaps it. Lines longer than 64 KB
+        /// are cut; stderr keeps its last 64 KB.
+        func follow(_ onLine: (String) -> Void) -> ProgramOutput {
+            defer {
+                close(stdout)
+                close(stderr)
+            }
+            var line: [UInt8] = []
+            var errors: [UInt8] = []
+            var open = [stdout, stderr]
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while !open.isEmpty {
+                var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                let ready = poll(&fds, nfds_t(fds.count), 1000)
+                if ready < 0, errno == EINTR { continue }
+                guard ready > 0 else { continue }
+                for entry in fds where entry.revents != 0 {
+                    let count = read(entry.fd, &buffer, buffer.count)
+                    if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                    if count <= 0 {
+                        open.removeAll { $0 == entry.fd }
+                        continue
+                    }
+                    if entry.fd == stderr {
+                        errors += buffer[0..<count]
+                        if errors.count > 65536 { errors.removeFirst(errors.count - 65536) }
+                        continue
+                    }
+                    for byte in buffer[0..<count] {
+                        if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                            if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
+                            line.removeAll(keepingCapacity: true)
+                        } else if line.count < 65536 {
+                            line.append(byte)
+                        }
+                    }
+                }
+            }
+            if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return ProgramOutput(status: code, stdout: [], stderr: errors)
+        }
 
         /// Reads both pipes to their end within the deadline, then reaps the program.
         func collect(_ call: ProgramCall) throws -> ProgramOutput {

@@ -1,0 +1,138 @@
+import Foundation
+import MediaKit
+import MediaStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One attempt at a download a program makes (yt-dlp downloading and merging a video's formats):
+/// the program is run to write the record's path, resuming what an earlier run left; its
+/// `progress <bytes> <total>` lines become `downloads.progress`; pausing, cancelling or the
+/// process ending kills it and what it started (ffmpeg), and the next attempt resumes.
+struct ProgramDownloadAttempt {
+    let record: DownloadRecord
+    let download: ProgramDownload
+    let events: EventHub
+
+    func run() async -> DownloadAttempt.Outcome {
+        let fail = { (result: DownloadAttempt.Result) in
+            DownloadAttempt.Outcome(result: result, bytes: record.bytes, total: record.total, etag: nil, lastModified: nil)
+        }
+        let folder = (record.path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            return fail(.permanent("cannot create \(folder): \(error.localizedDescription)"))
+        }
+        // The `.part` beside the path is the lock, as for every download (a program that writes
+        // its own `.part` there appends to it).
+        let lock = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard lock >= 0 else { return fail(.permanent("cannot write \(record.partPath): \(String(cString: strerror(errno)))")) }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return fail(.busy) }
+        guard let executable = SpawnedProgramRunner.find(download.program) else {
+            return fail(.permanent("\(download.program) is not installed (not found in PATH)"))
+        }
+        let arguments = download.arguments.map { $0 == "{output}" ? record.path : $0 }
+        let child: SpawnedProgramRunner.Child
+        do {
+            child = try SpawnedProgramRunner.Child.spawn(
+                executable, call: ProgramCall(program: download.program, arguments: arguments))
+        } catch {
+            return fail(.permanent("\(error)"))
+        }
+        let progress = DownloadAttempt.Progress(fd: -1)
+        progress.offset = record.bytes
+        progress.total = record.total
+        progress.rateStart = (DownloadAttempt.now(), record.bytes)
+        let id = record.id.description
+        let events = self.events
+        // Streams (video, then audio) each count from zero: what the earlier ones made is kept.
+        let streams = StreamProgress()
+        let ended = await withTaskCancellationHandler {
+            try? await BlockingWork.run("download-\((download.program as NSString).lastPathComponent)") {
+                child.follow { line in
+                    guard let (bytes, total) = Self.progress(line) else { return }
+                    let (done, whole) = streams.update(bytes: bytes, total: total)
+                    progress.lock.withLock {
+                        progress.offset = 0
+                        progress.written = done
+                        progress.total = whole
+                    }
+                    DownloadAttempt.report(progress, id: id, events: events)
+                }
+            }
+        } onCancel: {
+            child.kill()
+        }
+        let bytes = progress.lock.withLock { progress.bytes }
+        guard let ended, !Task.isCancelled else {
+            return DownloadAttempt.Outcome(
+                result: .transient("stopped"), bytes: bytes, total: progress.total, etag: nil, lastModified: nil)
+        }
+        if ended.status == 0, let size = Self.size(record.path) {
+            try? FileManager.default.removeItem(atPath: record.partPath)
+            progress.lock.withLock {
+                progress.written = size
+                progress.total = size
+            }
+            DownloadAttempt.report(progress, id: id, events: events, force: true)
+            return DownloadAttempt.Outcome(result: .completed(note: nil), bytes: size, total: size, etag: nil, lastModified: nil)
+        }
+        let reason = ended.lastError ?? "\(download.program) exited with status \(ended.status)"
+        let permanent = ["requested format is not available", "ffmpeg", "private video", "video unavailable"]
+            .contains { reason.lowercased().contains($0) }
+        let hint =
+            reason.lowercased().contains("ffmpeg")
+            ? " (merging formats needs ffmpeg: install it, e.g. apt-get install ffmpeg)" : ""
+        return DownloadAttempt.Outcome(
+            result: permanent ? .permanent(reason + hint) : .transient(reason), bytes: bytes, total: progress.total,
+            etag: nil, lastModified: nil)
+    }
+
+    /// "progress 1200 5000" -> (1200, 5000); the total may be "NA".
+    static func progress(_ line: String) -> (Int64, Int64?)? {
+        let words = line.split(separator: " ")
+        guard words.count >= 2, words[0] == "progress", let bytes = Int64(words[1]) ?? Double(words[1]).map({ Int64($0) })
+        else { return nil }
+        let total = words.dropFirst(2).lazy.compactMap { Int64($0) ?? Double($0).map { Int64($0) } }.first
+        return (bytes, total)
+    }
+
+    static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Removes what a cancelled download's program left beside its path (yt-dlp's `.part` and
+    /// `.ytdl` files, the formats not yet merged).
+    static func removeLeftovers(of path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let stem = (name as NSString).deletingPathExtension
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where file != name && (file.hasPrefix(name + ".") || file.hasPrefix(stem + ".f"))
+            && (file.hasSuffix(".part") || file.hasSuffix(".ytdl")
+                || file.range(of: #"\.f[0-9]+\."#, options: .regularExpression) != nil)
+        {
+            try? FileManager.default.removeItem(atPath: folder + "/" + file)
+        }
+    }
+
+    /// Bytes across the streams a program downloads one after another.
+    final class StreamProgress: @unchecked Sendable {
+        private var finished: Int64 = 0
+        private var current: (bytes: Int64, total: Int64?) = (0, nil)
+
+        func update(bytes: Int64, total: Int64?) -> (Int64, Int64?) {
+            if bytes < current.bytes {
+                // A new stream: the last one is done.
+                finished += current.total ?? current.bytes
+            }
+            current = (bytes, total)
+            return (finished + bytes, total.map { finished + $0 })
+        }
+    }
+}
