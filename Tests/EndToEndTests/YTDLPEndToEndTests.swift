@@ -66,11 +66,17 @@ import Testing
     /// The service killed mid-download takes its sandbox with it; the next one serves the media at
     /// another address, which the download learns by asking yt-dlp again, and it resumes from its
     /// `.part` to a byte-identical file.
-    @Test func aYouTubeDownloadOutlivesAKilledServiceThroughYTDLP() async throws {
+    /// Either downloader: the host's HTTP transfer, or yt-dlp itself (whose words, holding the
+    /// old address, are asked of the provider again).
+    @Test(arguments: ["host", "ytdlp"])
+    func aYouTubeDownloadOutlivesAKilledServiceThroughYTDLP(downloader: String) async throws {
         guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()
         let id = try await Self.sandboxVideo(dataDir: dataDir)
-        let environment = ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_SANDBOX_MEDIA_RATE": "100000"]
+        let environment = [
+            "MEDIAHOST_YOUTUBE_YTDLP": ytdlp, "MEDIAHOST_SANDBOX_MEDIA_RATE": "100000",
+            "MEDIAHOST_YOUTUBE_DOWNLOADER": downloader,
+        ]
         let service = try MediahostProcess(["--sandbox", "serve"], dataDir: dataDir, environment: environment)
         try await ServiceTests.waitForService(dataDir)
         let started = try await runMediahost(

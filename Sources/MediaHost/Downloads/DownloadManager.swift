@@ -64,8 +64,7 @@ public actor DownloadManager {
             if existing.state == .failed || existing.state == .cancelled {
                 existing.state = .queued
                 existing.error = nil
-                existing.url = source.url.absoluteString
-                existing.program = source.program.flatMap(Self.encoded)
+                existing.use(source)
                 try await save(existing, announce: true)
                 pump()
                 return try await store.download(id) ?? existing
@@ -115,7 +114,7 @@ public actor DownloadManager {
         case .paused, .failed, .cancelled:
             record.state = .queued
             record.error = nil
-            if let source = await refreshSource(id) { record.url = source.url.absoluteString }
+            if let source = await refreshSource(id) { record.use(source) }
             try await save(record, announce: true)
             pump()
         case .queued, .running, .completed: break
@@ -168,7 +167,7 @@ public actor DownloadManager {
                 // Running in another process (the service, a front end): it is that one's.
                 guard !DownloadLock.isHeldElsewhere(record.partPath) else { continue }
                 record.state = .queued
-                if let source = await refreshSource(record.id) { record.url = source.url.absoluteString }
+                if let source = await refreshSource(record.id) { record.use(source) }
                 try await save(record, announce: true)
             }
         } catch {
@@ -367,5 +366,14 @@ public actor DownloadManager {
             id: record.id.description, state: record.state.rawValue, path: record.state == .completed ? record.path : nil,
             error: record.error)
         events.publish(.downloadState(change))
+    }
+}
+
+extension DownloadRecord {
+    /// Where the media is now, as the provider says again: its URL, or the program that makes it
+    /// (whose words hold the address it reads).
+    mutating func use(_ source: DownloadSource) {
+        url = source.url.absoluteString
+        program = source.program.flatMap(DownloadManager.encoded)
     }
 }

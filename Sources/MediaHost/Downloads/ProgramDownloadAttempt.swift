@@ -15,6 +15,9 @@ struct ProgramDownloadAttempt {
     let download: ProgramDownload
     let events: EventHub
 
+    /// Where the running program's process id is kept, beside the `.part`.
+    var pidFile: String { record.partPath + ".pid" }
+
     func run() async -> DownloadAttempt.Outcome {
         let fail = { (result: DownloadAttempt.Result) in
             DownloadAttempt.Outcome(result: result, bytes: record.bytes, total: record.total, etag: nil, lastModified: nil)
@@ -35,6 +38,9 @@ struct ProgramDownloadAttempt {
             return fail(.permanent("\(download.program) is not installed (not found in PATH)"))
         }
         let arguments = download.arguments.map { $0 == "{output}" ? record.path : $0 }
+        // A program left running by a process that was killed (it has a process group of its
+        // own, so it outlives the host) would write the same files: it is stopped first.
+        await Self.stopLeftover(pidFile: pidFile, path: record.path)
         let child: SpawnedProgramRunner.Child
         do {
             child = try SpawnedProgramRunner.Child.spawn(
@@ -42,6 +48,8 @@ struct ProgramDownloadAttempt {
         } catch {
             return fail(.permanent("\(error)"))
         }
+        try? Data("\(child.pid)\n".utf8).write(to: URL(fileURLWithPath: pidFile))
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
         let progress = DownloadAttempt.Progress(fd: -1)
         progress.offset = record.bytes
         progress.total = record.total
@@ -98,6 +106,24 @@ struct ProgramDownloadAttempt {
         else { return nil }
         let total = words.dropFirst(2).lazy.compactMap { Int64($0) ?? Double($0).map { Int64($0) } }.first
         return (bytes, total)
+    }
+
+    /// Kills the program group a killed process left writing `path`, when there is one: its pid
+    /// file names it, and its command line names the path (a pid reused by another program is
+    /// left alone).
+    static func stopLeftover(pidFile: String, path: String) async {
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1,
+            let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+            String(decoding: commandLine, as: UTF8.self).contains(path)
+        else { return }
+        kill(-pid, SIGKILL)
+        // Reaped by init (its parent is gone): wait until it is.
+        for _ in 0..<100 where FileManager.default.fileExists(atPath: "/proc/\(pid)/cmdline") {
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ")
+            if state.map({ $0.count > 2 && $0[2] == "Z" }) ?? true { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     static func size(_ path: String) -> Int64? {

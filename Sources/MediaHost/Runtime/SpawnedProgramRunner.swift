@@ -42,7 +42,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
 
     /// A spawned program and the read ends of its stdout and stderr.
     public final class Child: @unchecked Sendable {
-        let pid: pid_t
+        public let pid: pid_t
         let stdout: Int32
         let stderr: Int32
 
