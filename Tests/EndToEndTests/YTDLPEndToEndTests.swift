@@ -97,14 +97,17 @@ import Testing
             environment: environment.merging(["MEDIAHOST_SANDBOX_MEDIA_RATE": "0"]) { $1 })
         defer { again.process.terminate() }
         try await ServiceTests.waitForService(dataDir)
+        // Completed once the record says so (yt-dlp puts the file in place before it exits).
         let done = ContinuousClock.now + .seconds(90)
-        while !FileManager.default.fileExists(atPath: path), ContinuousClock.now < done {
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
-        let row = try #require((try JSONValue(parsing: list.stdout).arrayValue ?? []).first, "\(list.stdout)")
-        #expect(row["state"] == "completed", "\(row)")
-        let url = try #require(row["url"]?.stringValue.flatMap(URL.init(string:)))
+        var row: JSONValue?
+        repeat {
+            try await Task.sleep(for: .milliseconds(300))
+            let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir, environment: environment)
+            row = (try? JSONValue(parsing: list.stdout))?.arrayValue?.first
+        } while row?["state"] != "completed" && ContinuousClock.now < done
+        let completed = try #require(row)
+        #expect(completed["state"] == "completed", "\(completed)")
+        let url = try #require(completed["url"]?.stringValue.flatMap(URL.init(string:)))
         var request = HTTPRequest(url: url)
         request.maxBodySize = 1 << 30
         let source = try await MediaHTTPClient().send(request).body

@@ -64,17 +64,12 @@ struct DownloadAttempt {
             Outcome(
                 result: result, bytes: record.bytes, total: record.total, etag: record.etag, lastModified: record.lastModified)
         }
-        let folder = (record.path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            return fail(.permanent("cannot create \(folder): \(error.localizedDescription)"))
+        let fd: Int32
+        switch Self.lockedPart(record) {
+        case .success(let opened): fd = opened
+        case .failure(let ending): return fail(ending.result)
         }
-        let fd = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return fail(.permanent("cannot write \(record.partPath): \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
-        // One process per download: a REPL and an RPC server may both try to resume it.
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return fail(.busy) }
 
         let progress = Progress(fd: fd)
         var info = stat()
@@ -194,7 +189,7 @@ struct DownloadAttempt {
         guard rename(record.partPath, record.path) == 0 else {
             return ended(.permanent("cannot move the download into place: \(String(cString: strerror(errno)))"), progress)
         }
-        let directory = open(folder, O_RDONLY | O_DIRECTORY)
+        let directory = open((record.path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY)
         if directory >= 0 {
             fsync(directory)
             close(directory)
@@ -205,6 +200,29 @@ struct DownloadAttempt {
         }
         Self.report(progress, id: id, events: events, force: true)
         return ended(.completed(note: note), progress)
+    }
+
+    struct Ending: Error { var result: Result }
+
+    /// The record's `.part`, made with its folder, open for writing and locked: one process per
+    /// download (a REPL and an RPC server may both try to resume it).
+    static func lockedPart(_ record: DownloadRecord) -> Swift.Result<Int32, Ending> {
+        let folder = (record.path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            return .failure(Ending(result: .permanent("cannot create \(folder): \(error.localizedDescription)")))
+        }
+        let fd = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            return .failure(
+                Ending(result: .permanent("cannot write \(record.partPath): \(String(cString: strerror(errno)))")))
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return .failure(Ending(result: .busy))
+        }
+        return .success(fd)
     }
 
     /// How the attempt ended, with what the `.part` file holds and the validators to resume it.

@@ -22,18 +22,14 @@ struct ProgramDownloadAttempt {
         let fail = { (result: DownloadAttempt.Result) in
             DownloadAttempt.Outcome(result: result, bytes: record.bytes, total: record.total, etag: nil, lastModified: nil)
         }
-        let folder = (record.path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            return fail(.permanent("cannot create \(folder): \(error.localizedDescription)"))
-        }
         // The `.part` beside the path is the lock, as for every download (a program that writes
         // its own `.part` there appends to it).
-        let lock = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard lock >= 0 else { return fail(.permanent("cannot write \(record.partPath): \(String(cString: strerror(errno)))")) }
+        let lock: Int32
+        switch DownloadAttempt.lockedPart(record) {
+        case .success(let opened): lock = opened
+        case .failure(let ending): return fail(ending.result)
+        }
         defer { close(lock) }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return fail(.busy) }
         guard let executable = SpawnedProgramRunner.find(download.program) else {
             return fail(.permanent("\(download.program) is not installed (not found in PATH)"))
         }

@@ -95,72 +95,69 @@ public struct SpawnedProgramRunner: ProgramRunner {
         /// Kills the program and everything in its group.
         func kill() { Glibc.kill(-pid, SIGKILL) }
 
-        /// Hands each line of stdout to `onLine` until the program's output ends (no deadline: a
-        /// download takes what it takes; `kill` ends it), then reaps it. Lines longer than 64 KB
-        /// are cut; stderr keeps its last 64 KB.
-        func follow(_ onLine: (String) -> Void) -> ProgramOutput {
-            defer {
-                close(stdout)
-                close(stderr)
-            }
-            var line: [UInt8] = []
-            var errors: [UInt8] = []
-            var open = [stdout, stderr]
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while !open.isEmpty {
-                var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                let ready = poll(&fds, nfds_t(fds.count), 1000)
-                if ready < 0, errno == EINTR { continue }
-                guard ready > 0 else { continue }
-                for entry in fds where entry.revents != 0 {
-                    let count = read(entry.fd, &buffer, buffer.count)
-                    if count < 0, errno == EINTR || errno == EAGAIN { continue }
-                    if count <= 0 {
-                        open.removeAll { $0 == entry.fd }
-                        continue
-                    }
-                    if entry.fd == stderr {
-                        errors += buffer[0..<count]
-                        if errors.count > 65536 { errors.removeFirst(errors.count - 65536) }
-                        continue
-                    }
-                    for byte in buffer[0..<count] {
-                        if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
-                            if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
-                            line.removeAll(keepingCapacity: true)
-                        } else if line.count < 65536 {
-                            line.append(byte)
-                        }
-                    }
-                }
-            }
-            if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return ProgramOutput(status: code, stdout: [], stderr: errors)
-        }
-
         /// Reads both pipes to their end within the deadline, then reaps the program.
         func collect(_ call: ProgramCall) throws -> ProgramOutput {
+            let deadline = ContinuousClock.now + .milliseconds(Int64(call.timeout * 1000))
+            var output: [UInt8] = []
+            let (end, errors) = drain(until: deadline) { chunk in
+                output += chunk
+                return output.count <= call.maxOutput
+            }
+            switch end {
+            case .timedOut: throw ProgramError.timedOut(call.program, seconds: call.timeout)
+            case .stopped: throw ProgramError.tooMuchOutput(call.program, bytes: call.maxOutput)
+            case .finished: return ProgramOutput(status: reap(), stdout: output, stderr: errors)
+            }
+        }
+
+        /// Hands each line of stdout to `onLine` until the program's output ends (no deadline: a
+        /// download takes what it takes; `kill` ends it), then reaps it. Lines longer than 64 KB
+        /// are cut.
+        func follow(_ onLine: (String) -> Void) -> ProgramOutput {
+            var line: [UInt8] = []
+            let (_, errors) = drain(until: nil) { chunk in
+                for byte in chunk {
+                    if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                        if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
+                        line.removeAll(keepingCapacity: true)
+                    } else if line.count < 65536 {
+                        line.append(byte)
+                    }
+                }
+                return true
+            }
+            if !line.isEmpty { onLine(String(decoding: line, as: UTF8.self)) }
+            return ProgramOutput(status: reap(), stdout: [], stderr: errors)
+        }
+
+        enum DrainEnd { case finished, timedOut, stopped }
+
+        /// Reads stdout (to `onStdout`, which returns false to stop) and stderr (its last 64 KB
+        /// kept) until both end, the deadline passes or the reader stops; then closes them, and
+        /// kills the program unless its output simply ended.
+        private func drain(until deadline: ContinuousClock.Instant?, _ onStdout: (ArraySlice<UInt8>) -> Bool) -> (
+            DrainEnd, [UInt8]
+        ) {
             defer {
                 close(stdout)
                 close(stderr)
             }
-            let deadline = ContinuousClock.now + .milliseconds(Int64(call.timeout * 1000))
-            var output: [UInt8] = []
             var errors: [UInt8] = []
             var open = [stdout, stderr]
             var buffer = [UInt8](repeating: 0, count: 65536)
-            var failure: ProgramError?
-            while !open.isEmpty {
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else {
-                    failure = .timedOut(call.program, seconds: call.timeout)
-                    break
+            var end = DrainEnd.finished
+            reading: while !open.isEmpty {
+                var wait: Int32 = 1000
+                if let deadline {
+                    let left = deadline - ContinuousClock.now
+                    guard left > .zero else {
+                        end = .timedOut
+                        break
+                    }
+                    wait = Int32(min(left.milliseconds, 1000))
                 }
                 var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                let ready = poll(&fds, nfds_t(fds.count), Int32(min(left.milliseconds, 1000)))
+                let ready = poll(&fds, nfds_t(fds.count), wait)
                 if ready < 0, errno == EINTR { continue }
                 guard ready > 0 else { continue }
                 for entry in fds where entry.revents != 0 {
@@ -168,26 +165,27 @@ public struct SpawnedProgramRunner: ProgramRunner {
                     if count < 0, errno == EINTR || errno == EAGAIN { continue }
                     if count <= 0 {
                         open.removeAll { $0 == entry.fd }
-                        continue
-                    }
-                    if entry.fd == stdout {
-                        output += buffer[0..<count]
-                    } else {
+                    } else if entry.fd == stderr {
                         errors += buffer[0..<count]
                         if errors.count > 65536 { errors.removeFirst(errors.count - 65536) }
+                    } else if !onStdout(buffer[0..<count]) {
+                        end = .stopped
+                        break reading
                     }
                 }
-                if output.count > call.maxOutput {
-                    failure = .tooMuchOutput(call.program, bytes: call.maxOutput)
-                    break
-                }
             }
-            if failure != nil { kill() }
+            if end != .finished {
+                kill()
+                _ = reap()
+            }
+            return (end, errors)
+        }
+
+        /// Waits for the program to end: its exit status, or 128 + the signal that ended it.
+        private func reap() -> Int32 {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            if let failure { throw failure }
-            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return ProgramOutput(status: code, stdout: output, stderr: errors)
+            return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         }
     }
 }
