@@ -368,7 +368,8 @@ struct CallCommand: AsyncParsableCommand {
     static func callThrough(_ service: Int32, _ method: String, _ params: JSONValue?) throws {
         do {
             let result = try ServiceClient.call(service, method: method, params: params)
-            try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
+            // A result that could not be written (stdout closed) is a failed call, not silence.
+            guard Descriptor.writeAll(1, result + [0x0A]) else { throw ExitCode(1) }
         } catch let error as RPCError {
             Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
             if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
@@ -396,15 +397,17 @@ struct CallCommand: AsyncParsableCommand {
             try callThrough(service, method, parsed)
             return
         }
+        let result: [UInt8]
         do {
-            let result = try await host.dispatcher.call(method, params: parsed)
-            // A reader that went away (`| head -c 10`) is not an error worth a crash.
-            try? FileHandle.standardOutput.write(contentsOf: Data(result + [0x0A]))
+            result = try await host.dispatcher.call(method, params: parsed)
         } catch {
             Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
             if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
             throw ExitCode(1)
         }
+        // A reader that went away (`| head -c 10`) is not worth a crash, but it is a failed call:
+        // a result that could not be written is not silence with status 0.
+        guard Descriptor.writeAll(1, result + [0x0A]) else { throw ExitCode(1) }
     }
 }
 

@@ -46,14 +46,19 @@ final class MediahostProcess: @unchecked Sendable {
         try process.run()
         let state = self.state
         stdout.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                state.eof.withLock { $0 = true }
-                handle.readabilityHandler = nil
-                return
+            // Read and kept under one lock: two calls of the handler may overlap, and the one
+            // that reads the end must not say so before the one that read the last bytes kept them.
+            let ended = state.output.withLock { splitter -> Bool in
+                let data = handle.availableData
+                if data.isEmpty {
+                    state.eof.withLock { $0 = true }
+                    return true
+                }
+                state.outputBytes.withLock { $0 += data.count }
+                data.withUnsafeBytes { splitter.append($0) }
+                return false
             }
-            state.outputBytes.withLock { $0 += data.count }
-            state.output.withLock { splitter in data.withUnsafeBytes { splitter.append($0) } }
+            if ended { handle.readabilityHandler = nil }
         }
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData

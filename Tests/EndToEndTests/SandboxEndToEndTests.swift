@@ -176,6 +176,15 @@ import Testing
         #expect(served?.sorted() == (spec["methods"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }.sorted())
     }
 
+    /// A result that cannot be written is a failed call (status 1), not silence with status 0.
+    @Test func aResultThatCannotBeWrittenFailsTheCall() async throws {
+        let shell = try MediahostProcess(
+            ["-c", #""$0" call host.info > /dev/full; echo "status $?""#, mediahostBinary()], executable: "/bin/sh")
+        defer { shell.process.terminate() }
+        let line = await shell.next(timeout: .seconds(60))
+        #expect(line.map { String(decoding: $0.raw, as: UTF8.self) } == "status 1")
+    }
+
     @Test func standardProxyVariablesAreHonoured() async throws {
         // The sandbox answers absolute-form requests like a proxy would. The provider's host does
         // not resolve, so the call can only succeed through the proxy.
