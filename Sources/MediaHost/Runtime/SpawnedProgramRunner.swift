@@ -1,5 +1,6 @@
 import Foundation
 import MediaKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -92,8 +93,13 @@ public struct SpawnedProgramRunner: ProgramRunner {
             return Child(pid: pid, stdout: out[0], stderr: err[0])
         }
 
-        /// Kills the program and everything in its group.
-        func kill() { Glibc.kill(-pid, SIGKILL) }
+        /// Whether the program was reaped: its pid may then be another process's.
+        private let reaped = Mutex(false)
+
+        /// Kills the program and everything in its group, unless it was reaped already.
+        func kill() {
+            reaped.withLock { reaped in if !reaped { _ = Glibc.kill(-pid, SIGKILL) } }
+        }
 
         /// Reads both pipes to their end within the deadline, then reaps the program.
         func collect(_ call: ProgramCall) throws -> ProgramOutput {
@@ -185,6 +191,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
         private func reap() -> Int32 {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            reaped.withLock { $0 = true }
             return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         }
     }
