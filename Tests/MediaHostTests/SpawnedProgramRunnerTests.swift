@@ -1,7 +1,8 @@
 import Foundation
-import MediaHost
 import MediaKit
 import Testing
+
+@testable import MediaHost
 
 /// The runner providers' helper programs (yt-dlp) go through: real children, real pipes.
 @Suite struct SpawnedProgramRunnerTests {
@@ -70,5 +71,26 @@ import Testing
         await #expect(throws: CancellationError.self) { try await task.value }
         // Reaped by the runner: no such process any more.
         #expect(kill(program, 0) != 0)
+    }
+}
+
+/// A program's progress lines, as the host reads them for `downloads.progress`.
+@Suite struct ProgramProgressTests {
+    @Test func readableLinesGiveBytesAndTotal() {
+        #expect(ProgramDownloadAttempt.progress("progress 1200 5000 NA").map { $0 == (1200, 5000) } == true)
+        #expect(ProgramDownloadAttempt.progress("progress 1200 NA 5100.7").map { $0 == (1200, 5100) } == true)
+        #expect(ProgramDownloadAttempt.progress("progress 1200 NA NA").map { $0 == (1200, nil) } == true)
+    }
+
+    @Test(arguments: [
+        "progress inf 10", "progress -5 10", "progress 1e30 10", "progress nan", "progress", "[download] 5%",
+        "progress NA 10",
+    ])
+    func hostileLinesAreNoProgressAndDoNotTrap(line: String) {
+        #expect(ProgramDownloadAttempt.progress(line) == nil)
+    }
+
+    @Test func hostileTotalsAreDropped() {
+        #expect(ProgramDownloadAttempt.progress("progress 10 inf -3 1e300").map { $0 == (10, nil) } == true)
     }
 }

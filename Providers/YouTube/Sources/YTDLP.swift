@@ -304,7 +304,9 @@ struct YTDLP: Sendable {
     }
 
     static func number(_ value: Any?) -> Double? {
-        guard let number = value as? NSNumber, !(value is Bool) else { return nil }
+        // JSON's true/false are NSNumbers of type "c"; `is Bool` would also take the counts 0 and
+        // 1 for booleans on Linux (a video with no views, a one-second clip).
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
         let double = number.doubleValue
         return double.isFinite ? double : nil
     }

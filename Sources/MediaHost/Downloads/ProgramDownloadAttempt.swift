@@ -96,12 +96,14 @@ struct ProgramDownloadAttempt {
     }
 
     /// "progress 1200 5000" -> (1200, 5000); the total may be "NA".
+    /// A program's line is not trusted: "inf", "-5" or "1e30" is no count (and must not trap).
     static func progress(_ line: String) -> (Int64, Int64?)? {
+        func count(_ word: Substring) -> Int64? {
+            Double(word).flatMap(Int.init(finite:)).flatMap { $0 >= 0 ? Int64($0) : nil }
+        }
         let words = line.split(separator: " ")
-        guard words.count >= 2, words[0] == "progress", let bytes = Int64(words[1]) ?? Double(words[1]).map({ Int64($0) })
-        else { return nil }
-        let total = words.dropFirst(2).lazy.compactMap { Int64($0) ?? Double($0).map { Int64($0) } }.first
-        return (bytes, total)
+        guard words.count >= 2, words[0] == "progress", let bytes = count(words[1]) else { return nil }
+        return (bytes, words.dropFirst(2).lazy.compactMap(count).first)
     }
 
     /// Kills the program group a killed process left writing `path`, when there is one: its pid
