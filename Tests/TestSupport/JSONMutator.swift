@@ -29,10 +29,16 @@ public enum JSONMutator {
                 let candidates = paths.filter { $0.count >= minDepth }
                 guard !candidates.isEmpty else { break }
                 let path = candidates[Int(random.next() % UInt64(candidates.count))]
+                let target = element(at: path, in: value)
                 let (new, change) = apply(path, to: value, &random)
                 value = new
                 changes.append(path.map(\.description).joined() + ": " + change)
-                if path.contains(where: { if case .index = $0 { true } else { false } }) { touched += 1 }
+                if path.contains(where: { if case .index = $0 { true } else { false } }) {
+                    touched += 1
+                } else if let list = target as? [Any] {
+                    // A list replaced or dropped whole costs all its elements.
+                    touched += list.count
+                }
             }
             let data = (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])) ?? body
             return Variant(body: data, changes: changes, touchedElements: touched)
@@ -54,9 +60,20 @@ public enum JSONMutator {
         if !path.isEmpty { paths.append(path) }
         guard paths.count < 4000 else { return }
         if let object = value as? [String: Any] {
-            for (key, member) in object { collect(member, path: path + [.key(key)], into: &paths) }
+            // In key order: a seed gives the same variants in every process (dictionaries are not).
+            for key in object.keys.sorted() { collect(object[key] as Any, path: path + [.key(key)], into: &paths) }
         } else if let array = value as? [Any] {
             for (index, element) in array.enumerated().prefix(50) { collect(element, path: path + [.index(index)], into: &paths) }
+        }
+    }
+
+    static func element(at path: [PathStep], in value: Any) -> Any? {
+        guard let step = path.first else { return value }
+        switch step {
+        case .key(let key): return (value as? [String: Any])?[key].flatMap { element(at: Array(path.dropFirst()), in: $0) }
+        case .index(let index):
+            guard let array = value as? [Any], index < array.count else { return nil }
+            return element(at: Array(path.dropFirst()), in: array[index])
         }
     }
 
