@@ -4,7 +4,7 @@ repositories' test data, byte for byte where a body is stored as a file, decompr
 VCR cassette or an R mock stored it gzipped. Each body is written with a `.meta.json` beside it
 (the request URL, the status and the headers that matter) and listed in that folder's SOURCES.md.
 
-Run it after bringing the source repositories next to each other (the `fetch` tool of the
+Run it (ONLY=<Provider> for one folder) after bringing the source repositories next to each other (the `fetch` tool of the
 workshop puts them under /work/.mirror/OWNER+NAME/repo); it needs PyYAML. The bodies themselves
 are committed, so tests never need the network or this script.
 """
@@ -12,7 +12,7 @@ import base64, gzip, json, os, re, subprocess, sys
 
 MIRROR = os.environ.get("MIRROR", "/work/.mirror")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KEEP_HEADERS = {"content-type", "link", "retry-after", "x-rate-limit-reset", "x-ratelimit-reset", "x-rate-limit-remaining",
+KEEP_HEADERS = {"content-type", "link", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy", "retry-after", "x-rate-limit-reset", "x-ratelimit-reset", "x-rate-limit-remaining",
                 "x-ratelimit-remaining", "etag", "last-modified"}
 
 
@@ -42,6 +42,23 @@ def cassette(raw, index):
         body = gzip.decompress(body)
     headers = {k.lower(): (v[0] if isinstance(v, list) else v) for k, v in (response.get("headers") or {}).items()}
     return body, interaction["request"]["uri"], response["status"]["code"], headers
+
+
+def vcr(raw, index):
+    """An R vcr cassette (`http_interactions`, the body as text)."""
+    interaction = yaml_load(raw)["http_interactions"][index]
+    response = interaction["response"]
+    status = response["status"]
+    status = status["status_code"] if isinstance(status, dict) else int(status)
+    headers = {k.lower(): (v[0] if isinstance(v, list) else str(v)) for k, v in (response.get("headers") or {}).items()}
+    return response["body"]["string"].encode(), interaction["request"]["uri"], status, headers
+
+
+def swift_json(raw, index):
+    """The `index`th `let json = \"\"\"` literal of a Swift test, its escapes undone."""
+    blocks = re.findall(r'let json = """\n(.*?)\n\s*"""', raw.decode(), re.S)
+    text = blocks[index].strip()
+    return text.replace("\\\\", "\\").encode(), None, 200, {}
 
 
 def r_unescape(s):
@@ -167,6 +184,35 @@ CORPUS = [
     ("Mastodon", "error-unauthorized.json", "halcy/Mastodon.py", "tests/cassettes/test_unauthed_home_tl_throws.yaml", "cassette", "status:401", "401"),
     ("Mastodon", "account-statuses-p1.json", "halcy/Mastodon.py", "tests/cassettes/test_fetch_next_previous.yaml", "cassette", None,
      "accounts/{id}/statuses, first page with its Link header"),
+    # Bluesky: bskyr's vcr cassettes record bsky.social (the entryway proxies the AppView) in May
+    # 2025, headers included; ATAT's tests keep whole post views copied from the AppView.
+    *[("Bluesky", f"{name}.json", "christopherkenny/bskyr", f"tests/testthat/_vcr/{path}.yml", "vcr", index, what) for name, path, index, what in [
+        ("thread", "f_postthread", 0, "feed.getPostThread: an image post with link facets after an emoji"),
+        ("author-feed", "f_autfeed", 0, "feed.getAuthorFeed: 50 posts, replies and reposts, cursor"),
+        ("feed", "f_feedfeed", 0, "feed.getFeed of a feed generator"),
+        ("suggested-feeds", "f_sugg", 0, "feed.getSuggestedFeeds: feed generator views, cursor"),
+        ("feed-generators", "f_feedgens", 0, "feed.getFeedGenerators"),
+        ("search-posts", "f_search", 0, "feed.searchPosts (with a session), cursor"),
+        ("actor-likes", "f_getlikes", 0, "feed.getActorLikes (the account's own likes)"),
+        ("posts", "f_getposts", 0, "feed.getPosts by AT URI"),
+        ("profiles", "a_profile", 0, "actor.getProfiles: detailed profile views"),
+        ("search-actors", "a_search", 0, "actor.searchActorsTypeahead"),
+        ("resolve-handle", "i_resolveh", 0, "identity.resolveHandle"),
+        ("create-session", "repo_auth_direct", 0, "server.createSession: DID document with the PDS (tokens blanked by bskyr)"),
+        ("error-bad-login", "repo_auth_cache", 0, "401 AuthenticationRequired: wrong identifier or password"),
+        ("like", "r_like", 0, "repo.createRecord of an app.bsky.feed.like"),
+        ("unlike", "r_post_delete_like", 2, "repo.deleteRecord"),
+        ("error-invalid-request", "r_post_errors", 0, "400 InvalidRequest"),
+    ]],
+    *[("Bluesky", f"{name}.json", "mattmassicotte/ATAT", "Tests/ATATTests/PostTests.swift", "swiftjson", index, what) for name, index, what in [
+        ("feed-view-repost", 0, "a feed view post reposted by someone (reasonRepost), quoting a post with a link card"),
+        ("post-quote", 1, "a post view quoting another (record#view with an external embed), emoji in names"),
+        ("post-external", 2, "a post view with a link card (external#view)"),
+        ("post-reply-labelled", 3, "a reply whose author carries the !no-unauthenticated label"),
+        ("post-images", 4, "a post view with an image (images#view, empty alt)"),
+        ("post-record-with-media", 6, "a post view quoting a post with an image (recordWithMedia#view), alt text"),
+        ("post-video", 7, "a post view with a video (video#view: HLS playlist), tag facets after an emoji"),
+    ]],
     # iTunes: fanboy's test data records real search and lookup answers; a podcaster app kept a chart.
     ("Podcasts", "itunes/search-apple.json", "michaelnisi/fanboy", "test/data/apple.json", "file", None, "search?term=apple (50 results)"),
     ("Podcasts", "itunes/search-gruber.json", "michaelnisi/fanboy", "test/data/gruber.json", "file", None, "search?term=gruber"),
@@ -180,7 +226,10 @@ CORPUS = [
 
 def main():
     sources = {}
+    only = set(filter(None, os.environ.get("ONLY", "").split(",")))  # ONLY=Bluesky: one provider's
     for provider, name, repo, path, kind, extra, description in CORPUS:
+        if only and provider not in only:
+            continue
         raw, commit = git_show(repo, path)
         if kind == "file":
             # A body kept as a file: its status is known from what the source says it is.
@@ -194,6 +243,10 @@ def main():
                 doc = yaml_load(raw)["interactions"]
                 extra = next(i for i, it in enumerate(doc) if it["request"]["method"] == "GET" and "statuses?" in it["request"]["uri"])
             body, uri, status, headers = cassette(raw, extra)
+        elif kind == "vcr":
+            body, uri, status, headers = vcr(raw, extra)
+        elif kind == "swiftjson":
+            body, uri, status, headers = swift_json(raw, extra)
         elif kind == "rmock":
             body, uri, status, headers = rmock(raw)
         else:
@@ -207,7 +260,7 @@ def main():
         with open(target.rsplit(".", 1)[0] + ".meta.json", "w") as f:
             json.dump(meta, f, indent=2, sort_keys=True)
             f.write("\n")
-        where = f"{path}" + (f" (interaction {extra})" if kind == "cassette" else "")
+        where = f"{path}" + (f" (interaction {extra})" if kind in ("cassette", "vcr") else f" (literal {extra})" if kind == "swiftjson" else "")
         sources.setdefault(provider, []).append((name, description, f"github.com/{repo.partition('@')[0]} @ {commit[:12]}", where))
     for provider, rows in sources.items():
         folder = os.path.join(ROOT, "Providers", provider, "Tests", "Recorded")
