@@ -82,3 +82,20 @@ public struct AuthSession: Codable, Sendable, Equatable {
         return expiresAt.timeIntervalSince(now) < 60
     }
 }
+
+/// The logged-in session, for a provider's own calls that need it (Bluesky's search goes to the
+/// account's server with its token). The host keeps it in the same 0600 file as `auth.login`
+/// wrote; a provider that refreshes its tokens saves the new session here.
+public protocol SessionKeeper: Sendable {
+    /// The session, or nil when not logged in.
+    func load() -> AuthSession?
+    /// Keeps a refreshed session (and tells the host its new tokens are secrets).
+    func save(_ session: AuthSession) throws
+}
+
+/// No account: what a provider is given outside a host (tests, `plugin check`).
+public struct NoSessions: SessionKeeper {
+    public init() {}
+    public func load() -> AuthSession? { nil }
+    public func save(_ session: AuthSession) throws {}
+}

@@ -70,10 +70,13 @@ public struct ProviderContext: Sendable {
     public var now: @Sendable () -> Date
     /// Runs helper programs (yt-dlp).
     public var programs: any ProgramRunner
+    /// The account's session, for calls that need one (`AccountProvider`s).
+    public var sessions: any SessionKeeper
 
     public init(
         config: ProviderConfig, http: any HTTPClient, logger: Logger, cache: any ProviderCache = MemoryProviderCache(),
-        now: @escaping @Sendable () -> Date = { Date() }, programs: any ProgramRunner = NoProgramRunner()
+        now: @escaping @Sendable () -> Date = { Date() }, programs: any ProgramRunner = NoProgramRunner(),
+        sessions: any SessionKeeper = NoSessions()
     ) {
         self.config = config
         self.http = http
@@ -81,6 +84,7 @@ public struct ProviderContext: Sendable {
         self.cache = cache
         self.now = now
         self.programs = programs
+        self.sessions = sessions
     }
 }
 

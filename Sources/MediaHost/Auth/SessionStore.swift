@@ -27,3 +27,20 @@ struct SessionStore: Sendable {
 
     func delete(_ provider: String) { unlink(path(provider)) }
 }
+
+/// One provider's session as the provider sees it (`ProviderContext.sessions`): the file
+/// `auth.login` wrote; a save also tells the redactor the new tokens.
+struct StoredSessions: SessionKeeper {
+    let store: SessionStore
+    let provider: String
+    let saved: @Sendable () -> Void
+
+    func load() -> AuthSession? { store.load(provider) }
+
+    func save(_ session: AuthSession) throws {
+        var session = session
+        session.provider = provider
+        try store.save(session)
+        saved()
+    }
+}

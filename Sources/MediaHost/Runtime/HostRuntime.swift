@@ -201,7 +201,8 @@ public final class HostRuntime: Sendable {
                 cache: StoreProviderCache(
                     store: store, provider: id, logger: providerLogger,
                     namespace: StoreProviderCache.namespace(providerConfig, registration.descriptor)),
-                programs: SpawnedProgramRunner())
+                programs: SpawnedProgramRunner(),
+                sessions: StoredSessions(store: sessions, provider: id) { [weak self] in self?.refreshSecrets() })
         }
     }
 

@@ -1,0 +1,6 @@
+import Foundation
+import MediaKit
+import TestSupport
+import Testing
+
+@testable import Bluesky
