@@ -1,0 +1,158 @@
+import Foundation
+import JSONRPC
+import MediaHTTP
+import MediaHost
+import MediaKit
+import Sandbox
+import Testing
+
+@testable import Bluesky
+@testable import BlueskySandbox
+
+/// The provider through the host against the replica: reading without an account, app password
+/// login, search on the account's server, refreshing an expired token, likes, logout.
+struct BlueskyHostFixture {
+    let replica = BlueskyReplica()
+    let server: SandboxServer
+    let host: HostRuntime
+    let directory: String
+
+    init() async throws {
+        server = SandboxServer(replicas: [replica])
+        try await server.start()
+        directory = NSTemporaryDirectory() + "mediahost-bsky-" + UUID().uuidString
+        host = try HostRuntime(
+            paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            providers: [.of(BlueskyProvider.self)], http: MediaHTTPClient(), environment: server.providerEnvironment())
+    }
+
+    func call(_ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
+        try JSONParser.parse(try await host.dispatcher.call(method, params: params))
+    }
+
+    func text(_ method: String, _ params: JSONValue? = nil) async -> String {
+        do { return String(decoding: try await host.dispatcher.call(method, params: params), as: UTF8.self) } catch {
+            return "\(error)"
+        }
+    }
+
+    func error(_ method: String, _ params: JSONValue? = nil) async -> RPCError? {
+        do {
+            _ = try await host.dispatcher.call(method, params: params)
+            return nil
+        } catch { return error }
+    }
+
+    var sessionFile: String { directory + "/data/auth/bluesky.json" }
+
+    func login() async throws -> JSONValue {
+        try await call(
+            "auth.login", ["provider": "bluesky", "username": "alice.test", "password": .string(BlueskyData.appPassword)])
+    }
+}
+
+@Suite struct BlueskyAccountTests {
+    @Test func readingWithoutAnAccountThenSearchAndLikesWithOne() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        let posts = try await f.call("media.search", ["provider": "bluesky", "query": "@alice.test"])
+        #expect((posts["items"]?.arrayValue?.count ?? 0) > 3)
+        let refused = await f.error("media.search", ["provider": "bluesky", "query": "#swift"])
+        #expect(refused?.message.contains("login bluesky") == true)
+
+        let status = try await f.login()
+        #expect(status["loggedIn"] == true)
+        #expect(status["account"] == "@alice.test")
+        #expect((try FileManager.default.attributesOfItem(atPath: f.sessionFile)[.posixPermissions] as? Int) == 0o600)
+
+        let found = try await f.call("media.search", ["provider": "bluesky", "query": "#swift"])
+        let items = try #require(found["items"]?.arrayValue)
+        #expect(items.count >= 4)
+        #expect(f.server.traffic.count(prefix: "/bluesky/pds/xrpc/app.bsky.feed.searchPosts") == 1, "on the account's PDS")
+        #expect(f.server.traffic.count(prefix: "/bluesky/plc/") >= 1, "the PDS came from the DID document")
+
+        // Like a post (favorites.add saves it to the account), see it among the likes, unlike it.
+        let post = try #require(items.first?["id"]?.stringValue)
+        let added = try await f.call("favorites.add", ["id": .string(post)])
+        #expect(added["extra"]?["account"]?.stringValue?.contains("bluesky") == true)
+        let liked = f.replica.state.withLock { $0.likes.values.flatMap(\.keys) }
+        #expect(liked.count == 1)
+        let remote = try await f.call("favorites.list", ["provider": "bluesky", "remote": true])
+        #expect(remote["items"]?.arrayValue?.map { $0["id"] } == [.string(post)])
+        _ = try await f.call("favorites.remove", ["id": .string(post)])
+        #expect(f.replica.state.withLock { $0.likes.values.flatMap(\.keys) }.isEmpty)
+
+        let out = try await f.call("auth.logout", ["provider": "bluesky"])
+        #expect(out["loggedIn"] == false)
+        #expect(!FileManager.default.fileExists(atPath: f.sessionFile))
+        #expect(f.replica.state.withLock { $0.access.isEmpty }, "the session ended on the server too")
+    }
+
+    @Test func anExpiredTokenIsRefreshedAndAnEndedSessionSaysToLogInAgain() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        _ = try await f.login()
+        let before = try #require(FileManager.default.contents(atPath: f.sessionFile))
+        f.replica.state.withLock { $0.expired.formUnion($0.access.keys) }
+        let found = try await f.call("media.search", ["provider": "bluesky", "query": "#caturday"])
+        #expect((found["items"]?.arrayValue?.count ?? 0) >= 2)
+        #expect(f.server.traffic.count(prefix: "/bluesky/pds/xrpc/com.atproto.server.refreshSession") == 1)
+        let after = try #require(FileManager.default.contents(atPath: f.sessionFile))
+        #expect(before != after, "the refreshed session was kept")
+
+        // The refresh token revoked too: search says to log in again; reading goes on without it.
+        f.replica.state.withLock { state in
+            state.expired.formUnion(state.access.keys)
+            state.refresh.removeAll()
+        }
+        let ended = await f.error("media.search", ["provider": "bluesky", "query": "#swift"])
+        #expect(ended?.message.contains("login bluesky") == true)
+        let posts = try await f.call("media.search", ["provider": "bluesky", "query": "@kenji.test"])
+        #expect((posts["items"]?.arrayValue?.count ?? 0) > 0)
+    }
+
+    @Test func secretsNeverShow() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        let wrong = await f.text(
+            "auth.login", ["provider": "bluesky", "username": "alice.test", "password": "wxyz-wxyz-wxyz-wxyz"])
+        #expect(wrong.contains("Invalid identifier or password"))
+        #expect(!wrong.contains("wxyz-wxyz"))
+        let account = await f.text(
+            "auth.login", ["provider": "bluesky", "username": "alice.test", "password": "hunter2 my real one"])
+        #expect(account.contains("App passwords"))
+        #expect(!account.contains("hunter2"))
+
+        _ = try await f.login()
+        let session = try #require(FileManager.default.contents(atPath: f.sessionFile))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let stored = try decoder.decode(AuthSession.self, from: session)
+        var seen = ""
+        for (method, params) in [
+            ("auth.status", JSONValue.object([:])), ("host.info", .object([:])), ("config.get", .object([:])),
+            ("media.search", ["provider": "bluesky", "query": "#swift"]), ("history.list", .object([:])),
+        ] as [(String, JSONValue)] {
+            seen += await f.text(method, params)
+        }
+        #expect(!seen.isEmpty)
+        for secret in [BlueskyData.appPassword, stored.accessToken, stored.refreshToken ?? "-"] {
+            #expect(!seen.contains(secret))
+            #expect(!String(decoding: session, as: UTF8.self).contains(BlueskyData.appPassword), "the password is never kept")
+        }
+    }
+
+    @Test func threadsOpenInOrderWithTheirDepth() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        let first = BlueskyData().posts[0]
+        let id = "bluesky:post:\(BlueskyData.accounts[first.author].did)/\(first.rkey)"
+        let thread = try await f.call("media.children", ["id": .string(id)])
+        let replies = try #require(thread["items"]?.arrayValue)
+        #expect(replies.map { $0["extra"]?["depth"]?.stringValue } == ["1", "2", "1"])
+        #expect(replies.first?["subtitle"] == "@kenji.test")
+        let details = try await f.call("media.get", ["id": .string(id)])
+        let entities = try #require(details["entities"]?.arrayValue)
+        #expect(entities.map { $0["type"]?.stringValue } == ["hashtag", "mention", "url"])
+    }
+}
