@@ -272,7 +272,10 @@ extension HostRuntime {
         }
         if let url = item.enclosure?.url { return (url, false) }
         if id.kind == .post {
-            guard let media = item.entities?.first(where: { $0.type == .media })?.value else {
+            // Its video or audio before its images (a post may show pictures beside a clip).
+            let media = item.entities?.filter { $0.type == .media } ?? []
+            let playable = media.first { $0.text.hasPrefix("[video]") || $0.text.hasPrefix("[audio]") } ?? media.first
+            guard let media = playable?.value else {
                 throw ProviderFailure(
                     provider: id.provider, error: .notFound("this post has no audio or video; `show` lists its links"))
             }
