@@ -69,7 +69,7 @@ public struct BlueskyProvider: CompiledProvider {
     }
 
     /// `@handle`: their posts; people (kind user): people search; `#tag` and words: post search,
-    /// which Bluesky answers only with an account.
+    /// which Bluesky answers only with an account (without one, words find people).
     public func search(_ query: SearchQuery) async throws -> Page {
         let text = query.text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw ProviderError.invalidArgument("search for something: words, #tag or @handle") }
@@ -78,16 +78,19 @@ public struct BlueskyProvider: CompiledProvider {
                 "app.bsky.feed.getAuthorFeed", ["actor": String(text.dropFirst()), "filter": "posts_and_author_threads"],
                 cursor: query.cursor)
         }
-        if query.kind == .user {
+        // Without an account, words find people (the public AppView answers that), so a search of
+        // every provider finds what Bluesky can give; a #tag asks for posts, which need one.
+        let anonymous = sessions.load() == nil
+        if query.kind == .user || (anonymous && !text.hasPrefix("#") && query.kind != .post) {
             var parameters = ["q": text, "limit": String(Self.pageSize)]
             parameters["cursor"] = query.cursor?.rawValue
             let page: BActorsPage = try await self.query("app.bsky.actor.searchActors", parameters)
             return Page(items: (page.actors ?? []).compactMap(item(from:)), next: page.cursor.map { Cursor($0) })
         }
-        guard sessions.load() != nil else {
+        guard !anonymous else {
             throw ProviderError.unauthorized(
                 "Bluesky answers post and #tag search only with an account: run `login bluesky` with an app password "
-                    + "(@handle and people search work without one)")
+                    + "(without one, words find people and @handle shows their posts)")
         }
         var parameters = ["q": text, "limit": String(Self.pageSize), "sort": "latest"]
         parameters["cursor"] = query.cursor?.rawValue
@@ -192,14 +195,15 @@ public struct BlueskyProvider: CompiledProvider {
     /// A handle's DID (`com.atproto.identity.resolveHandle`).
     func resolve(handle: String) async throws -> String {
         struct Resolved: Decodable { @Lenient var did: String? }
+        let resolved: Resolved
         do {
-            let resolved: Resolved = try await query("com.atproto.identity.resolveHandle", ["handle": Self.actor(handle)])
-            guard let did = resolved.did, did.hasPrefix("did:") else {
-                throw ProviderError.invalidResponse("Bluesky resolved @\(handle) to no DID")
-            }
-            return did
-        } catch ProviderError.invalidArgument(let why) where why.contains("resolve") || why.contains("Unable") {
+            resolved = try await query("com.atproto.identity.resolveHandle", ["handle": Self.actor(handle)])
+        } catch ProviderError.notFound {
             throw ProviderError.notFound("the handle @\(Self.actor(handle)) does not resolve to a Bluesky account")
         }
+        guard let did = resolved.did, did.hasPrefix("did:") else {
+            throw ProviderError.invalidResponse("Bluesky resolved @\(Self.actor(handle)) to no DID")
+        }
+        return did
     }
 }

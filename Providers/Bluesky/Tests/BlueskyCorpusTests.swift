@@ -185,6 +185,11 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         #expect(refused?.kind == "unauthorized")
         #expect("\(refused.map(String.init(describing:)) ?? "")".contains("login bluesky"))
 
+        // Words without an account find people, which the public AppView answers.
+        let (people, _) = try Self.provider(["app.bsky.actor.searchActors": "search-actors.json"])
+        let found = try await people.search(SearchQuery(text: "political science"))
+        #expect(!found.items.isEmpty && found.items.allSatisfy { $0.kind == .user })
+
         let (bluesky, client) = try Self.provider(["app.bsky.feed.searchPosts": "search-posts.json"], session: Self.session)
         let page = try await bluesky.search(SearchQuery(text: "redistricting"))
         #expect(page.items.count == 25)
@@ -273,6 +278,45 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
             status: 400, headers: [:], body: Data(#"{"error":"NotFound","message":"Post not found: at://x"}"#.utf8),
             url: URL(string: "https://public.api.bsky.app/xrpc/x")!)
         #expect(fixed.error(for: gone).kind == "notFound")
+    }
+}
+
+/// Posts that are gone or hidden, and handles that name nobody, in the lexicon's shapes.
+@Suite struct BlueskyMissingTests {
+    static func answering(_ method: String, _ status: Int, _ body: String) throws -> BlueskyProvider {
+        try BlueskyCorpusTests.provider([:], inline: [method: (status, ["content-type": "application/json"], Data(body.utf8))]).0
+    }
+
+    @Test(arguments: [
+        (#"{"thread":{"$type":"app.bsky.feed.defs#notFoundPost","uri":"at://x","notFound":true}}"#, "deleted"),
+        (#"{"thread":{"$type":"app.bsky.feed.defs#blockedPost","uri":"at://x","blocked":true}}"#, "blocks"),
+    ])
+    func aThreadThatIsGone(body: String, said: String) async throws {
+        let bluesky = try Self.answering("app.bsky.feed.getPostThread", 200, body)
+        let error = await #expect(throws: ProviderError.self) {
+            try await bluesky.children(of: ItemID(provider: "bluesky", kind: .post, nativeID: "did:plc:a/b"), cursor: nil)
+        }
+        #expect(error?.kind == "notFound")
+        #expect("\(error.map(String.init(describing:)) ?? "")".contains(said))
+    }
+
+    @Test func aDeletedPostAndAnUnknownHandle() async throws {
+        let posts = try Self.answering("app.bsky.feed.getPosts", 200, #"{"posts":[]}"#)
+        let gone = await #expect(throws: ProviderError.self) {
+            try await posts.item(ItemID(provider: "bluesky", kind: .post, nativeID: "did:plc:a/b"))
+        }
+        #expect(gone?.kind == "notFound")
+        let handles = try Self.answering(
+            "com.atproto.identity.resolveHandle", 400, #"{"error":"InvalidRequest","message":"Unable to resolve handle"}"#)
+        let nobody = await #expect(throws: ProviderError.self) {
+            try await handles.item(
+                ItemID(provider: "bluesky", kind: .post, nativeID: "https://bsky.app/profile/nobody.test/post/3abc"))
+        }
+        #expect("\(nobody.map(String.init(describing:)) ?? "")".contains("@nobody.test does not resolve"))
+        let feeds = try Self.answering(
+            "app.bsky.feed.getAuthorFeed", 400, #"{"error":"InvalidRequest","message":"Profile not found"}"#)
+        let unknown = await #expect(throws: ProviderError.self) { try await feeds.search(SearchQuery(text: "@nobody.test")) }
+        #expect(unknown?.kind == "notFound")
     }
 }
 
