@@ -44,10 +44,17 @@ extension BlueskyProvider {
         }
     }
 
+    /// One refresh at a time: refresh tokens are used once, so a second call refused with the same
+    /// expired token takes the session the first one kept instead of refreshing it again.
     func refreshedAndKept(_ session: AuthSession) async throws -> AuthSession {
-        let fresh = try await refresh(session)
-        try sessions.save(fresh)
-        return fresh
+        try await refreshes.one {
+            if let kept = sessions.load(), kept.accessToken != session.accessToken, !kept.needsRefresh(now: now()) {
+                return kept
+            }
+            let fresh = try await refresh(session)
+            try sessions.save(fresh)
+            return fresh
+        }
     }
 
     static let loginAgain = ProviderError.unauthorized(
@@ -133,5 +140,21 @@ extension BlueskyProvider {
         case (400, _): return .invalidArgument("Bluesky: \(said)")
         default: return .upstream(status: response.status, message: said)
         }
+    }
+}
+
+/// Runs refreshes one after another.
+actor RefreshQueue {
+    private var running = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func one<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        while running { await withCheckedContinuation { waiting.append($0) } }
+        running = true
+        defer {
+            running = false
+            if !waiting.isEmpty { waiting.removeFirst().resume() }
+        }
+        return try await body()
     }
 }

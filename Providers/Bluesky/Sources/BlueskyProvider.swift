@@ -32,6 +32,7 @@ public struct BlueskyProvider: CompiledProvider {
     let sessions: any SessionKeeper
     let now: @Sendable () -> Date
     let logger: Logger
+    let refreshes = RefreshQueue()
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)

@@ -100,6 +100,20 @@ struct BlueskyHostFixture {
         let after = try #require(FileManager.default.contents(atPath: f.sessionFile))
         #expect(before != after, "the refreshed session was kept")
 
+        // Several calls refused at once refresh once: a refresh token is good for one use.
+        f.replica.state.withLock { $0.expired.formUnion($0.access.keys) }
+        let refreshesBefore = f.server.traffic.count(prefix: "/bluesky/pds/xrpc/com.atproto.server.refreshSession")
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for tag in ["#swift", "#caturday", "#sandbox", "#science"] {
+                group.addTask {
+                    try await f.call("media.search", ["provider": "bluesky", "query": .string(tag)])["items"]?.arrayValue?.count
+                        ?? 0
+                }
+            }
+            for try await count in group { #expect(count > 0) }
+        }
+        #expect(f.server.traffic.count(prefix: "/bluesky/pds/xrpc/com.atproto.server.refreshSession") == refreshesBefore + 1)
+
         // The refresh token revoked too: search says to log in again; reading goes on without it.
         f.replica.state.withLock { state in
             state.expired.formUnion(state.access.keys)
