@@ -38,7 +38,7 @@ let providers: [Provider] = [
     Provider(name: "TMDB", sandbox: ["YouTubeSandbox"], tests: ["MediaHost", "HostPlayer", "JSONRPC"]),
     Provider(name: "Mastodon"),
     Provider(name: "Twitter"),
-    Provider(name: "Bluesky", tests: ["MediaHost", "JSONRPC"]),
+    Provider(name: "Bluesky", tests: ["MediaHost", "HostPlayer", "JSONRPC"]),
 ]
 
 let package = Package(

@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHTTP
 import MediaHost
@@ -23,7 +24,8 @@ struct BlueskyHostFixture {
         directory = NSTemporaryDirectory() + "mediahost-bsky-" + UUID().uuidString
         host = try HostRuntime(
             paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
-            providers: [.of(BlueskyProvider.self)], http: MediaHTTPClient(), environment: server.providerEnvironment())
+            providers: [.of(BlueskyProvider.self)], http: MediaHTTPClient(), modules: [PlayerModule.self],
+            environment: server.providerEnvironment())
     }
 
     func call(_ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
@@ -154,6 +156,49 @@ struct BlueskyHostFixture {
             #expect(!seen.contains(secret))
             #expect(!String(decoding: session, as: UTF8.self).contains(BlueskyData.appPassword), "the password is never kept")
         }
+    }
+
+    @Test func favoritesKeptBeforeLoginBecomeLikes() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        let posts = try #require(
+            try await f.call("media.search", ["provider": "bluesky", "query": "@cats.test"])["items"]?.arrayValue)
+        try #require(posts.count >= 2)
+        for post in posts.prefix(2) { _ = try await f.call("favorites.add", ["id": post["id"] ?? .null]) }
+        #expect(f.replica.state.withLock { $0.likes.isEmpty }, "no account yet: kept here only")
+        let status = try await f.login()
+        #expect(status["unsyncedFavorites"] == 2)
+        let synced = try await f.call("favorites.sync", ["provider": "bluesky"])
+        #expect(synced["synced"] == 2, "\(synced)")
+        #expect(f.replica.state.withLock { $0.likes.values.flatMap(\.keys) }.count == 2)
+        let again = try await f.login()
+        #expect(again["unsyncedFavorites"] == 0)
+    }
+
+    static let mpv = ["/usr/bin/mpv", "/usr/local/bin/mpv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// `play` on a video post hands its HLS playlist to mpv, which opens it (the replica's
+    /// playlist holds a 3-second WAV segment).
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aVideoPostPlaysInMpv() async throws {
+        let f = try await BlueskyHostFixture()
+        defer { f.server.stop() }
+        _ = try await f.call("config.set", ["key": "player.command", "value": "mpv --ao=null --vo=null"])
+        let posts = try #require(
+            try await f.call("media.search", ["provider": "bluesky", "query": "@news.test"])["items"]?.arrayValue)
+        let video = try #require(
+            posts.first { $0["entities"]?.arrayValue?.contains { $0["text"]?.stringValue?.hasPrefix("[video]") == true } == true }
+        )
+        let opened = try await f.call("player.open", ["id": video["id"] ?? .null])
+        #expect(opened["target"]?.stringValue?.hasSuffix("/bluesky/video/explainer/playlist.m3u8") == true, "\(opened)")
+        var duration: Double?
+        for _ in 0..<300 where duration == nil {
+            let status = try await f.call("player.status")
+            duration = status["duration"]?.doubleValue
+            if duration == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(duration.map { abs($0 - 3) < 0.5 } == true, "mpv read the playlist's segment: \(String(describing: duration))")
+        _ = try? await f.call("player.stop")
     }
 
     @Test func threadsOpenInOrderWithTheirDepth() async throws {
