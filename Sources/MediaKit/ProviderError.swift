@@ -62,3 +62,24 @@ public enum ProviderError: Error, Sendable, Equatable {
 extension ProviderError: LocalizedError {
     public var errorDescription: String? { message }
 }
+
+extension ProviderError {
+    /// The same error with `secret` masked wherever its text holds it (a hostile or careless
+    /// server may echo a password back in its error message).
+    public func masking(_ secret: String, with mask: String = "***") -> ProviderError {
+        guard !secret.isEmpty else { return self }
+        func clean(_ text: String) -> String { text.replacingOccurrences(of: secret, with: mask) }
+        switch self {
+        case .unsupported(let text): return .unsupported(clean(text))
+        case .notFound(let text): return .notFound(clean(text))
+        case .unauthorized(let text): return .unauthorized(clean(text))
+        case .notConfigured(let text): return .notConfigured(clean(text))
+        case .rateLimited: return self
+        case .quotaExceeded(let text): return .quotaExceeded(clean(text))
+        case .upstream(let status, let text): return .upstream(status: status, message: clean(text))
+        case .invalidResponse(let text): return .invalidResponse(clean(text))
+        case .network(let text): return .network(clean(text))
+        case .invalidArgument(let text): return .invalidArgument(clean(text))
+        }
+    }
+}

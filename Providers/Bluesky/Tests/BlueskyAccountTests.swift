@@ -5,6 +5,7 @@ import MediaHTTP
 import MediaHost
 import MediaKit
 import Sandbox
+import TestSupport
 import Testing
 
 @testable import Bluesky
@@ -155,6 +156,30 @@ struct BlueskyHostFixture {
         for secret in [BlueskyData.appPassword, stored.accessToken, stored.refreshToken ?? "-"] {
             #expect(!seen.contains(secret))
             #expect(!String(decoding: session, as: UTF8.self).contains(BlueskyData.appPassword), "the password is never kept")
+        }
+    }
+
+    /// A hostile server that echoes the password in its refusal: the password is masked before the
+    /// message reaches anyone.
+    @Test func aServerEchoingThePasswordDoesNotShowIt() async throws {
+        let client = RecordedHTTPClient { request in
+            guard request.url.lastPathComponent == "com.atproto.server.createSession",
+                let sent = try? JSONSerialization.jsonObject(with: request.body ?? Data()) as? [String: Any]
+            else { return (400, [:], Data(#"{"error":"InvalidRequest","message":"Unable to resolve handle"}"#.utf8)) }
+            let echo = ["error": "AuthenticationRequired", "message": "no account with password \(sent["password"] ?? "")"]
+            return (401, ["content-type": "application/json"], try! JSONSerialization.data(withJSONObject: echo))
+        }
+        let directory = NSTemporaryDirectory() + "mediahost-bsky-" + UUID().uuidString
+        let host = try HostRuntime(
+            paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
+            providers: [.of(BlueskyProvider.self)], http: client, environment: [:])
+        do {
+            _ = try await host.dispatcher.call(
+                "auth.login", params: ["provider": "bluesky", "username": "alice.test", "password": "qwer-tyui-opas-dfgh"])
+            Issue.record("logged in")
+        } catch {
+            #expect(error.message.contains("no account with password ***"), "\(error.message)")
+            #expect(!error.message.contains("qwer-tyui"))
         }
     }
 

@@ -52,10 +52,18 @@ public struct AuthLogin: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let account = try host.accountProvider(provider)
         let events = host.events
-        let session = try await host.tagging(provider) {
-            try await account.login(LoginCredentials(username: username, password: password)) { prompt in
-                events.publish(.authPrompt(prompt))
+        let session: AuthSession
+        do {
+            session = try await host.tagging(provider) {
+                try await account.login(LoginCredentials(username: username, password: password)) { prompt in
+                    events.publish(.authPrompt(prompt))
+                }
             }
+        } catch let failure as ProviderFailure {
+            // The password is no setting the redactor knows: a server echoing it back in its
+            // error message must not put it on the screen or in a log.
+            guard let password else { throw failure }
+            throw ProviderFailure(provider: failure.provider, error: failure.error.masking(password))
         }
         try host.sessions.save(session)
         host.refreshSecrets()
