@@ -93,6 +93,8 @@ let package = Package(
             name: "HostShare", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CAvahi"],
             swiftSettings: strict),
         .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: strict),
+        // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
+        .target(name: "HostMCP", dependencies: ["JSONRPC"], swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",
@@ -114,7 +116,8 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "MediaREPL", "JSONRPC", "MediaHTTP",
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "HostMCP", "MediaREPL", "JSONRPC",
+                "MediaHTTP",
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

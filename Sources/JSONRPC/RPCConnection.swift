@@ -8,6 +8,8 @@ import Synchronization
 /// finishes the requests in flight, then `run()` returns. Only protocol messages are written.
 public final class RPCConnection: Sendable {
     public static let cancelMethod = "$/cancelRequest"
+    /// The Model Context Protocol's way to cancel a request.
+    public static let mcpCancelMethod = "notifications/cancelled"
 
     private let input: Int32
     private let output: Int32
@@ -25,6 +27,8 @@ public final class RPCConnection: Sendable {
         /// they wait for it, the oldest dropped past `heldLimit`.
         var held: [[UInt8]] = []
         var inFlight: [JSONValue: Task<Void, Never>] = [:]
+        /// Requests cancelled by `notifications/cancelled`, whose answer is not sent.
+        var silenced: Set<JSONValue> = []
         var activeTasks = 0
         var inputEnded = false
         var drained: [CheckedContinuation<Void, Never>] = []
@@ -177,10 +181,19 @@ public final class RPCConnection: Sendable {
                 if let id = members["params"]?["id"] { cancel(id) }
                 return
             }
+            // MCP's cancellation: the request is cancelled and, as MCP asks, not answered.
+            if case .object(let members) = value, members["method"]?.stringValue == Self.mcpCancelMethod,
+                members["id"] == nil
+            {
+                if let id = members["params"]?["requestId"] { cancel(id, silently: true) }
+                return
+            }
             let key: JSONValue? =
                 if case .object(let members) = value, let id = members["id"], Self.isValidID(id) { id } else { nil }
             startTask(key: key) { [self] in
-                if let reply = await reply(to: value) { send(reply, framing: framing) }
+                guard let reply = await reply(to: value) else { return }
+                let silenced = key.map { key in state.withLock { $0.silenced.remove(key) != nil } } ?? false
+                if !silenced { send(reply, framing: framing) }
             }
         }
     }
@@ -210,8 +223,11 @@ public final class RPCConnection: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func cancel(_ id: JSONValue) {
-        let task = state.withLock { $0.inFlight[id] }
+    private func cancel(_ id: JSONValue, silently: Bool = false) {
+        let task = state.withLock { s in
+            if silently, s.inFlight[id] != nil { s.silenced.insert(id) }
+            return s.inFlight[id]
+        }
         task?.cancel()
     }
 

@@ -110,6 +110,11 @@ public enum HostSettings {
         defaultValue: BackgroundUse.auto.rawValue, environment: ["MEDIAHOST_HOST_BACKGROUND"],
         kind: .choice(BackgroundUse.allCases.map(\.rawValue)))
 
+    public static let mcpReadOnly = ConfigKeyInfo(
+        key: "mcp.read_only",
+        summary: "`mediahost mcp` offers assistants only the tools that change nothing (search, details, lists, status)",
+        defaultValue: "false", environment: ["MEDIAHOST_MCP_READ_ONLY"], kind: .choice(["false", "true"]))
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -119,7 +124,9 @@ public enum HostSettings {
         /// Every command in its own process.
         case never
     }
-    public static let all = [logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background]
+    public static let all = [
+        logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
+    ]
 }
 
 /// A setting's effective value and where it came from, as `config.get` shows it.

@@ -1,0 +1,329 @@
+import Foundation
+import JSONRPC
+import Synchronization
+
+/// Where the MCP server's tools are answered: the host in this process, or the background
+/// service. Calls are the host's own methods with their own params.
+public protocol MCPBackend: Sendable {
+    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError>
+}
+
+/// The Model Context Protocol on top of the host's methods (`mediahost mcp`): tools made from
+/// rpc-spec.json, `mediahost://` resources with subscriptions, progress of downloads against the
+/// caller's token, and cancellation by `notifications/cancelled` (the connection does that).
+///
+/// It is a JSON-RPC handler, served by the same `RPCConnection` as `mediahost rpc`.
+public final class MCPServer: RPCHandler, Sendable {
+    public static let protocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    static let resourceNotFound = -32002
+
+    let backend: any MCPBackend
+    let catalog: MCPToolCatalog
+    let name: String
+    let version: String
+    /// Sends a notification to the client (the connection's `notify`).
+    let notify: Mutex<(@Sendable (String, JSONValue?) -> Void)?> = Mutex(nil)
+
+    private struct State {
+        var negotiated: String?
+        var subscribed: Set<String> = []
+        /// Downloads followed for a caller's progress token: item id -> watchers.
+        var following: [String: [UUID: @Sendable (String, JSONValue?) -> Void]] = [:]
+        var lastDownloadsUpdate = ContinuousClock.now - .seconds(10)
+    }
+    private let state = Mutex(State())
+
+    public init(backend: any MCPBackend, catalog: MCPToolCatalog, name: String, version: String) {
+        self.backend = backend
+        self.catalog = catalog
+        self.name = name
+        self.version = version
+    }
+
+    /// Where notifications go once the connection exists.
+    public func connect(_ send: @escaping @Sendable (String, JSONValue?) -> Void) { notify.withLock { $0 = send } }
+
+    private func send(_ method: String, _ params: JSONValue?) { notify.withLock { $0 }?(method, params) }
+
+    public func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError> {
+        do {
+            let result: JSONValue
+            switch method {
+            case "initialize": result = initialize(params)
+            case "ping": result = .object([:])
+            case "notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed":
+                return .success(Array("null".utf8))
+            case "logging/setLevel": result = .object([:])
+            case "tools/list": result = ["tools": .array(catalog.tools.map(\.definition))]
+            case "tools/call": result = try await callTool(params)
+            case "resources/list": result = try await listResources()
+            case "resources/templates/list": result = ["resourceTemplates": .array(Self.templates)]
+            case "resources/read": result = try await readResource(params?["uri"]?.stringValue)
+            case "resources/subscribe", "resources/unsubscribe":
+                guard let uri = params?["uri"]?.stringValue, uri.hasPrefix("mediahost://") else {
+                    throw RPCError.invalidParams("uri must be a mediahost:// resource")
+                }
+                state.withLock { s in
+                    if method == "resources/subscribe" { s.subscribed.insert(uri) } else { s.subscribed.remove(uri) }
+                }
+                result = .object([:])
+            case "prompts/list": result = ["prompts": []]
+            default:
+                throw RPCError(code: -32601, message: "Method not found: \(method)")
+            }
+            return .success(JSONWriter.bytes(result))
+        } catch let error as RPCError {
+            return .failure(error)
+        } catch {
+            return .failure(RPCError(code: -32603, message: "\(error)"))
+        }
+    }
+
+    // MARK: Lifecycle
+
+    func initialize(_ params: JSONValue?) -> JSONValue {
+        let asked = params?["protocolVersion"]?.stringValue ?? ""
+        // The client's revision when it is one we speak, else our newest (the client decides).
+        let version = Self.protocolVersions.contains(asked) ? asked : Self.protocolVersions[0]
+        state.withLock { $0.negotiated = version }
+        return [
+            "protocolVersion": .string(version),
+            "capabilities": [
+                "tools": ["listChanged": false], "resources": ["subscribe": true, "listChanged": true], "logging": [:],
+            ],
+            "serverInfo": ["name": .string(name), "title": "mediahost", "version": .string(self.version)],
+            "instructions": """
+            mediahost reaches podcasts, YouTube, movies (TMDB), Mastodon, Bluesky and X through one set of tools. \
+            Find things with media_search (all providers when provider is left out), open them with media_children \
+            (episodes, videos, replies) and media_get (details). Item ids look like provider:kind:native-id; pass \
+            them as they are. favorites_latest gives what is new from the user's favorites. Downloads and playback \
+            happen on the user's machine.
+            """,
+        ]
+    }
+
+    // MARK: Tools
+
+    func callTool(_ params: JSONValue?) async throws -> JSONValue {
+        guard let name = params?["name"]?.stringValue else { throw RPCError.invalidParams("name is required") }
+        guard let tool = catalog.tool(named: name) else { throw RPCError.invalidParams("Unknown tool: \(name)") }
+        let arguments = params?["arguments"]
+        switch arguments {
+        case nil, .null?, .object?: break
+        default: throw RPCError.invalidParams("arguments must be an object")
+        }
+        let given = arguments == .null ? nil : arguments
+        let token = params?["_meta"]?["progressToken"]
+        let outcome = await backend.call(tool.method, given ?? .object([:]))
+        let value: JSONValue
+        switch outcome {
+        case .failure(let error):
+            if error.code == -32800 || Task.isCancelled { throw error }
+            // The host's refusal is the tool's answer: the model reads why and can try otherwise.
+            return ["content": [["type": "text", "text": .string(error.message)]], "isError": true]
+        case .success(let bytes):
+            value = (try? JSONParser.parse(bytes)) ?? .null
+        }
+        changed(by: tool.method, arguments: given)
+        var final = value
+        if tool.method == "downloads.start", let token, let id = value["id"]?.stringValue,
+            value["state"]?.stringValue != "completed", let progress = RPCRequestContext.current?.notify
+        {
+            final = try await follow(download: id, token: token, progress: progress) ?? value
+        }
+        let structured: JSONValue = tool.wrapsResult ? ["result": final] : final
+        return [
+            "content": [["type": "text", "text": .string(MCPText.summary(final))]], "structuredContent": structured,
+            "isError": false,
+        ]
+    }
+
+    /// Follows a download to its end, sending `notifications/progress` against `token`; the
+    /// download's record at the end (or when the caller cancels, nil: the download goes on).
+    func follow(download id: String, token: JSONValue, progress: @escaping @Sendable (String, JSONValue?) -> Void)
+        async throws -> JSONValue?
+    {
+        let key = UUID()
+        let (events, continuation) = AsyncStream<(String, JSONValue?)>.makeStream()
+        state.withLock { $0.following[id, default: [:]][key] = { method, params in continuation.yield((method, params)) } }
+        defer {
+            state.withLock { s in
+                s.following[id]?[key] = nil
+                if s.following[id]?.isEmpty == true { s.following[id] = nil }
+            }
+        }
+        // The download may have ended between its start and this watch.
+        if let record = await record(of: id), Self.isOver(record["state"]?.stringValue) { return record }
+        let cancelled = Task { @Sendable in
+            // Ends the wait when the caller cancels the tool call.
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            continuation.finish()
+        }
+        defer { cancelled.cancel() }
+        return try await withTaskCancellationHandler {
+            for await (method, params) in events {
+                switch method {
+                case "downloads.progress":
+                    var note: [String: JSONValue] = ["progressToken": token, "progress": params?["bytes"] ?? 0]
+                    if let total = params?["total"] { note["total"] = total }
+                    if let bytes = params?["bytes"]?.doubleValue {
+                        note["message"] = .string(
+                            MCPText.bytes(bytes) + (params?["total"]?.doubleValue.map { " of " + MCPText.bytes($0) } ?? ""))
+                    }
+                    progress("notifications/progress", .object(note))
+                case "downloads.state" where Self.isOver(params?["state"]?.stringValue):
+                    return await record(of: id) ?? params
+                default: break
+                }
+            }
+            try Task.checkCancellation()
+            return nil
+        } onCancel: {
+            continuation.finish()
+        }
+    }
+
+    static func isOver(_ state: String?) -> Bool { ["completed", "failed", "cancelled", "paused"].contains(state ?? "") }
+
+    private func record(of id: String) async -> JSONValue? {
+        guard case .success(let bytes) = await backend.call("downloads.list", nil),
+            let list = (try? JSONParser.parse(bytes))?.arrayValue
+        else { return nil }
+        return list.first { $0["id"]?.stringValue == id }
+    }
+
+    /// Host notifications (downloads' progress and states): followed downloads and subscribed
+    /// resources hear of them.
+    public func hostEvent(method: String, params: JSONValue?) {
+        guard method.hasPrefix("downloads.") else { return }
+        let id = params?["id"]?.stringValue ?? ""
+        let (watchers, update) = state.withLock { s -> ([@Sendable (String, JSONValue?) -> Void], Bool) in
+            let watchers = Array((s.following[id] ?? [:]).values)
+            guard s.subscribed.contains("mediahost://downloads") else { return (watchers, false) }
+            // State changes always; progress at most once a second.
+            let now = ContinuousClock.now
+            guard method == "downloads.state" || now - s.lastDownloadsUpdate >= .seconds(1) else { return (watchers, false) }
+            s.lastDownloadsUpdate = now
+            return (watchers, true)
+        }
+        for watcher in watchers { watcher(method, params) }
+        if update { send("notifications/resources/updated", ["uri": "mediahost://downloads"]) }
+    }
+
+    /// Subscribed resources a tool changed.
+    private func changed(by method: String, arguments: JSONValue?) {
+        var uris: [String] = []
+        switch method {
+        case "favorites.add", "favorites.remove", "favorites.sync": uris = ["mediahost://favorites"]
+        case "history.clear", "media.search": uris = ["mediahost://history"]
+        case "lists.create", "lists.delete", "lists.rename", "lists.import": uris = ["mediahost://lists"]
+        case "lists.add", "lists.remove", "lists.move":
+            uris = ["mediahost://lists"] + (arguments?["name"]?.stringValue.map { [Self.listURI($0)] } ?? [])
+        default: return
+        }
+        let subscribed = state.withLock { s in uris.filter { s.subscribed.contains($0) } }
+        for uri in subscribed { send("notifications/resources/updated", ["uri": .string(uri)]) }
+        if ["lists.create", "lists.delete", "lists.rename", "lists.import"].contains(method) {
+            send("notifications/resources/list_changed", nil)
+        }
+    }
+
+    // MARK: Resources
+
+    static let templates: [JSONValue] = [
+        [
+            "uriTemplate": "mediahost://item/{id}", "name": "item", "title": "An item's details",
+            "description": "Any item by its id (provider:kind:native-id), as media_get gives it.", "mimeType": "application/json",
+        ],
+        [
+            "uriTemplate": "mediahost://artwork/{id}", "name": "artwork", "title": "An item's artwork",
+            "description": "The item's image (cover, thumbnail, poster, avatar).",
+        ],
+        [
+            "uriTemplate": "mediahost://lists/{name}", "name": "list", "title": "A list's items",
+            "description": "The items of one of the user's lists, in order.", "mimeType": "application/json",
+        ],
+    ]
+
+    static func listURI(_ name: String) -> String {
+        "mediahost://lists/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? name)
+    }
+
+    func listResources() async throws -> JSONValue {
+        var resources: [JSONValue] = [
+            Self.resource("mediahost://favorites", "favorites", "The user's favorites"),
+            Self.resource("mediahost://downloads", "downloads", "Downloads with their state and files"),
+            Self.resource("mediahost://history", "history", "Past searches, newest first"),
+            Self.resource("mediahost://lists", "lists", "The user's lists"),
+        ]
+        if case .success(let bytes) = await backend.call("lists.list", nil),
+            let lists = (try? JSONParser.parse(bytes))?.arrayValue
+        {
+            for list in lists {
+                guard let name = list["name"]?.stringValue else { continue }
+                resources.append(Self.resource(Self.listURI(name), "list: \(name)", "The items of the list \(name)"))
+            }
+        }
+        return ["resources": .array(resources)]
+    }
+
+    static func resource(_ uri: String, _ name: String, _ description: String) -> JSONValue {
+        ["uri": .string(uri), "name": .string(name), "description": .string(description), "mimeType": "application/json"]
+    }
+
+    func readResource(_ uri: String?) async throws -> JSONValue {
+        guard let uri, uri.hasPrefix("mediahost://") else { throw RPCError.invalidParams("uri must be a mediahost:// resource") }
+        let path = String(uri.dropFirst("mediahost://".count))
+        let (method, params): (String, JSONValue?)
+        switch path {
+        case "favorites": (method, params) = ("favorites.list", ["limit": 500])
+        case "downloads": (method, params) = ("downloads.list", nil)
+        case "history": (method, params) = ("history.list", nil)
+        case "lists": (method, params) = ("lists.list", nil)
+        default:
+            let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let value = parts[1].removingPercentEncoding, !value.isEmpty else {
+                throw RPCError(code: Self.resourceNotFound, message: "Resource not found: \(uri)", data: ["uri": .string(uri)])
+            }
+            switch parts[0] {
+            case "item": (method, params) = ("media.get", ["id": .string(value)])
+            case "lists": (method, params) = ("lists.items", ["name": .string(value), "limit": 500])
+            case "artwork": return try await artwork(uri: uri, id: value)
+            default:
+                throw RPCError(code: Self.resourceNotFound, message: "Resource not found: \(uri)", data: ["uri": .string(uri)])
+            }
+        }
+        switch await backend.call(method, params) {
+        case .success(let bytes):
+            return [
+                "contents": [
+                    [
+                        "uri": .string(uri), "mimeType": "application/json",
+                        "text": .string(String(decoding: bytes, as: UTF8.self)),
+                    ]
+                ]
+            ]
+        case .failure(let error):
+            if error.code == -32001 || error.code == -32004 || error.message.localizedCaseInsensitiveContains("not found") {
+                throw RPCError(code: Self.resourceNotFound, message: error.message, data: ["uri": .string(uri)])
+            }
+            throw error
+        }
+    }
+
+    /// The artwork's bytes as a blob (the host caches the image and says where).
+    func artwork(uri: String, id: String) async throws -> JSONValue {
+        let answer = await backend.call("media.artwork", ["id": .string(id)])
+        guard case .success(let bytes) = answer, let path = (try? JSONParser.parse(bytes))?["path"]?.stringValue,
+            let data = FileManager.default.contents(atPath: path)
+        else {
+            let message = if case .failure(let error) = answer { error.message } else { "no artwork for \(id)" }
+            throw RPCError(code: Self.resourceNotFound, message: message, data: ["uri": .string(uri)])
+        }
+        return [
+            "contents": [
+                ["uri": .string(uri), "mimeType": .string(MCPText.imageType(data)), "blob": .string(data.base64EncodedString())]
+            ]
+        ]
+    }
+}

@@ -1,0 +1,168 @@
+import JSONRPC
+
+/// The host's methods seen as MCP tools: names, descriptions, schemas and hints all come from the
+/// OpenRPC document (rpc-spec.json), so each method is described once. Methods for people at a
+/// terminal (logins, settings, sharing, the cache) are not tools.
+public struct MCPToolCatalog: Sendable {
+    public struct Tool: Sendable {
+        public var name: String
+        public var method: String
+        public var readOnly: Bool
+        public var destructive: Bool
+        /// The result schema was not an object: results are wrapped as `{"result": …}`.
+        public var wrapsResult: Bool
+        /// The MCP `Tool` object.
+        public var definition: JSONValue
+    }
+
+    /// method -> what a model should know to pick it, beyond the spec's own words.
+    static let exposed: [(method: String, hint: String)] = [
+        (
+            "providers.list",
+            "Start here to learn which sources exist (podcasts, youtube, tmdb, mastodon, twitter, bluesky...) and what each can do."
+        ),
+        ("providers.categories", "The categories (genres, charts, feeds) of one provider, to pass to media_browse."),
+        ("media.browse", "Items in one category of a provider (a genre's top podcasts, a feed's posts)."),
+        (
+            "media.search",
+            "Find items by words, #tag or @user: in one provider, or in all of them when provider is left out. Use this first when asked to find something."
+        ),
+        ("media.get", "Full details of one item by its id (as returned by other tools): description, dates, stats, links."),
+        ("media.children", "What is inside an item: a podcast's episodes, a channel's videos, a post's replies, a user's posts."),
+        ("favorites.list", "The user's favorites (podcasts, channels, people and items they follow or keep)."),
+        (
+            "favorites.latest",
+            "What is new from the user's favorites: newest episodes, videos and posts first. Use for 'what's new from my shows'."
+        ),
+        ("favorites.add", "Keep an item as a favorite (and on the account when logged in)."),
+        ("favorites.remove", "Stop keeping an item as a favorite."),
+        ("favorites.sync", "Put the favorites kept here on the provider's account."),
+        ("history.list", "Past searches, newest first."),
+        ("history.clear", "Forget past searches."),
+        ("lists.list", "The user's named lists (playlists, queues, reading lists)."),
+        ("lists.items", "The items of one list, in order."),
+        ("lists.create", "Make a new empty list."),
+        ("lists.add", "Add items to a list (made when missing)."),
+        ("lists.remove", "Take an item out of a list."),
+        ("lists.move", "Move an item to another position in a list."),
+        ("lists.rename", "Rename a list."),
+        ("lists.delete", "Delete a list (not its items' downloads)."),
+        ("lists.download", "Download every downloadable item of a list."),
+        ("lists.export", "A list as text (JSON, M3U or OPML) to save or share."),
+        ("lists.import", "Make a list from text (JSON, M3U or OPML)."),
+        ("downloads.start", "Download an item's media file to the user's disk. Give a progress token to follow it to the end."),
+        ("downloads.list", "Downloads and their state, progress and file paths."),
+        ("downloads.pause", "Pause a running download (its partial file is kept)."),
+        ("downloads.resume", "Resume a paused or failed download."),
+        ("downloads.cancel", "Cancel a download and delete its partial file."),
+        ("downloads.remove", "Forget a download and delete its file."),
+        ("player.open", "Play an item in the user's media player (mpv), or queue it."),
+        ("player.status", "What is playing, where, and what is queued."),
+        ("player.pause", "Pause playback."),
+        ("player.resume", "Resume playback."),
+        ("player.seek", "Jump within what is playing."),
+        ("player.stop", "Stop playback (the position is kept)."),
+        ("player.volume", "Set the player's volume."),
+        ("player.next", "Skip to the next queued item."),
+        ("player.mark", "Mark an item played or unplayed."),
+        ("host.info", "Version, providers and where mediahost keeps its files."),
+    ]
+    static let readOnly: Set<String> = [
+        "providers.list", "providers.categories", "media.browse", "media.search", "media.get", "media.children",
+        "favorites.list", "favorites.latest", "history.list", "lists.list", "lists.items", "lists.export", "downloads.list",
+        "player.status", "host.info",
+    ]
+    static let destructive: Set<String> = [
+        "favorites.remove", "history.clear", "lists.remove", "lists.delete", "downloads.cancel", "downloads.remove",
+    ]
+
+    public let tools: [Tool]
+    private let byName: [String: Tool]
+
+    /// - Parameters:
+    ///   - spec: the OpenRPC document.
+    ///   - served: the methods this host answers (a build without the player has no player tools).
+    ///   - readOnlyOnly: only tools that change nothing.
+    public init(spec: JSONValue, served: Set<String>, readOnlyOnly: Bool) {
+        let methods = Dictionary(
+            (spec["methods"]?.arrayValue ?? []).compactMap { m in m["name"]?.stringValue.map { ($0, m) } },
+            uniquingKeysWith: { a, _ in a })
+        let components = spec["components"]?["schemas"] ?? .object([:])
+        var tools: [Tool] = []
+        for (method, hint) in Self.exposed where served.contains(method) {
+            guard let described = methods[method] else { continue }
+            let readOnly = Self.readOnly.contains(method)
+            if readOnlyOnly, !readOnly { continue }
+            var properties: [String: JSONValue] = [:]
+            var required: [JSONValue] = []
+            for param in described["params"]?.arrayValue ?? [] {
+                guard let name = param["name"]?.stringValue else { continue }
+                var schema = Self.inline(param["schema"] ?? .object([:]), components)
+                if let words = param["description"]?.stringValue, case .object(var members) = schema,
+                    members["description"] == nil
+                {
+                    members["description"] = .string(words)
+                    schema = .object(members)
+                }
+                properties[name] = schema
+                if param["required"] == true { required.append(.string(name)) }
+            }
+            var input: [String: JSONValue] = ["type": "object", "properties": .object(properties)]
+            if !required.isEmpty { input["required"] = .array(required) }
+            let result = Self.inline(described["result"]?["schema"] ?? .object([:]), components)
+            let wraps = result["type"]?.stringValue != "object"
+            let output: JSONValue =
+                wraps ? ["type": "object", "properties": ["result": result], "required": ["result"]] : result
+            let summary = described["summary"]?.stringValue ?? ""
+            let details = described["description"]?.stringValue.map { " " + $0 } ?? ""
+            let name = method.replacingOccurrences(of: ".", with: "_")
+            let title = summary.split(separator: ".").first.map(String.init) ?? name
+            var annotations: [String: JSONValue] = [
+                "title": .string(title), "readOnlyHint": .bool(readOnly),
+                "openWorldHint": .bool(
+                    method.hasPrefix("media.") || method.hasPrefix("providers.") || method == "favorites.latest"),
+            ]
+            if !readOnly {
+                annotations["destructiveHint"] = .bool(Self.destructive.contains(method))
+                annotations["idempotentHint"] = .bool(
+                    method.hasSuffix(".pause") || method.hasSuffix(".resume") || method == "player.volume")
+            }
+            let definition: JSONValue = [
+                "name": .string(name), "title": .string(title),
+                "description": .string(hint + " " + summary + details), "inputSchema": .object(input), "outputSchema": output,
+                "annotations": .object(annotations),
+            ]
+            tools.append(
+                Tool(
+                    name: name, method: method, readOnly: readOnly, destructive: Self.destructive.contains(method),
+                    wrapsResult: wraps, definition: definition))
+        }
+        self.tools = tools
+        byName = Dictionary(tools.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func tool(named name: String) -> Tool? { byName[name] }
+
+    /// `schema` with every `#/components/schemas/…` reference replaced by its definition (a tool's
+    /// schema stands alone); a reference met again inside itself is left as an open object.
+    static func inline(_ schema: JSONValue, _ components: JSONValue, seen: Set<String> = []) -> JSONValue {
+        switch schema {
+        case .object(let members):
+            if let ref = members["$ref"]?.stringValue, ref.hasPrefix("#/components/schemas/") {
+                let name = String(ref.dropFirst("#/components/schemas/".count))
+                guard !seen.contains(name), let target = components[name] else { return ["type": "object"] }
+                var resolved = inline(target, components, seen: seen.union([name]))
+                if let words = members["description"], case .object(var inner) = resolved {
+                    inner["description"] = words
+                    resolved = .object(inner)
+                }
+                return resolved
+            }
+            return .object(members.mapValues { inline($0, components, seen: seen) })
+        case .array(let elements):
+            return .array(elements.map { inline($0, components, seen: seen) })
+        default:
+            return schema
+        }
+    }
+}

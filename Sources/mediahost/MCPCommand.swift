@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import HostMCP
+import HostService
+import JSONRPC
+import MediaHost
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `mediahost mcp`: the host as a Model Context Protocol server on stdin/stdout.
+struct MCPCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mcp",
+        abstract: "Serve the Model Context Protocol on stdin/stdout, for AI assistants and editors.",
+        discussion: """
+            Tools are the host's methods (search, details, favorites, lists, downloads, the player), \
+            resources its favorites, lists, downloads and history as mediahost:// URIs. With a \
+            background service running, calls go to it, so downloads and playback are shared with \
+            the REPL and editors. Put `mediahost mcp` (or `mediahost mcp --read-only`) in the \
+            assistant's MCP server settings. Logs go to stderr.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Offer only the tools that change nothing (also the setting mcp.read_only).")
+    var readOnly = false
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let spec: JSONValue
+        switch RPCDiscover.spec {
+        case .success(let value): spec = value
+        case .failure(let error): throw StartupFailure(message: "rpc-spec.json cannot be read: \(error)")
+        }
+        let server: MCPServer
+        if let fd = global.host.service() {
+            let relay = EventRelay()
+            let connection = ServiceConnection(
+                fd: fd, onEvent: { event in relay.send(event.method, event.params) }, onClose: {})
+            server = try await Self.server(spec: spec, backend: ServiceBackend(connection: connection), readOnly: readOnly)
+            relay.target.withLock { $0 = server }
+            await Self.serve(server)
+            connection.close()
+            return
+        }
+        let host = try await global.makeHost()
+        server = try await Self.server(spec: spec, backend: HostBackend(host: host), readOnly: readOnly)
+        let subscription = host.events.subscribe { event in server.hostEvent(method: event.method, params: event.params) }
+        defer { host.events.unsubscribe(subscription) }
+        await host.downloads.resumeInterrupted()
+        await Self.serve(server)
+    }
+
+    static func server(spec: JSONValue, backend: any MCPBackend, readOnly: Bool) async throws -> MCPServer {
+        // What this host serves, and whether it is set to read-only, asked of it as any client would.
+        guard case .success(let info) = await backend.call("host.info", nil),
+            let methods = (try? JSONParser.parse(info))?["methods"]?.arrayValue
+        else { throw StartupFailure(message: "the host did not say which methods it serves") }
+        var onlyReading = readOnly
+        if case .success(let bytes) = await backend.call("config.get", ["key": "mcp.read_only"]),
+            (try? JSONParser.parse(bytes))?.arrayValue?.first?["value"]?.stringValue == "true"
+        {
+            onlyReading = true
+        }
+        let catalog = MCPToolCatalog(
+            spec: spec, served: Set(methods.compactMap(\.stringValue)), readOnlyOnly: onlyReading)
+        return MCPServer(backend: backend, catalog: catalog, name: HostRuntime.name, version: HostRuntime.version)
+    }
+
+    static func serve(_ server: MCPServer) async {
+        let connection = RPCConnection(handler: server)
+        server.connect { method, params in connection.notify(method: method, params: params) }
+        await connection.run()
+    }
+}
+
+/// Tools answered by the host in this process.
+struct HostBackend: MCPBackend {
+    let host: HostRuntime
+    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError> {
+        await host.dispatcher.handle(method: method, params: params)
+    }
+}
+
+/// Tools answered by the background service.
+struct ServiceBackend: MCPBackend {
+    let connection: ServiceConnection
+    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError> {
+        do {
+            return .success(try await connection.call(method, params: params))
+        } catch let error as RPCError {
+            return .failure(error)
+        } catch {
+            return .failure(RPCError(code: -32603, message: "\(error)"))
+        }
+    }
+}
+
+/// The service's notifications, passed on once the server exists.
+final class EventRelay: Sendable {
+    let target = Mutex<MCPServer?>(nil)
+    func send(_ method: String, _ params: JSONValue?) { target.withLock { $0 }?.hostEvent(method: method, params: params) }
+}
