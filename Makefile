@@ -21,8 +21,11 @@ BIN := .build/debug/mediahost
 YTDLP_VERSION := 2026.10.26
 YTDLP_VENV := .build/ytdlp-venv
 export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
+# The reference MCP client (the official Python SDK) that `mediahost mcp` is tested with.
+MCP_CLIENT_VERSION := 2.3.0
+MCP_VENV := .build/mcp-venv
 
-.PHONY: all deps build release run sandbox test test-editors bench fuzz format lint clean ytdlp
+.PHONY: all deps build release run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -84,7 +87,16 @@ test: deps lint ytdlp
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory test-editors
+	$(MAKE) --no-print-directory test-mcp
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
+
+# `mediahost mcp` driven by the official Python MCP SDK from PyPI, in a venv of its own.
+test-mcp:
+	@$(call install_missing,python3-venv)
+	@[ -x $(BIN) ] || $(SWIFT) build $(BUILD_FLAGS) --product mediahost
+	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp' 2>/dev/null || \
+	  { python3 -m venv $(MCP_VENV) && $(MCP_VENV)/bin/pip install -q mcp==$(MCP_CLIENT_VERSION); }
+	MEDIAHOST_BIN=$(abspath $(BIN)) $(MCP_VENV)/bin/python Tests/MCP/test_mcp.py
 
 # The Emacs package (ERT, byte-compiled with warnings as errors) and the Neovim plugin, each in
 # the real editor, headless, against `$(BIN) --sandbox rpc`.

@@ -1,0 +1,233 @@
+"""`mediahost mcp` driven by the official Python MCP SDK (PyPI `mcp`, pinned in the Makefile),
+over stdio, against a sandbox of its own: the handshake, every tool's schema, every example of
+rpc-spec.json called as a tool and over `mediahost call` with the same result, resources and a
+subscription's update, a download's progress to its end, cancellation, a tool error, a bad call
+and the read-only setting.
+
+Run by `make test` (`make test-mcp`): MEDIAHOST_BIN names the binary.
+"""
+import json, os, queue, shutil, subprocess, sys, tempfile, threading, unittest
+
+import anyio
+import jsonschema
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+BIN = os.environ.get("MEDIAHOST_BIN", ".build/debug/mediahost")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SPEC = json.load(open(os.path.join(ROOT, "Sources/MediaHost/rpc-spec.json")))
+RADIO = "podcasts:podcast:1999999997"
+
+
+def start_sandbox():
+    """`mediahost sandbox` on a free port, slow media (downloads take seconds), and its settings."""
+    process = subprocess.Popen([BIN, "sandbox", "--port", "0", "--media-rate", "150000"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    environment = {}
+    while True:
+        try:
+            line = lines.get(timeout=30 if not environment else 2)
+        except queue.Empty:
+            break
+        name, sep, value = line.strip().rpartition(" ")[2].partition("=")
+        if sep and name.isupper():
+            environment[name] = value
+    if "MEDIAHOST_PODCASTS_BASE_URL" not in environment:
+        process.kill()
+        raise RuntimeError("mediahost sandbox did not print its settings")
+    return process, environment
+
+
+def steady(value):
+    """`value` without what changes from one call to the next (times, process ids)."""
+    if isinstance(value, dict):
+        return {k: steady(v) for k, v in value.items() if k not in ("at", "pid", "uptime", "started", "position")}
+    if isinstance(value, list):
+        return [steady(v) for v in value]
+    return value
+
+
+class MCPTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.sandbox, settings = start_sandbox()
+        cls.data = tempfile.mkdtemp(prefix="mediahost-mcp-")
+        cls.env = dict(os.environ, **settings, MEDIAHOST_DATA_DIR=cls.data + "/data",
+                       MEDIAHOST_CONFIG=cls.data + "/none.toml", MEDIAHOST_HOST_BACKGROUND="never",
+                       MEDIAHOST_CACHE_DIR=cls.data + "/cache", MEDIAHOST_LOG_LEVEL="warning")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sandbox.kill()
+        shutil.rmtree(cls.data, ignore_errors=True)
+
+    def run_session(self, body, args=(), messages=None):
+        async def main():
+            params = StdioServerParameters(command=BIN, args=["mcp", *args], env=self.env)
+
+            async def on_message(message):
+                if messages is not None:
+                    messages.append(message)
+
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write, message_handler=on_message) as session:
+                    init = await session.initialize()
+                    return await body(session, init)
+        return anyio.run(main)
+
+    def call(self, method, params):
+        """The same method over `mediahost call`: its result, or its error message."""
+        done = subprocess.run([BIN, "call", method, json.dumps(params)], env=self.env, capture_output=True, text=True)
+        if done.returncode == 0:
+            return json.loads(done.stdout), None
+        return None, done.stderr.strip()
+
+    def test_handshake_and_every_tools_schema(self):
+        async def body(session, init):
+            self.assertEqual(init.server_info.name, "mediahost")
+            self.assertIn(init.protocol_version, ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+            self.assertTrue(init.capabilities.tools is not None and init.capabilities.resources.subscribe)
+            return (await session.list_tools()).tools
+        tools = self.run_session(body)
+        names = {tool.name for tool in tools}
+        for wanted in ["media_search", "media_browse", "providers_categories", "media_get", "media_children",
+                       "favorites_list", "favorites_add", "lists_items", "history_list", "downloads_start",
+                       "downloads_list", "downloads_pause", "downloads_resume", "downloads_cancel", "player_status"]:
+            self.assertIn(wanted, names)
+        for hidden in ["auth_login", "config_set", "config_get", "share_start", "cache_clear", "rpc_discover"]:
+            self.assertNotIn(hidden, names)
+        for tool in tools:
+            # The SDK parsed each into its Tool model; the schemas are JSON Schemas of objects.
+            jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+            self.assertEqual(tool.input_schema["type"], "object")
+            self.assertEqual(tool.output_schema["type"], "object")
+            self.assertNotIn("$ref", json.dumps(tool.input_schema), tool.name)
+            self.assertRegex(tool.name, r"^[a-zA-Z0-9_-]{1,64}$")
+            self.assertGreater(len(tool.description), 20, tool.name)
+            self.assertIsNotNone(tool.annotations.read_only_hint, tool.name)
+        by_name = {tool.name: tool for tool in tools}
+        self.assertTrue(by_name["media_search"].annotations.read_only_hint)
+        self.assertTrue(by_name["favorites_remove"].annotations.destructive_hint)
+        self.assertFalse(by_name["favorites_add"].annotations.destructive_hint)
+
+    def test_every_example_is_the_same_as_a_tool_and_over_rpc(self):
+        read_only = {m["name"] for m in SPEC["methods"]}
+
+        async def body(session, init):
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            outcomes = []
+            for method in SPEC["methods"]:
+                name = method["name"].replace(".", "_")
+                tool = tools.get(name)
+                if tool is None or not tool.annotations.read_only_hint:
+                    continue
+                for example in method.get("examples", []):
+                    arguments = {p["name"]: p["value"] for p in example.get("params", [])}
+                    result = await session.call_tool(name, arguments)
+                    outcomes.append((method["name"], arguments, result, tool))
+            return outcomes
+        outcomes = self.run_session(body)
+        self.assertGreater(len(outcomes), 10)
+        for method, arguments, result, tool in outcomes:
+            expected, error = self.call(method, arguments)
+            if error is not None:
+                self.assertTrue(result.is_error, f"{method} {arguments}: {error}")
+                self.assertIn(result.content[0].text, error)
+                continue
+            self.assertFalse(result.is_error, f"{method} {arguments}: {result.content}")
+            structured = result.structured_content
+            if list(tool.output_schema.get("properties", {})) == ["result"]:
+                structured = structured["result"]
+            jsonschema.validate(result.structured_content, tool.output_schema)
+            self.assertEqual(steady(structured), steady(expected), f"{method} {arguments}")
+
+    def test_resources_and_a_subscription(self):
+        messages = []
+
+        async def body(session, init):
+            listed = await session.list_resources()
+            uris = {str(r.uri) for r in listed.resources}
+            self.assertTrue({"mediahost://favorites", "mediahost://downloads", "mediahost://history"} <= uris)
+            templates = await session.list_resource_templates()
+            self.assertIn("mediahost://item/{id}", [t.uri_template for t in templates.resource_templates])
+            await session.subscribe_resource("mediahost://favorites")
+            found = await session.call_tool("media_search", {"provider": "podcasts", "query": "orbit"})
+            first = found.structured_content["items"][0]["id"]
+            added = await session.call_tool("favorites_add", {"id": first})
+            self.assertFalse(added.is_error, added.content)
+            favorites = await session.read_resource("mediahost://favorites")
+            self.assertIn(first, favorites.contents[0].text)
+            item = await session.read_resource("mediahost://item/" + first)
+            self.assertEqual(json.loads(item.contents[0].text)["id"], first)
+            art = await session.read_resource("mediahost://artwork/" + first)
+            self.assertTrue(art.contents[0].mime_type.startswith("image/"))
+            self.assertGreater(len(art.contents[0].blob), 10)
+            with self.assertRaises(MCPError):
+                await session.read_resource("mediahost://nothing/here")
+            for _ in range(50):
+                if any(isinstance(m, types.ServerNotification) or getattr(m, "method", "") for m in messages):
+                    break
+                await anyio.sleep(0.1)
+        self.run_session(body, messages=messages)
+        updated = [m for m in messages if "resources/updated" in repr(m) and "mediahost://favorites" in repr(m)]
+        self.assertTrue(updated, f"no update among {messages!r}")
+
+    def test_a_download_reports_progress_to_its_end_and_a_cancelled_call_leaves_the_session_usable(self):
+        progress = []
+
+        async def record(value, total, message):
+            progress.append((value, total))
+
+        async def ignore(*args):
+            pass
+
+        async def body(session, init):
+            episodes = await session.call_tool("media_children", {"id": RADIO})
+            items = episodes.structured_content["items"]
+            tone = next(i["id"] for i in items if "120" in i["title"])
+            done = await session.call_tool("downloads_start", {"id": tone}, read_timeout_seconds=120,
+                                           progress_callback=record)
+            self.assertFalse(done.is_error, done.content)
+            self.assertEqual(done.structured_content["state"], "completed")
+            other = next(i["id"] for i in items if "180" in i["title"])
+            # A caller that stops waiting cancels its call (notifications/cancelled); the download goes on.
+            with anyio.move_on_after(1.5):
+                await session.call_tool("downloads_start", {"id": other}, progress_callback=ignore)
+            pong = await session.send_ping()
+            self.assertIsNotNone(pong)
+            listed = await session.call_tool("downloads_list", {})
+            states = {d["id"]: d["state"] for d in listed.structured_content["result"]}
+            self.assertIn(states.get(other), ["running", "queued", "completed"])
+            await session.call_tool("downloads_cancel", {"id": other})
+        self.run_session(body)
+        self.assertGreater(len(progress), 1)
+        self.assertEqual(sorted(progress), progress, "progress only grows")
+
+    def test_a_tool_error_and_a_bad_call(self):
+        async def body(session, init):
+            failed = await session.call_tool("media_get", {"id": "podcasts:podcast:1"})
+            self.assertTrue(failed.is_error)
+            self.assertIn("podcasts", failed.content[0].text)
+            bad = await session.call_tool("media_search", {"provider": "podcasts"})
+            self.assertTrue(bad.is_error, "missing arguments are the tool's error, which a model can correct")
+            self.assertIn("query", bad.content[0].text)
+            with self.assertRaises(MCPError) as caught:
+                await session.call_tool("no_such_tool", {})
+            self.assertEqual(caught.exception.error.code, -32602)
+        self.run_session(body)
+
+    def test_read_only(self):
+        async def body(session, init):
+            return (await session.list_tools()).tools
+        tools = self.run_session(body, args=["--read-only"])
+        self.assertTrue(tools)
+        self.assertTrue(all(tool.annotations.read_only_hint for tool in tools))
+        self.assertNotIn("favorites_add", {tool.name for tool in tools})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
