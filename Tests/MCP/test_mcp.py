@@ -220,6 +220,42 @@ class MCPTests(unittest.TestCase):
             self.assertEqual(caught.exception.error.code, -32602)
         self.run_session(body)
 
+    def test_through_the_background_service(self):
+        """With a service running, tools run in it: its process answers, and a download's
+        progress comes back through it."""
+        data = tempfile.mkdtemp(prefix="mediahost-mcp-service-")
+        env = dict(self.env, MEDIAHOST_DATA_DIR=data + "/data", MEDIAHOST_HOST_BACKGROUND="auto")
+        service = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(300):
+                status = subprocess.run([BIN, "serve", "--status"], env=env, capture_output=True, text=True)
+                if status.returncode == 0 and "running" in status.stdout:
+                    break
+                anyio.run(anyio.sleep, 0.1)
+            progress = []
+
+            async def record(value, total, message):
+                progress.append(value)
+
+            async def main():
+                params = StdioServerParameters(command=BIN, args=["mcp"], env=env)
+                async with stdio_client(params) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        info = await session.call_tool("host_info", {})
+                        self.assertEqual(info.structured_content["pid"], service.pid)
+                        episodes = await session.call_tool("media_children", {"id": RADIO})
+                        tone = next(i["id"] for i in episodes.structured_content["items"] if "4 s" in i["title"])
+                        done = await session.call_tool("downloads_start", {"id": tone}, read_timeout_seconds=120,
+                                                       progress_callback=record)
+                        self.assertEqual(done.structured_content["state"], "completed", done.content)
+            anyio.run(main)
+            self.assertTrue(progress, "progress came through the service")
+        finally:
+            subprocess.run([BIN, "serve", "--stop"], env=env, capture_output=True)
+            service.wait(timeout=30)
+            shutil.rmtree(data, ignore_errors=True)
+
     def test_read_only(self):
         async def body(session, init):
             return (await session.list_tools()).tools
