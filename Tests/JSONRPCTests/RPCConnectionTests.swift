@@ -100,6 +100,24 @@ final class PipeSession: @unchecked Sendable {
         #expect(session.lines().count == 2, "exactly one answer per request")
     }
 
+    /// MCP's `notifications/cancelled {requestId}` cancels too, and the request is not answered.
+    @Test func mcpCancellationCancelsWithoutAnAnswer() async {
+        let handler = ScriptedHandler()
+        let session = PipeSession(handler: handler)
+        session.send(#"{"jsonrpc":"2.0","id":"a","method":"slow","params":{"seconds":30}}"# + "\n")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while handler.log.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        session.send(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"x"}}"# + "\n")
+        session.send(#"{"jsonrpc":"2.0","id":"b","method":"slow","params":{"seconds":0}}"# + "\n")
+        let lines = await session.waitForLines(1, timeout: .seconds(10))
+        #expect(lines.first?["id"] == "b", "\(lines)")
+        session.close()
+        await session.finished.value
+        #expect(session.lines().count == 1, "the cancelled request got no answer, and the slow one did not wait 30 s")
+    }
+
     @Test func admissionLimitQueuesButAnswersEverything() async {
         let session = PipeSession(handler: ScriptedHandler(), maxConcurrentRequests: 4)
         for id in 0..<40 { session.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"slow","params":{"seconds":0.05}}"# + "\n") }

@@ -18,6 +18,14 @@ BIN = os.environ.get("MEDIAHOST_BIN", ".build/debug/mediahost")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC = json.load(open(os.path.join(ROOT, "Sources/MediaHost/rpc-spec.json")))
 RADIO = "podcasts:podcast:1999999997"
+# The protocol's own schema (SOURCES.md): answers are checked against its definitions.
+MCP_SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema-2025-11-25.json")))
+
+
+def check(definition, value):
+    """`value` is valid as the MCP schema's `definition`."""
+    schema = dict(MCP_SCHEMA, **{"$ref": "#/$defs/" + definition})
+    jsonschema.Draft202012Validator(schema).validate(value)
 
 
 def start_sandbox():
@@ -255,6 +263,43 @@ class MCPTests(unittest.TestCase):
             subprocess.run([BIN, "serve", "--stop"], env=env, capture_output=True)
             service.wait(timeout=30)
             shutil.rmtree(data, ignore_errors=True)
+
+    def test_raw_answers_match_the_protocols_schema(self):
+        """Without the SDK in between: each answer, as sent, against the 2025-11-25 schema."""
+        requests = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "media_search", "arguments": {"provider": "podcasts", "query": "orbit"}}},
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "media_get", "arguments": {"id": "x"}}},
+            {"jsonrpc": "2.0", "id": 5, "method": "resources/list"},
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/templates/list"},
+            {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "mediahost://history"}},
+            {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
+                "protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}},
+        ]
+        done = subprocess.run([BIN, "mcp"], env=self.env, capture_output=True, text=True, timeout=60,
+                              input="".join(json.dumps(r) + "\n" for r in requests))
+        answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+        self.assertEqual(set(answers), {1, 2, 3, 4, 5, 6, 7, 8, 9}, done.stderr)
+        check("InitializeResult", answers[1]["result"])
+        self.assertEqual(answers[1]["result"]["protocolVersion"], "2025-11-25")
+        check("ListToolsResult", answers[2]["result"])
+        for tool in answers[2]["result"]["tools"]:
+            check("Tool", tool)
+        check("CallToolResult", answers[3]["result"])
+        check("CallToolResult", answers[4]["result"])
+        self.assertTrue(answers[4]["result"]["isError"])
+        check("ListResourcesResult", answers[5]["result"])
+        check("ListResourceTemplatesResult", answers[6]["result"])
+        check("ReadResourceResult", answers[7]["result"])
+        check("EmptyResult", answers[8]["result"])
+        # A revision it does not speak: it offers its newest, and the client decides.
+        self.assertEqual(answers[9]["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(done.stdout.count("\n"), len(done.stdout.splitlines()), "one message a line")
 
     def test_read_only(self):
         async def body(session, init):
