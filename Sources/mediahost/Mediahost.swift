@@ -26,7 +26,8 @@ struct Mediahost: AsyncParsableCommand {
             """,
         version: HostRuntime.version,
         subcommands: [
-            REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self, SandboxCommand.self,
+            REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
+            SandboxCommand.self,
             PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)
