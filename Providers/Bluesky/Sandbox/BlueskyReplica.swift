@@ -184,7 +184,18 @@ public struct BlueskyReplica: SandboxReplica {
             guard let index = BlueskyData.account(parameter("actor") ?? "") else {
                 return Self.error(400, "InvalidRequest", "Profile not found")
             }
-            let replies = parameter("filter") == "posts_with_replies"
+            let filter = parameter("filter") ?? "posts_with_replies"
+            let replies = filter == "posts_with_replies"
+            if filter == "posts_with_media" || filter == "posts_with_video" {
+                return page(
+                    data.posts.indices.filter {
+                        let post = data.posts[$0]
+                        guard post.author == index, let embed = post.embed else { return false }
+                        if case .video = embed { return true }
+                        if case .images = embed { return filter == "posts_with_media" }
+                        return false
+                    })
+            }
             return page(
                 data.posts.indices.filter {
                     let post = data.posts[$0]

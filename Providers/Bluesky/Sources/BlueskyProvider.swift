@@ -69,15 +69,23 @@ public struct BlueskyProvider: CompiledProvider {
         return try await feed("app.bsky.feed.getFeed", ["feed": category], cursor: cursor)
     }
 
-    /// `@handle`: their posts; people (kind user): people search; `#tag` and words: post search,
+    /// `@handle`: their posts (`@handle replies|media|videos` filters them); people (kind user): people search; `#tag` and words: post search,
     /// which Bluesky answers only with an account (without one, words find people).
     public func search(_ query: SearchQuery) async throws -> Page {
         let text = query.text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw ProviderError.invalidArgument("search for something: words, #tag or @handle") }
-        if text.hasPrefix("@"), !text.contains(" ") {
-            return try await feed(
-                "app.bsky.feed.getAuthorFeed", ["actor": String(text.dropFirst()), "filter": "posts_and_author_threads"],
-                cursor: query.cursor)
+        let words = text.split(separator: " ").map(String.init)
+        if let first = words.first, first.hasPrefix("@"), first.count > 1, words.count <= 2 {
+            // `@handle`: their posts and threads; `@handle replies`, `@handle media`, `@handle videos`.
+            let filters = [
+                "posts": "posts_and_author_threads", "replies": "posts_with_replies", "media": "posts_with_media",
+                "videos": "posts_with_video",
+            ]
+            let wanted = words.count == 2 ? words[1].lowercased() : "posts"
+            if let filter = filters[wanted] {
+                return try await feed(
+                    "app.bsky.feed.getAuthorFeed", ["actor": String(first.dropFirst()), "filter": filter], cursor: query.cursor)
+            }
         }
         // Without an account, words find people (the public AppView answers that), so a search of
         // every provider finds what Bluesky can give; a #tag asks for posts, which need one.

@@ -60,6 +60,14 @@ struct BlueskyHostFixture {
         defer { f.server.stop() }
         let posts = try await f.call("media.search", ["provider": "bluesky", "query": "@alice.test"])
         #expect((posts["items"]?.arrayValue?.count ?? 0) > 3)
+        let replies = try await f.call("media.search", ["provider": "bluesky", "query": "@kenji.test replies"])
+        #expect(replies["items"]?.arrayValue?.contains { $0["extra"]?["inReplyTo"] != nil } == true)
+        let own = try await f.call("media.search", ["provider": "bluesky", "query": "@kenji.test"])
+        #expect(own["items"]?.arrayValue?.contains { $0["extra"]?["inReplyTo"] != nil } == false, "replies elsewhere left out")
+        let media = try await f.call("media.search", ["provider": "bluesky", "query": "@news.test media"])
+        let withMedia = try #require(media["items"]?.arrayValue)
+        #expect(withMedia.count == 2)
+        #expect(withMedia.allSatisfy { $0["entities"]?.arrayValue?.contains { $0["type"] == "media" } == true })
         let refused = await f.error("media.search", ["provider": "bluesky", "query": "#swift"])
         #expect(refused?.message.contains("login bluesky") == true)
 
