@@ -124,7 +124,6 @@ public final class MCPServer: RPCHandler, Sendable {
         case .success(let bytes):
             value = (try? JSONParser.parse(bytes)) ?? .null
         }
-        changed(by: tool.method, arguments: given)
         var final = value
         if tool.method == "downloads.start", let token, let id = value["id"]?.stringValue,
             value["state"]?.stringValue != "completed", let progress = RPCRequestContext.current?.notify
@@ -192,9 +191,10 @@ public final class MCPServer: RPCHandler, Sendable {
         return list.first { $0["id"]?.stringValue == id }
     }
 
-    /// Host notifications (downloads' progress and states): followed downloads and subscribed
-    /// resources hear of them.
+    /// Host notifications (downloads' progress and states, library changes): followed downloads
+    /// and subscribed resources hear of them.
     public func hostEvent(method: String, params: JSONValue?) {
+        if method == "library.changed" { return libraryChanged(params) }
         guard method.hasPrefix("downloads.") else { return }
         let id = params?["id"]?.stringValue ?? ""
         let (watchers, update) = state.withLock { s -> ([@Sendable (String, JSONValue?) -> Void], Bool) in
@@ -210,22 +210,19 @@ public final class MCPServer: RPCHandler, Sendable {
         if update { send("notifications/resources/updated", ["uri": "mediahost://downloads"]) }
     }
 
-    /// Subscribed resources a tool changed.
-    private func changed(by method: String, arguments: JSONValue?) {
+    /// Subscribed resources a change names (`library.changed`, from any client of the host).
+    private func libraryChanged(_ params: JSONValue?) {
         var uris: [String] = []
-        switch method {
-        case "favorites.add", "favorites.remove", "favorites.sync": uris = ["mediahost://favorites"]
-        case "history.clear", "media.search": uris = ["mediahost://history"]
-        case "lists.create", "lists.delete", "lists.rename", "lists.import": uris = ["mediahost://lists"]
-        case "lists.add", "lists.remove", "lists.move":
-            uris = ["mediahost://lists"] + (arguments?["name"]?.stringValue.map { [Self.listURI($0)] } ?? [])
+        switch params?["what"]?.stringValue {
+        case "favorites": uris = ["mediahost://favorites"]
+        case "history": uris = ["mediahost://history"]
+        case "lists": uris = ["mediahost://lists"] + (params?["list"]?.stringValue.map { [Self.listURI($0)] } ?? [])
         default: return
         }
         let subscribed = state.withLock { s in uris.filter { s.subscribed.contains($0) } }
         for uri in subscribed { send("notifications/resources/updated", ["uri": .string(uri)]) }
-        if ["lists.create", "lists.delete", "lists.rename", "lists.import"].contains(method) {
-            send("notifications/resources/list_changed", nil)
-        }
+        // A list made, renamed or deleted changes the resources listed.
+        if params?["what"]?.stringValue == "lists" { send("notifications/resources/list_changed", nil) }
     }
 
     // MARK: Resources

@@ -78,7 +78,7 @@ final class ProgressBoard: Sendable {
                     state.entries[id] = nil
                     state.order.removeAll { $0 == id }
                 }
-            case .authPrompt:
+            case .authPrompt, .libraryChanged:
                 return
             case .playerState(let status):
                 let wasPlaying = state.playing?.item

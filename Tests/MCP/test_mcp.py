@@ -247,9 +247,24 @@ class MCPTests(unittest.TestCase):
 
             async def main():
                 params = StdioServerParameters(command=BIN, args=["mcp"], env=env)
+                seen = []
+
+                async def on_message(message):
+                    seen.append(repr(message))
+
                 async with stdio_client(params) as (read, write):
-                    async with ClientSession(read, write) as session:
+                    async with ClientSession(read, write, message_handler=on_message) as session:
                         await session.initialize()
+                        # Another client's change (here `mediahost call`) updates a subscribed resource.
+                        await session.subscribe_resource("mediahost://favorites")
+                        added = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                            [BIN, "call", "favorites.add", json.dumps({"id": RADIO})], env=env, capture_output=True))
+                        self.assertEqual(added.returncode, 0, added.stderr)
+                        for _ in range(100):
+                            if any("mediahost://favorites" in m for m in seen):
+                                break
+                            await anyio.sleep(0.1)
+                        self.assertTrue(any("mediahost://favorites" in m for m in seen), seen)
                         info = await session.call_tool("host_info", {})
                         self.assertEqual(info.structured_content["pid"], service.pid)
                         episodes = await session.call_tool("media_children", {"id": RADIO})

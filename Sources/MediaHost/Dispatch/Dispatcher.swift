@@ -97,12 +97,25 @@ public struct Dispatcher: RPCHandler {
         do {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
             host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
+            if let what = Self.libraryChanges[M.method] {
+                let list =
+                    what == "lists" ? Mirror(reflecting: request).children.first { $0.label == "name" }?.value as? String : nil
+                host.events.publish(.libraryChanged(LibraryChange(what: what, list: list)))
+            }
             return response
         } catch {
             host.logger.debug("\(M.method) failed after \(HostRuntime.milliseconds(since: started)) ms: \(error)")
             throw host.outgoing(Self.rpcError(for: error, method: M.method, logger: host.logger))
         }
     }
+
+    /// Methods that change favorites, lists or the history, and which (`library.changed`).
+    static let libraryChanges: [String: String] = [
+        "favorites.add": "favorites", "favorites.remove": "favorites", "favorites.sync": "favorites",
+        "lists.create": "lists", "lists.rename": "lists", "lists.delete": "lists", "lists.add": "lists",
+        "lists.remove": "lists", "lists.move": "lists", "lists.import": "lists",
+        "media.search": "history", "history.clear": "history",
+    ]
 
     public func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError> {
         do {

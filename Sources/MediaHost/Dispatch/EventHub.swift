@@ -29,6 +29,21 @@ public struct DownloadProgress: HostNotification, Equatable {
     }
 }
 
+/// `library.changed`: favorites, lists or the search history changed (by any client), so views
+/// of them (an editor's buffer, an MCP resource) can be read again.
+public struct LibraryChange: HostNotification, Equatable {
+    public static let method = "library.changed"
+    /// `favorites`, `lists` or `history`.
+    public var what: String
+    /// The list, when one list changed.
+    public var list: String?
+
+    public init(what: String, list: String? = nil) {
+        self.what = what
+        self.list = list
+    }
+}
+
 /// `downloads.state`: every state change of a download (`removed` when it is forgotten).
 public struct DownloadStateChange: HostNotification, Equatable {
     public static let method = "downloads.state"
@@ -82,10 +97,12 @@ public enum HostEvent: Sendable, Equatable {
     case downloadState(DownloadStateChange)
     case authPrompt(AuthPrompt)
     case playerState(PlayerStatus)
+    case libraryChanged(LibraryChange)
 
     /// Every notification the host sends (`SearchResults` goes to one client, not through the hub).
     public static let notifications: [any HostNotification.Type] = [
-        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, PlayerStatus.self, SearchResults.self,
+        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, PlayerStatus.self, LibraryChange.self,
+        SearchResults.self,
     ]
 
     public var payload: any HostNotification {
@@ -94,6 +111,7 @@ public enum HostEvent: Sendable, Equatable {
         case .downloadState(let change): change
         case .authPrompt(let prompt): prompt
         case .playerState(let status): status
+        case .libraryChanged(let change): change
         }
     }
 
@@ -113,6 +131,8 @@ public enum HostEvent: Sendable, Equatable {
             guard let value = decode(DownloadStateChange.self) else { return nil }; self = .downloadState(value)
         case AuthPrompt.method: guard let value = decode(AuthPrompt.self) else { return nil }; self = .authPrompt(value)
         case PlayerStatus.method: guard let value = decode(PlayerStatus.self) else { return nil }; self = .playerState(value)
+        case LibraryChange.method:
+            guard let value = decode(LibraryChange.self) else { return nil }; self = .libraryChanged(value)
         default: return nil
         }
     }
@@ -123,7 +143,7 @@ public enum HostEvent: Sendable, Equatable {
     /// The same event with secrets removed from every text it carries.
     func redacted(by redactor: Redactor) -> HostEvent {
         switch self {
-        case .downloadProgress:
+        case .downloadProgress, .libraryChanged:
             return self
         case .downloadState(var change):
             change.path = change.path.map(redactor.redact)
