@@ -153,6 +153,50 @@ class MCPTests(unittest.TestCase):
             jsonschema.validate(result.structured_content, tool.output_schema)
             self.assertEqual(steady(structured), steady(expected), f"{method} {arguments}")
 
+    def test_every_example_that_changes_things_is_the_same_as_a_tool_and_over_rpc(self):
+        """The examples in the spec's order, each as a tool in one data dir and over `mediahost
+        call` in another that started the same: the same results (the dirs' paths aside)."""
+        a, b = tempfile.mkdtemp(prefix="mediahost-mcp-a-"), tempfile.mkdtemp(prefix="mediahost-mcp-b-")
+        env_b = dict(self.env, MEDIAHOST_DATA_DIR=b, MEDIAHOST_PLAYER="mpv --ao=null --vo=null")
+        env_a = dict(self.env, MEDIAHOST_DATA_DIR=a, MEDIAHOST_PLAYER="mpv --ao=null --vo=null")
+
+        async def main():
+            params = StdioServerParameters(command=BIN, args=["mcp"], env=env_a)
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+                    compared = 0
+                    for method in SPEC["methods"]:
+                        tool = tools.get(method["name"].replace(".", "_"))
+                        if tool is None or tool.annotations.read_only_hint or method["name"].startswith("player."):
+                            continue
+                        for example in method.get("examples", []):
+                            arguments = {p["name"]: p["value"] for p in example.get("params", [])}
+                            result = await session.call_tool(tool.name, arguments)
+                            done = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                                [BIN, "call", method["name"], json.dumps(arguments)], env=env_b, capture_output=True,
+                                text=True))
+                            if done.returncode != 0:
+                                self.assertTrue(result.is_error, f"{method['name']} {arguments}: {done.stderr}")
+                                self.assertIn(result.content[0].text, done.stderr)
+                            else:
+                                structured = result.structured_content
+                                if list(tool.output_schema.get("properties", {})) == ["result"]:
+                                    structured = structured["result"]
+                                mine = json.loads(json.dumps(steady(structured)).replace(a, "<dir>"))
+                                theirs = json.loads(json.dumps(steady(json.loads(done.stdout))).replace(b, "<dir>"))
+                                self.assertEqual(mine, theirs, f"{method['name']} {arguments}")
+                            compared += 1
+                    return compared
+        try:
+            self.assertGreater(anyio.run(main), 10)
+        finally:
+            for folder in (a, b):
+                subprocess.run([BIN, "call", "player.stop"], env=dict(self.env, MEDIAHOST_DATA_DIR=folder),
+                               capture_output=True)
+                shutil.rmtree(folder, ignore_errors=True)
+
     def test_resources_and_a_subscription(self):
         messages = []
 
