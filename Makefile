@@ -10,7 +10,8 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
 # avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
 # tmux: the REPL's screen is read from a real terminal emulator (what fits, what a redraw leaves).
-TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv
+# ffmpeg: a YouTube download of video and audio apart is merged by the real ffmpeg (yt-dlp runs it).
+TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

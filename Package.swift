@@ -170,7 +170,7 @@ let package = Package(
             dependencies: [
                 "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "HostPlugins",
                 "mediahost",
-                "mediahost-sandbox",
+                "mediahost-sandbox", "YouTubeSandbox",
             ],
             exclude: ["Recorded"], swiftSettings: strict),
     ] + providers.flatMap(\.targets),

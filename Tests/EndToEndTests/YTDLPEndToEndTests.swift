@@ -4,6 +4,7 @@ import MediaHTTP
 import MediaKit
 import TestSupport
 import Testing
+import YouTubeSandbox
 
 #if canImport(Glibc)
     import Glibc
@@ -61,6 +62,38 @@ import Testing
         // by the video's title, not the page's ("watch"), which is all yt-dlp knows of a stand-in.
         #expect(path.hasSuffix(".wav"))
         #expect(!path.hasSuffix("/watch.wav"), "\(path)")
+    }
+
+    /// Video and audio apart (HLS, as YouTube serves most formats): yt-dlp downloads both and
+    /// the real ffmpeg merges them into one file holding both streams.
+    @Test func videoAndAudioApartAreMergedByFFmpeg() async throws {
+        guard let ytdlp = Self.requireYTDLP() else { return }
+        guard ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].contains(where: FileManager.default.isExecutableFile(atPath:)) else {
+            Issue.record("ffmpeg is not installed (`make test` installs it)")
+            return
+        }
+        let dataDir = try makeTemporaryDirectory()
+        let id = "youtube:video:" + YouTubeReplica().separateStreamsVideo
+        let result = try await runMediahost(
+            ["--sandbox"], input: "download \(id)\ndownloads\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
+        let downloads = try JSONValue(parsing: list.stdout).arrayValue ?? []
+        let download = try #require(downloads.first { $0["id"]?.stringValue == id }, "\(list.stdout)")
+        #expect(download["state"] == "completed", "\(download)")
+        let path = try #require(download["path"]?.stringValue)
+        #expect(path.hasSuffix(".mp4"), "\(path)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // An MP4 with a video track (MPEG-4 Visual) and an audio track (AAC) in it.
+        for box in ["ftyp", "moov", "mp4v", "mp4a"] {
+            #expect(bytes.range(of: Data(box.utf8)) != nil, "\(path) has no \(box)")
+        }
+        let parts = (try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? []
+        #expect(
+            !parts.contains {
+                $0.contains(".part") || $0.contains(".f") && $0.hasSuffix(".mp4") && $0 != (path as NSString).lastPathComponent
+            }, "\(parts)")
     }
 
     /// The service killed mid-download takes its sandbox with it; the next one serves the media at

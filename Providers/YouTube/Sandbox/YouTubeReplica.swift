@@ -11,6 +11,9 @@ public struct YouTubeReplica: SandboxReplica {
     public let id = "youtube"
     let catalogue = YouTubeCatalogue()
     let quota = Quota()
+    /// The video the site's stand-in serves as separate video and audio (HLS), which a download
+    /// merges with ffmpeg; every other video is one file.
+    public var separateStreamsVideo: String { catalogue.videos.last?.id ?? "" }
     /// The device-flow login and the account's likes.
     public let accounts = YouTubeAccounts()
 
@@ -33,6 +36,10 @@ public struct YouTubeReplica: SandboxReplica {
     }
 
     public init() {}
+
+    static func text(_ body: String, type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
 
     public func environment(baseURL: String) -> [String: String] {
         [
@@ -74,9 +81,29 @@ public struct YouTubeReplica: SandboxReplica {
             guard let id = request.uri.queryParameters.get("v"), let video = catalogue.video(id) else {
                 return Response(status: .notFound)
             }
+            // One video is served as YouTube serves most: video and audio apart, to be merged.
+            if id == separateStreamsVideo {
+                return Self.text(SeparateStreams.master(id), type: "application/vnd.apple.mpegurl")
+            }
             let seed = id.utf8.reduce(UInt64(1469598103934665603)) { ($0 ^ UInt64($1)) &* 1099511628211 }
             return MediaFile.wave(size: 400_000 + Int(seed % 200_000), seed: seed, etag: "\"yt-\(video.id)\"", type: "audio/wav")
                 .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
+        }
+        routes.get("site/hls/:id/:file") { _, context in
+            guard context.parameters.get("id") == separateStreamsVideo else { return Response(status: .notFound) }
+            switch context.parameters.get("file") {
+            case "video.m3u8": return Self.text(SeparateStreams.media("video.ts"), type: "application/vnd.apple.mpegurl")
+            case "audio.m3u8": return Self.text(SeparateStreams.media("audio.aac"), type: "application/vnd.apple.mpegurl")
+            case "video.ts":
+                return Response(
+                    status: .ok, headers: [.contentType: "video/mp2t"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: SeparateStreams.video)))
+            case "audio.aac":
+                return Response(
+                    status: .ok, headers: [.contentType: "audio/aac"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: SeparateStreams.audio)))
+            default: return Response(status: .notFound)
+            }
         }
         // A channel's Atom feed, as www.youtube.com/feeds/videos.xml serves it: its 15 newest videos.
         routes.get("site/feeds/videos.xml") { request, _ in
