@@ -140,6 +140,12 @@ class MCPTests(unittest.TestCase):
             return outcomes
         outcomes = self.run_session(body)
         self.assertGreater(len(outcomes), 10)
+        # The sandbox's keys and tokens (settings of this process) never appear in what tools say.
+        said = json.dumps([[r.structured_content, [c.text for c in r.content]] for _, _, r, _ in outcomes])
+        secrets = [v for k, v in self.env.items() if k.endswith(("_KEY", "_TOKEN", "_SECRET")) and len(v) > 4]
+        self.assertTrue(secrets)
+        for secret in secrets:
+            self.assertNotIn(secret, said)
         for method, arguments, result, tool in outcomes:
             expected, error = self.call(method, arguments)
             if error is not None:
