@@ -124,6 +124,8 @@ public final class MCPServer: RPCHandler, Sendable {
         case .success(let bytes):
             value = (try? JSONParser.parse(bytes)) ?? .null
         }
+        // A search is kept in the history; the host does not announce that to everyone.
+        if tool.method == "media.search" { libraryChanged(["what": "history"]) }
         var final = value
         if tool.method == "downloads.start", let token, let id = value["id"]?.stringValue,
             value["state"]?.stringValue != "completed", let progress = RPCRequestContext.current?.notify

@@ -109,12 +109,14 @@ public struct Dispatcher: RPCHandler {
         }
     }
 
-    /// Methods that change favorites, lists or the history, and which (`library.changed`).
+    /// Methods that change favorites, lists or the history, and which (`library.changed`). A
+    /// search adds to the history too, but saying so to every client at every search would be
+    /// noise: an MCP client's own searches update its subscription (HostMCP).
     static let libraryChanges: [String: String] = [
         "favorites.add": "favorites", "favorites.remove": "favorites", "favorites.sync": "favorites",
         "lists.create": "lists", "lists.rename": "lists", "lists.delete": "lists", "lists.add": "lists",
         "lists.remove": "lists", "lists.move": "lists", "lists.import": "lists",
-        "media.search": "history", "history.clear": "history",
+        "history.clear": "history",
     ]
 
     public func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError> {
