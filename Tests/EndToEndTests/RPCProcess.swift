@@ -99,6 +99,19 @@ final class MediahostProcess: @unchecked Sendable {
         return values
     }
 
+    /// The replies to `ids`, by id, and the notifications that came meanwhile (a broadcast such
+    /// as `library.changed` may come before or after a reply).
+    func replies(_ ids: Set<Int>, timeout: Duration = .seconds(20)) async -> (byID: [Int: JSONValue], notifications: [JSONValue])
+    {
+        var byID: [Int: JSONValue] = [:]
+        var notifications: [JSONValue] = []
+        while !ids.isSubset(of: Set(byID.keys)), let message = await next(timeout: timeout) {
+            guard let value = message.value else { continue }
+            if let id = value["id"]?.intValue { byID[id] = value } else { notifications.append(value) }
+        }
+        return (byID, notifications)
+    }
+
     func waitForExit(timeout: Duration = .seconds(60)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
