@@ -48,22 +48,29 @@ final class MediahostProcess: @unchecked Sendable {
         stdout.fileHandleForReading.readabilityHandler = { handle in
             // Read and kept under one lock: two calls of the handler may overlap, and the one
             // that reads the end must not say so before the one that read the last bytes kept them.
+            // A raw read, not `availableData`: that gives empty data for a read that failed
+            // (EINTR, EAGAIN) as for the end, and a spurious end lost a call's whole output once
+            // ("status 0", nothing on stdout, seen twice on fresh-clone runs).
             let ended = state.output.withLock { splitter -> Bool in
-                let data = handle.availableData
-                if data.isEmpty {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                let count = read(handle.fileDescriptor, &buffer, buffer.count)
+                if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return false }
+                if count <= 0 {
                     state.eof.withLock { $0 = true }
                     return true
                 }
-                state.outputBytes.withLock { $0 += data.count }
-                data.withUnsafeBytes { splitter.append($0) }
+                state.outputBytes.withLock { $0 += count }
+                buffer.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 return false
             }
             if ended { handle.readabilityHandler = nil }
         }
         stderr.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
-            state.errorText.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            let count = read(handle.fileDescriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return }
+            if count <= 0 { handle.readabilityHandler = nil; return }
+            state.errorText.withLock { $0 += String(decoding: buffer[0..<count], as: UTF8.self) }
         }
     }
 
