@@ -15,6 +15,7 @@ public protocol MCPBackend: Sendable {
 /// It is a JSON-RPC handler, served by the same `RPCConnection` as `mediahost rpc`.
 public final class MCPServer: RPCHandler, Sendable {
     public static let protocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    /// MCP's "resource not found", which is also the host's "not found".
     static let resourceNotFound = -32002
 
     let backend: any MCPBackend
@@ -25,7 +26,6 @@ public final class MCPServer: RPCHandler, Sendable {
     let notify: Mutex<(@Sendable (String, JSONValue?) -> Void)?> = Mutex(nil)
 
     private struct State {
-        var negotiated: String?
         var subscribed: Set<String> = []
         /// Downloads followed for a caller's progress token: item id -> watchers.
         var following: [String: [UUID: @Sendable (String, JSONValue?) -> Void]] = [:]
@@ -51,7 +51,8 @@ public final class MCPServer: RPCHandler, Sendable {
             switch method {
             case "initialize": result = initialize(params)
             case "ping": result = .object([:])
-            case "notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed":
+            // (`notifications/cancelled` is the connection's: it never reaches here.)
+            case "notifications/initialized", "notifications/roots/list_changed":
                 return .success(Array("null".utf8))
             case "logging/setLevel": result = .object([:])
             case "tools/list": result = ["tools": .array(catalog.tools.map(\.definition))]
@@ -85,7 +86,6 @@ public final class MCPServer: RPCHandler, Sendable {
         let asked = params?["protocolVersion"]?.stringValue ?? ""
         // The client's revision when it is one we speak, else our newest (the client decides).
         let version = Self.protocolVersions.contains(asked) ? asked : Self.protocolVersions[0]
-        state.withLock { $0.negotiated = version }
         return [
             "protocolVersion": .string(version),
             "capabilities": [
@@ -155,12 +155,7 @@ public final class MCPServer: RPCHandler, Sendable {
         }
         // The download may have ended between its start and this watch.
         if let record = await record(of: id), Self.isOver(record["state"]?.stringValue) { return record }
-        let cancelled = Task { @Sendable in
-            // Ends the wait when the caller cancels the tool call.
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-            continuation.finish()
-        }
-        defer { cancelled.cancel() }
+        // The caller's cancellation ends the wait (the download goes on).
         return try await withTaskCancellationHandler {
             for await (method, params) in events {
                 switch method {
@@ -303,10 +298,9 @@ public final class MCPServer: RPCHandler, Sendable {
                 ]
             ]
         case .failure(let error):
-            if error.code == -32001 || error.code == -32004 || error.message.localizedCaseInsensitiveContains("not found") {
-                throw RPCError(code: Self.resourceNotFound, message: error.message, data: ["uri": .string(uri)])
-            }
-            throw error
+            // The host's not found, unknown provider and malformed id are MCP's resource not found.
+            guard [Self.resourceNotFound, -32010, -32602].contains(error.code) else { throw error }
+            throw RPCError(code: Self.resourceNotFound, message: error.message, data: ["uri": .string(uri)])
         }
     }
 

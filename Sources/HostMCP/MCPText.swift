@@ -5,9 +5,7 @@ import JSONRPC
 /// id), a line an item; other results as their JSON.
 enum MCPText {
     static func summary(_ value: JSONValue) -> String {
-        if let items = value["items"]?.arrayValue ?? (value.arrayValue.flatMap { $0.allSatisfy(isItem) ? $0 : nil }),
-            items.allSatisfy(isItem)
-        {
+        if let items = value["items"]?.arrayValue ?? value.arrayValue, items.allSatisfy(isItem) {
             var lines = items.prefix(100).map(line)
             if items.count > 100 { lines.append("… and \(items.count - 100) more") }
             if items.isEmpty { lines.append("nothing") }

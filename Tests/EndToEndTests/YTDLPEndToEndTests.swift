@@ -43,19 +43,27 @@ import YouTubeSandbox
         return try #require(items.first?["id"]?.stringValue)
     }
 
+    /// `download <id>` in the REPL on the sandbox, to its end: the completed file's path.
+    static func downloadInTheREPL(
+        _ id: String, ytdlp: String, dataDir: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> String {
+        let result = try await runMediahost(
+            ["--sandbox"], input: "download \(id)\ndownloads\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
+        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
+        let downloads = try JSONValue(parsing: list.stdout).arrayValue ?? []
+        let download = try #require(
+            downloads.first { $0["id"]?.stringValue == id }, "\(list.stdout)", sourceLocation: sourceLocation)
+        #expect(download["state"] == "completed", "\(download)", sourceLocation: sourceLocation)
+        return try #require(download["path"]?.stringValue, sourceLocation: sourceLocation)
+    }
+
     @Test func aYouTubeVideoDownloadsThroughTheRealYTDLP() async throws {
         guard let ytdlp = Self.requireYTDLP() else { return }
         let dataDir = try makeTemporaryDirectory()
         let id = try await Self.sandboxVideo(dataDir: dataDir)
-        let result = try await runMediahost(
-            ["--sandbox"], input: "download \(id)\ndownloads\n", dataDir: dataDir,
-            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
-        let downloads = try JSONValue(parsing: list.stdout).arrayValue ?? []
-        let download = try #require(downloads.first { $0["id"]?.stringValue == id }, "\(list.stdout)")
-        #expect(download["state"] == "completed", "\(download)")
-        let path = try #require(download["path"]?.stringValue)
+        let path = try await Self.downloadInTheREPL(id, ytdlp: ytdlp, dataDir: dataDir)
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         #expect(size >= 400_000, "\(path): \(size) bytes")
         // What yt-dlp chose is a WAV (the stand-in's media), named by its type; the file is named
@@ -74,26 +82,19 @@ import YouTubeSandbox
         }
         let dataDir = try makeTemporaryDirectory()
         let id = "youtube:video:" + YouTubeReplica().separateStreamsVideo
-        let result = try await runMediahost(
-            ["--sandbox"], input: "download \(id)\ndownloads\n", dataDir: dataDir,
-            environment: ["MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        let list = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
-        let downloads = try JSONValue(parsing: list.stdout).arrayValue ?? []
-        let download = try #require(downloads.first { $0["id"]?.stringValue == id }, "\(list.stdout)")
-        #expect(download["state"] == "completed", "\(download)")
-        let path = try #require(download["path"]?.stringValue)
+        let path = try await Self.downloadInTheREPL(id, ytdlp: ytdlp, dataDir: dataDir)
         #expect(path.hasSuffix(".mp4"), "\(path)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         // An MP4 with a video track (MPEG-4 Visual) and an audio track (AAC) in it.
         for box in ["ftyp", "moov", "mp4v", "mp4a"] {
             #expect(bytes.range(of: Data(box.utf8)) != nil, "\(path) has no \(box)")
         }
+        // Neither the .part files nor the two formats yt-dlp merged (`<name>.f<format>.<ext>`) are left.
         let parts = (try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? []
-        #expect(
-            !parts.contains {
-                $0.contains(".part") || $0.contains(".f") && $0.hasSuffix(".mp4") && $0 != (path as NSString).lastPathComponent
-            }, "\(parts)")
+        let leftovers = parts.filter {
+            $0.hasSuffix(".part") || $0.range(of: #"\.f[\w-]+\.\w+$"#, options: .regularExpression) != nil
+        }
+        #expect(leftovers.isEmpty, "\(parts)")
     }
 
     /// The service killed mid-download takes its sandbox with it; the next one serves the media at

@@ -366,6 +366,38 @@ class MCPTests(unittest.TestCase):
         self.assertEqual(answers[9]["result"]["protocolVersion"], "2025-11-25")
         self.assertEqual(done.stdout.count("\n"), len(done.stdout.splitlines()), "one message a line")
 
+    def test_hostile_messages_are_answered_and_leave_the_server_working(self):
+        hostile = [
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 123}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "media_search", "arguments": [1, 2]}},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "media_search", "arguments": {"query": "x" * 100000}}},
+            {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "mediahost://item/%ZZ%00"}},
+            {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "file:///etc/passwd"}},
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": {"uri": "mediahost://lists/../../x"}},
+            {"jsonrpc": "2.0", "id": 7, "method": "resources/subscribe", "params": {}},
+            {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+             "params": {"name": "downloads_start", "arguments": {"id": "podcasts:episode:none"},
+                        "_meta": {"progressToken": {"deep": [1, {"x": None}]}}}},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": None},
+            {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": 2025}},
+            {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+        ]
+        done = subprocess.run([BIN, "mcp"], env=self.env, capture_output=True, text=True, timeout=60,
+                              input="".join(json.dumps(m) + "\n" for m in hostile) + "{not json\n")
+        answers = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+        for id in [1, 4, 5, 6, 7]:
+            self.assertIn("error", answers[id], answers[id])
+        for id in [2]:
+            self.assertEqual(answers[id]["error"]["code"], -32602)
+        for id in [3, 8]:
+            self.assertTrue(answers[id]["result"]["isError"], answers[id])
+        self.assertEqual(answers[9]["result"]["protocolVersion"], "2025-11-25")
+        self.assertEqual(answers[10]["result"], {})
+        self.assertEqual(answers[None]["error"]["code"], -32700, "the broken line is a parse error")
+        self.assertEqual(done.returncode, 0, done.stderr)
+
     def test_read_only(self):
         async def body(session, init):
             return (await session.list_tools()).tools

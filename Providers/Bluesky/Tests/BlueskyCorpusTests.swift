@@ -216,6 +216,50 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         #expect(subject?["cid"] as? String == "bafyreiepnzmbdht5jwqobzo7pod44eyl6hbyjlbjaqjhbsl5cboclm2hgi")
     }
 
+    /// Unliking deletes the account's like record named by the post's viewer state (the recorded
+    /// post, with the like record a logged-in viewer would see added).
+    @Test func unlikingDeletesTheLikeRecord() async throws {
+        var post = try #require(try JSONSerialization.jsonObject(with: Self.corpus.data("post-video.json")) as? [String: Any])
+        post["viewer"] = ["like": "at://did:plc:5c2r73erhng4bszmxlfdtscf/app.bsky.feed.like/3lpkeypxcth2a"]
+        let body = try JSONSerialization.data(withJSONObject: ["posts": [post]])
+        let (bluesky, client) = try Self.provider(
+            ["com.atproto.repo.deleteRecord": "unlike.json"],
+            inline: ["app.bsky.feed.getPosts": (200, ["content-type": "application/json"], body)])
+        let id = ItemID(provider: "bluesky", kind: .post, nativeID: "did:plc:l7mosai5i2u562b5qbosw6c7/3lhnr2o6kb22h")
+        try await bluesky.setAccountFavorite(id, false, session: Self.session)
+        let delete = try #require(
+            client.asked.withLock { $0.first { $0.url.lastPathComponent == "com.atproto.repo.deleteRecord" } })
+        let sent = try #require(try JSONSerialization.jsonObject(with: delete.body ?? Data()) as? [String: Any])
+        #expect(sent["rkey"] as? String == "3lpkeypxcth2a")
+        #expect(sent["collection"] as? String == "app.bsky.feed.like")
+        #expect(delete.url.host == "puffball.us-east.host.bsky.network")
+        // Liking a post already liked sends nothing.
+        try await bluesky.setAccountFavorite(id, true, session: Self.session)
+        #expect(client.asked.withLock { $0.filter { $0.url.lastPathComponent == "com.atproto.repo.createRecord" } }.isEmpty)
+    }
+
+    /// Servers named by DID documents: https, or http on the loopback only (a token never goes
+    /// out in clear); anything else is no server.
+    @Test(arguments: [
+        ("https://pds.example.com", true), ("https://pds.example.com/", true), ("http://127.0.0.1:8080/pds", true),
+        ("http://localhost:2583", true), ("http://pds.example.com", false), ("javascript:alert(1)", false),
+        ("file:///etc/passwd", false), ("https://", false), ("", false), ("ftp://pds.example.com", false),
+    ])
+    func serversFromDocuments(text: String, usable: Bool) {
+        #expect((BlueskyProvider.serverURL(text) != nil) == usable, "\(text)")
+    }
+
+    @Test(arguments: [
+        ("a.eyJleHAiOjE3NjQwMDAwMDB9.s", 1_764_000_000.0),  // {"exp":1764000000}
+        ("a.eyJleHAiOjFlMzAwfQ.s", nil),  // {"exp":1e300}
+        ("a.eyJleHAiOi01fQ.s", nil),  // {"exp":-5}
+        ("a.eyJleHAiOiJzb29uIn0.s", nil),  // {"exp":"soon"}
+        ("a.!!!.s", nil), ("no-dots", nil), ("", nil), ("a.b.c.d", nil),
+    ])
+    func tokenExpiryIsReadOrLeftUnknown(token: String, seconds: Double?) {
+        #expect(BlueskyProvider.expiry(ofJWT: token)?.timeIntervalSince1970 == seconds, "\(token)")
+    }
+
     @Test func loginReadsTheServerFromTheDIDDocument() async throws {
         // bskyr blanked the tokens in its recording: as recorded, there is no session to keep.
         let (blank, _) = try Self.provider([
@@ -274,6 +318,16 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
             return
         }
         #expect(after == 84)
+        // A reset in the past or absurdly far: no negative wait, none past the longest.
+        for reset in ["1", "99999999999999", "soon"] {
+            let odd = HTTPResponse(
+                status: 429, headers: ["ratelimit-reset": reset], body: Data(), url: URL(string: "https://x.test/xrpc/x")!)
+            guard case .rateLimited(let wait) = fixed.error(for: odd) else {
+                Issue.record("not rate limited")
+                continue
+            }
+            #expect(wait.map { $0 >= 0 && $0 <= RetryAfter.maximum } ?? true, "\(reset): \(String(describing: wait))")
+        }
         let gone = HTTPResponse(
             status: 400, headers: [:], body: Data(#"{"error":"NotFound","message":"Post not found: at://x"}"#.utf8),
             url: URL(string: "https://public.api.bsky.app/xrpc/x")!)
@@ -322,8 +376,8 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
 
 /// Facets against hand-made texts: every way offsets from outside can be wrong.
 @Suite struct BlueskyFacetTests {
-    static func facet(_ start: Int, _ end: Int, tag: String) -> BFacet {
-        try! JSONDecoder().decode(
+    static func facet(_ start: Int, _ end: Int, tag: String) throws -> BFacet {
+        try JSONDecoder().decode(
             BFacet.self,
             from: Data(
                 #"{"index":{"byteStart":\#(start),"byteEnd":\#(end)},"features":[{"$type":"app.bsky.richtext.facet#tag","tag":"\#(tag)"}]}"#
@@ -339,22 +393,22 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
     @Test(arguments: [
         "👩‍💻🚀 #tag", "日本語のテキスト #tag", "שלום עולם #tag", "e\u{301}le\u{300}ve #tag", "🇵🇱🇺🇦 #tag after flags",
     ])
-    func offsetsBecomeScalars(text: String) {
+    func offsetsBecomeScalars(text: String) throws {
         let (start, end) = Self.bytes(text, "#tag")
-        let entities = BlueskyProvider.entities(text: text, facets: [Self.facet(start, end, tag: "tag")])
-        let entity = try! #require(entities.first)
+        let entities = BlueskyProvider.entities(text: text, facets: [try Self.facet(start, end, tag: "tag")])
+        let entity = try #require(entities.first)
         #expect(covered(text, entity) == "#tag")
-        let range = try! #require(text.range(of: "#tag"))
+        let range = try #require(text.range(of: "#tag"))
         #expect(entity.start == text.unicodeScalars.distance(from: text.startIndex, to: range.lowerBound))
         #expect(entity.start < start, "every text here has a character of more than one byte before the tag")
     }
 
-    @Test func badFacetsCostOnlyThemselves() {
+    @Test func badFacetsCostOnlyThemselves() throws {
         let text = "日本 #one #two #three"
         let (a, b) = Self.bytes(text, "#one")
         let (c, d) = Self.bytes(text, "#two")
         let (e, f) = Self.bytes(text, "#three")
-        let facets = [
+        let facets = try [
             Self.facet(a, b, tag: "one"),
             Self.facet(a + 1, b, tag: "overlapping"),
             Self.facet(1, 4, tag: "inside-a-character"),
