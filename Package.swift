@@ -121,7 +121,8 @@ let package = Package(
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         // The replicas of every provider's API, started by `--sandbox` and `mediahost sandbox`.
         .executableTarget(
             name: "mediahost-sandbox",

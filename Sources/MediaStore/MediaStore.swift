@@ -13,14 +13,25 @@ import MediaKit
 /// with mode 0600 because it holds what a person watched and searched.
 public final class MediaStore: Sendable {
     public let path: String
-    let pool: DatabasePool
+    let pool: any DatabaseWriter
+
+    /// How a process uses the database.
+    public enum Use: Sendable {
+        /// A long-lived process (REPL, service, RPC, MCP): a pool, readers beside the writer.
+        case shared
+        /// One call and out (`mediahost call`): one connection, and nothing written or synced
+        /// when the call only reads. A pool writes at every opening (GRDB makes sure the WAL
+        /// file is not empty, and SQLite deletes it again at close), which cost a read-only
+        /// call four fdatasyncs.
+        case oneShot
+    }
 
     /// How long a writer waits for another process's lock before failing.
     public static let busyTimeout: TimeInterval = 5
 
     /// Opens (creating and migrating when needed) the database at `path`.
     /// - Throws: `StoreError.cannotOpen` saying which file and why.
-    public init(path: String) throws {
+    public init(path: String, use: Use = .shared) throws {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         do {
@@ -66,7 +77,18 @@ public final class MediaStore: Sendable {
             }
         }
         do {
-            pool = try DatabasePool(path: path, configuration: config)
+            switch use {
+            case .shared:
+                pool = try DatabasePool(path: path, configuration: config)
+            case .oneShot:
+                // WAL is kept in the file: only a new database is switched to it (a write).
+                config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                let queue = try DatabaseQueue(path: path, configuration: config)
+                if try queue.read({ try String.fetchOne($0, sql: "PRAGMA journal_mode") }) != "wal" {
+                    try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
+                }
+                pool = queue
+            }
             // Migrating takes a write transaction (and its syncs): only when there is something to do.
             let migrator = Self.migrator
             if try !pool.read({ try migrator.hasCompletedMigrations($0) }) { try migrator.migrate(pool) }

@@ -154,7 +154,7 @@ struct HostOptions {
     /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
     /// never in the environment).
     func service() -> Int32? {
-        let fromEnvironment = ProcessInfo.processInfo.environment["MEDIAHOST_HOST_BACKGROUND"]
+        let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
         guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never else {
             return nil
         }
@@ -192,7 +192,7 @@ struct HostOptions {
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
     /// starts the replica server first and points the providers' base URLs at it.
-    func makeHost() async throws -> HostRuntime {
+    func makeHost(oneShot: Bool = false) async throws -> HostRuntime {
         var environment = ProcessInfo.processInfo.environment
         if sandbox {
             // Endpoints always point at the sandbox; credentials only fill in what is not set.
@@ -206,7 +206,7 @@ struct HostOptions {
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
                 providers: BuiltinProviders.all, http: http, discovery: BuiltinModules.discovery(),
                 modules: BuiltinModules.all, environment: environment,
-                logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)))
+                logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)), oneShot: oneShot)
             http.setLogger(
                 Logger(label: "\(HostRuntime.name).http") { [host] in
                     StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
@@ -393,7 +393,7 @@ struct CallCommand: AsyncParsableCommand {
             return
         }
         if Self.usesNetwork(method) { MediaHTTPClient.preload() }
-        let host = try await options.makeHost()
+        let host = try await options.makeHost(oneShot: true)
         if let service = await options.startedService(host) {
             try callThrough(service, method, parsed)
             return

@@ -31,6 +31,38 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    /// A call that only reads neither writes nor syncs the database (a pool wrote at every opening
+    /// and checkpointed at every close); a call that writes is seen by a process that has it open.
+    @Test func aReadingCallLeavesTheDatabaseAsItWas() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let database = dataDir + "/mediahost.sqlite"
+        #expect(try await runMediahost(["call", "host.info"], dataDir: dataDir).status == 0)
+        func written() throws -> [String] {
+            try [database, database + "-wal"].compactMap { path in
+                guard FileManager.default.fileExists(atPath: path) else { return nil }
+                var info = stat()
+                guard stat(path, &info) == 0 else { throw POSIXError(.EIO) }
+                return "\(path) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+            }
+        }
+        let before = try written()
+        for method in ["host.info", "favorites.list", "history.list", "downloads.list", "config.get"] {
+            #expect(try await runMediahost(["call", method], dataDir: dataDir).status == 0)
+        }
+        #expect(try written() == before, "a reading call wrote the database")
+
+        let open = try MediahostProcess(["rpc"], dataDir: dataDir)
+        open.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"lists.list"}"#)
+        _ = await open.messages(1)
+        #expect(try await runMediahost(["call", "lists.create", #"{"name":"Later"}"#], dataDir: dataDir).status == 0)
+        open.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"lists.list"}"#)
+        open.closeInput()
+        let answers = await open.messages(1)
+        #expect(answers.first?["result"].map { "\($0)" }?.contains("Later") == true, "\(answers)")
+        #expect(await open.waitForExit() == 0)
+        #expect(try written() != before)
+    }
+
     @Test func twoProcessesWriteOneDatabaseConcurrently() async throws {
         let dataDir = try makeTemporaryDirectory()
         let a = try MediahostProcess(["rpc"], dataDir: dataDir)

@@ -40,12 +40,14 @@ public final class HostRuntime: Sendable {
     ///   - http: the client providers use.
     ///   - discovery: where providers found at start come from (plugins).
     ///   - modules: the concerns built on the runtime in this build (the player, sharing).
+    ///   - oneShot: the process makes one call and exits (`mediahost call`): the store is one
+    ///     connection that writes nothing unless the call does.
     /// - Throws: `HostError` or `StoreError` saying which file is at fault.
     public init(
         paths: HostPaths, providers: [ProviderRegistration], http: any HTTPClient, discovery: [any ProviderDiscovery] = [],
         modules: [any HostModule.Type] = [],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        logLevel: Logger.Level? = nil
+        logLevel: Logger.Level? = nil, oneShot: Bool = false
     ) throws {
         self.paths = paths
         self.http = http
@@ -59,7 +61,7 @@ public final class HostRuntime: Sendable {
         registry = ProviderRegistry(providers)
         pluginProblems = found.problems
         brokenPlugins = found.broken
-        store = try MediaStore(path: paths.database)
+        store = try MediaStore(path: paths.database, use: oneShot ? .oneShot : .shared)
         let descriptors = providers.map(\.descriptor)
         let storeValues = try Self.storedSettings(
             store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
