@@ -16,7 +16,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, feed, http, search, plugin, downloads.
+/// Run one group only: rpc, cold, favorites, lists, feed, http, search, plugin, downloads, service.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
 let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
@@ -329,6 +329,94 @@ if selected("favorites") {
             percentile(firstPage, 0.5) * 1000, percentile(firstPage, 0.99) * 1000, percentile(deepPage, 0.5) * 1000,
             percentile(providerPage, 0.5) * 1000, fillTime),
         goal: "< 5 ms")
+}
+
+// 4b. A 10,000-item list: an OPML of 10,000 subscriptions imported, exported (OPML and JSON) and
+// paged through (500 a page), each a cold `mediahost call` as a person or a script runs it.
+if selected("lists") {
+    let count = 10_000
+    var opml =
+        #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<opml version=\"2.0\"><head><title>Subscriptions</title></head><body>\n"
+    for n in 0..<count {
+        opml +=
+            #"<outline type="rss" text="Show number \#(n) &amp; friends" title="Show number \#(n) &amp; friends" "#
+            + #"xmlUrl="https://feeds.example.com/show/\#(n)/feed.xml" htmlUrl="https://example.com/show/\#(n)"/>"# + "\n"
+    }
+    opml += "</body></opml>\n"
+    let file = scratch + "/subscriptions.opml"
+    try Data(opml.utf8).write(to: URL(fileURLWithPath: file))
+    func cold(_ dataDir: String, _ method: String, _ params: String, stdout: String = "/dev/null") throws -> Double {
+        let run = spawnAndWait(binary, ["call", method, params, "--data-dir", dataDir, "--no-service"], stdout: stdout)
+        guard run.status == 0 else { throw BenchError("\(method) failed (\(run.status))") }
+        return run.seconds
+    }
+    var imports: [Double] = []
+    var exportsOPML: [Double] = []
+    var exportsJSON: [Double] = []
+    var pages: [Double] = []
+    var pageTotals: [Double] = []
+    for run in 0..<5 {
+        let dataDir = scratch + "/lists-\(run)"
+        _ = try cold(dataDir, "host.info", "{}")
+        imports.append(try cold(dataDir, "lists.import", #"{"path":"\#(file)","name":"big"}"#))
+        exportsOPML.append(try cold(dataDir, "lists.export", #"{"name":"big","format":"opml","path":"\#(scratch)/out.opml"}"#))
+        exportsJSON.append(try cold(dataDir, "lists.export", #"{"name":"big","format":"json","path":"\#(scratch)/out.json"}"#))
+        var cursor: JSONValue? = nil
+        var total = 0.0
+        var seen = 0
+        repeat {
+            let page = scratch + "/page.json"
+            let params: JSONValue = ["name": "big", "limit": 500, "cursor": cursor ?? nil]
+            let seconds = try cold(dataDir, "lists.items", params.jsonString, stdout: page)
+            pages.append(seconds)
+            total += seconds
+            let answer = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: page))))
+            seen += answer["items"]?.arrayValue?.count ?? 0
+            cursor = answer["next"]
+        } while cursor != nil && cursor != .null
+        guard seen == count else { throw BenchError("paged through \(seen) of \(count) items") }
+        pageTotals.append(total)
+    }
+    let exported = try String(contentsOfFile: scratch + "/out.opml", encoding: .utf8)
+    guard exported.components(separatedBy: "<outline").count - 1 == count else { throw BenchError("the export lost items") }
+    report(
+        "a 10,000-item list, cold `mediahost call`s: import its OPML (2.0 MB)",
+        String(format: "median %.0f ms", percentile(imports, 0.5) * 1000), goal: "< 200 ms")
+    report(
+        "export that list as OPML / as JSON",
+        String(
+            format: "median %.0f ms / %.0f ms", percentile(exportsOPML, 0.5) * 1000, percentile(exportsJSON, 0.5) * 1000),
+        goal: "< 200 ms")
+    report(
+        "page through it, 500 a page (20 cold calls)",
+        String(
+            format: "a page median %.1f ms, p90 %.1f ms; all 20 %.0f ms", percentile(pages, 0.5) * 1000,
+            percentile(pages, 0.9) * 1000, percentile(pageTotals, 0.5) * 1000),
+        goal: "< 200 ms")
+}
+
+// 4c. The background service: 20 clients calling host.info one after another, alone and then
+// beside 2 clients that send and never read (the service must cut those, not slow the others
+// nor grow without bound).
+if selected("service") {
+    let load = ServiceLoad(binary: binary, dataDir: scratch + "/service")
+    let alone = try load.run(readers: 20, silent: 0, seconds: 5)
+    let loaded = try load.run(readers: 20, silent: 2, seconds: 10)
+    func figures(_ run: ServiceLoad.Figures) -> String {
+        String(
+            format: "p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %.0f calls/s", percentile(run.latencies, 0.5) * 1000,
+            percentile(run.latencies, 0.99) * 1000, percentile(run.latencies, 0.999) * 1000, Double(run.calls) / run.seconds)
+    }
+    report(
+        "service: `host.info` from 20 clients at once, while 2 more send and never read",
+        figures(loaded)
+            + String(
+                format: "; the 2 sent %.1f MB of calls and were cut off %d times; service RSS peak %.0f MB, at the end %.0f MB",
+                loaded.silentSentMB, loaded.cutOff, loaded.peakRSSMB, loaded.lastRSSMB),
+        goal: "p99 < 5 ms, memory bounded")
+    report(
+        "the same 20 clients with no silent ones",
+        figures(alone) + String(format: "; service RSS peak %.0f MB", alone.peakRSSMB), goal: "report")
 }
 
 // 6 and 7. The HTTP path against the sandbox on loopback.

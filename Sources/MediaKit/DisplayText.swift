@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text from outside (titles, server error bodies, user input echoed back) made safe to show:
 /// every C0 and C1 control character is dropped (so no escape sequence can act on a terminal:
 /// no OSC 52 clipboard write, no screen clear), and the right-to-left override that can disguise
@@ -18,5 +20,32 @@ public enum DisplayText {
             }
         }
         return String(out)
+    }
+}
+
+extension DisplayText {
+    /// Whether `text` has a control character or white space anywhere (a link or a feed URL
+    /// never does). ASCII is decided from its bytes; only other scalars look up their properties,
+    /// which cost more than the rest of checking a link.
+    public static func hasControlOrSpace(_ text: String) -> Bool {
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte == 0x7F { return true }
+            if byte >= 0x80 {
+                return text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.isWhitespace }
+            }
+        }
+        return false
+    }
+
+    /// `text` without white space and line breaks at either end; itself, with no copy, when it
+    /// has none (the common case: Foundation's trimming bridges through NSString every time).
+    public static func trimmed(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        // Any non-ASCII byte at an end may be a Unicode space: Foundation decides.
+        if first >= 0x80 || last >= 0x80 || isSpace(first) || isSpace(last) {
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return text
     }
 }

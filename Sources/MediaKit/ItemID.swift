@@ -99,8 +99,8 @@ extension ItemID {
     /// hold (Foundation would encode a space or a control character; such a URL came from a
     /// hostile or broken file and is refused).
     public static func isFeedURL(_ url: String) -> Bool {
-        guard !url.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
-            let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+        guard !DisplayText.hasControlOrSpace(url), let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
             parsed.host?.isEmpty == false
         else { return false }
         return true
@@ -110,9 +110,16 @@ extension ItemID {
     /// `feeds` capability); nil when the URL cannot be a feed's or the id would be too long.
     public static func feed(_ url: String, provider: String) -> ItemID? {
         guard isFeedURL(url) else { return nil }
-        let encoded = Data(url.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // base64url, without padding.
+        let encoded = String(
+            decoding: Data(url.utf8).base64EncodedString().utf8.compactMap { byte -> UInt8? in
+                switch byte {
+                case UInt8(ascii: "+"): UInt8(ascii: "-")
+                case UInt8(ascii: "/"): UInt8(ascii: "_")
+                case UInt8(ascii: "="): nil
+                default: byte
+                }
+            }, as: UTF8.self)
         let id = ItemID(provider: provider, kind: .podcast, nativeID: feedPrefix + encoded)
         return id.description.utf8.count <= maxLength ? id : nil
     }

@@ -336,8 +336,7 @@ extension MediaItem {
     /// A link as given when it is absolute and has no space or control character in it.
     public static func checkedLink(_ text: String) -> String? {
         guard !text.isEmpty, text.utf8.count <= 8192,
-            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace }),
-            let scheme = URL(string: text)?.scheme, !scheme.isEmpty
+            !DisplayText.hasControlOrSpace(text), let scheme = URL(string: text)?.scheme, !scheme.isEmpty
         else { return nil }
         return text
     }

@@ -10,9 +10,7 @@ extension MediaStore {
 
     /// Keeps several favorites in one transaction (imports, benchmarks).
     public func addFavorites(_ items: [MediaItem], at date: Date = Date()) async throws {
-        let rows = try items.map { item in
-            (item, try Self.snapshotEncoder.encode(item.snapshot))
-        }
+        let rows = Array(zip(items, try Self.snapshots(items)))
         try await pool.write { db in
             let statement = try db.cachedStatement(
                 sql: """

@@ -105,25 +105,22 @@ extension MediaStore {
     /// - Returns: how many were new to the list.
     @discardableResult
     public func addToList(_ name: String, _ items: [MediaItem], at date: Date = Date()) async throws -> Int {
-        let rows = try items.map { item in
-            (item.id.description, try Self.snapshotEncoder.encode(item.snapshot))
-        }
+        let rows = Array(zip(items.map(\.id.description), try Self.snapshots(items)))
         return try await pool.write { db in
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             var count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0
             var next =
                 (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM listItem WHERE list = ?", arguments: [seq]) ?? -1) + 1
             var added = 0
+            // Compiled once for the whole batch (an import adds thousands).
+            let update = try db.cachedStatement(sql: "UPDATE listItem SET snapshot = ? WHERE list = ? AND id = ?")
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (?, ?, ?, ?, ?)")
             for (id, data) in rows {
-                if try Bool.fetchOne(db, sql: "SELECT 1 FROM listItem WHERE list = ? AND id = ?", arguments: [seq, id]) == true {
-                    try db.execute(
-                        sql: "UPDATE listItem SET snapshot = ? WHERE list = ? AND id = ?", arguments: [data, seq, id])
-                    continue
-                }
+                try update.execute(arguments: [data, seq, id])
+                if db.changesCount > 0 { continue }
                 guard count < Self.listLimit else { throw ListError.full(name, limit: Self.listLimit) }
-                try db.execute(
-                    sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [seq, id, next, date.timeIntervalSince1970, data])
+                try insert.execute(arguments: [seq, id, next, date.timeIntervalSince1970, data])
                 next += 1
                 count += 1
                 added += 1

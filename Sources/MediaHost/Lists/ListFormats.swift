@@ -78,8 +78,8 @@ final class OPMLReader: XMLStreamDelegate {
         case "title": inHeadTitle = outlines.isEmpty && title == nil
         case "outline":
             let type = attributes.value("type")?.lowercased()
-            let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))
+                .map(DisplayText.trimmed)
             guard let url, !url.isEmpty, type == nil || type == "rss" || type == "link" || type == "atom" else { return }
             guard ItemID.isFeedURL(url) else {
                 skipped.append(url)
@@ -92,7 +92,7 @@ final class OPMLReader: XMLStreamDelegate {
                 return
             }
             let title = [attributes.value("title"), attributes.value("text")].compactMap { $0 }
-                .map { DisplayText.clean($0).trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+                .map { DisplayText.trimmed(DisplayText.clean($0)) }.first { !$0.isEmpty }
             outlines.append(OPMLOutline(title: title, feedURL: url, htmlURL: attributes.value("htmlUrl")))
         default: break
         }
