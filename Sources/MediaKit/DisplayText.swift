@@ -37,6 +37,17 @@ extension DisplayText {
         return false
     }
 
+    /// Whether `text` has a control character (general category Cc: U+0000-001F, U+007F-009F),
+    /// read from its UTF-8 bytes alone.
+    public static func hasControl(_ text: String) -> Bool {
+        var afterC2 = false
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F || (afterC2 && byte >= 0x80 && byte <= 0x9F) { return true }
+            afterC2 = byte == 0xC2
+        }
+        return false
+    }
+
     /// `text` without white space and line breaks at either end; itself, with no copy, when it
     /// has none (the common case: Foundation's trimming bridges through NSString every time).
     public static func trimmed(_ text: String) -> String {

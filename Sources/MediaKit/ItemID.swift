@@ -41,8 +41,7 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible, Comparable {
         guard let kind = MediaKind(rawValue: String(parts[1])) else { throw .badKind(String(parts[1])) }
         let native = String(parts[2])
         guard !native.isEmpty else { throw .malformed(string) }
-        guard !native.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw .controlCharacters }
+        guard !DisplayText.hasControl(native) else { throw .controlCharacters }
         self.init(provider: provider, kind: kind, nativeID: native)
     }
 

@@ -164,16 +164,11 @@ extension MediaStore {
         return try await pool.read { db in
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0
-            let decoder = JSONDecoder()
-            let items = try Row.fetchAll(
+            let rows = try Row.fetchAll(
                 db, sql: "SELECT id, snapshot FROM listItem WHERE list = ? ORDER BY position LIMIT ? OFFSET ?",
                 arguments: [seq, limit, offset]
-            ).map { row -> MediaItem in
-                guard let item = try? decoder.decode(MediaItem.self, from: row["snapshot"] as Data) else {
-                    throw StoreError.corruptSnapshot(id: row["id"])
-                }
-                return item
-            }
+            ).map { row -> (id: String, data: Data) in (row["id"], row["snapshot"]) }
+            let items = try Self.items(fromSnapshots: rows)
             let end = offset + items.count
             return Page(
                 items: items, next: end < total ? MediaKit.Cursor(String(end)) : nil,

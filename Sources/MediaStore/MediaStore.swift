@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import Synchronization
 import MediaKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -297,6 +297,30 @@ extension MediaStore {
             encoder.outputFormatting = [.sortedKeys]
             let part = items[min(items.count, slice * size)..<min(items.count, (slice + 1) * size)]
             let result = Result { try part.map { try encoder.encode($0.snapshot) } }
+            results.withLock { $0[slice] = result }
+        }
+        return try results.withLock { $0 }.flatMap { try $0?.get() ?? [] }
+    }
+
+    /// The items stored as `rows` (an id and its snapshot each), decoded as `snapshots` encodes:
+    /// a big batch in slices on every core.
+    /// - Throws: `StoreError.corruptSnapshot` naming the first that cannot be read.
+    static func items(fromSnapshots rows: [(id: String, data: Data)]) throws -> [MediaItem] {
+        @Sendable func decode(_ part: ArraySlice<(id: String, data: Data)>) throws -> [MediaItem] {
+            let decoder = JSONDecoder()
+            return try part.map { row in
+                guard let item = try? decoder.decode(MediaItem.self, from: row.data) else {
+                    throw StoreError.corruptSnapshot(id: row.id)
+                }
+                return item
+            }
+        }
+        let slices = rows.count < 256 ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        guard slices > 1 else { return try decode(rows[...]) }
+        let results = Mutex([Result<[MediaItem], any Error>?](repeating: nil, count: slices))
+        let size = (rows.count + slices - 1) / slices
+        DispatchQueue.concurrentPerform(iterations: slices) { slice in
+            let result = Result { try decode(rows[min(rows.count, slice * size)..<min(rows.count, (slice + 1) * size)]) }
             results.withLock { $0[slice] = result }
         }
         return try results.withLock { $0 }.flatMap { try $0?.get() ?? [] }

@@ -183,8 +183,11 @@ public enum ListWriter {
     }
 
     static func escape(_ text: String) -> String {
+        let text = DisplayText.clean(text)
+        // Most titles and URLs have nothing to escape.
+        if !text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 < 0x20 }) { return text }
         var out = ""
-        for scalar in DisplayText.clean(text).unicodeScalars {
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
