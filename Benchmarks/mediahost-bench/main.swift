@@ -16,7 +16,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, lists, feed, http, search, plugin, downloads, service.
+/// Run one group only: rpc, cold, favorites, lists, service, feed, http, search, plugin, downloads, ytdlp.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
 let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
@@ -608,27 +608,38 @@ if selected("plugin") {
         goal: "< 1 ms added")
 }
 
-// 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.
-if selected("downloads") {
+/// `mediahost sandbox` in a process of its own, serving media as fast as it can, and the settings
+/// it prints (`NAME=value`: base URLs, the stand-in site, keys).
+func startSandbox() throws -> (Process, [String: String]) {
     let sandbox = Process()
-    let sandboxOut = Pipe()
+    let output = Pipe()
     sandbox.executableURL = URL(fileURLWithPath: binary)
     sandbox.arguments = ["sandbox", "--port", "0", "--media-rate", "0"]
-    sandbox.standardOutput = sandboxOut
+    sandbox.standardOutput = output
     try sandbox.run()
-    defer { sandbox.terminate() }
-    var base = ""
     var buffered = ""
-    while base.isEmpty {
-        let data = sandboxOut.fileHandleForReading.availableData
+    // The settings are printed at once, ending with the keys' lines.
+    while !buffered.contains("YOUTUBE_API_KEY=") {
+        let data = output.fileHandleForReading.availableData
         if data.isEmpty { break }
         buffered += String(decoding: data, as: UTF8.self)
-        if let range = buffered.range(of: "MEDIAHOST_PODCASTS_BASE_URL="),
-            let end = buffered[range.upperBound...].firstIndex(of: "\n")
-        {
-            base = String(buffered[range.upperBound..<end])
+    }
+    var settings: [String: String] = [:]
+    for line in buffered.split(separator: "\n") {
+        let words = line.split(separator: " ").last ?? ""
+        if let equals = words.firstIndex(of: "=") {
+            settings[String(words[..<equals])] = String(words[words.index(after: equals)...])
         }
     }
+    guard settings["MEDIAHOST_PODCASTS_BASE_URL"] != nil else { throw BenchError("the sandbox printed no settings") }
+    return (sandbox, settings)
+}
+
+// 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.
+if selected("downloads") {
+    let (sandbox, settings) = try startSandbox()
+    defer { sandbox.terminate() }
+    let base = settings["MEDIAHOST_PODCASTS_BASE_URL"] ?? ""
     let show = 1_999_999_999
 
     // curl -o, the reference.
@@ -700,6 +711,92 @@ if selected("downloads") {
             format: "%.2f s, %.0f MB/s in all; peak RSS %.0f MB", twenty.seconds,
             Double(twenty.bytes) / 1_000_000 / twenty.seconds, twenty.peakMB),
         goal: "report")
+}
+
+// YouTube without a key: mediahost over yt-dlp alone, on the sandbox's stand-in site (a video's
+// page there is its media, which yt-dlp reads with its generic extractor): a video's details,
+// and a 1 GB video downloaded, by the host itself (yt-dlp finds the URL) and by yt-dlp inside.
+if selected("ytdlp"), let peers = Peers(venv: venv), FileManager.default.isExecutableFile(atPath: peers.ytdlp) {
+    let (sandbox, settings) = try startSandbox()
+    defer { sandbox.terminate() }
+    let site = settings["MEDIAHOST_YOUTUBE_SITE_URL"] ?? ""
+    let keyless = [
+        "MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": peers.ytdlp, "MEDIAHOST_YOUTUBE_SITE_URL": site,
+    ]
+    func median(_ runs: Int, _ executable: String, _ args: [String], _ environment: [String: String] = [:]) throws -> Double {
+        var times: [Double] = []
+        for _ in 0..<runs {
+            let run = spawnAndWait(executable, args, environment: environment)
+            guard run.status == 0 else { throw BenchError("\(executable) \(args.prefix(3)) failed (\(run.status))") }
+            times.append(run.seconds)
+        }
+        return percentile(times, 0.5)
+    }
+    let page = site + "/watch?v=large-1"
+    let alone = try median(
+        10, peers.ytdlp, ["-J", "--ignore-config", "--no-warnings", "--no-progress", "--no-playlist", "--skip-download", page])
+    let through = try median(
+        10, binary, ["call", "media.get", #"{"id":"youtube:video:large-1"}"#, "--data-dir", scratch + "/ytdlp", "--no-service"],
+        keyless)
+    report(
+        "a video's details without a key: cold `mediahost call media.get` vs `yt-dlp -J` alone",
+        String(
+            format: "median %.0f ms vs %.0f ms: %.1f ms (%.1f %%) more", through * 1000, alone * 1000, (through - alone) * 1000,
+            (through - alone) / alone * 100),
+        goal: "within 5 %")
+
+    let file = scratch + "/ytdlp-alone.wav"
+    let ytdlpStart = now()
+    let direct = spawnAndWait(
+        peers.ytdlp, ["--ignore-config", "--no-warnings", "--no-progress", "-o", file, site + "/watch?v=large-1000"])
+    let ytdlpSeconds = now() - ytdlpStart
+    try? FileManager.default.removeItem(atPath: file)
+    guard direct.status == 0 else { throw BenchError("yt-dlp alone failed (\(direct.status))") }
+    func download(_ downloader: String) throws -> (seconds: Double, peakMB: Double) {
+        let dataDir = scratch + "/ytdlp-download-\(downloader)"
+        let child = try RPCChild(
+            dataDir: dataDir, environment: keyless.merging(["MEDIAHOST_YOUTUBE_DOWNLOADER": downloader]) { $1 })
+        let start = now()
+        child.input.fileHandleForWriting.write(
+            Data(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"youtube:video:large-1000"}}"#.utf8 + [0x0A])
+        )
+        var finished: JSONValue?
+        var peak = 0.0
+        var lastSample = now()
+        while finished == nil {
+            var ended = true
+            child.readLines(1) { line in
+                ended = false
+                guard let message = try? JSONParser.parse(Array(line)) else { return }
+                if message["error"] != nil { finished = message }
+                if message["method"] == "downloads.state", ["completed", "failed"].contains(message["params"]?["state"]) {
+                    finished = message
+                }
+            }
+            if ended { break }
+            if now() - lastSample > 0.2 {
+                peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+                lastSample = now()
+            }
+        }
+        let seconds = now() - start
+        peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+        child.finish()
+        try? FileManager.default.removeItem(atPath: dataDir)
+        guard finished?["params"]?["state"] == "completed" else {
+            throw BenchError("the \(downloader) download did not complete: \(finished?.jsonString ?? "no answer")")
+        }
+        return (seconds, peak)
+    }
+    let host = try download("auto")
+    let inside = try download("ytdlp")
+    report(
+        "1 GB video without a key vs `yt-dlp -o` alone (sandbox stand-in)",
+        String(
+            format:
+                "yt-dlp alone %.2f s; mediahost (yt-dlp finds the URL, the host downloads) %.2f s: ratio %.2f, peak RSS %.0f MB; yt-dlp inside mediahost %.2f s: ratio %.2f",
+            ytdlpSeconds, host.seconds, ytdlpSeconds / host.seconds, host.peakMB, inside.seconds, ytdlpSeconds / inside.seconds),
+        goal: "within 5 %")
 }
 
 struct BenchNoNetwork: HTTPClient {

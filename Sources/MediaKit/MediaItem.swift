@@ -238,10 +238,13 @@ public struct DownloadSource: Sendable, Equatable {
     /// A program that makes the file itself (yt-dlp downloading and merging a video's formats),
     /// instead of the host fetching `url`.
     public var program: ProgramDownload?
+    /// The item's title, when finding the media read it (yt-dlp's info has it): the host then
+    /// does not ask the provider for the item again (for yt-dlp, a second run of a second or more).
+    public var title: String?
 
     public init(
         url: URL, suggestedName: String, collection: String? = nil, fileExtension: String? = nil,
-        expectedLength: Int64? = nil, headers: [String: String] = [:], program: ProgramDownload? = nil
+        expectedLength: Int64? = nil, headers: [String: String] = [:], program: ProgramDownload? = nil, title: String? = nil
     ) {
         self.url = url
         self.suggestedName = suggestedName
@@ -250,6 +253,7 @@ public struct DownloadSource: Sendable, Equatable {
         self.expectedLength = expectedLength
         self.headers = headers
         self.program = program
+        self.title = title
     }
 }
 

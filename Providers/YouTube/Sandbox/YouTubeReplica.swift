@@ -78,6 +78,15 @@ public struct YouTubeReplica: SandboxReplica {
         // The site's stand-in: a video's page is its media (a tone a player plays), which yt-dlp
         // takes as a direct link with its generic extractor, as on any site it has no extractor for.
         routes.get("site/watch") { request, context in
+            // `large-<MB>`: a video of that many megabytes, for benchmarks of big downloads.
+            if let id = request.uri.queryParameters.get("v"), id.hasPrefix("large-"),
+                let megabytes = Int(id.dropFirst(6)), (1...4000).contains(megabytes)
+            {
+                return MediaFile.wave(
+                    size: megabytes * 1_000_000, seed: UInt64(megabytes), etag: "\"yt-\(id)\"", type: "audio/wav"
+                )
+                .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
+            }
             guard let id = request.uri.queryParameters.get("v"), let video = catalogue.video(id) else {
                 return Response(status: .notFound)
             }

@@ -281,10 +281,13 @@ public struct YouTubeProvider: CompiledProvider {
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
         var (source, youtube) = try await ytdlp.downloadSource(for: id)
-        // Read from a stand-in site, yt-dlp knows no title: the file is named by the item's.
-        if !youtube, let item = try? await item(id) {
+        if youtube {
+            source.title = source.suggestedName
+        } else if let item = try? await item(id) {
+            // Read from a stand-in site, yt-dlp knows no title: the file is named by the item's.
             source.suggestedName = item.title
             source.collection = item.creator ?? source.collection
+            source.title = item.title
         }
         return source
     }

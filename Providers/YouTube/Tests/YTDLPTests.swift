@@ -136,6 +136,9 @@ final class RecordedPrograms: ProgramRunner {
         #expect(source.headers["User-Agent"]?.hasPrefix("Mozilla/") == true)
         let arguments = programs.last
         #expect(arguments[try #require(arguments.firstIndex(of: "-f")) + 1] == "18")
+        // The title came with the media: the host need not run yt-dlp again to ask for the item.
+        #expect(source.title == "Cold Burn")
+        #expect(programs.calls.withLock { $0.count } == 1)
     }
 
     /// Formats to merge (or a stream) are yt-dlp's to download: the host runs it with the path.

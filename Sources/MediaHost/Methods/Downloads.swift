@@ -54,7 +54,13 @@ public struct DownloadsStart: RPCMethod {
             return host.downloads.live.current(existing)
         }
         let source = try await host.withProvider(id.provider) { try await $0.downloadSource(for: id) }
-        let title = (try? await host.withProvider(id.provider) { try await $0.item(id) })?.title ?? source.suggestedName
+        // The item is asked for its title only when finding its media did not read it.
+        let title: String
+        if let known = source.title {
+            title = known
+        } else {
+            title = (try? await host.withProvider(id.provider) { try await $0.item(id) })?.title ?? source.suggestedName
+        }
         return host.downloads.live.current(try await host.downloads.start(id, source: source, title: title))
     }
 }
