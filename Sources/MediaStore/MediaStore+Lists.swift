@@ -116,11 +116,18 @@ extension MediaStore {
             let update = try db.cachedStatement(sql: "UPDATE listItem SET snapshot = ? WHERE list = ? AND id = ?")
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (?, ?, ?, ?, ?)")
+            // Which are there already, asked once (not a statement per item); an item twice in
+            // the batch is added once.
+            var present =
+                count == 0 ? [] : Set(try String.fetchAll(db, sql: "SELECT id FROM listItem WHERE list = ?", arguments: [seq]))
             for (id, data) in rows {
-                try update.execute(arguments: [data, seq, id])
-                if db.changesCount > 0 { continue }
+                if present.contains(id) {
+                    try update.execute(arguments: [data, seq, id])
+                    continue
+                }
                 guard count < Self.listLimit else { throw ListError.full(name, limit: Self.listLimit) }
                 try insert.execute(arguments: [seq, id, next, date.timeIntervalSince1970, data])
+                present.insert(id)
                 next += 1
                 count += 1
                 added += 1

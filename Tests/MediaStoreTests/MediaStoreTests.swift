@@ -48,6 +48,27 @@ import Testing
         #expect(!PlaybackRecord.isFinished(position: 5000, duration: nil))
     }
 
+    /// A batch adds each item once (one twice in it, one there already refreshed in place), in
+    /// order, and a big batch (snapshots coded on every core) reads back whole and in order.
+    @Test func addingToAListTakesEachItemOnceAndKeepsItsPlace() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.createList("later")
+        #expect(try await store.addToList("later", [item(1), item(2), item(1)]) == 2)
+        var renamed = item(2)
+        renamed.title = "Item 2, renamed"
+        #expect(try await store.addToList("later", [renamed, item(3)]) == 1)
+        let page = try await store.listItems("later", limit: 10).items
+        #expect(page.map(\.id) == [item(1).id, item(2).id, item(3).id])
+        #expect(page.map(\.title) == ["Item 1", "Item 2, renamed", "Item 3"])
+
+        try await store.createList("big")
+        let many = (0..<3000).map { item($0) }
+        #expect(try await store.addToList("big", many) == 3000)
+        let all = try await store.allListItems("big")
+        #expect(all.map(\.id) == many.map(\.id))
+        #expect(all.map(\.title) == many.map(\.title))
+    }
+
     @Test func databaseFileIsPrivate() throws {
         let store = try MediaStore(path: directory + "/db.sqlite")
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)

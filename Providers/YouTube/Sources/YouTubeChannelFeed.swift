@@ -36,7 +36,10 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
     /// The channel or playlist a feed URL of YouTube's is (`channel_id=`, `playlist_id=`), as
     /// feed readers' OPML files list them.
     static func itemID(feed: String) -> ItemID? {
-        guard let components = URLComponents(string: feed), ["http", "https"].contains(components.scheme ?? ""),
+        // Most feeds are not YouTube's (an OPML of thousands of podcasts asks for each): those
+        // are told from their bytes, without parsing a URL.
+        guard mentionsYouTube(feed), let components = URLComponents(string: feed),
+            ["http", "https"].contains(components.scheme ?? ""),
             let host = components.host?.lowercased(), host == "youtube.com" || host.hasSuffix(".youtube.com"),
             components.path == "/feeds/videos.xml"
         else { return nil }
@@ -48,6 +51,22 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         if let channel = value("channel_id") { return ItemID(provider: "youtube", kind: .channel, nativeID: channel) }
         if let playlist = value("playlist_id") { return ItemID(provider: "youtube", kind: .playlist, nativeID: playlist) }
         return nil
+    }
+
+    /// Whether "youtube.com" is in `text`, in any case.
+    static func mentionsYouTube(_ text: String) -> Bool {
+        let needle = Array("youtube.com".utf8)
+        var matched = 0
+        for byte in text.utf8 {
+            let lower = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if lower == needle[matched] {
+                matched += 1
+                if matched == needle.count { return true }
+            } else {
+                matched = lower == needle[0] ? 1 : 0
+            }
+        }
+        return false
     }
 
     /// Reads a feed; entries without a video id are skipped, a broken document keeps what was

@@ -38,6 +38,11 @@ import Testing
                 "https://m.youtube.com/feeds/videos.xml?foo=1&channel_id=UC7vv3cBq14FRXajteZt6FEg",
                 "youtube:channel:UC7vv3cBq14FRXajteZt6FEg"
             ),
+            // The host in any case (told from the bytes before any URL is parsed).
+            (
+                "https://WWW.YouTube.COM/feeds/videos.xml?channel_id=UC7vv3cBq14FRXajteZt6FEg",
+                "youtube:channel:UC7vv3cBq14FRXajteZt6FEg"
+            ),
             ("https://www.youtube.com.evil.example/feeds/videos.xml?channel_id=UCx1", nil),
             ("https://www.youtube.com/feeds/videos.xml?channel_id=UC%20x%26y", nil),
             ("https://www.youtube.com/feeds/other.xml?channel_id=UCx1", nil),

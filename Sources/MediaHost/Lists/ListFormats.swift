@@ -73,11 +73,33 @@ final class OPMLReader: XMLStreamDelegate {
         return reader
     }
 
+    /// What each element name is, by its number in the stream (names are compared once, not
+    /// lowercased at every one of thousands of outlines).
+    private enum Element: UInt8 { case unknown, title, outline, other }
+    private var elements: [Element] = []
+
+    private func element(_ name: XMLName) -> Element {
+        if name.symbol >= 0, name.symbol < elements.count, elements[name.symbol] != .unknown { return elements[name.symbol] }
+        let element: Element =
+            switch name.local.lowercased() {
+            case "title": .title
+            case "outline": .outline
+            default: .other
+            }
+        if name.symbol >= 0 {
+            while elements.count <= name.symbol { elements.append(.unknown) }
+            elements[name.symbol] = element
+        }
+        return element
+    }
+
+    var wantsText: Bool { inHeadTitle }
+
     func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
-        switch name.local.lowercased() {
-        case "title": inHeadTitle = outlines.isEmpty && title == nil
-        case "outline":
-            let type = attributes.value("type")?.lowercased()
+        switch element(name) {
+        case .title: inHeadTitle = outlines.isEmpty && title == nil
+        case .outline:
+            let type = attributes.value("type").map { $0.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? $0.lowercased() : $0 }
             let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))
                 .map(DisplayText.trimmed)
             guard let url, !url.isEmpty, type == nil || type == "rss" || type == "link" || type == "atom" else { return }
@@ -91,15 +113,17 @@ final class OPMLReader: XMLStreamDelegate {
                 stream?.stop()
                 return
             }
-            let title = [attributes.value("title"), attributes.value("text")].compactMap { $0 }
-                .map { DisplayText.trimmed(DisplayText.clean($0)) }.first { !$0.isEmpty }
+            func named(_ text: String?) -> String? {
+                text.map { DisplayText.trimmed(DisplayText.clean($0)) }.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            let title = named(attributes.value("title")) ?? named(attributes.value("text"))
             outlines.append(OPMLOutline(title: title, feedURL: url, htmlURL: attributes.value("htmlUrl")))
         default: break
         }
     }
 
     func xmlEnd(_ name: XMLName, explicit: Bool) {
-        if name.local.lowercased() == "title", inHeadTitle {
+        if inHeadTitle, element(name) == .title {
             inHeadTitle = false
             let text = String(decoding: headTitle, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if !text.isEmpty { title = text }
