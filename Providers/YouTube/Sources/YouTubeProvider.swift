@@ -281,10 +281,11 @@ public struct YouTubeProvider: CompiledProvider {
     /// A video's media, through yt-dlp whichever backend reads (the API has no media URLs).
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
         var (source, youtube) = try await ytdlp.downloadSource(for: id)
-        if youtube {
+        // Read from a stand-in site, yt-dlp knows no title: the file is named by the item's, when
+        // the API reads items (without a key the item is yt-dlp's same reading: no second run).
+        if youtube || keyless {
             source.title = source.suggestedName
         } else if let item = try? await item(id) {
-            // Read from a stand-in site, yt-dlp knows no title: the file is named by the item's.
             source.suggestedName = item.title
             source.collection = item.creator ?? source.collection
             source.title = item.title

@@ -141,6 +141,21 @@ final class RecordedPrograms: ProgramRunner {
         #expect(programs.calls.withLock { $0.count } == 1)
     }
 
+    /// On a stand-in site yt-dlp reads videos as "Generic"; without a key the item would be that
+    /// same reading, so yt-dlp runs once for a download; with a key the API names the file.
+    @Test func aKeylessDownloadFromAStandInRunsYTDLPOnce() async throws {
+        var info = try #require(
+            try JSONSerialization.jsonObject(with: try Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json")) as? [String: Any])
+        info["extractor_key"] = "Generic"
+        let generic = try JSONSerialization.data(withJSONObject: info)
+        let programs = RecordedPrograms(stdout: generic)
+        let provider = try Self.provider(
+            programs, settings: ["backend": "ytdlp", "site_url": "http://127.0.0.1:9/site", "download_format": "18"])
+        let source = try await provider.downloadSource(for: ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"))
+        #expect(source.title == "Cold Burn")
+        #expect(programs.calls.withLock { $0.count } == 1)
+    }
+
     /// Formats to merge (or a stream) are yt-dlp's to download: the host runs it with the path.
     @Test func aFormatThatIsNotOneFileIsDownloadedByYTDLP() async throws {
         // The same video with a merged selection: no top-level url, requested formats.
