@@ -45,32 +45,20 @@ final class MediahostProcess: @unchecked Sendable {
         process.standardError = stderr
         try process.run()
         let state = self.state
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            // Read and kept under one lock: two calls of the handler may overlap, and the one
-            // that reads the end must not say so before the one that read the last bytes kept them.
-            // A raw read, not `availableData`: that gives empty data for a read that failed
-            // (EINTR, EAGAIN) as for the end, and a spurious end lost a call's whole output once
-            // ("status 0", nothing on stdout, seen twice on fresh-clone runs).
-            let ended = state.output.withLock { splitter -> Bool in
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                let count = read(handle.fileDescriptor, &buffer, buffer.count)
-                if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return false }
-                if count <= 0 {
-                    state.eof.withLock { $0 = true }
-                    return true
-                }
-                state.outputBytes.withLock { $0 += count }
-                buffer.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                return false
-            }
-            if ended { handle.readabilityHandler = nil }
+        // Each pipe is read by a thread of its own with read(2) until its end, holding its file
+        // handle (so its descriptor) until then. Not `readabilityHandler`: its dispatch source
+        // outlived a handle closed at deinit, and libdispatch then crashed the whole test process
+        // on the reused descriptor (SIGSEGV in _dispatch_event_loop_drain, once on a fresh clone).
+        readToEnd(stdout.fileHandleForReading, name: "mediahost-stdout") { bytes in
+            let chunk = Array(bytes)
+            state.outputBytes.withLock { $0 += chunk.count }
+            state.output.withLock { $0.append(chunk) }
+        } end: {
+            state.eof.withLock { $0 = true }
         }
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            let count = read(handle.fileDescriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return }
-            if count <= 0 { handle.readabilityHandler = nil; return }
-            state.errorText.withLock { $0 += String(decoding: buffer[0..<count], as: UTF8.self) }
+        readToEnd(stderr.fileHandleForReading, name: "mediahost-stderr") { bytes in
+            state.errorText.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
+        } end: {
         }
     }
 
@@ -171,4 +159,31 @@ final class OutputState: Sendable {
     let outputBytes = Mutex<Int>(0)
     let errorText = Mutex<String>("")
     let eof = Mutex<Bool>(false)
+}
+
+/// Reads `handle` on a thread of its own until the end (or an error other than EINTR), handing
+/// each chunk to `body`, then calls `end`. The thread keeps the handle, so its descriptor stays
+/// open (and is not reused) while it is read.
+func readToEnd(
+    _ handle: FileHandle, name: String, _ body: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+    end: @escaping @Sendable () -> Void
+) {
+    let thread = Thread {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = read(handle.fileDescriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                // A descriptor left non-blocking: wait until there is something to read.
+                var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                _ = poll(&ready, 1, -1)
+                continue
+            }
+            guard count > 0 else { break }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        end()
+    }
+    thread.name = name
+    thread.start()
 }
