@@ -635,6 +635,49 @@ func startSandbox() throws -> (Process, [String: String]) {
     return (sandbox, settings)
 }
 
+/// Starts downloads of `ids` in one `mediahost rpc` (a fresh `dataDir`, removed after) and waits
+/// until each has completed: the time that took and the rpc's peak memory.
+/// - Throws: when one fails or is refused.
+func downloadThroughRPC(_ ids: [String], dataDir: String, environment: [String: String]) throws -> (
+    seconds: Double, peakMB: Double
+) {
+    let child = try RPCChild(dataDir: dataDir, environment: environment)
+    defer { try? FileManager.default.removeItem(atPath: dataDir) }
+    let start = now()
+    let requests = ids.enumerated().map { index, id in
+        #"{"jsonrpc":"2.0","id":\#(index + 1),"method":"downloads.start","params":{"id":"\#(id)"}}"# + "\n"
+    }
+    child.input.fileHandleForWriting.write(Data(requests.joined().utf8))
+    var completed = Set<String>()
+    var failure: String?
+    var peak = 0.0
+    var lastSample = now()
+    while completed.count < ids.count, failure == nil {
+        var ended = true
+        child.readLines(1) { line in
+            ended = false
+            guard let message = try? JSONParser.parse(Array(line)) else { return }
+            if message["error"] != nil { failure = message.jsonString }
+            guard message["method"] == "downloads.state", let id = message["params"]?["id"]?.stringValue else { return }
+            switch message["params"]?["state"] {
+            case "completed": completed.insert(id)
+            case "failed": failure = message.jsonString
+            default: break
+            }
+        }
+        if ended { failure = failure ?? "mediahost rpc ended" }
+        if now() - lastSample > 0.2 {
+            peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+            lastSample = now()
+        }
+    }
+    let seconds = now() - start
+    peak = max(peak, peakRSS(pid: child.process.processIdentifier))
+    child.finish()
+    if let failure { throw BenchError("a download did not complete: \(failure)") }
+    return (seconds, peak)
+}
+
 // 8 and 9. Downloads through `mediahost rpc` from a separate sandbox process, against curl.
 if selected("downloads") {
     let (sandbox, settings) = try startSandbox()
@@ -652,49 +695,11 @@ if selected("downloads") {
     let curlSeconds = now() - curlStart
     try? FileManager.default.removeItem(atPath: scratch + "/curl.bin")
 
-    /// Starts downloads of `episodes` in one `mediahost rpc` and waits for them all to complete.
     func download(_ episodes: [Int], concurrency: Int) throws -> (seconds: Double, peakMB: Double, bytes: Int64) {
-        let child = try RPCChild(
-            dataDir: scratch + "/downloads-\(episodes.count)",
+        let run = try downloadThroughRPC(
+            episodes.map { "podcasts:episode:\(show):\(show)-ep-\($0)" }, dataDir: scratch + "/downloads-\(episodes.count)",
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_DOWNLOADS_CONCURRENCY": String(concurrency)])
-        let start = now()
-        var requests = ""
-        for (index, episode) in episodes.enumerated() {
-            requests +=
-                #"{"jsonrpc":"2.0","id":\#(index + 1),"method":"downloads.start","params":{"id":"podcasts:episode:\#(show):\#(show)-ep-\#(episode)"}}"#
-                + "\n"
-        }
-        child.input.fileHandleForWriting.write(Data(requests.utf8))
-        var completed = Set<String>()
-        var peak = 0.0
-        var lastSample = now()
-        let fd = child.output.fileHandleForReading.fileDescriptor
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var pending: [UInt8] = []
-        while completed.count < episodes.count {
-            let n = read(fd, &buffer, buffer.count)
-            guard n > 0 else { break }
-            pending.append(contentsOf: buffer[0..<n])
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = Array(pending[..<newline])
-                pending.removeSubrange(...newline)
-                guard let message = try? JSONParser.parse(line), message["method"] == "downloads.state" else { continue }
-                if message["params"]?["state"] == "completed", let id = message["params"]?["id"]?.stringValue {
-                    completed.insert(id)
-                }
-                if message["params"]?["state"] == "failed" { print("download failed: \(message.jsonString)") }
-            }
-            if now() - lastSample > 0.2 {
-                peak = max(peak, peakRSS(pid: child.process.processIdentifier))
-                lastSample = now()
-            }
-        }
-        let seconds = now() - start
-        peak = max(peak, peakRSS(pid: child.process.processIdentifier))
-        child.finish()
-        let bytes = episodes.reduce(Int64(0)) { $0 + ($1 == 21 ? 1_000_000_000 : 50_000_000) }
-        try? FileManager.default.removeItem(atPath: scratch + "/downloads-\(episodes.count)")
-        return (seconds, peak, bytes)
+        return (run.seconds, run.peakMB, episodes.reduce(Int64(0)) { $0 + ($1 == 21 ? 1_000_000_000 : 50_000_000) })
     }
 
     let one = try download([21], concurrency: 1)
@@ -753,40 +758,9 @@ if selected("ytdlp"), let peers = Peers(venv: venv), FileManager.default.isExecu
     try? FileManager.default.removeItem(atPath: file)
     guard direct.status == 0 else { throw BenchError("yt-dlp alone failed (\(direct.status))") }
     func download(_ downloader: String) throws -> (seconds: Double, peakMB: Double) {
-        let dataDir = scratch + "/ytdlp-download-\(downloader)"
-        let child = try RPCChild(
-            dataDir: dataDir, environment: keyless.merging(["MEDIAHOST_YOUTUBE_DOWNLOADER": downloader]) { $1 })
-        let start = now()
-        child.input.fileHandleForWriting.write(
-            Data(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"youtube:video:large-1000"}}"#.utf8 + [0x0A])
-        )
-        var finished: JSONValue?
-        var peak = 0.0
-        var lastSample = now()
-        while finished == nil {
-            var ended = true
-            child.readLines(1) { line in
-                ended = false
-                guard let message = try? JSONParser.parse(Array(line)) else { return }
-                if message["error"] != nil { finished = message }
-                if message["method"] == "downloads.state", ["completed", "failed"].contains(message["params"]?["state"]) {
-                    finished = message
-                }
-            }
-            if ended { break }
-            if now() - lastSample > 0.2 {
-                peak = max(peak, peakRSS(pid: child.process.processIdentifier))
-                lastSample = now()
-            }
-        }
-        let seconds = now() - start
-        peak = max(peak, peakRSS(pid: child.process.processIdentifier))
-        child.finish()
-        try? FileManager.default.removeItem(atPath: dataDir)
-        guard finished?["params"]?["state"] == "completed" else {
-            throw BenchError("the \(downloader) download did not complete: \(finished?.jsonString ?? "no answer")")
-        }
-        return (seconds, peak)
+        try downloadThroughRPC(
+            ["youtube:video:large-1000"], dataDir: scratch + "/ytdlp-download-\(downloader)",
+            environment: keyless.merging(["MEDIAHOST_YOUTUBE_DOWNLOADER": downloader]) { $1 })
     }
     let host = try download("auto")
     let inside = try download("ytdlp")

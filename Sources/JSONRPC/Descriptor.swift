@@ -56,6 +56,23 @@ public enum Descriptor {
         }
     }
 
+    /// Reads `fd` until its end (or an error other than EINTR), handing each chunk to `body`;
+    /// a descriptor opened non-blocking is waited on. Blocks: run it on a thread of its own.
+    public static func readToEnd(_ fd: Int32, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&poller, 1, -1)
+                continue
+            }
+            guard count > 0 else { return }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+    }
+
     /// Writes `text` to standard error.
     @discardableResult
     public static func standardError(_ text: String) -> Bool { writeAll(2, Array(text.utf8)) }

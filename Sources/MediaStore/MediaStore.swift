@@ -285,28 +285,16 @@ extension MediaStore {
         return encoder
     }()
 
-    /// Each item's snapshot, encoded. Encoding is most of the time an import of thousands takes:
-    /// a big batch is encoded in slices on every core.
+    /// Each item's snapshot, encoded (a big batch on every core: encoding is most of the time an
+    /// import of thousands takes).
     static func snapshots(_ items: [MediaItem]) throws -> [Data] {
-        let slices = items.count < 512 ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        guard slices > 1 else { return try items.map { try snapshotEncoder.encode($0.snapshot) } }
-        let results = Mutex([Result<[Data], any Error>?](repeating: nil, count: slices))
-        let size = (items.count + slices - 1) / slices
-        DispatchQueue.concurrentPerform(iterations: slices) { slice in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let part = items[min(items.count, slice * size)..<min(items.count, (slice + 1) * size)]
-            let result = Result { try part.map { try encoder.encode($0.snapshot) } }
-            results.withLock { $0[slice] = result }
-        }
-        return try results.withLock { $0 }.flatMap { try $0?.get() ?? [] }
+        try inSlices(items, smallest: 512) { part in try part.map { try snapshotEncoder.encode($0.snapshot) } }
     }
 
-    /// The items stored as `rows` (an id and its snapshot each), decoded as `snapshots` encodes:
-    /// a big batch in slices on every core.
+    /// The items stored as `rows` (an id and its snapshot each), decoded as `snapshots` encodes.
     /// - Throws: `StoreError.corruptSnapshot` naming the first that cannot be read.
     static func items(fromSnapshots rows: [(id: String, data: Data)]) throws -> [MediaItem] {
-        @Sendable func decode(_ part: ArraySlice<(id: String, data: Data)>) throws -> [MediaItem] {
+        try inSlices(rows, smallest: 256) { part in
             let decoder = JSONDecoder()
             return try part.map { row in
                 guard let item = try? decoder.decode(MediaItem.self, from: row.data) else {
@@ -315,12 +303,20 @@ extension MediaStore {
                 return item
             }
         }
-        let slices = rows.count < 256 ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        guard slices > 1 else { return try decode(rows[...]) }
-        let results = Mutex([Result<[MediaItem], any Error>?](repeating: nil, count: slices))
-        let size = (rows.count + slices - 1) / slices
+    }
+
+    /// `transform` of `elements`, in order: at once for fewer than `smallest`, else in slices,
+    /// one per core, side by side. The first slice's error is thrown.
+    static func inSlices<Element: Sendable, Result: Sendable>(
+        _ elements: [Element], smallest: Int, _ transform: @Sendable (ArraySlice<Element>) throws -> [Result]
+    ) throws -> [Result] {
+        let slices = elements.count < smallest ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        guard slices > 1 else { return try transform(elements[...]) }
+        let size = (elements.count + slices - 1) / slices
+        let results = Mutex([Swift.Result<[Result], any Error>?](repeating: nil, count: slices))
         DispatchQueue.concurrentPerform(iterations: slices) { slice in
-            let result = Result { try decode(rows[min(rows.count, slice * size)..<min(rows.count, (slice + 1) * size)]) }
+            let part = elements[min(elements.count, slice * size)..<min(elements.count, (slice + 1) * size)]
+            let result = Swift.Result { try transform(part) }
             results.withLock { $0[slice] = result }
         }
         return try results.withLock { $0 }.flatMap { try $0?.get() ?? [] }

@@ -169,19 +169,7 @@ func readToEnd(
     end: @escaping @Sendable () -> Void
 ) {
     let thread = Thread {
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = read(handle.fileDescriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                // A descriptor left non-blocking: wait until there is something to read.
-                var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-                _ = poll(&ready, 1, -1)
-                continue
-            }
-            guard count > 0 else { break }
-            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        }
+        Descriptor.readToEnd(handle.fileDescriptor, body)
         end()
     }
     thread.name = name

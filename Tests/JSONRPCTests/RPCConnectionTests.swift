@@ -42,18 +42,7 @@ final class PipeSession: @unchecked Sendable {
         // dispatch source could outlive the handle closed at deinit and crash libdispatch).
         let reader = fromServer.fileHandleForReading
         let thread = Thread { [received] in
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let count = read(reader.fileDescriptor, &buffer, buffer.count)
-                if count < 0, errno == EINTR { continue }
-                if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                    var ready = pollfd(fd: reader.fileDescriptor, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&ready, 1, -1)
-                    continue
-                }
-                guard count > 0 else { break }
-                received.bytes.withLock { $0.append(contentsOf: buffer[0..<count]) }
-            }
+            Descriptor.readToEnd(reader.fileDescriptor) { chunk in received.bytes.withLock { $0.append(contentsOf: chunk) } }
         }
         thread.start()
     }

@@ -103,13 +103,7 @@ private func runProgramBlocking(_ executable: String, _ arguments: [String], inp
     }
     writer.start()
     var output: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fromChild[0], $0.baseAddress, $0.count) }
-        if n < 0, errno == EINTR { continue }
-        guard n > 0 else { break }
-        output += chunk[0..<n]
-    }
+    Descriptor.readToEnd(fromChild[0]) { output += $0 }
     close(fromChild[0])
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0, errno == EINTR {}

@@ -55,7 +55,7 @@ struct DownloadAttempt {
         var overrun = false
         var lastReport: Double = 0
         var rateStart: (time: Double, bytes: Int64) = (0, 0)
-        /// Where the file's bytes were last handed to the disk (`writeBehind`).
+        /// Where the file's bytes were last handed to the disk (`wrote`).
         var handedToDisk: Int64 = 0
         init(fd: Int32) { self.fd = fd }
         var bytes: Int64 { offset + written }
@@ -143,8 +143,7 @@ struct DownloadAttempt {
                         remaining -= n
                         pointer = base + n
                     }
-                    progress.lock.withLock { progress.written += Int64(chunk.count) }
-                    Self.writeBehind(progress)
+                    Self.wrote(chunk.count, progress)
                     Self.report(progress, id: id, events: events)
                     return true
                 },
@@ -238,18 +237,20 @@ struct DownloadAttempt {
     }
 
     /// `downloads.progress` at most four times a second.
-    /// Every 16 MB, the bytes written since are handed to the disk (sync_file_range starts the
-    /// write-back and does not wait): the fsync at the end then finds little left to write. Without
-    /// it a 1 GB download waited about a second at the end for its whole file to reach the disk.
-    static func writeBehind(_ progress: Progress) {
-        let range = progress.lock.withLock { () -> (Int64, Int64)? in
+    /// Counts `count` bytes written; every 16 MB, hands those written since to the disk
+    /// (sync_file_range starts the write-back and does not wait), so the fsync at the end finds
+    /// little left to write. Without it a 1 GB download waited about a second at the end for its
+    /// whole file to reach the disk.
+    static func wrote(_ count: Int, _ progress: Progress) {
+        let range = progress.lock.withLock { () -> (start: Int64, end: Int64)? in
+            progress.written += Int64(count)
             let end = progress.bytes
             guard end - progress.handedToDisk >= 16 << 20 else { return nil }
             defer { progress.handedToDisk = end }
             return (max(progress.handedToDisk, progress.offset), end)
         }
-        guard let (start, end) = range, end > start, let syncFileRange = Self.syncFileRange else { return }
-        _ = syncFileRange(progress.fd, start, end - start, 2)  // SYNC_FILE_RANGE_WRITE
+        guard let range, range.end > range.start, let syncFileRange = Self.syncFileRange else { return }
+        _ = syncFileRange(progress.fd, range.start, range.end - range.start, 2)  // SYNC_FILE_RANGE_WRITE
     }
 
     /// glibc's sync_file_range (Linux; Swift's Glibc module leaves it out), nil where there is none.

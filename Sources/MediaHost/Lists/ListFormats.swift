@@ -99,7 +99,7 @@ final class OPMLReader: XMLStreamDelegate {
         switch element(name) {
         case .title: inHeadTitle = outlines.isEmpty && title == nil
         case .outline:
-            let type = attributes.value("type").map { $0.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? $0.lowercased() : $0 }
+            let type = attributes.value("type")?.lowercased()
             let url = (attributes.value("xmlUrl") ?? attributes.value("xmlurl") ?? attributes.value("url"))
                 .map(DisplayText.trimmed)
             guard let url, !url.isEmpty, type == nil || type == "rss" || type == "link" || type == "atom" else { return }
