@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import MediaKit
 import NIOCore
 import Sandbox
 
@@ -213,4 +214,13 @@ struct Peers {
         process.waitUntilExit()
         return (try? JSONSerialization.jsonObject(with: data) as? [String: Double]) ?? [:]
     }
+}
+
+/// Reads everything and keeps nothing: what the XML tokenizer alone costs.
+final class NullXMLDelegate: XMLStreamDelegate {
+    var elements = 0
+    func xmlStart(_ name: XMLName, attributes: XMLAttributes) { elements += 1 }
+    func xmlEnd(_ name: XMLName, explicit: Bool) {}
+    func xmlText(_ text: UnsafeBufferPointer<UInt8>) {}
+    var wantsText: Bool { false }
 }

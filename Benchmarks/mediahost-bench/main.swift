@@ -137,6 +137,44 @@ if only == "feed" {
         guard parsed.episodes.count == episodes else { throw BenchError("parsed \(parsed.episodes.count) episodes") }
     }
     let parse = percentile(parseTimes, 0.5)
+    // The same bytes in the quarter-MiB chunks the provider reads: the tokenizer alone (no
+    // delegate work), then the feed parser.
+    func chunked(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try document.withUnsafeBytes { all in
+            var offset = 0
+            while offset < all.count {
+                let end = min(all.count, offset + (1 << 18))
+                try body(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                offset = end
+            }
+        }
+    }
+    var tokenizerTimes: [Double] = []
+    var chunkedTimes: [Double] = []
+    for _ in 0..<7 {
+        let null = NullXMLDelegate()
+        let stream = XMLStream(delegate: null)
+        var start = now()
+        try chunked { try stream.feed($0) }
+        try stream.finish()
+        tokenizerTimes.append(now() - start)
+        guard null.elements > episodes * 10 else { throw BenchError("the tokenizer saw \(null.elements) elements") }
+        var count = 0
+        let parser = FeedParser(url: URL(string: "http://127.0.0.1/feed.xml")) { _ in count += 1 }
+        start = now()
+        try chunked { try parser.feed($0) }
+        _ = try parser.finish()
+        chunkedTimes.append(now() - start)
+        guard count == episodes else { throw BenchError("parsed \(count) episodes in chunks") }
+    }
+    let tokenizer = percentile(tokenizerTimes, 0.5)
+    report(
+        "tokenize it alone (XMLStream, no delegate work, 256 KiB chunks)",
+        String(format: "%.0f ms (%.0f MB/s)", tokenizer * 1000, megabytes / tokenizer), goal: "report")
+    let chunkedParse = percentile(chunkedTimes, 0.5)
+    report(
+        "parse it in 256 KiB chunks (as the provider reads it)",
+        String(format: "%.0f ms (%.0f MB/s)", chunkedParse * 1000, megabytes / chunkedParse), goal: "report")
     let peerTimes = Peers(venv: venv)?.parseTimes(file: file, runs: 3) ?? [:]
     func versus(_ seconds: Double) -> String {
         let ratios = ["podcastparser", "feedparser"].compactMap { peer in

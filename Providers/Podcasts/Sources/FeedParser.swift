@@ -64,7 +64,8 @@ public final class FeedParser: XMLStreamDelegate {
     private var feed = ParsedFeed()
     private var root: Root?
     private var rootName: String?
-    private var names: [(ns: Namespace, local: String)] = []
+    /// The open elements, by what they are to a feed.
+    private var names: [Tag] = []
     private var episode: ParsedEpisode?
     /// The depth of the episode element being read, 0 outside one (checked at every tag: reading
     /// `episode` itself to test it would copy the whole struct).
@@ -181,32 +182,106 @@ public final class FeedParser: XMLStreamDelegate {
         "atom": .core,
     ]
 
-    /// By the stream's symbol for a name: its namespace, worked out once.
-    private var namespaceBySymbol: [Namespace?] = []
+    private static func namespace(of name: XMLName) -> Namespace {
+        if let uri = name.namespace { return Self.namespaces[uri.lowercased()] ?? .other }
+        if name.prefix.isEmpty { return .core }
+        return Self.prefixes[name.prefix.lowercased()] ?? .other
+    }
 
-    private func namespace(of name: XMLName) -> Namespace {
+    /// What an element is to a feed: its namespace and name, worked out once per name.
+    private enum Tag: UInt8 {
+        case other
+        // RSS, Atom and RDF, in any of their namespaces.
+        case rss, feed, rdf, channel, item, entry, image, url, name, author, title, guid, id, pubDate, published, updated,
+            modified, content, description, summary, subtitle, managingEditor, enclosure, icon, logo
+        /// A link in no namespace: Atom's (attributes) in an Atom feed, RSS's (text) in others.
+        case link
+        case atomLink, rssLink
+        case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
+            itunesCategory, itunesAuthor
+        case podcastSeason, podcastEpisode, podcastTranscript
+        case contentEncoded, dcDate, dcCreator, mediaContent, mediaThumbnail
+        case googleplayDescription, googleplayImage, googleplayAuthor
+
+        static let core: [String: Tag] = [
+            "rss": .rss, "feed": .feed, "channel": .channel, "item": .item, "entry": .entry, "image": .image, "url": .url,
+            "name": .name, "author": .author, "title": .title, "guid": .guid, "id": .id, "pubDate": .pubDate,
+            "published": .published, "updated": .updated, "modified": .modified, "content": .content,
+            "description": .description, "summary": .summary, "subtitle": .subtitle, "managingEditor": .managingEditor,
+            "enclosure": .enclosure, "icon": .icon, "logo": .logo,
+        ]
+        static let itunes: [String: Tag] = [
+            "title": .itunesTitle, "duration": .itunesDuration, "season": .itunesSeason, "episode": .itunesEpisode,
+            "summary": .itunesSummary, "subtitle": .itunesSubtitle, "image": .itunesImage, "category": .itunesCategory,
+            "author": .itunesAuthor,
+        ]
+
+        init(_ name: XMLName) {
+            let local = name.local
+            if local == "RDF" {
+                self = .rdf
+                return
+            }
+            switch FeedParser.namespace(of: name) {
+            case .core:
+                if local == "link" {
+                    if let uri = name.namespace {
+                        self = uri.lowercased() == "http://www.w3.org/2005/atom" ? .atomLink : .rssLink
+                    } else {
+                        self = name.prefix.isEmpty ? .link : .atomLink
+                    }
+                    return
+                }
+                self = Self.core[local] ?? .other
+            case .itunes: self = Self.itunes[local] ?? .other
+            case .podcast:
+                switch local {
+                case "season": self = .podcastSeason
+                case "episode": self = .podcastEpisode
+                case "transcript": self = .podcastTranscript
+                default: self = .other
+                }
+            case .content: self = local == "encoded" ? .contentEncoded : .other
+            case .dc:
+                switch local {
+                case "date": self = .dcDate
+                case "creator": self = .dcCreator
+                default: self = .other
+                }
+            case .media:
+                switch local {
+                case "content": self = .mediaContent
+                case "thumbnail": self = .mediaThumbnail
+                default: self = .other
+                }
+            case .googleplay:
+                switch local {
+                case "description": self = .googleplayDescription
+                case "image": self = .googleplayImage
+                case "author": self = .googleplayAuthor
+                default: self = .other
+                }
+            case .other: self = .other
+            }
+        }
+    }
+
+    /// By the stream's symbol for a name: what it is, worked out once.
+    private var tagBySymbol: [Tag?] = []
+
+    private func tag(of name: XMLName) -> Tag {
         let symbol = name.symbol
-        if symbol >= 0, symbol < namespaceBySymbol.count, let known = namespaceBySymbol[symbol] { return known }
-        let namespace: Namespace
-        if let uri = name.namespace {
-            namespace = Self.namespaces[uri.lowercased()] ?? .other
-        } else if name.prefix.isEmpty {
-            namespace = .core
-        } else {
-            namespace = Self.prefixes[name.prefix.lowercased()] ?? .other
-        }
+        if symbol >= 0, symbol < tagBySymbol.count, let known = tagBySymbol[symbol] { return known }
+        let tag = Tag(name)
         if symbol >= 0 {
-            while namespaceBySymbol.count <= symbol { namespaceBySymbol.append(nil) }
-            namespaceBySymbol[symbol] = namespace
+            while tagBySymbol.count <= symbol { tagBySymbol.append(nil) }
+            tagBySymbol[symbol] = tag
         }
-        return namespace
+        return tag
     }
 
-    /// An Atom element (a link with attributes, not text), by its namespace or in an Atom feed.
-    private func isAtom(_ name: XMLName) -> Bool {
-        if let uri = name.namespace { return uri.lowercased() == "http://www.w3.org/2005/atom" }
-        return name.prefix.lowercased() == "atom" || (name.prefix.isEmpty && root == .atom)
-    }
+    /// An Atom link (attributes, not text): by its namespace, or unqualified in an Atom feed.
+    private func isAtom(_ tag: Tag) -> Bool { tag == .atomLink || (tag == .link && root == .atom) }
 
     // MARK: Fields
 
@@ -218,15 +293,14 @@ public final class FeedParser: XMLStreamDelegate {
     }
 
     public func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
-        let ns = namespace(of: name)
-        let local = name.local
-        defer { names.append((ns, local)) }
+        let tag = tag(of: name)
+        defer { names.append(tag) }
         if root == nil {
             guard names.isEmpty else { return }
-            switch (ns, local) {
-            case (.core, "rss"): root = .rss
-            case (.core, "feed"): root = .atom
-            case (_, "RDF"): root = .rdf
+            switch tag {
+            case .rss: root = .rss
+            case .feed: root = .atom
+            case .rdf: root = .rdf
             default:
                 rootName = String(name.qualified.prefix(40))
                 stream?.stop()
@@ -237,7 +311,7 @@ public final class FeedParser: XMLStreamDelegate {
         func attribute(_ key: StaticString) -> String? { attributes.value(key) }
         let depth = names.count + 1
         if episodeDepth == 0 {
-            if ns == .core, local == "item" || local == "entry" {
+            if tag == .item || tag == .entry {
                 episode = ParsedEpisode()
                 episodeDepth = depth
                 notesRank = 0
@@ -246,81 +320,80 @@ public final class FeedParser: XMLStreamDelegate {
                 mediaThumbnail = nil
                 return
             }
-            channelStart(ns, local, name, attribute, depth: depth)
+            channelStart(tag, attribute, depth: depth)
             return
         }
         var field: Field?
-        switch (ns, local) {
-        case (.core, "title"): field = .title
-        case (.itunes, "title"): field = .itunesTitle
-        case (.core, "guid"), (.core, "id"): field = .guid
-        case (.core, "pubDate"), (.core, "published"), (.dc, "date"): field = .date
-        case (.core, "updated"), (.core, "modified"): field = .updated
-        case (.itunes, "duration"): field = .duration
-        case (.itunes, "season"), (.podcast, "season"): field = .season
-        case (.itunes, "episode"), (.podcast, "episode"): field = .episodeNumber
-        case (.content, "encoded"): field = .notes(rank: 3)
-        case (.core, "content"): field = .notes(rank: 3)
-        case (.core, "description"), (.core, "summary"): field = .notes(rank: 2)
-        case (.itunes, "summary"), (.googleplay, "description"): field = .notes(rank: 1)
-        case (.core, "link") where isAtom(name):
+        switch tag {
+        case .title: field = .title
+        case .itunesTitle: field = .itunesTitle
+        case .guid, .id: field = .guid
+        case .pubDate, .published, .dcDate: field = .date
+        case .updated, .modified: field = .updated
+        case .itunesDuration: field = .duration
+        case .itunesSeason, .podcastSeason: field = .season
+        case .itunesEpisode, .podcastEpisode: field = .episodeNumber
+        case .contentEncoded, .content: field = .notes(rank: 3)
+        case .description, .summary: field = .notes(rank: 2)
+        case .itunesSummary, .googleplayDescription: field = .notes(rank: 1)
+        case .link, .atomLink, .rssLink:
+            guard isAtom(tag) else {
+                field = .link
+                break
+            }
             let rel = attribute("rel") ?? "alternate"
             if rel == "enclosure" {
                 setEnclosure(attribute("href"), type: attribute("type"), length: attribute("length"))
             } else if rel == "alternate", let href = attribute("href") {
                 episode?.link = href
             }
-        case (.core, "link"): field = .link
-        case (.core, "enclosure"):
+        case .enclosure:
             setEnclosure(attribute("url"), type: attribute("type"), length: attribute("length"))
-        case (.itunes, "image"), (.googleplay, "image"):
+        case .itunesImage, .googleplayImage:
             if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
-        case (.podcast, "transcript"):
+        case .podcastTranscript:
             if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
-        case (.media, "content"):
+        case .mediaContent:
             if mediaContent == nil, let url = attribute("url") {
                 mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
             }
-        case (.media, "thumbnail"):
+        case .mediaThumbnail:
             if mediaThumbnail == nil { mediaThumbnail = attribute("url") }
         default: break
         }
         if let field { startCapture(field, depth: depth) }
     }
 
-    private func channelStart(
-        _ ns: Namespace, _ local: String, _ name: XMLName, _ attribute: (StaticString) -> String?, depth: Int
-    ) {
+    private func channelStart(_ tag: Tag, _ attribute: (StaticString) -> String?, depth: Int) {
         // The channel's own elements: children of <channel> (RSS) or of <feed> (Atom); the image
         // URL one level further down.
         let parent = names.last
-        let atChannel = (parent?.ns == .core && parent?.local == "channel") || (root == .atom && names.count == 1)
-        switch (ns, local) {
-        case (.itunes, "category"):
+        let atChannel = parent == .channel || (root == .atom && names.count == 1)
+        switch tag {
+        case .itunesCategory:
             if let text = attribute("text") { feed.categories.append(text) }
-        case (.itunes, "image"),
-            (.googleplay, "image") where atChannel:
+        case .itunesImage,
+            .googleplayImage where atChannel:
             if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
-        case (.core, "link") where atChannel && isAtom(name):
+        case .link where atChannel && isAtom(tag), .atomLink where atChannel:
             if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
-        case (.core, "url")
-        where parent?.ns == .core && parent?.local == "image" && names.count >= 2
-            && names[names.count - 2].local == "channel":
+        case .url where parent == .image && names.count >= 2 && names[names.count - 2] == .channel:
             startCapture(.imageURL, depth: depth)
-        case (.core, "name") where root == .atom && parent?.local == "author" && names.count == 2:
+        case .name
+        where root == .atom && names.count == 2 && (parent == .author || parent == .itunesAuthor || parent == .googleplayAuthor):
             startCapture(.authorFallback, depth: depth)
         default:
             guard atChannel else { return }
             let field: Field?
-            switch (ns, local) {
-            case (.core, "title"): field = .channelTitle
-            case (.itunes, "title"): field = .channelTitleFallback
-            case (.itunes, "author"), (.googleplay, "author"): field = .author
-            case (.core, "managingEditor"), (.dc, "creator"): field = .authorFallback
-            case (.core, "description"), (.core, "subtitle"): field = .channelSummary
-            case (.itunes, "summary"), (.itunes, "subtitle"), (.googleplay, "description"): field = .channelSummaryFallback
-            case (.core, "link"): field = .channelLink
-            case (.core, "icon"), (.core, "logo"): field = .icon
+            switch tag {
+            case .title: field = .channelTitle
+            case .itunesTitle: field = .channelTitleFallback
+            case .itunesAuthor, .googleplayAuthor: field = .author
+            case .managingEditor, .dcCreator: field = .authorFallback
+            case .description, .subtitle: field = .channelSummary
+            case .itunesSummary, .itunesSubtitle, .googleplayDescription: field = .channelSummaryFallback
+            case .link, .rssLink: field = .channelLink
+            case .icon, .logo: field = .icon
             default: field = nil
             }
             if let field { startCapture(field, depth: depth) }

@@ -44,17 +44,20 @@ public struct XMLAttribute: Sendable, Equatable {
 /// A start tag's attributes (`xmlns` declarations excluded), read when asked for: a reader that
 /// looks at two attributes of a tag with ten pays for two, and names are resolved only for the
 /// attributes enumerated.
-public struct XMLAttributes: RandomAccessCollection, Sendable {
+///
+/// A view of the tag where it lies in the stream's input, not a copy: valid during the
+/// `xmlStart` it is given to only. Read what you need there; do not keep it.
+public struct XMLAttributes: RandomAccessCollection {
     /// Where an attribute's name (with its colon, or -1) and value are in the tag's bytes.
-    fileprivate struct Span: Sendable {
+    struct Span {
         var name: Range<Int>
         var colon: Int
         var value: Range<Int>
     }
 
-    fileprivate var bytes: [UInt8] = []
+    fileprivate var tag = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     fileprivate var spans: [Span] = []
-    /// The namespace bindings in scope at the tag, innermost last.
+    /// The namespace bindings in scope at the tag, innermost last (set only for a tag with attributes).
     fileprivate var bindings: [Binding] = []
 
     public var startIndex: Int { 0 }
@@ -62,32 +65,28 @@ public struct XMLAttributes: RandomAccessCollection, Sendable {
 
     public subscript(position: Int) -> XMLAttribute {
         let span = spans[position]
-        return bytes.withUnsafeBufferPointer { tag in
-            let value = XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
-            guard span.colon >= 0 else {
-                // Unprefixed attributes are in no namespace.
-                return XMLAttribute(
-                    name: XMLName(namespace: nil, prefix: "", local: String(decoding: tag[span.name], as: UTF8.self)),
-                    value: value)
-            }
-            let prefix = String(decoding: tag[span.name.lowerBound..<span.colon], as: UTF8.self)
-            let local = String(decoding: tag[(span.colon + 1)..<span.name.upperBound], as: UTF8.self)
+        let value = XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
+        guard span.colon >= 0 else {
+            // Unprefixed attributes are in no namespace.
             return XMLAttribute(
-                name: XMLName(namespace: XMLReader.lookup(prefix, in: bindings), prefix: prefix, local: local), value: value)
+                name: XMLName(namespace: nil, prefix: "", local: String(decoding: tag[span.name], as: UTF8.self)), value: value)
         }
+        let prefix = String(decoding: tag[span.name.lowerBound..<span.colon], as: UTF8.self)
+        let local = String(decoding: tag[(span.colon + 1)..<span.name.upperBound], as: UTF8.self)
+        return XMLAttribute(
+            name: XMLName(namespace: XMLReader.lookup(prefix, in: bindings), prefix: prefix, local: local), value: value)
     }
 
     /// The value of the first attribute named `local` with no prefix, entities decoded.
     public func value(_ local: StaticString) -> String? {
         let key = local.utf8Start
         let count = local.utf8CodeUnitCount
-        return bytes.withUnsafeBufferPointer { tag -> String? in
-            for span in spans where span.colon < 0 && span.name.count == count {
-                guard let base = tag.baseAddress, memcmp(base + span.name.lowerBound, key, count) == 0 else { continue }
-                return XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
-            }
-            return nil
+        guard let base = tag.baseAddress else { return nil }
+        for span in spans where span.colon < 0 && span.name.count == count {
+            guard memcmp(base + span.name.lowerBound, key, count) == 0 else { continue }
+            return XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
         }
+        return nil
     }
 }
 
@@ -169,8 +168,7 @@ public final class XMLStream {
         var reader = XMLReader()
         swap(&reader, &self.reader)
         defer { swap(&reader, &self.reader) }
-        reader.append(bytes)
-        try reader.parse(final: false, delegate: delegate, stream: self)
+        try reader.feed(bytes.assumingMemoryBound(to: UInt8.self), final: false, delegate: delegate, stream: self)
     }
 
     public func feed(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try feed($0) } }
@@ -182,54 +180,99 @@ public final class XMLStream {
         var reader = XMLReader()
         swap(&reader, &self.reader)
         defer { swap(&reader, &self.reader) }
-        try reader.parse(final: true, delegate: delegate, stream: self)
-        reader.finish(delegate: delegate)
+        try reader.feed(UnsafeBufferPointer(start: nil, count: 0), final: true, delegate: delegate, stream: self)
+        if !stopped { reader.finish(delegate: delegate) }
     }
 
 }
 
 /// The reading state of an `XMLStream` and the scanner over it.
+///
+/// Chunks are read where they lie: only the bytes of a construct cut by a chunk's end are kept
+/// (`carry`), and finished with as few of the next chunk's bytes as it takes.
 struct XMLReader {
-    private var buffer: [UInt8] = []
-    private var position = 0
-    /// Where a search for the end of the construct at `position` left off (no rescans).
+    /// The start of a construct that the last chunk ended inside of.
+    private var carry: [UInt8] = []
+    /// Where a search for the end of the construct being read left off, from its start (no rescans).
     private var resume = 0
     /// Decoded character data waiting to be handed over.
     private var text: [UInt8] = []
-    /// Open elements, for end tags and namespace scope: the number of the name as written, or
-    /// its bytes when it has none.
-    private var open: [(qualified: Int, unnumbered: [UInt8]?, name: XMLName, bindings: Int)] = []
+    /// Open elements, innermost last.
+    private var open: [Open] = []
+    /// The names of open elements that are not `listed` (a document with thousands of names).
+    private var unnumbered: [(written: [UInt8], name: XMLName)] = []
     private var bindings: [Binding] = []
     /// Changes whenever `bindings` does: resolved names are reused while it stays the same.
     private var scope = 0
     /// Names as written (`itunes:image`), numbered in the order first seen.
     private var written = NameTable()
-    /// By written name: its resolution as an element and as an attribute, and the scope then.
-    private var elements: [(scope: Int, name: XMLName)] = []
-    /// Resolved names' symbols, by namespace and name as written.
+    /// By written name: the symbol it resolved to, and the scope then.
+    private var resolved: [(scope: Int, symbol: Int32)] = []
+    /// Resolved names by symbol, and symbols by namespace and name as written.
+    private var names: [XMLName] = []
     private var symbols: [String: Int] = [:]
     /// The attributes of the tag being read, reused from tag to tag.
     private var attributes = XMLAttributes()
+
+    /// An open element: plain numbers, so the stack is copied as bytes.
+    private struct Open {
+        /// The number of the name as written, or -1.
+        var written: Int32
+        /// The resolved name's symbol, or -1 when it is in `unnumbered`.
+        var symbol: Int32
+        /// How many namespace bindings its tag declared.
+        var bindings: Int32
+
+        /// Whether both its names have numbers; if not, its name is on `unnumbered`.
+        var listed: Bool { written >= 0 && symbol >= 0 }
+    }
 
     static let maxDepth = XMLStream.maxDepth
     static let maxConstruct = XMLStream.maxConstruct
     static let maxSymbols = XMLStream.maxSymbols
 
-    mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if position > 0, position >= buffer.count / 2 {
-            buffer.removeSubrange(0..<position)
-            resume -= position
-            position = 0
+    /// Reads `chunk` (or, when `final`, what is left).
+    mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, final: Bool, delegate: any XMLStreamDelegate, stream: XMLStream)
+        throws
+    {
+        var start = 0
+        if !carry.isEmpty {
+            // The construct held over is finished on a copy of as few new bytes as it takes:
+            // a piece as large as what is held, doubled until it ends.
+            var held = carry.count
+            var taken = 0
+            var piece = max(4096, held)
+            while true {
+                let count = min(chunk.count - taken, piece)
+                carry.append(contentsOf: chunk[taken..<(taken + count)])
+                taken += count
+                let last = taken == chunk.count
+                var buffer: [UInt8] = []
+                swap(&buffer, &carry)
+                let stop = try buffer.withUnsafeBufferPointer {
+                    try run($0, from: 0, final: final && last, delegate: delegate, stream: stream)
+                }
+                swap(&buffer, &carry)
+                if stream.stopped { return carry.removeAll() }
+                if stop >= held {
+                    // Past what was held: the rest is read where it lies.
+                    start = stop - held
+                    carry.removeAll(keepingCapacity: carry.capacity <= 1 << 20)
+                    break
+                }
+                carry.removeSubrange(0..<stop)
+                held -= stop
+                if last { return }
+                piece *= 2
+            }
         }
-        buffer.append(contentsOf: bytes)
+        let stop = try run(chunk, from: start, final: final, delegate: delegate, stream: stream)
+        if !stream.stopped, stop < chunk.count { carry.append(contentsOf: chunk[stop...]) }
     }
 
     mutating func finish(delegate: any XMLStreamDelegate) {
         flushText(delegate)
-        while let element = open.popLast() {
-            unbind(element.bindings)
-            delegate.xmlEnd(element.name, explicit: false)
-        }
+        while !open.isEmpty { close(explicit: false, delegate) }
     }
 
     // MARK: The scanner
@@ -238,37 +281,38 @@ struct XMLReader {
     private static let amp = UInt8(ascii: "&")
     private static let gt = UInt8(ascii: ">")
 
-    mutating func parse(final: Bool, delegate: any XMLStreamDelegate, stream: XMLStream) throws {
-        // The buffer is read while the rest of the state changes: held in a local meanwhile.
-        var buffer: [UInt8] = []
-        swap(&buffer, &self.buffer)
-        defer { swap(&buffer, &self.buffer) }
-        try buffer.withUnsafeBufferPointer { input in
-            while position < input.count, !stream.stopped {
-                let byte = input[position]
-                if byte == Self.lt {
-                    guard let next = try markup(input, final: final, delegate) else { return }
-                    position = next
-                    resume = next
-                } else if open.isEmpty || !delegate.wantsText {
-                    // Text no one reads: skipped to the next '<', entities and all.
-                    position = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
-                } else if byte == Self.amp {
-                    guard let next = entity(input, final: final) else { return }
-                    position = next
-                } else {
-                    // A run of plain text up to the next '<' or '&'.
-                    var end = position + 1
-                    while end < input.count, input[end] != Self.lt, input[end] != Self.amp { end += 1 }
-                    text.append(contentsOf: input[position..<end])
-                    position = end
-                }
+    /// Reads `input` from `position` as far as it goes; returns where the construct it could not
+    /// finish starts (`input.count` when it finished all).
+    private mutating func run(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, final: Bool, delegate: any XMLStreamDelegate, stream: XMLStream
+    ) throws -> Int {
+        var position = start
+        while position < input.count {
+            let byte = input[position]
+            if byte == Self.lt {
+                guard let next = try markup(input, at: position, final: final, delegate) else { return position }
+                position = next
+                resume = 0
+                if stream.stopped { return input.count }
+            } else if open.isEmpty || !delegate.wantsText {
+                // Text no one reads: skipped to the next '<', entities and all.
+                position = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
+            } else if byte == Self.amp {
+                guard let next = entity(input, at: position, final: final) else { return position }
+                position = next
+            } else {
+                // A run of plain text up to the next '<' or '&'.
+                let end = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
+                let stop = Self.index(of: Self.amp, in: input, from: position + 1, to: end) ?? end
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<stop]))
+                position = stop
             }
         }
+        return position
     }
 
     /// An entity reference at `position`; returns the index after it, or nil to wait for more.
-    private mutating func entity(_ input: UnsafeBufferPointer<UInt8>, final: Bool) -> Int? {
+    private mutating func entity(_ input: UnsafeBufferPointer<UInt8>, at position: Int, final: Bool) -> Int? {
         var semicolon = position + 1
         let limit = min(input.count, position + 34)
         while semicolon < limit, input[semicolon] != UInt8(ascii: ";"), input[semicolon] != Self.lt, input[semicolon] != Self.amp,
@@ -277,7 +321,6 @@ struct XMLReader {
             semicolon += 1
         }
         if semicolon == input.count, !final, input.count - position < 34 { return nil }
-        if open.isEmpty { return position + 1 }
         if semicolon < input.count, input[semicolon] == UInt8(ascii: ";"),
             let next = HTMLText.decodeEntity(input, at: position, into: &text)
         {
@@ -290,50 +333,60 @@ struct XMLReader {
 
     /// The construct starting with '<' at `position`: returns the index after it, or nil to
     /// wait for more bytes.
-    private mutating func markup(_ input: UnsafeBufferPointer<UInt8>, final: Bool, _ delegate: any XMLStreamDelegate) throws
-        -> Int?
-    {
+    private mutating func markup(
+        _ input: UnsafeBufferPointer<UInt8>, at position: Int, final: Bool, _ delegate: any XMLStreamDelegate
+    ) throws -> Int? {
         let available = input.count - position
-        func starts(_ prefix: StaticString) -> Bool? {
-            let count = prefix.utf8CodeUnitCount
-            let bytes = UnsafeBufferPointer(start: prefix.utf8Start, count: count)
-            for i in 0..<min(count, available) where input[position + i] != bytes[i] { return false }
-            return available >= count ? true : nil
-        }
-        // Which construct: decided on as few bytes as possible, waiting when they are not here.
-        guard available >= 2 else { return final ? plainLessThan() : nil }
+        guard available >= 2 else { return final ? plainLessThan(position) : nil }
         let second = input[position + 1]
         if second == UInt8(ascii: "!") {
+            func starts(_ prefix: StaticString) -> Bool? {
+                let count = prefix.utf8CodeUnitCount
+                let bytes = UnsafeBufferPointer(start: prefix.utf8Start, count: count)
+                for i in 0..<min(count, available) where input[position + i] != bytes[i] { return false }
+                return available >= count ? true : nil
+            }
+            // Which construct: decided on as few bytes as possible, waiting when they are not here.
             switch (starts("<!--"), starts("<![CDATA["), starts("<!DOCTYPE"), starts("<!doctype")) {
             case (true?, _, _, _):
-                guard let end = find("-->", in: input, from: position + 4, final: final) else { return try waiting(final, input) }
+                guard let end = find("-->", in: input, at: position, from: position + 4) else {
+                    return try waiting(final, input, position)
+                }
                 return end
             case (_, true?, _, _):
-                guard let end = find("]]>", in: input, from: position + 9, final: final) else { return try waiting(final, input) }
-                flushIfNeeded(delegate)
-                if !open.isEmpty, delegate.wantsText { text.append(contentsOf: input[(position + 9)..<(end - 3)]) }
+                guard let end = find("]]>", in: input, at: position, from: position + 9) else {
+                    return try waiting(final, input, position)
+                }
+                if !open.isEmpty, delegate.wantsText {
+                    text.append(contentsOf: UnsafeBufferPointer(rebasing: input[(position + 9)..<(end - 3)]))
+                    flushIfNeeded(delegate)
+                }
                 return end
             case (_, _, true?, _), (_, _, _, true?):
-                return try doctype(input, final: final)
+                return try doctype(input, at: position, final: final)
             case (false, false, false, false):
                 // Some other declaration: skipped to its '>'.
-                guard let end = find(">", in: input, from: position + 2, final: final) else { return try waiting(final, input) }
+                guard let end = find(">", in: input, at: position, from: position + 2) else {
+                    return try waiting(final, input, position)
+                }
                 return end
             default:
-                return final ? plainLessThan() : nil
+                return final ? plainLessThan(position) : nil
             }
         }
         if second == UInt8(ascii: "?") {
-            guard let end = find("?>", in: input, from: position + 2, final: final) else { return try waiting(final, input) }
+            guard let end = find("?>", in: input, at: position, from: position + 2) else {
+                return try waiting(final, input, position)
+            }
             return end
         }
         let closing = second == UInt8(ascii: "/")
         let nameStart = position + (closing ? 2 : 1)
-        guard nameStart < input.count else { return final ? plainLessThan() : nil }
-        guard Self.isNameStart(input[nameStart]) else { return plainLessThan() }
+        guard nameStart < input.count else { return final ? plainLessThan(position) : nil }
+        guard Self.isNameStart(input[nameStart]) else { return plainLessThan(position) }
         // Tags are short: an incomplete one is simply scanned again when more bytes come.
-        guard let end = tagEnd(input, from: nameStart) else {
-            if final { return plainLessThan() }
+        guard let end = Self.tagEnd(input, from: nameStart) else {
+            if final { return plainLessThan(position) }
             if input.count - position > Self.maxConstruct { throw XMLStreamError.constructTooLarge(Self.maxConstruct) }
             return nil
         }
@@ -347,52 +400,73 @@ struct XMLReader {
     }
 
     /// A '<' that starts nothing: kept as text.
-    private mutating func plainLessThan() -> Int {
+    private mutating func plainLessThan(_ position: Int) -> Int {
         if !open.isEmpty { text.append(Self.lt) }
         return position + 1
     }
 
-    private func waiting(_ final: Bool, _ input: UnsafeBufferPointer<UInt8>) throws -> Int? {
+    private func waiting(_ final: Bool, _ input: UnsafeBufferPointer<UInt8>, _ position: Int) throws -> Int? {
         if final { return input.count }  // an unterminated comment or section runs to the end
         if input.count - position > Self.maxConstruct { throw XMLStreamError.constructTooLarge(Self.maxConstruct) }
         return nil
     }
 
-    /// The index after the first `terminator` at or after `from`, or nil.
-    private mutating func find(_ terminator: StaticString, in input: UnsafeBufferPointer<UInt8>, from: Int, final: Bool) -> Int? {
+    /// The index after the first `terminator` at or after `from` in the construct at `start`, or nil.
+    private mutating func find(_ terminator: StaticString, in input: UnsafeBufferPointer<UInt8>, at start: Int, from: Int) -> Int?
+    {
         let count = terminator.utf8CodeUnitCount
         let bytes = UnsafeBufferPointer(start: terminator.utf8Start, count: count)
-        var i = max(from, resume)
-        while i + count <= input.count {
-            if input[i] == bytes[0] {
-                var matches = true
-                for j in 1..<count where input[i + j] != bytes[j] {
-                    matches = false
-                    break
-                }
-                if matches { return i + count }
+        var i = max(from, start + resume)
+        while let found = Self.index(of: bytes[0], in: input, from: i, to: input.count - count + 1) {
+            var matches = true
+            for j in 1..<count where input[found + j] != bytes[j] {
+                matches = false
+                break
             }
-            i += 1
+            if matches { return found + count }
+            i = found + 1
         }
         // Resume where a terminator could still begin.
-        resume = max(from, input.count - count + 1)
+        resume = max(from, input.count - count + 1) - start
         return nil
     }
 
-    /// The index after the '>' that ends a tag (quotes respected), or nil.
-    private func tagEnd(_ input: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+    /// The index after the '>' that ends a tag (quotes respected), or nil: eight bytes at a time
+    /// to the next '>', '"' or '\''.
+    private static func tagEnd(_ input: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard let base = input.baseAddress else { return nil }
+        let count = input.count
         var i = from
-        while i < input.count {
-            let byte = input[i]
-            if byte == Self.gt { return i + 1 }
-            if byte == 0x22 || byte == 0x27 {
-                // A quoted value, skipped whole.
-                guard let close = Self.index(of: byte, in: input, from: i + 1, to: input.count) else { return nil }
-                i = close
+        while i < count {
+            var found = -1
+            while i + 8 <= count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let hits = hasByte(word, 0x3E) | hasByte(word, 0x22) | hasByte(word, 0x27)
+                if hits != 0 {
+                    found = i + hits.trailingZeroBitCount >> 3
+                    break
+                }
+                i += 8
             }
-            i += 1
+            if found < 0 {
+                while i < count, input[i] != gt, input[i] != 0x22, input[i] != 0x27 { i += 1 }
+                guard i < count else { return nil }
+                found = i
+            }
+            let byte = input[found]
+            if byte == gt { return found + 1 }
+            // A quoted value, skipped whole.
+            guard let close = index(of: byte, in: input, from: found + 1, to: count) else { return nil }
+            i = close + 1
         }
         return nil
+    }
+
+    /// The high bit set in each byte of `word` that equals `byte` (exact for the lowest one).
+    @inline(__always)
+    private static func hasByte(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+        let x = word ^ (0x0101_0101_0101_0101 &* UInt64(byte))
+        return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
     }
 
     /// The first `byte` in `input[from..<end]` (memchr: values and text are skipped a word at a time).
@@ -404,7 +478,7 @@ struct XMLReader {
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
-    private func doctype(_ input: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Int? {
+    private func doctype(_ input: UnsafeBufferPointer<UInt8>, at position: Int, final: Bool) throws -> Int? {
         // To its '>', skipping an internal subset in brackets, which must not declare entities.
         var i = position + 9
         var depth = 0
@@ -428,7 +502,7 @@ struct XMLReader {
             }
             i += 1
         }
-        return try waiting(final, input)
+        return try waiting(final, input, position)
     }
 
     // MARK: Tags
@@ -486,12 +560,7 @@ struct XMLReader {
                     value = valueStart..<i
                 }
             }
-            let nameBytes = UnsafeBufferPointer(rebasing: tag[name])
-            if colon < 0, nameBytes.elementsEqual(Self.xmlns) {
-                bindings.append(Binding(prefix: "", uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
-                declared += 1
-            } else if colon == nameStart + 5, nameBytes[0..<6].elementsEqual(Self.xmlnsColon) {
-                let prefix = String(decoding: nameBytes[6...], as: UTF8.self)
+            if tag[nameStart] == UInt8(ascii: "x"), let prefix = Self.declaredPrefix(tag, name, colon) {
                 bindings.append(Binding(prefix: prefix, uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
                 declared += 1
             } else {
@@ -501,19 +570,20 @@ struct XMLReader {
         guard open.count < Self.maxDepth else { throw XMLStreamError.tooDeep(Self.maxDepth) }
         if declared > 0 { scope += 1 }
         let number = written.number(qualified, adding: true)
-        let name = resolve(number, qualified)
-        attributes.bytes.removeAll(keepingCapacity: true)
-        if !attributes.spans.isEmpty {
-            attributes.bytes.append(contentsOf: tag)
-            attributes.bindings = bindings
-        }
-        open.append((number, number < 0 ? Array(qualified) : nil, name, declared))
-        delegate.xmlStart(name, attributes: attributes)
-        if selfClosing {
-            open.removeLast()
-            unbind(declared)
-            delegate.xmlEnd(name, explicit: true)
-        }
+        let symbol = resolve(number, qualified)
+        attributes.tag = tag
+        attributes.bindings = attributes.spans.isEmpty ? [] : bindings
+        open.append(Open(written: Int32(number), symbol: Int32(symbol), bindings: Int32(declared)))
+        delegate.xmlStart(symbol >= 0 ? names[symbol] : unnumbered[unnumbered.count - 1].name, attributes: attributes)
+        if selfClosing { close(explicit: true, delegate) }
+    }
+
+    /// The prefix an `xmlns` or `xmlns:prefix` attribute name declares ("" for the default), or nil.
+    private static func declaredPrefix(_ tag: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, _ colon: Int) -> String? {
+        let bytes = UnsafeBufferPointer(rebasing: tag[name])
+        if colon < 0 { return bytes.elementsEqual(xmlns) ? "" : nil }
+        guard colon == name.lowerBound + 5, bytes[0..<6].elementsEqual(xmlnsColon) else { return nil }
+        return String(decoding: bytes[6...], as: UTF8.self)
     }
 
     private mutating func endTag(_ tag: UnsafeBufferPointer<UInt8>, _ delegate: any XMLStreamDelegate) {
@@ -521,24 +591,40 @@ struct XMLReader {
         while end > 0, Self.isSpace(tag[end - 1]) { end -= 1 }
         let qualified = UnsafeBufferPointer(rebasing: tag[0..<end])
         // Most end tags close the innermost element: compared as bytes, no hashing.
-        if let innermost = open.last, innermost.qualified >= 0, written.bytes(innermost.qualified, equal: qualified) {
-            open.removeLast()
-            unbind(innermost.bindings)
-            delegate.xmlEnd(innermost.name, explicit: true)
+        if let innermost = open.last, innermost.written >= 0, written.bytes(Int(innermost.written), equal: qualified) {
+            close(explicit: true, delegate)
             return
         }
         let number = written.number(qualified, adding: false)
         // An end tag closes its element and any left open inside it; one that matches nothing
         // open is ignored.
-        let found =
-            number >= 0
-            ? open.lastIndex { $0.qualified == number }
-            : open.lastIndex { $0.unnumbered.map { qualified.elementsEqual($0) } ?? false }
-        guard let index = found else { return }
-        while open.count > index {
-            let element = open.removeLast()
-            unbind(element.bindings)
-            delegate.xmlEnd(element.name, explicit: open.count == index)
+        let index: Int?
+        if number >= 0 {
+            index = open.lastIndex { $0.written == number }
+        } else if let position = unnumbered.lastIndex(where: { qualified.elementsEqual($0.written) }) {
+            // The unnumbered names' element: counted from the innermost.
+            var seen = unnumbered.count - 1 - position
+            index = open.lastIndex {
+                guard !$0.listed else { return false }
+                seen -= 1
+                return seen < 0
+            }
+        } else {
+            index = nil
+        }
+        guard let index else { return }
+        while open.count > index { close(explicit: open.count == index + 1, delegate) }
+    }
+
+    /// Closes the innermost element.
+    private mutating func close(explicit: Bool, _ delegate: any XMLStreamDelegate) {
+        let element = open.removeLast()
+        unbind(Int(element.bindings))
+        if element.listed {
+            delegate.xmlEnd(names[Int(element.symbol)], explicit: explicit)
+        } else {
+            let name = unnumbered.removeLast().name
+            delegate.xmlEnd(element.symbol >= 0 ? names[Int(element.symbol)] : name, explicit: explicit)
         }
     }
 
@@ -551,9 +637,12 @@ struct XMLReader {
     private static let xmlns = Array("xmlns".utf8)
     private static let xmlnsColon = Array("xmlns:".utf8)
 
-    /// The element name written as `qualified` (numbered `number`, or -1) with the bindings in scope.
-    private mutating func resolve(_ number: Int, _ qualified: UnsafeBufferPointer<UInt8>) -> XMLName {
-        if number >= 0, number < elements.count, elements[number].scope == scope { return elements[number].name }
+    /// The symbol of the element name written as `qualified` (numbered `number`, or -1) with the
+    /// bindings in scope, or -1; an element without both numbers has its name pushed on `unnumbered`.
+    private mutating func resolve(_ number: Int, _ qualified: UnsafeBufferPointer<UInt8>) -> Int {
+        if number >= 0, number < resolved.count, resolved[number].scope == scope, resolved[number].symbol >= 0 {
+            return Int(resolved[number].symbol)
+        }
         var name: XMLName
         if let colon = qualified.firstIndex(of: UInt8(ascii: ":")) {
             let prefix = String(decoding: qualified[..<colon], as: UTF8.self)
@@ -565,17 +654,24 @@ struct XMLReader {
             name = XMLName(
                 namespace: Self.lookup("", in: bindings), prefix: "", local: String(decoding: qualified, as: UTF8.self))
         }
-        guard number >= 0 else { return name }
         let key = (name.namespace ?? "") + " " + name.qualified
-        if let symbol = symbols[key] {
-            name.symbol = symbol
+        let symbol: Int
+        if let known = symbols[key] {
+            symbol = known
         } else if symbols.count < Self.maxSymbols {
-            name.symbol = symbols.count
-            symbols[key] = name.symbol
+            symbol = symbols.count
+            symbols[key] = symbol
+            name.symbol = symbol
+            names.append(name)
+        } else {
+            symbol = -1
         }
-        while elements.count <= number { elements.append((-1, name)) }
-        elements[number] = (scope, name)
-        return name
+        if number >= 0 {
+            while resolved.count <= number { resolved.append((-1, -1)) }
+            resolved[number] = (scope, Int32(symbol))
+        }
+        if number < 0 || symbol < 0 { unnumbered.append((Array(qualified), name)) }
+        return symbol
     }
 
     static func lookup(_ prefix: String, in bindings: [Binding]) -> String? {
@@ -584,7 +680,9 @@ struct XMLReader {
     }
 
     static func decodeAttribute(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        guard value.contains(amp) else { return String(decoding: value, as: UTF8.self) }
+        guard let base = value.baseAddress, memchr(base, Int32(amp), value.count) != nil else {
+            return String(decoding: value, as: UTF8.self)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(value.count)
         var i = 0
