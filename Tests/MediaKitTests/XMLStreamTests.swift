@@ -9,7 +9,7 @@ private final class Recorder: XMLStreamDelegate {
 
     func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
         flush()
-        let listed = attributes.map { "\($0.name.namespace ?? "-")|\($0.name.qualified)=\($0.value)" }
+        let listed = attributes.all.map { "\($0.name.namespace ?? "-")|\($0.name.qualified)=\($0.value)" }
         events.append("start \(name.namespace ?? "-") \(name.qualified) [\(listed.joined(separator: ", "))]")
     }
 

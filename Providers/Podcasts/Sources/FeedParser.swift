@@ -57,48 +57,23 @@ public final class FeedParser: XMLStreamDelegate {
     private var stream: XMLStream?
     private var decoder: XMLTextDecoder
     private var utf8: [UInt8] = []
-    private let baseURL: URL?
     private let name: String
-    private let onEpisode: EpisodeHandler
-    /// The channel's fields (and, when collecting, its episodes).
-    private var feed = ParsedFeed()
-    private var root: Root?
-    private var rootName: String?
-    /// The open elements, by what they are to a feed.
-    private var names: [Tag] = []
-    private var episode: ParsedEpisode?
-    /// The depth of the episode element being read, 0 outside one (checked at every tag: reading
-    /// `episode` itself to test it would copy the whole struct).
-    private var episodeDepth = 0
-    /// What episode links are resolved against: the channel's link (as of `link`), else the feed's URL.
-    private var channelBase: (link: String?, url: URL?)?
-    private var capture: Field?
-    private var captureDepth = 0
-    private var text: [UInt8] = []
-    /// How good the episode's notes are so far: content:encoded 3, description 2, itunes:summary 1.
-    private var notesRank = 0
-    private var channelSummaryFromDescription = false
-    private var itunesTitle: String?
-    private var mediaContent: (url: String, type: String?, length: Int64?)?
-    private var mediaThumbnail: String?
-    private var finishing = false
-    private var handlerError: (any Error)?
+    /// Everything the reading keeps, in one value: each event is one access to it (a class's
+    /// properties are checked for exclusive access at run time, one by one).
+    private var state: Reading
     /// Episodes handed over so far.
-    public private(set) var episodeCount = 0
+    public var episodeCount: Int { state.episodeCount }
 
     /// The longest text kept for one field; the rest of a hostile field is dropped.
     static let maxFieldBytes = 1 << 20
-
-    private enum Root { case rss, atom, rdf }
 
     /// - Parameters:
     ///   - url: where the feed came from, for relative links and for naming it in errors.
     ///   - charset: the HTTP Content-Type's charset, if any.
     public init(url: URL?, charset: String? = nil, onEpisode: @escaping EpisodeHandler) {
-        baseURL = url
         name = url.map { URLRedaction.redact($0.absoluteString) } ?? "(data)"
         decoder = XMLTextDecoder(httpCharset: charset)
-        self.onEpisode = onEpisode
+        state = Reading(baseURL: url, onEpisode: onEpisode)
     }
 
     /// Parses a whole feed held in memory, episodes included.
@@ -132,384 +107,50 @@ public final class FeedParser: XMLStreamDelegate {
         self.stream = stream
         utf8.removeAll(keepingCapacity: true)
         decoder.finish(into: &utf8)
-        finishing = false
+        state.finishing = false
         do {
             try stream.feed(utf8)
-            finishing = true
+            state.finishing = true
             try stream.finish()
         } catch let error as XMLStreamError {
             throw FeedError(feed: name, reason: error.description)
         }
         try check()
-        guard root != nil else {
+        guard state.root != nil else {
             throw FeedError(
                 feed: name,
-                reason: rootName.map { "it is neither RSS nor Atom (the document is <\($0)>)" }
+                reason: state.rootName.map { "it is neither RSS nor Atom (the document is <\($0)>)" }
                     ?? "it is not XML (no element in it)")
         }
-        var feed = feed
-        feed.link = feed.link.flatMap { resolve($0, against: baseURL) }
-        feed.artwork = feed.artwork.flatMap { resolve($0, against: baseURL) }
+        var feed = state.feed
+        feed.link = feed.link.flatMap { state.resolve($0, against: state.baseURL) }
+        feed.artwork = feed.artwork.flatMap { state.resolve($0, against: state.baseURL) }
         return feed
     }
 
     private func check() throws {
-        if let handlerError { throw handlerError }
-        if stream?.stopped == true, root == nil, rootName != nil {
-            throw FeedError(feed: name, reason: "it is neither RSS nor Atom (the document is <\(rootName ?? "")>)")
+        if let error = state.handlerError { throw error }
+        if stream?.stopped == true, state.root == nil, let root = state.rootName {
+            throw FeedError(feed: name, reason: "it is neither RSS nor Atom (the document is <\(root)>)")
         }
     }
 
-    // MARK: Names
-
-    private enum Namespace { case core, itunes, content, dc, podcast, media, googleplay, other }
-
-    private static let namespaces: [String: Namespace] = [
-        "http://www.itunes.com/dtds/podcast-1.0.dtd": .itunes, "https://www.itunes.com/dtds/podcast-1.0.dtd": .itunes,
-        "http://purl.org/rss/1.0/modules/content/": .content, "http://purl.org/rss/1.0/modules/content": .content,
-        "http://purl.org/dc/elements/1.1/": .dc, "http://purl.org/dc/elements/1.1": .dc,
-        "https://podcastindex.org/namespace/1.0": .podcast, "http://podcastindex.org/namespace/1.0": .podcast,
-        "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md": .podcast,
-        "http://search.yahoo.com/mrss/": .media, "http://search.yahoo.com/mrss": .media,
-        "http://www.google.com/schemas/play-podcasts/1.0": .googleplay,
-        "http://www.w3.org/2005/atom": .core, "http://purl.org/rss/1.0/": .core, "http://purl.org/rss/1.0": .core,
-        "http://backend.userland.com/rss2": .core, "http://blogs.law.harvard.edu/tech/rss": .core,
-        // RSS 0.90, Netscape's RDF: the same elements as RSS 1.0's (heise online served it into 2018).
-        "http://my.netscape.com/rdf/simple/0.9/": .core, "http://my.netscape.com/rdf/simple/0.9": .core,
-    ]
-    private static let prefixes: [String: Namespace] = [
-        "itunes": .itunes, "content": .content, "dc": .dc, "podcast": .podcast, "media": .media, "googleplay": .googleplay,
-        "atom": .core,
-    ]
-
-    private static func namespace(of name: XMLName) -> Namespace {
-        if let uri = name.namespace { return Self.namespaces[uri.lowercased()] ?? .other }
-        if name.prefix.isEmpty { return .core }
-        return Self.prefixes[name.prefix.lowercased()] ?? .other
-    }
-
-    /// What an element is to a feed: its namespace and name, worked out once per name.
-    private enum Tag: UInt8 {
-        case other
-        // RSS, Atom and RDF, in any of their namespaces.
-        case rss, feed, rdf, channel, item, entry, image, url, name, author, title, guid, id, pubDate, published, updated,
-            modified, content, description, summary, subtitle, managingEditor, enclosure, icon, logo
-        /// A link in no namespace: Atom's (attributes) in an Atom feed, RSS's (text) in others.
-        case link
-        case atomLink, rssLink
-        case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
-            itunesCategory, itunesAuthor
-        case podcastSeason, podcastEpisode, podcastTranscript
-        case contentEncoded, dcDate, dcCreator, mediaContent, mediaThumbnail
-        case googleplayDescription, googleplayImage, googleplayAuthor
-
-        static let core: [String: Tag] = [
-            "rss": .rss, "feed": .feed, "channel": .channel, "item": .item, "entry": .entry, "image": .image, "url": .url,
-            "name": .name, "author": .author, "title": .title, "guid": .guid, "id": .id, "pubDate": .pubDate,
-            "published": .published, "updated": .updated, "modified": .modified, "content": .content,
-            "description": .description, "summary": .summary, "subtitle": .subtitle, "managingEditor": .managingEditor,
-            "enclosure": .enclosure, "icon": .icon, "logo": .logo,
-        ]
-        static let itunes: [String: Tag] = [
-            "title": .itunesTitle, "duration": .itunesDuration, "season": .itunesSeason, "episode": .itunesEpisode,
-            "summary": .itunesSummary, "subtitle": .itunesSubtitle, "image": .itunesImage, "category": .itunesCategory,
-            "author": .itunesAuthor,
-        ]
-
-        init(_ name: XMLName) {
-            let local = name.local
-            if local == "RDF" {
-                self = .rdf
-                return
-            }
-            switch FeedParser.namespace(of: name) {
-            case .core:
-                if local == "link" {
-                    if let uri = name.namespace {
-                        self = uri.lowercased() == "http://www.w3.org/2005/atom" ? .atomLink : .rssLink
-                    } else {
-                        self = name.prefix.isEmpty ? .link : .atomLink
-                    }
-                    return
-                }
-                self = Self.core[local] ?? .other
-            case .itunes: self = Self.itunes[local] ?? .other
-            case .podcast:
-                switch local {
-                case "season": self = .podcastSeason
-                case "episode": self = .podcastEpisode
-                case "transcript": self = .podcastTranscript
-                default: self = .other
-                }
-            case .content: self = local == "encoded" ? .contentEncoded : .other
-            case .dc:
-                switch local {
-                case "date": self = .dcDate
-                case "creator": self = .dcCreator
-                default: self = .other
-                }
-            case .media:
-                switch local {
-                case "content": self = .mediaContent
-                case "thumbnail": self = .mediaThumbnail
-                default: self = .other
-                }
-            case .googleplay:
-                switch local {
-                case "description": self = .googleplayDescription
-                case "image": self = .googleplayImage
-                case "author": self = .googleplayAuthor
-                default: self = .other
-                }
-            case .other: self = .other
-            }
-        }
-    }
-
-    /// By the stream's symbol for a name: what it is, worked out once.
-    private var tagBySymbol: [Tag?] = []
-
-    private func tag(of name: XMLName) -> Tag {
-        let symbol = name.symbol
-        if symbol >= 0, symbol < tagBySymbol.count, let known = tagBySymbol[symbol] { return known }
-        let tag = Tag(name)
-        if symbol >= 0 {
-            while tagBySymbol.count <= symbol { tagBySymbol.append(nil) }
-            tagBySymbol[symbol] = tag
-        }
-        return tag
-    }
-
-    /// An Atom link (attributes, not text): by its namespace, or unqualified in an Atom feed.
-    private func isAtom(_ tag: Tag) -> Bool { tag == .atomLink || (tag == .link && root == .atom) }
-
-    // MARK: Fields
-
-    private enum Field {
-        case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
-        case notes(rank: Int)
-        case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink,
-            imageURL, icon
-    }
+    // MARK: Events
 
     public func xmlStart(_ name: XMLName, attributes: XMLAttributes) {
-        let tag = tag(of: name)
-        defer { names.append(tag) }
-        if root == nil {
-            guard names.isEmpty else { return }
-            switch tag {
-            case .rss: root = .rss
-            case .feed: root = .atom
-            case .rdf: root = .rdf
-            default:
-                rootName = String(name.qualified.prefix(40))
-                stream?.stop()
-            }
-            return
-        }
-        guard capture == nil else { return }
-        func attribute(_ key: StaticString) -> String? { attributes.value(key) }
-        let depth = names.count + 1
-        if episodeDepth == 0 {
-            if tag == .item || tag == .entry {
-                episode = ParsedEpisode()
-                episodeDepth = depth
-                notesRank = 0
-                itunesTitle = nil
-                mediaContent = nil
-                mediaThumbnail = nil
-                return
-            }
-            channelStart(tag, attribute, depth: depth)
-            return
-        }
-        var field: Field?
-        switch tag {
-        case .title: field = .title
-        case .itunesTitle: field = .itunesTitle
-        case .guid, .id: field = .guid
-        case .pubDate, .published, .dcDate: field = .date
-        case .updated, .modified: field = .updated
-        case .itunesDuration: field = .duration
-        case .itunesSeason, .podcastSeason: field = .season
-        case .itunesEpisode, .podcastEpisode: field = .episodeNumber
-        case .contentEncoded, .content: field = .notes(rank: 3)
-        case .description, .summary: field = .notes(rank: 2)
-        case .itunesSummary, .googleplayDescription: field = .notes(rank: 1)
-        case .link, .atomLink, .rssLink:
-            guard isAtom(tag) else {
-                field = .link
-                break
-            }
-            let rel = attribute("rel") ?? "alternate"
-            if rel == "enclosure" {
-                setEnclosure(attribute("href"), type: attribute("type"), length: attribute("length"))
-            } else if rel == "alternate", let href = attribute("href") {
-                episode?.link = href
-            }
-        case .enclosure:
-            setEnclosure(attribute("url"), type: attribute("type"), length: attribute("length"))
-        case .itunesImage, .googleplayImage:
-            if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
-        case .podcastTranscript:
-            if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
-        case .mediaContent:
-            if mediaContent == nil, let url = attribute("url") {
-                mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
-            }
-        case .mediaThumbnail:
-            if mediaThumbnail == nil { mediaThumbnail = attribute("url") }
-        default: break
-        }
-        if let field { startCapture(field, depth: depth) }
-    }
-
-    private func channelStart(_ tag: Tag, _ attribute: (StaticString) -> String?, depth: Int) {
-        // The channel's own elements: children of <channel> (RSS) or of <feed> (Atom); the image
-        // URL one level further down.
-        let parent = names.last
-        let atChannel = parent == .channel || (root == .atom && names.count == 1)
-        switch tag {
-        case .itunesCategory:
-            if let text = attribute("text") { feed.categories.append(text) }
-        case .itunesImage,
-            .googleplayImage where atChannel:
-            if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
-        case .link where atChannel && isAtom(tag), .atomLink where atChannel:
-            if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
-        case .url where parent == .image && names.count >= 2 && names[names.count - 2] == .channel:
-            startCapture(.imageURL, depth: depth)
-        case .name
-        where root == .atom && names.count == 2 && (parent == .author || parent == .itunesAuthor || parent == .googleplayAuthor):
-            startCapture(.authorFallback, depth: depth)
-        default:
-            guard atChannel else { return }
-            let field: Field?
-            switch tag {
-            case .title: field = .channelTitle
-            case .itunesTitle: field = .channelTitleFallback
-            case .itunesAuthor, .googleplayAuthor: field = .author
-            case .managingEditor, .dcCreator: field = .authorFallback
-            case .description, .subtitle: field = .channelSummary
-            case .itunesSummary, .itunesSubtitle, .googleplayDescription: field = .channelSummaryFallback
-            case .link, .rssLink: field = .channelLink
-            case .icon, .logo: field = .icon
-            default: field = nil
-            }
-            if let field { startCapture(field, depth: depth) }
-        }
-    }
-
-    private func startCapture(_ field: Field, depth: Int) {
-        capture = field
-        captureDepth = depth
-        text.removeAll(keepingCapacity: true)
-    }
-
-    private func setEnclosure(_ url: String?, type: String?, length: String?) {
-        guard let url, !url.isEmpty, episode?.enclosureURL == nil else { return }
-        episode?.enclosureURL = url
-        episode?.enclosureType = type
-        episode?.enclosureLength = length.flatMap(Self.length)
-    }
-
-    private static func length(_ text: String) -> Int64? {
-        Int64(trim(text)).flatMap { $0 > 0 ? $0 : nil }
-    }
-
-    /// Only the fields being captured: the rest of a feed's text is skipped unread.
-    public var wantsText: Bool { capture != nil && text.count < Self.maxFieldBytes }
-
-    public func xmlText(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard capture != nil, text.count < Self.maxFieldBytes else { return }
-        text.append(contentsOf: bytes.prefix(Self.maxFieldBytes - text.count))
+        if state.start(name, attributes: attributes) { stream?.stop() }
     }
 
     public func xmlEnd(_ name: XMLName, explicit: Bool) {
-        let depth = names.count
-        names.removeLast()
-        if let field = capture, depth == captureDepth {
-            capture = nil
-            store(field, Self.trimmed(text))
-        }
-        guard depth == episodeDepth, let current = episode.take() else { return }
-        episodeDepth = 0
-        // Cut off by the end of the document: it may be missing anything; leave it out.
-        if !explicit, finishing { return }
-        deliver(current)
+        if state.end(name, explicit: explicit) { stream?.stop() }
     }
 
-    private func store(_ field: Field, _ value: String) {
-        switch field {
-        case .title: episode?.title = HTMLText.decodeEntities(value)
-        case .itunesTitle: if !value.isEmpty { itunesTitle = HTMLText.decodeEntities(value) }
-        case .guid: if !value.isEmpty { episode?.guid = value }
-        // A bad date costs the date only; an earlier good one stays. (Never `x?.a = f() ?? x?.a`:
-        // reading what a statement modifies is a fatal exclusivity violation at run time.)
-        case .date: if let date = FeedDates.parse(value) { episode?.published = date }
-        case .updated: if episode?.published == nil, let date = FeedDates.parse(value) { episode?.published = date }
-        case .duration: if let seconds = FeedDates.duration(value) { episode?.duration = seconds }
-        case .season: if let number = Int(value), number >= 0 { episode?.season = number }
-        case .episodeNumber: if let number = Int(value), number >= 0 { episode?.episode = number }
-        case .link: if !value.isEmpty { episode?.link = value }
-        case .notes(let rank):
-            if rank > notesRank || (rank == notesRank && episode?.notes == nil), !value.isEmpty {
-                episode?.notes = value
-                notesRank = rank
-            }
-        case .channelTitle: if !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
-        case .channelTitleFallback: if feed.title == nil, !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
-        case .author: if !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
-        case .authorFallback: if feed.author == nil, !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
-        case .channelSummary:
-            if !channelSummaryFromDescription, !value.isEmpty {
-                feed.summary = HTMLText.plain(value)
-                channelSummaryFromDescription = true
-            }
-        case .channelSummaryFallback: if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
-        case .channelLink: if feed.link == nil, !value.isEmpty { feed.link = value }
-        case .imageURL: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
-        case .icon: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
-        }
-    }
+    public func xmlText(_ bytes: UnsafeBufferPointer<UInt8>) { state.take(bytes) }
 
-    private func deliver(_ found: ParsedEpisode) {
-        guard handlerError == nil else { return }
-        var episode = found
-        if episode.title == nil || episode.title?.isEmpty == true { episode.title = itunesTitle ?? episode.title }
-        if episode.enclosureURL == nil, let media = mediaContent {
-            episode.enclosureURL = media.url
-            episode.enclosureType = media.type
-            episode.enclosureLength = media.length
-        }
-        if episode.artwork == nil { episode.artwork = mediaThumbnail }
-        if channelBase == nil || channelBase?.link != feed.link {
-            channelBase = (feed.link, feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL)
-        }
-        let channelBase = self.channelBase?.url
-        episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
-        episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
-        episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
-        episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
-        do {
-            try onEpisode(episode)
-            episodeCount += 1
-        } catch {
-            handlerError = error
-            stream?.stop()
-        }
-    }
+    /// Only the fields being captured: the rest of a feed's text is skipped unread.
+    public var wantsText: Bool { state.wantsText }
 
     // MARK: Text
-
-    /// ASCII white space trimmed, on bytes.
-    private static func trimmed(_ bytes: [UInt8]) -> String {
-        var start = 0
-        var end = bytes.count
-        while start < end, isSpace(bytes[start]) { start += 1 }
-        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
-    }
 
     /// Trims ASCII white space on UTF-8 (Foundation's trimming bridges through UTF-16).
     static func trim(_ text: String) -> String {
@@ -521,13 +162,418 @@ public final class FeedParser: XMLStreamDelegate {
         return String(text[first...last])
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+}
 
-    private func resolve(_ link: String, against base: URL?) -> String? {
-        let trimmed = Self.trim(link)
-        guard !trimmed.isEmpty else { return nil }
-        // Most links are absolute already: no URL parsing for them.
-        if trimmed.hasPrefix("https://") || trimmed.hasPrefix("http://") { return trimmed }
-        return URL(string: trimmed, relativeTo: base)?.absoluteURL.absoluteString ?? trimmed
+extension FeedParser {
+    /// The reading's state and what each event does to it.
+    struct Reading {
+        let baseURL: URL?
+        let onEpisode: EpisodeHandler
+        /// The channel's fields (and, when collecting, its episodes).
+        var feed = ParsedFeed()
+        var root: Root?
+        var rootName: String?
+        /// The open elements, by what they are to a feed.
+        private var names: [Tag] = []
+        var episode: ParsedEpisode?
+        /// The depth of the episode element being read, 0 outside one (checked at every tag: reading
+        /// `episode` itself to test it would copy the whole struct).
+        var episodeDepth = 0
+        /// What episode links are resolved against: the channel's link (as of `link`), else the feed's URL.
+        var channelBase: (link: String?, url: URL?)?
+        private var capture: Field?
+        var captureDepth = 0
+        var text: [UInt8] = []
+        /// How good the episode's notes are so far: content:encoded 3, description 2, itunes:summary 1.
+        var notesRank = 0
+        var channelSummaryFromDescription = false
+        var itunesTitle: String?
+        var mediaContent: (url: String, type: String?, length: Int64?)?
+        var mediaThumbnail: String?
+        var finishing = false
+        var handlerError: (any Error)?
+        /// Episodes handed over so far.
+        var episodeCount = 0
+        /// The stream should stop (the document is not a feed, the handler failed).
+        var stopRequested = false
+
+        enum Root { case rss, atom, rdf }
+
+        init(baseURL: URL?, onEpisode: @escaping EpisodeHandler) {
+            self.baseURL = baseURL
+            self.onEpisode = onEpisode
+        }
+
+        // MARK: Names
+
+        private enum Namespace { case core, itunes, content, dc, podcast, media, googleplay, other }
+
+        private static let namespaces: [String: Namespace] = [
+            "http://www.itunes.com/dtds/podcast-1.0.dtd": .itunes, "https://www.itunes.com/dtds/podcast-1.0.dtd": .itunes,
+            "http://purl.org/rss/1.0/modules/content/": .content, "http://purl.org/rss/1.0/modules/content": .content,
+            "http://purl.org/dc/elements/1.1/": .dc, "http://purl.org/dc/elements/1.1": .dc,
+            "https://podcastindex.org/namespace/1.0": .podcast, "http://podcastindex.org/namespace/1.0": .podcast,
+            "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md": .podcast,
+            "http://search.yahoo.com/mrss/": .media, "http://search.yahoo.com/mrss": .media,
+            "http://www.google.com/schemas/play-podcasts/1.0": .googleplay,
+            "http://www.w3.org/2005/atom": .core, "http://purl.org/rss/1.0/": .core, "http://purl.org/rss/1.0": .core,
+            "http://backend.userland.com/rss2": .core, "http://blogs.law.harvard.edu/tech/rss": .core,
+            // RSS 0.90, Netscape's RDF: the same elements as RSS 1.0's (heise online served it into 2018).
+            "http://my.netscape.com/rdf/simple/0.9/": .core, "http://my.netscape.com/rdf/simple/0.9": .core,
+        ]
+        private static let prefixes: [String: Namespace] = [
+            "itunes": .itunes, "content": .content, "dc": .dc, "podcast": .podcast, "media": .media, "googleplay": .googleplay,
+            "atom": .core,
+        ]
+
+        private static func namespace(of name: XMLName) -> Namespace {
+            if let uri = name.namespace { return Self.namespaces[uri.lowercased()] ?? .other }
+            if name.prefix.isEmpty { return .core }
+            return Self.prefixes[name.prefix.lowercased()] ?? .other
+        }
+
+        /// What an element is to a feed: its namespace and name, worked out once per name.
+        private enum Tag: UInt8 {
+            case other
+            // RSS, Atom and RDF, in any of their namespaces.
+            case rss, feed, rdf, channel, item, entry, image, url, name, author, title, guid, id, pubDate, published, updated,
+                modified, content, description, summary, subtitle, managingEditor, enclosure, icon, logo
+            /// A link in no namespace: Atom's (attributes) in an Atom feed, RSS's (text) in others.
+            case link
+            case atomLink, rssLink
+            case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
+                itunesCategory, itunesAuthor
+            case podcastSeason, podcastEpisode, podcastTranscript
+            case contentEncoded, dcDate, dcCreator, mediaContent, mediaThumbnail
+            case googleplayDescription, googleplayImage, googleplayAuthor
+
+            static let core: [String: Tag] = [
+                "rss": .rss, "feed": .feed, "channel": .channel, "item": .item, "entry": .entry, "image": .image, "url": .url,
+                "name": .name, "author": .author, "title": .title, "guid": .guid, "id": .id, "pubDate": .pubDate,
+                "published": .published, "updated": .updated, "modified": .modified, "content": .content,
+                "description": .description, "summary": .summary, "subtitle": .subtitle, "managingEditor": .managingEditor,
+                "enclosure": .enclosure, "icon": .icon, "logo": .logo,
+            ]
+            static let itunes: [String: Tag] = [
+                "title": .itunesTitle, "duration": .itunesDuration, "season": .itunesSeason, "episode": .itunesEpisode,
+                "summary": .itunesSummary, "subtitle": .itunesSubtitle, "image": .itunesImage, "category": .itunesCategory,
+                "author": .itunesAuthor,
+            ]
+
+            init(_ name: XMLName) {
+                let local = name.local
+                if local == "RDF" {
+                    self = .rdf
+                    return
+                }
+                switch Reading.namespace(of: name) {
+                case .core:
+                    if local == "link" {
+                        if let uri = name.namespace {
+                            self = uri.lowercased() == "http://www.w3.org/2005/atom" ? .atomLink : .rssLink
+                        } else {
+                            self = name.prefix.isEmpty ? .link : .atomLink
+                        }
+                        return
+                    }
+                    self = Self.core[local] ?? .other
+                case .itunes: self = Self.itunes[local] ?? .other
+                case .podcast:
+                    switch local {
+                    case "season": self = .podcastSeason
+                    case "episode": self = .podcastEpisode
+                    case "transcript": self = .podcastTranscript
+                    default: self = .other
+                    }
+                case .content: self = local == "encoded" ? .contentEncoded : .other
+                case .dc:
+                    switch local {
+                    case "date": self = .dcDate
+                    case "creator": self = .dcCreator
+                    default: self = .other
+                    }
+                case .media:
+                    switch local {
+                    case "content": self = .mediaContent
+                    case "thumbnail": self = .mediaThumbnail
+                    default: self = .other
+                    }
+                case .googleplay:
+                    switch local {
+                    case "description": self = .googleplayDescription
+                    case "image": self = .googleplayImage
+                    case "author": self = .googleplayAuthor
+                    default: self = .other
+                    }
+                case .other: self = .other
+                }
+            }
+        }
+
+        /// By the stream's symbol for a name: what it is, worked out once.
+        private var tagBySymbol: [Tag?] = []
+
+        private mutating func tag(of name: XMLName) -> Tag {
+            let symbol = name.symbol
+            if symbol >= 0, symbol < tagBySymbol.count, let known = tagBySymbol[symbol] { return known }
+            let tag = Tag(name)
+            if symbol >= 0 {
+                while tagBySymbol.count <= symbol { tagBySymbol.append(nil) }
+                tagBySymbol[symbol] = tag
+            }
+            return tag
+        }
+
+        /// An Atom link (attributes, not text): by its namespace, or unqualified in an Atom feed.
+        private func isAtom(_ tag: Tag) -> Bool { tag == .atomLink || (tag == .link && root == .atom) }
+
+        // MARK: Fields
+
+        private enum Field {
+            case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
+            case notes(rank: Int)
+            case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink,
+                imageURL, icon
+        }
+
+        /// A start tag; true when the stream should stop.
+        mutating func start(_ name: XMLName, attributes: XMLAttributes) -> Bool {
+            startTag(name, attributes: attributes)
+            return stopRequested
+        }
+
+        private mutating func startTag(_ name: XMLName, attributes: XMLAttributes) {
+            let tag = tag(of: name)
+            defer { names.append(tag) }
+            if root == nil {
+                guard names.isEmpty else { return }
+                switch tag {
+                case .rss: root = .rss
+                case .feed: root = .atom
+                case .rdf: root = .rdf
+                default:
+                    rootName = String(name.qualified.prefix(40))
+                    stopRequested = true
+                }
+                return
+            }
+            guard capture == nil else { return }
+            func attribute(_ key: StaticString) -> String? { attributes.value(key) }
+            let depth = names.count + 1
+            if episodeDepth == 0 {
+                if tag == .item || tag == .entry {
+                    episode = ParsedEpisode()
+                    episodeDepth = depth
+                    notesRank = 0
+                    itunesTitle = nil
+                    mediaContent = nil
+                    mediaThumbnail = nil
+                    return
+                }
+                channelStart(tag, attribute, depth: depth)
+                return
+            }
+            var field: Field?
+            switch tag {
+            case .title: field = .title
+            case .itunesTitle: field = .itunesTitle
+            case .guid, .id: field = .guid
+            case .pubDate, .published, .dcDate: field = .date
+            case .updated, .modified: field = .updated
+            case .itunesDuration: field = .duration
+            case .itunesSeason, .podcastSeason: field = .season
+            case .itunesEpisode, .podcastEpisode: field = .episodeNumber
+            case .contentEncoded, .content: field = .notes(rank: 3)
+            case .description, .summary: field = .notes(rank: 2)
+            case .itunesSummary, .googleplayDescription: field = .notes(rank: 1)
+            case .link, .atomLink, .rssLink:
+                guard isAtom(tag) else {
+                    field = .link
+                    break
+                }
+                let rel = attribute("rel") ?? "alternate"
+                if rel == "enclosure" {
+                    setEnclosure(attribute("href"), type: attribute("type"), length: attribute("length"))
+                } else if rel == "alternate", let href = attribute("href") {
+                    episode?.link = href
+                }
+            case .enclosure:
+                setEnclosure(attribute("url"), type: attribute("type"), length: attribute("length"))
+            case .itunesImage, .googleplayImage:
+                if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
+            case .podcastTranscript:
+                if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
+            case .mediaContent:
+                if mediaContent == nil, let url = attribute("url") {
+                    mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
+                }
+            case .mediaThumbnail:
+                if mediaThumbnail == nil { mediaThumbnail = attribute("url") }
+            default: break
+            }
+            if let field { startCapture(field, depth: depth) }
+        }
+
+        private mutating func channelStart(_ tag: Tag, _ attribute: (StaticString) -> String?, depth: Int) {
+            // The channel's own elements: children of <channel> (RSS) or of <feed> (Atom); the image
+            // URL one level further down.
+            let parent = names.last
+            let atChannel = parent == .channel || (root == .atom && names.count == 1)
+            switch tag {
+            case .itunesCategory:
+                if let text = attribute("text") { feed.categories.append(text) }
+            case .itunesImage,
+                .googleplayImage where atChannel:
+                if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
+            case .link where atChannel && isAtom(tag), .atomLink where atChannel:
+                if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
+            case .url where parent == .image && names.count >= 2 && names[names.count - 2] == .channel:
+                startCapture(.imageURL, depth: depth)
+            case .name
+            where root == .atom && names.count == 2
+                && (parent == .author || parent == .itunesAuthor || parent == .googleplayAuthor):
+                startCapture(.authorFallback, depth: depth)
+            default:
+                guard atChannel else { return }
+                let field: Field?
+                switch tag {
+                case .title: field = .channelTitle
+                case .itunesTitle: field = .channelTitleFallback
+                case .itunesAuthor, .googleplayAuthor: field = .author
+                case .managingEditor, .dcCreator: field = .authorFallback
+                case .description, .subtitle: field = .channelSummary
+                case .itunesSummary, .itunesSubtitle, .googleplayDescription: field = .channelSummaryFallback
+                case .link, .rssLink: field = .channelLink
+                case .icon, .logo: field = .icon
+                default: field = nil
+                }
+                if let field { startCapture(field, depth: depth) }
+            }
+        }
+
+        private mutating func startCapture(_ field: Field, depth: Int) {
+            capture = field
+            captureDepth = depth
+            text.removeAll(keepingCapacity: true)
+        }
+
+        private mutating func setEnclosure(_ url: String?, type: String?, length: String?) {
+            guard let url, !url.isEmpty, episode?.enclosureURL == nil else { return }
+            episode?.enclosureURL = url
+            episode?.enclosureType = type
+            episode?.enclosureLength = length.flatMap(Self.length)
+        }
+
+        private static func length(_ text: String) -> Int64? {
+            Int64(trim(text)).flatMap { $0 > 0 ? $0 : nil }
+        }
+
+        var wantsText: Bool { capture != nil && text.count < FeedParser.maxFieldBytes }
+
+        mutating func take(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard capture != nil, text.count < FeedParser.maxFieldBytes else { return }
+            text.append(contentsOf: bytes.prefix(FeedParser.maxFieldBytes - text.count))
+        }
+
+        /// An end tag; true when the stream should stop.
+        mutating func end(_ name: XMLName, explicit: Bool) -> Bool {
+            endTag(name, explicit: explicit)
+            return stopRequested
+        }
+
+        private mutating func endTag(_ name: XMLName, explicit: Bool) {
+            let depth = names.count
+            names.removeLast()
+            if let field = capture, depth == captureDepth {
+                capture = nil
+                store(field, Self.trimmed(text))
+            }
+            guard depth == episodeDepth, let current = episode.take() else { return }
+            episodeDepth = 0
+            // Cut off by the end of the document: it may be missing anything; leave it out.
+            if !explicit, finishing { return }
+            deliver(current)
+        }
+
+        private mutating func store(_ field: Field, _ value: String) {
+            switch field {
+            case .title: episode?.title = HTMLText.decodeEntities(value)
+            case .itunesTitle: if !value.isEmpty { itunesTitle = HTMLText.decodeEntities(value) }
+            case .guid: if !value.isEmpty { episode?.guid = value }
+            // A bad date costs the date only; an earlier good one stays. (Never `x?.a = f() ?? x?.a`:
+            // reading what a statement modifies is a fatal exclusivity violation at run time.)
+            case .date: if let date = FeedDates.parse(value) { episode?.published = date }
+            case .updated: if episode?.published == nil, let date = FeedDates.parse(value) { episode?.published = date }
+            case .duration: if let seconds = FeedDates.duration(value) { episode?.duration = seconds }
+            case .season: if let number = Int(value), number >= 0 { episode?.season = number }
+            case .episodeNumber: if let number = Int(value), number >= 0 { episode?.episode = number }
+            case .link: if !value.isEmpty { episode?.link = value }
+            case .notes(let rank):
+                if rank > notesRank || (rank == notesRank && episode?.notes == nil), !value.isEmpty {
+                    episode?.notes = value
+                    notesRank = rank
+                }
+            case .channelTitle: if !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
+            case .channelTitleFallback: if feed.title == nil, !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
+            case .author: if !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
+            case .authorFallback: if feed.author == nil, !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
+            case .channelSummary:
+                if !channelSummaryFromDescription, !value.isEmpty {
+                    feed.summary = HTMLText.plain(value)
+                    channelSummaryFromDescription = true
+                }
+            case .channelSummaryFallback: if feed.summary == nil, !value.isEmpty { feed.summary = HTMLText.plain(value) }
+            case .channelLink: if feed.link == nil, !value.isEmpty { feed.link = value }
+            case .imageURL: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+            case .icon: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+            }
+        }
+
+        private mutating func deliver(_ found: ParsedEpisode) {
+            guard handlerError == nil else { return }
+            var episode = found
+            if episode.title == nil || episode.title?.isEmpty == true { episode.title = itunesTitle ?? episode.title }
+            if episode.enclosureURL == nil, let media = mediaContent {
+                episode.enclosureURL = media.url
+                episode.enclosureType = media.type
+                episode.enclosureLength = media.length
+            }
+            if episode.artwork == nil { episode.artwork = mediaThumbnail }
+            if channelBase == nil || channelBase?.link != feed.link {
+                channelBase = (feed.link, feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL)
+            }
+            let channelBase = self.channelBase?.url
+            episode.enclosureURL = episode.enclosureURL.flatMap { resolve($0, against: baseURL) }
+            episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
+            episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
+            episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
+            do {
+                try onEpisode(episode)
+                episodeCount += 1
+            } catch {
+                handlerError = error
+                stopRequested = true
+            }
+        }
+
+        // MARK: Text
+
+        /// ASCII white space trimmed, on bytes.
+        private static func trimmed(_ bytes: [UInt8]) -> String {
+            var start = 0
+            var end = bytes.count
+            while start < end, FeedParser.isSpace(bytes[start]) { start += 1 }
+            while end > start, FeedParser.isSpace(bytes[end - 1]) { end -= 1 }
+            return String(decoding: bytes[start..<end], as: UTF8.self)
+        }
+
+        func resolve(_ link: String, against base: URL?) -> String? {
+            let trimmed = FeedParser.trim(link)
+            guard !trimmed.isEmpty else { return nil }
+            // Most links are absolute already: no URL parsing for them.
+            if trimmed.hasPrefix("https://") || trimmed.hasPrefix("http://") { return trimmed }
+            return URL(string: trimmed, relativeTo: base)?.absoluteURL.absoluteString ?? trimmed
+        }
     }
 }

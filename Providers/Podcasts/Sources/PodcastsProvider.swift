@@ -223,8 +223,9 @@ public struct PodcastsProvider: CompiledProvider {
     static let maxFeedSize = 512 << 20
 
     /// The show's feed, revalidated with the validators of the copy the host keeps: a 304 costs
-    /// one request; a new copy is streamed to a temporary file (memory stays flat whatever its
-    /// size), then parsed chunk by chunk into the host's list of episodes.
+    /// one request; a new copy is parsed chunk by chunk as it arrives into the host's list of
+    /// episodes (through a temporary file when the parser falls behind: memory stays flat
+    /// whatever its size).
     func feed(of show: ITunesPodcast) async throws -> StoredFeed {
         guard let text = show.feedUrl, let url = URL(string: text) else {
             throw ProviderError.notFound("\(show.collectionName ?? "this podcast") has no feed in the directory")
@@ -239,10 +240,10 @@ public struct PodcastsProvider: CompiledProvider {
             url: url, headers: ["Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.8"])
         if let cached, kept != nil { request.setValidators(etag: cached.etag, lastModified: cached.lastModified) }
 
-        // The body goes through a temporary file (memory stays flat whatever its size) and is
-        // parsed as it arrives, its episodes written to a new copy of the list alongside; the
+        // The body goes through memory while the parser keeps up, else a temporary file (memory
+        // stays flat whatever its size), and is parsed as it arrives, its episodes written to a new copy of the list alongside; the
         // copy replaces the kept one only once the whole body arrived and parsed.
-        let body = try SpoolFile()
+        let body = SpoolFile()
         let received = ResponseHead()
         let download = Task {
             defer { body.finish() }
@@ -297,16 +298,26 @@ public struct PodcastsProvider: CompiledProvider {
         var head = (status: 200, headers: headers)
         let started = ContinuousClock.now
         var parsing = Duration.zero
+        var waiting = Duration.zero
+        var storing = Duration.zero
         do {
             try await cache.replaceList(keys.list) { append in
                 var offset = 0
                 // A chunk at a time as the bytes arrive: a quarter of a MiB or what is left.
-                while let chunk = try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18) {
+                var asked = ContinuousClock.now
+                var chunk: [UInt8] = []
+                while try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18, into: &chunk) {
                     offset += chunk.count
                     let start = ContinuousClock.now
+                    waiting += start - asked
                     try chunk.withUnsafeBytes { try parser.feed($0) }
-                    parsing += ContinuousClock.now - start
-                    if batch.rows.count >= 256 { try await append(batch.take()) }
+                    asked = ContinuousClock.now
+                    parsing += asked - start
+                    if batch.rows.count >= 256 {
+                        try await append(batch.take())
+                        storing += ContinuousClock.now - asked
+                        asked = ContinuousClock.now
+                    }
                     try Task.checkCancellation()
                 }
                 // The list is kept only if the body came whole.
@@ -327,7 +338,7 @@ public struct PodcastsProvider: CompiledProvider {
             throw ProviderError.invalidResponse(error.description)
         }
         logger.debug(
-            "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes, parsed in \(parsing.milliseconds) ms, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
+            "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes, parsed in \(parsing.milliseconds) ms, waited \(waiting.milliseconds) ms for bytes and \(storing.milliseconds) ms for the database, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
         )
         let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: keys.list)
         if let data = try? JSONEncoder().encode(stored) {

@@ -41,13 +41,12 @@ public struct XMLAttribute: Sendable, Equatable {
     public var value: String
 }
 
-/// A start tag's attributes (`xmlns` declarations excluded), read when asked for: a reader that
-/// looks at two attributes of a tag with ten pays for two, and names are resolved only for the
-/// attributes enumerated.
+/// A start tag's attributes (`xmlns` declarations excluded), read only when asked for: most
+/// tags' attributes are never looked at, and a reader that looks at two of ten pays for two.
 ///
 /// A view of the tag where it lies in the stream's input, not a copy: valid during the
 /// `xmlStart` it is given to only. Read what you need there; do not keep it.
-public struct XMLAttributes: RandomAccessCollection {
+public struct XMLAttributes {
     /// Where an attribute's name (with its colon, or -1) and value are in the tag's bytes.
     struct Span {
         var name: Range<Int>
@@ -55,26 +54,35 @@ public struct XMLAttributes: RandomAccessCollection {
         var value: Range<Int>
     }
 
+    /// The tag's bytes after its name.
     fileprivate var tag = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
-    fileprivate var spans: [Span] = []
     /// The namespace bindings in scope at the tag, innermost last (set only for a tag with attributes).
     fileprivate var bindings: [Binding] = []
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { spans.count }
-
-    public subscript(position: Int) -> XMLAttribute {
-        let span = spans[position]
-        let value = XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
-        guard span.colon >= 0 else {
-            // Unprefixed attributes are in no namespace.
-            return XMLAttribute(
-                name: XMLName(namespace: nil, prefix: "", local: String(decoding: tag[span.name], as: UTF8.self)), value: value)
+    /// Every attribute, in the order written, names resolved.
+    public var all: [XMLAttribute] {
+        var all: [XMLAttribute] = []
+        let tag = tag
+        XMLReader.forEachAttribute(in: tag) { span in
+            guard XMLReader.declaredPrefix(tag, span) == nil else { return false }
+            let value = XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
+            if span.colon < 0 {
+                // Unprefixed attributes are in no namespace.
+                all.append(
+                    XMLAttribute(
+                        name: XMLName(namespace: nil, prefix: "", local: String(decoding: tag[span.name], as: UTF8.self)),
+                        value: value))
+            } else {
+                let prefix = String(decoding: tag[span.name.lowerBound..<span.colon], as: UTF8.self)
+                let local = String(decoding: tag[(span.colon + 1)..<span.name.upperBound], as: UTF8.self)
+                all.append(
+                    XMLAttribute(
+                        name: XMLName(namespace: XMLReader.lookup(prefix, in: bindings), prefix: prefix, local: local),
+                        value: value))
+            }
+            return false
         }
-        let prefix = String(decoding: tag[span.name.lowerBound..<span.colon], as: UTF8.self)
-        let local = String(decoding: tag[(span.colon + 1)..<span.name.upperBound], as: UTF8.self)
-        return XMLAttribute(
-            name: XMLName(namespace: XMLReader.lookup(prefix, in: bindings), prefix: prefix, local: local), value: value)
+        return all
     }
 
     /// The value of the first attribute named `local` with no prefix, entities decoded.
@@ -82,11 +90,15 @@ public struct XMLAttributes: RandomAccessCollection {
         let key = local.utf8Start
         let count = local.utf8CodeUnitCount
         guard let base = tag.baseAddress else { return nil }
-        for span in spans where span.colon < 0 && span.name.count == count {
-            guard memcmp(base + span.name.lowerBound, key, count) == 0 else { continue }
-            return XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[span.value]))
+        var found: Range<Int>?
+        XMLReader.forEachAttribute(in: tag) { span in
+            guard span.colon < 0, span.name.count == count, memcmp(base + span.name.lowerBound, key, count) == 0 else {
+                return false
+            }
+            found = span.value
+            return true
         }
-        return nil
+        return found.map { XMLReader.decodeAttribute(UnsafeBufferPointer(rebasing: tag[$0])) }
     }
 }
 
@@ -213,6 +225,10 @@ struct XMLReader {
     private var symbols: [String: Int] = [:]
     /// The attributes of the tag being read, reused from tag to tag.
     private var attributes = XMLAttributes()
+    /// The last start tag's written name, and by written name the one that started next last
+    /// time: feeds repeat the same sequence of tags, so most names are found without hashing.
+    private var lastStart = -1
+    private var follows: [Int32] = []
 
     /// An open element: plain numbers, so the stack is copied as bytes.
     private struct Open {
@@ -295,8 +311,15 @@ struct XMLReader {
                 resume = 0
                 if stream.stopped { return input.count }
             } else if open.isEmpty || !delegate.wantsText {
-                // Text no one reads: skipped to the next '<', entities and all.
-                position = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
+                // Text no one reads: skipped to the next '<', entities and all (mostly the
+                // indentation between tags: looked at here before asking memchr).
+                var next = position + 1
+                while next < input.count, next - position < 24, input[next] <= 0x20 { next += 1 }
+                if next < input.count, input[next] == Self.lt {
+                    position = next
+                } else {
+                    position = Self.index(of: Self.lt, in: input, from: next, to: input.count) ?? input.count
+                }
             } else if byte == Self.amp {
                 guard let next = entity(input, at: position, final: final) else { return position }
                 position = next
@@ -528,14 +551,66 @@ struct XMLReader {
         var i = 0
         while i < end, !Self.isSpace(tag[i]) { i += 1 }
         let qualified = UnsafeBufferPointer(rebasing: tag[0..<i])
-        attributes.spans.removeAll(keepingCapacity: true)
-        // Attributes: name="value", name='value', name=value, or a bare name.
+        // The attributes are read when the delegate asks; only namespace declarations now.
+        let rest = UnsafeBufferPointer(rebasing: tag[i..<end])
         var declared = 0
+        if Self.mayDeclare(rest) {
+            Self.forEachAttribute(in: rest) { span in
+                if let prefix = Self.declaredPrefix(rest, span) {
+                    bindings.append(
+                        Binding(prefix: prefix, uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: rest[span.value]))))
+                    declared += 1
+                }
+                return false
+            }
+        }
+        guard open.count < Self.maxDepth else { throw XMLStreamError.tooDeep(Self.maxDepth) }
+        if declared > 0 { scope += 1 }
+        var number = -1
+        if lastStart >= 0, lastStart < follows.count {
+            let guess = Int(follows[lastStart])
+            if guess >= 0, written.bytes(guess, equal: qualified) { number = guess }
+        }
+        if number < 0 {
+            number = written.number(qualified, adding: true)
+            if lastStart >= 0, number >= 0 {
+                while follows.count <= lastStart { follows.append(-1) }
+                follows[lastStart] = Int32(number)
+            }
+        }
+        lastStart = number
+        let symbol = resolve(number, qualified)
+        attributes.tag = rest
+        if !rest.isEmpty { attributes.bindings = bindings }
+        open.append(Open(written: Int32(number), symbol: Int32(symbol), bindings: Int32(declared)))
+        delegate.xmlStart(symbol >= 0 ? names[symbol] : unnumbered[unnumbered.count - 1].name, attributes: attributes)
+        if selfClosing { close(explicit: true, delegate) }
+    }
+
+    /// Whether a tag's attributes may hold a namespace declaration: a quick look for "xmlns".
+    private static func mayDeclare(_ rest: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while let x = index(of: UInt8(ascii: "x"), in: rest, from: i, to: rest.count - 4) {
+            if rest[x + 1] == UInt8(ascii: "m"), rest[x + 2] == UInt8(ascii: "l"), rest[x + 3] == UInt8(ascii: "n"),
+                rest[x + 4] == UInt8(ascii: "s")
+            {
+                return true
+            }
+            i = x + 1
+        }
+        return false
+    }
+
+    /// Calls `body` with each attribute in `tag` (the bytes after a tag's name): name="value",
+    /// name='value', name=value, or a bare name; until it returns true.
+    static func forEachAttribute(in tag: UnsafeBufferPointer<UInt8>, _ body: (XMLAttributes.Span) -> Bool) {
+        let end = tag.count
+        var i = 0
         while i < end {
-            while i < end, Self.isSpace(tag[i]) { i += 1 }
+            while i < end, isSpace(tag[i]) { i += 1 }
             let nameStart = i
             var colon = -1
-            while i < end, !Self.isSpace(tag[i]), tag[i] != UInt8(ascii: "=") {
+            while i < end, !isSpace(tag[i]), tag[i] != UInt8(ascii: "=") {
                 if tag[i] == UInt8(ascii: ":"), colon < 0 { colon = i }
                 i += 1
             }
@@ -544,45 +619,32 @@ struct XMLReader {
                 continue
             }
             let name = nameStart..<i
-            while i < end, Self.isSpace(tag[i]) { i += 1 }
+            while i < end, isSpace(tag[i]) { i += 1 }
             var value = i..<i
             if i < end, tag[i] == UInt8(ascii: "=") {
                 i += 1
-                while i < end, Self.isSpace(tag[i]) { i += 1 }
+                while i < end, isSpace(tag[i]) { i += 1 }
                 if i < end, tag[i] == 0x22 || tag[i] == 0x27 {
                     let valueStart = i + 1
-                    i = Self.index(of: tag[i], in: tag, from: valueStart, to: end) ?? end
+                    i = index(of: tag[i], in: tag, from: valueStart, to: end) ?? end
                     value = valueStart..<i
                     i += 1
                 } else {
                     let valueStart = i
-                    while i < end, !Self.isSpace(tag[i]) { i += 1 }
+                    while i < end, !isSpace(tag[i]) { i += 1 }
                     value = valueStart..<i
                 }
             }
-            if tag[nameStart] == UInt8(ascii: "x"), let prefix = Self.declaredPrefix(tag, name, colon) {
-                bindings.append(Binding(prefix: prefix, uri: Self.decodeAttribute(UnsafeBufferPointer(rebasing: tag[value]))))
-                declared += 1
-            } else {
-                attributes.spans.append(XMLAttributes.Span(name: name, colon: colon, value: value))
-            }
+            if body(XMLAttributes.Span(name: name, colon: colon, value: value)) { return }
         }
-        guard open.count < Self.maxDepth else { throw XMLStreamError.tooDeep(Self.maxDepth) }
-        if declared > 0 { scope += 1 }
-        let number = written.number(qualified, adding: true)
-        let symbol = resolve(number, qualified)
-        attributes.tag = tag
-        attributes.bindings = attributes.spans.isEmpty ? [] : bindings
-        open.append(Open(written: Int32(number), symbol: Int32(symbol), bindings: Int32(declared)))
-        delegate.xmlStart(symbol >= 0 ? names[symbol] : unnumbered[unnumbered.count - 1].name, attributes: attributes)
-        if selfClosing { close(explicit: true, delegate) }
     }
 
-    /// The prefix an `xmlns` or `xmlns:prefix` attribute name declares ("" for the default), or nil.
-    private static func declaredPrefix(_ tag: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, _ colon: Int) -> String? {
-        let bytes = UnsafeBufferPointer(rebasing: tag[name])
-        if colon < 0 { return bytes.elementsEqual(xmlns) ? "" : nil }
-        guard colon == name.lowerBound + 5, bytes[0..<6].elementsEqual(xmlnsColon) else { return nil }
+    /// The prefix an `xmlns` or `xmlns:prefix` attribute declares ("" for the default), or nil.
+    static func declaredPrefix(_ tag: UnsafeBufferPointer<UInt8>, _ span: XMLAttributes.Span) -> String? {
+        guard tag[span.name.lowerBound] == UInt8(ascii: "x") else { return nil }
+        let bytes = UnsafeBufferPointer(rebasing: tag[span.name])
+        if span.colon < 0 { return bytes.elementsEqual(xmlns) ? "" : nil }
+        guard span.colon == span.name.lowerBound + 5, bytes[0..<6].elementsEqual(xmlnsColon) else { return nil }
         return String(decoding: bytes[6...], as: UTF8.self)
     }
 
@@ -714,8 +776,7 @@ struct NameTable {
 
     /// The number of `bytes`, adding it when `adding` and there is room; -1 when it has none.
     mutating func number(_ bytes: UnsafeBufferPointer<UInt8>, adding: Bool) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let hash = Self.hash(bytes)
         let mask = slots.count - 1
         var slot = Int(hash) & mask
         while true {
@@ -734,12 +795,48 @@ struct NameTable {
         return number
     }
 
+    /// Eight bytes at a time (names are short: one to three words).
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        let count = bytes.count
+        var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(count)
+        var i = 0
+        while i + 8 <= count {
+            hash = (hash ^ UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            i += 8
+        }
+        var tail: UInt64 = 0
+        while i < count {
+            tail = tail << 8 | UInt64(base[i])
+            i += 1
+        }
+        hash = (hash ^ tail) &* 0xFF51_AFD7_ED55_8CCD
+        return UInt32(truncatingIfNeeded: hash ^ hash >> 32)
+    }
+
     /// Whether name `number` is `bytes`.
     func bytes(_ number: Int, equal bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let range = ranges[number]
         guard range.count == bytes.count else { return false }
         guard range.count > 0, let other = bytes.baseAddress else { return true }
-        return storage.withUnsafeBufferPointer { memcmp($0.baseAddress! + range.lowerBound, other, range.count) == 0 }
+        return storage.withUnsafeBufferPointer { Self.equal($0.baseAddress! + range.lowerBound, other, range.count) }
+    }
+
+    /// memcmp for a few bytes, without the call.
+    @inline(__always)
+    private static func equal(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var i = 0
+        while i + 8 <= count {
+            guard UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) == UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+            else { return false }
+            i += 8
+        }
+        while i < count {
+            guard a[i] == b[i] else { return false }
+            i += 1
+        }
+        return true
     }
 
     private mutating func grow() {
