@@ -20,9 +20,16 @@ public final class SpoolFile: @unchecked Sendable {
     /// The file, once the reader fell behind: it holds the bytes from `spilledAt` on.
     private var fd: Int32 = -1
     private var spilledAt = 0
-    /// Until then: the bytes from `heldFrom` on, in memory.
-    private var held: [UInt8] = []
-    private var heldFrom = 0
+    /// Until then: the chunks as they came, not yet read (`held[0]` from `headOffset` on),
+    /// handed to the reader as they are, without a copy.
+    private var held: [[UInt8]] = []
+    private var head = 0
+    private var headOffset = 0
+    private var heldBytes = 0
+    /// Where the first byte not yet read is.
+    private var readFrom = 0
+    /// The reader's buffer for bytes read back from the file (reused).
+    private var fileBuffer: [UInt8] = []
     public private(set) var size = 0
     /// More than the limit was offered: the rest was refused.
     public private(set) var overflowed = false
@@ -54,14 +61,24 @@ public final class SpoolFile: @unchecked Sendable {
             overflowed = true
             return false
         }
-        if fd < 0, held.count + chunk.count <= memoryLimit {
-            held.append(contentsOf: chunk)
+        if fd < 0, heldBytes + chunk.count <= memoryLimit {
+            held.append(Array(chunk))
+            heldBytes += chunk.count
         } else {
             if fd < 0 {
                 // The reader is behind: what is held, then the rest, go to a file.
-                guard openFile(), held.withUnsafeBytes({ append($0) }) else { return false }
-                spilledAt = heldFrom
+                guard openFile() else { return false }
+                for index in head..<held.count {
+                    let from = index == head ? headOffset : 0
+                    guard held[index].withUnsafeBytes({ append(UnsafeRawBufferPointer(rebasing: $0[from...])) }) else {
+                        return false
+                    }
+                }
+                spilledAt = readFrom
                 held = []
+                head = 0
+                headOffset = 0
+                heldBytes = 0
             }
             guard append(chunk) else { return false }
         }
@@ -110,17 +127,8 @@ public final class SpoolFile: @unchecked Sendable {
         waiter?.continuation.resume()
     }
 
-    /// At most `count` bytes from `offset` on, read while the body may still be arriving: waits
-    /// until `minimum` bytes past `offset` are written or the writing finished. Nil at the end.
-    /// One reader at a time, going forward: what lies before `offset` is let go.
-    public func read(from offset: Int, count: Int, minimum: Int = 1) async throws -> [UInt8]? {
-        var buffer: [UInt8] = []
-        return try await read(from: offset, count: count, minimum: minimum, into: &buffer) ? buffer : nil
-    }
-
-    /// `read(from:count:minimum:)` into a buffer the caller reuses (no new pages per chunk);
-    /// false at the end.
-    public func read(from offset: Int, count: Int, minimum: Int = 1, into buffer: inout [UInt8]) async throws -> Bool {
+    /// Waits until `minimum` bytes past `offset` are written or the writing finished.
+    private func wait(from offset: Int, minimum: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.lock()
             if finished || size - offset >= minimum {
@@ -131,31 +139,63 @@ public final class SpoolFile: @unchecked Sendable {
                 lock.unlock()
             }
         }
-        buffer.removeAll(keepingCapacity: true)
-        let (file, base) = try lock.withLock { () throws -> (Int32, Int) in
-            guard self.fd < 0 else { return (self.fd, spilledAt) }
-            guard offset >= heldFrom else {
-                throw ProviderError.invalidResponse("the body before byte \(heldFrom) was let go; it cannot be read again")
+    }
+
+    /// Whether anything was written: waits for a first byte or the end of the writing.
+    public func hasBytes() async -> Bool {
+        await wait(from: 0, minimum: 1)
+        return lock.withLock { size > 0 }
+    }
+
+    /// Reads on from `offset` (where the last read ended): waits until `minimum` bytes past it
+    /// are written or the writing finished, then hands `body` at most `count` bytes, in one
+    /// piece or a few, valid during the call. Returns how many; 0 at the end. One reader, going
+    /// forward: what it has read is let go.
+    public func read(
+        from offset: Int, count: Int, minimum: Int = 1, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> Int {
+        await wait(from: offset, minimum: minimum)
+        let (file, base, pieces) = try lock.withLock { () throws -> (Int32, Int, [ArraySlice<UInt8>]) in
+            guard offset == readFrom || (self.fd >= 0 && offset >= spilledAt) else {
+                throw ProviderError.invalidResponse(
+                    "the body is read in order: byte \(offset) was asked for where byte \(readFrom) is next")
             }
-            let start = offset - heldFrom
-            let end = min(held.count, start + count)
-            guard start < end else { return (-1, 0) }
-            buffer.append(contentsOf: held[start..<end])
-            // Let go of what was read before this call, once it is worth moving the rest.
-            if start >= held.count / 2 || start >= 1 << 20 {
-                held.removeSubrange(0..<start)
-                heldFrom += start
+            readFrom = offset
+            guard self.fd < 0 else { return (self.fd, spilledAt, []) }
+            var pieces: [ArraySlice<UInt8>] = []
+            var taken = 0
+            while taken < count, head < held.count {
+                let block = held[head]
+                let end = min(block.count, headOffset + (count - taken))
+                pieces.append(block[headOffset..<end])
+                taken += end - headOffset
+                if end == block.count {
+                    held[head] = []
+                    head += 1
+                    headOffset = 0
+                } else {
+                    headOffset = end
+                }
             }
-            return (-1, 0)
+            if head >= 64, head * 2 >= held.count {
+                held.removeFirst(head)
+                head = 0
+            }
+            heldBytes -= taken
+            readFrom += taken
+            return (-1, 0, pieces)
         }
-        guard file >= 0 else { return !buffer.isEmpty }
-        guard offset >= base else {
-            throw ProviderError.invalidResponse("the body before byte \(base) was let go; it cannot be read again")
+        guard file >= 0 else {
+            var delivered = 0
+            for piece in pieces {
+                try piece.withUnsafeBytes(body)
+                delivered += piece.count
+            }
+            return delivered
         }
+        if fileBuffer.count < count { fileBuffer = [UInt8](repeating: 0, count: count) }
         var n = 0
-        buffer.reserveCapacity(count)
-        buffer.append(contentsOf: repeatElement(0, count: count))
-        buffer.withUnsafeMutableBytes { storage in
+        fileBuffer.withUnsafeMutableBytes { storage in
             repeat {
                 n = Glibc.pread(file, storage.baseAddress, count, off_t(offset - base))
             } while n < 0 && errno == EINTR
@@ -163,7 +203,8 @@ public final class SpoolFile: @unchecked Sendable {
         guard n >= 0 else {
             throw ProviderError.invalidResponse("cannot read a temporary file back: \(String(cString: strerror(errno)))")
         }
-        buffer.removeLast(count - n)
-        return n > 0
+        lock.withLock { readFrom = offset + n }
+        try fileBuffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        return n
     }
 }

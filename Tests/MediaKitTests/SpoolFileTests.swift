@@ -20,10 +20,15 @@ import Testing
             spool.finish()
         }
         writer.start()
-        var read: [UInt8] = []
-        var buffer: [UInt8] = []
-        while try await spool.read(from: read.count, count: piece, minimum: 1, into: &buffer) { read += buffer }
+        let read = try await readAll(spool, piece: piece)
         return (read, spool.spilled)
+    }
+
+    /// Everything from where the last read ended, `piece` bytes a time.
+    static func readAll(_ spool: SpoolFile, from start: Int = 0, piece: Int) async throws -> [UInt8] {
+        var read: [UInt8] = []
+        while try await spool.read(from: start + read.count, count: piece, { read += $0 }) > 0 {}
+        return read
     }
 
     @Test func aReaderThatKeepsUpReadsFromMemory() async throws {
@@ -39,10 +44,7 @@ import Testing
         }
         spool.finish()
         #expect(spool.spilled, "50 kB written with none read and 10 kB allowed in memory")
-        #expect(try await spool.read(from: 0, count: 1) == [0], "the bytes held before spilling went to the file too")
-        var read: [UInt8] = []
-        while let piece = try await spool.read(from: read.count, count: 7000) { read += piece }
-        #expect(read == Self.bytes(0..<50_000))
+        #expect(try await Self.readAll(spool, piece: 7000) == Self.bytes(0..<50_000))
         // Whatever the interleaving of writer and reader, every byte arrives once, in order.
         let (racing, _) = try await Self.roundTrip(total: 200_000, chunk: 1500, piece: 999, memoryLimit: 8192)
         #expect(racing == Self.bytes(0..<200_000))
@@ -54,16 +56,20 @@ import Testing
         #expect(!Self.bytes(0..<100).withUnsafeBytes { spool.write($0, limit: 150) })
         #expect(spool.overflowed && spool.size == 100)
         spool.finish()
-        #expect(try await spool.read(from: 0, count: 1000) == Self.bytes(0..<100))
-        #expect(try await spool.read(from: 100, count: 1000) == nil)
+        #expect(await spool.hasBytes())
+        #expect(try await Self.readAll(spool, piece: 1000) == Self.bytes(0..<100))
+        #expect(try await spool.read(from: 100, count: 1000, { _ in Issue.record("read past the end") }) == 0)
     }
 
     /// What was let go is not handed out as if it were other bytes.
-    @Test func readingBackBeforeWhatWasLetGoIsAnError() async throws {
+    @Test func readingOutOfOrderIsAnError() async throws {
         let spool = SpoolFile()
-        _ = Self.bytes(0..<(3 << 20)).withUnsafeBytes { spool.write($0, limit: .max) }
+        _ = Self.bytes(0..<5000).withUnsafeBytes { spool.write($0, limit: .max) }
         spool.finish()
-        _ = try await spool.read(from: 2 << 20, count: 10)
-        await #expect(throws: ProviderError.self) { try await spool.read(from: 0, count: 10) }
+        #expect(try await Self.readAll(spool, piece: 1024).count == 5000)
+        await #expect(throws: ProviderError.self) { try await spool.read(from: 0, count: 10, { _ in }) }
+        let nothing = SpoolFile()
+        nothing.finish()
+        #expect(await !nothing.hasBytes())
     }
 }

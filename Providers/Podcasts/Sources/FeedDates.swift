@@ -4,49 +4,69 @@ import MediaKit
 /// Dates as podcast feeds write them: the RFC 822 variants (with or without weekday, seconds,
 /// 2-digit years, numeric or named zones) and ISO 8601 (Atom).
 enum FeedDates {
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-    private static let weekdays: Set<String> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-    private static let zones: [String: Int] = [
-        "gmt": 0, "ut": 0, "utc": 0, "z": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6,
-        "pst": -8, "pdt": -7, "bst": 1, "cet": 1, "cest": 2, "ist": 5,
-    ]
+    /// Words by their first letters, lowercased, packed into a number ("jan" is 0x6A616E): the
+    /// tokenizer looks them up without making a String of each.
+    private static func code(_ word: String) -> UInt32 { word.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].map(code)
+    private static let weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map(code)
+    private static let zones: [(code: UInt32, hours: Int)] = [
+        ("gmt", 0), ("ut", 0), ("utc", 0), ("z", 0), ("est", -5), ("edt", -4), ("cst", -6), ("cdt", -5), ("mst", -7),
+        ("mdt", -6), ("pst", -8), ("pdt", -7), ("bst", 1), ("cet", 1), ("cest", 2), ("ist", 5),
+    ].map { (code($0.0), $0.1) }
 
     static func parse(_ text: String) -> Date? {
-        let trimmed = FeedParser.trim(text)
-        guard !trimmed.isEmpty else { return nil }
-        let bytes = Array(trimmed.utf8)
-        if bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[0] >= 0x30, bytes[0] <= 0x39 {
-            return iso8601(trimmed)
-        }
-        return rfc822(bytes)
+        var text = text
+        return text.withUTF8 { parse($0) }
     }
 
-    static func rfc822(_ text: String) -> Date? { rfc822(Array(FeedParser.trim(text).utf8)) }
+    /// A date from a feed's bytes (white space around it ignored).
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var start = 0
+        var end = bytes.count
+        while start < end, FeedParser.isSpace(bytes[start]) { start += 1 }
+        while end > start, FeedParser.isSpace(bytes[end - 1]) { end -= 1 }
+        let trimmed = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        guard !trimmed.isEmpty else { return nil }
+        if trimmed.count >= 10, trimmed[4] == UInt8(ascii: "-"), isDigit(trimmed[0]) {
+            return iso8601(String(decoding: trimmed, as: UTF8.self))
+        }
+        return rfc822(trimmed)
+    }
 
     /// Tokenizes on bytes: letters, digits and ':' runs; '+'/'-' start a numeric zone.
-    static func rfc822(_ bytes: [UInt8]) -> Date? {
+    static func rfc822(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var day: Int?, month: Int?, year: Int?, time: (Int, Int, Int)?, offset: Int?
         var i = 0
         while i < bytes.count {
             let start = i
             let first = bytes[i]
             if isLetter(first) {
-                while i < bytes.count, isLetter(bytes[i]) { i += 1 }
-                let word = String(decoding: bytes[start..<i].map { $0 | 0x20 }, as: UTF8.self)
-                let prefix = String(word.prefix(3))
+                // The first three letters (weekday, month) and, for a short word, all (zone).
+                var prefix: UInt32 = 0
+                var whole: UInt32 = 0
+                while i < bytes.count, isLetter(bytes[i]) {
+                    let letter = UInt32(bytes[i] | 0x20)
+                    if i - start < 3 { prefix = prefix << 8 | letter }
+                    if i - start < 4 { whole = whole << 8 | letter }
+                    i += 1
+                }
                 if weekdays.contains(prefix) { continue }
                 if month == nil, let index = months.firstIndex(of: prefix) {
                     month = index + 1
-                } else if let hours = zones[word] {
-                    offset = hours * 3600
+                } else if i - start <= 4, let zone = zones.first(where: { $0.code == whole }) {
+                    offset = zone.hours * 3600
                 }
             } else if isDigit(first) {
-                var numbers: [Int] = []
+                // A number, or up to three joined by ':' (a time).
+                var numbers = (0, 0, 0)
+                var count = 0
                 var value = 0
                 var digits = 0
                 while i < bytes.count, isDigit(bytes[i]) || bytes[i] == UInt8(ascii: ":") {
                     if bytes[i] == UInt8(ascii: ":") {
-                        numbers.append(value)
+                        guard count < 2 else { return nil }
+                        if count == 0 { numbers.0 = value } else { numbers.1 = value }
+                        count += 1
                         value = 0
                         digits = 0
                     } else {
@@ -57,10 +77,10 @@ enum FeedDates {
                     }
                     i += 1
                 }
-                numbers.append(value)
-                if numbers.count > 1 {
-                    guard time == nil, numbers.count <= 3 else { return nil }
-                    time = (numbers[0], numbers[1], numbers.count > 2 ? numbers[2] : 0)
+                if count > 0 {
+                    guard time == nil else { return nil }
+                    if count == 1 { numbers.1 = value } else { numbers.2 = value }
+                    time = numbers
                 } else if day == nil, i - start <= 2, value >= 1, value <= 31 {
                     day = value
                 } else if year == nil {

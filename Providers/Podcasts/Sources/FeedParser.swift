@@ -487,7 +487,16 @@ extension FeedParser {
             names.removeLast()
             if let field = capture, depth == captureDepth {
                 capture = nil
-                store(field, Self.trimmed(text))
+                // Dates are read from the bytes: no String for them.
+                switch field {
+                case .date:
+                    if let date = text.withUnsafeBufferPointer({ FeedDates.parse($0) }) { episode?.published = date }
+                case .updated:
+                    if episode?.published == nil, let date = text.withUnsafeBufferPointer({ FeedDates.parse($0) }) {
+                        episode?.published = date
+                    }
+                default: store(field, Self.trimmed(text))
+                }
             }
             guard depth == episodeDepth, let current = episode.take() else { return }
             episodeDepth = 0
@@ -503,8 +512,7 @@ extension FeedParser {
             case .guid: if !value.isEmpty { episode?.guid = value }
             // A bad date costs the date only; an earlier good one stays. (Never `x?.a = f() ?? x?.a`:
             // reading what a statement modifies is a fatal exclusivity violation at run time.)
-            case .date: if let date = FeedDates.parse(value) { episode?.published = date }
-            case .updated: if episode?.published == nil, let date = FeedDates.parse(value) { episode?.published = date }
+            case .date, .updated: break  // read from the bytes, in endTag
             case .duration: if let seconds = FeedDates.duration(value) { episode?.duration = seconds }
             case .season: if let number = Int(value), number >= 0 { episode?.season = number }
             case .episodeNumber: if let number = Int(value), number >= 0 { episode?.episode = number }

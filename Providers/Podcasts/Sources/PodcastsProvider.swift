@@ -256,7 +256,7 @@ public struct PodcastsProvider: CompiledProvider {
         defer { download.cancel() }
         return try await withTaskCancellationHandler {
             // Nothing written by the end of the transfer: not a new feed (304, an error, an empty body).
-            if try await body.read(from: 0, count: 1, minimum: 1) == nil {
+            if await !body.hasBytes() {
                 let head: (status: Int, headers: [String: String])
                 do {
                     head = try await download.value
@@ -305,12 +305,15 @@ public struct PodcastsProvider: CompiledProvider {
                 var offset = 0
                 // A chunk at a time as the bytes arrive: a quarter of a MiB or what is left.
                 var asked = ContinuousClock.now
-                var chunk: [UInt8] = []
-                while try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18, into: &chunk) {
-                    offset += chunk.count
-                    let start = ContinuousClock.now
+                while true {
+                    var start = asked
+                    let count = try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18) { piece in
+                        if start == asked { start = ContinuousClock.now }
+                        try parser.feed(piece)
+                    }
+                    guard count > 0 else { break }
+                    offset += count
                     waiting += start - asked
-                    try chunk.withUnsafeBytes { try parser.feed($0) }
                     asked = ContinuousClock.now
                     parsing += asked - start
                     if batch.rows.count >= 256 {

@@ -257,7 +257,7 @@ struct XMLReader {
             // a piece as large as what is held, doubled until it ends.
             var held = carry.count
             var taken = 0
-            var piece = max(4096, held)
+            var piece = max(512, held)
             while true {
                 let count = min(chunk.count - taken, piece)
                 carry.append(contentsOf: chunk[taken..<(taken + count)])
