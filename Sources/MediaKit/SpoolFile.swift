@@ -14,6 +14,8 @@ import Foundation
 public final class SpoolFile: @unchecked Sendable {
     /// How far a reader may fall behind before the body goes through the disk.
     public static let defaultMemoryLimit = 16 << 20
+    /// What holding a chunk costs beyond its bytes (the array's header and allocation).
+    static let chunkOverhead = 64
 
     private let memoryLimit: Int
     private let lock = NSLock()
@@ -61,9 +63,12 @@ public final class SpoolFile: @unchecked Sendable {
             overflowed = true
             return false
         }
-        if fd < 0, heldBytes + chunk.count <= memoryLimit {
+        // A chunk held costs its bytes and its array (a server trickling bytes one by one must
+        // not make a few MB of body cost a GB of memory).
+        let cost = chunk.count + Self.chunkOverhead
+        if fd < 0, heldBytes + cost <= memoryLimit {
             held.append(Array(chunk))
-            heldBytes += chunk.count
+            heldBytes += cost
         } else {
             if fd < 0 {
                 // The reader is behind: what is held, then the rest, go to a file.
@@ -173,6 +178,7 @@ public final class SpoolFile: @unchecked Sendable {
                     held[head] = []
                     head += 1
                     headOffset = 0
+                    heldBytes -= Self.chunkOverhead
                 } else {
                     headOffset = end
                 }

@@ -50,6 +50,16 @@ import Testing
         #expect(racing == Self.bytes(0..<200_000))
     }
 
+    /// A body trickled a byte at a time costs its chunks' bookkeeping too: it goes to the disk
+    /// long before its bytes alone would fill the memory allowed.
+    @Test func tinyChunksCountWhatTheyCost() async throws {
+        let spool = SpoolFile(memoryLimit: 10_000)
+        for byte in Self.bytes(0..<1000) { _ = [byte].withUnsafeBytes { spool.write($0, limit: .max) } }
+        spool.finish()
+        #expect(spool.spilled)
+        #expect(try await Self.readAll(spool, piece: 300) == Self.bytes(0..<1000))
+    }
+
     @Test func theLimitRefusesTheRest() async throws {
         let spool = SpoolFile()
         #expect(Self.bytes(0..<100).withUnsafeBytes { spool.write($0, limit: 150) })
