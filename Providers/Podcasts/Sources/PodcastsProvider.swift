@@ -300,6 +300,7 @@ public struct PodcastsProvider: CompiledProvider {
         var parsing = Duration.zero
         var waiting = Duration.zero
         var storing = Duration.zero
+        var pieces = 0
         do {
             try await cache.replaceList(keys.list) { append in
                 var offset = 0
@@ -309,6 +310,7 @@ public struct PodcastsProvider: CompiledProvider {
                     var start = asked
                     let count = try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18) { piece in
                         if start == asked { start = ContinuousClock.now }
+                        pieces += 1
                         try parser.feed(piece)
                     }
                     guard count > 0 else { break }
@@ -341,7 +343,7 @@ public struct PodcastsProvider: CompiledProvider {
             throw ProviderError.invalidResponse(error.description)
         }
         logger.debug(
-            "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes, parsed in \(parsing.milliseconds) ms, waited \(waiting.milliseconds) ms for bytes and \(storing.milliseconds) ms for the database, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
+            "read the feed \(name): \(parser.episodeCount) episodes in \(body.size) bytes (\(pieces) pieces), parsed in \(parsing.milliseconds) ms, waited \(waiting.milliseconds) ms for bytes and \(storing.milliseconds) ms for the database, stored in \((ContinuousClock.now - started).milliseconds) ms in all"
         )
         let stored = StoredFeed(channel: channel, count: parser.episodeCount, listKey: keys.list)
         if let data = try? JSONEncoder().encode(stored) {
