@@ -288,7 +288,12 @@ extension MediaStore {
     /// Each item's snapshot, encoded (a big batch on every core: encoding is most of the time an
     /// import of thousands takes).
     static func snapshots(_ items: [MediaItem]) throws -> [Data] {
-        try inSlices(items, smallest: 512) { part in try part.map { try snapshotEncoder.encode($0.snapshot) } }
+        try inSlices(items, smallest: 512) { part in
+            try part.map { item in
+                let snapshot = item.snapshot
+                return try SnapshotJSON.encode(snapshot) ?? snapshotEncoder.encode(snapshot)
+            }
+        }
     }
 
     /// The items stored as `rows` (an id and its snapshot each), decoded as `snapshots` encodes.

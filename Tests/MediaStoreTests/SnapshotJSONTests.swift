@@ -1,0 +1,119 @@
+import Foundation
+import MediaKit
+import Testing
+
+@testable import MediaStore
+
+/// Snapshots are written without `Encodable`: they must be the bytes `JSONEncoder` writes.
+@Suite struct SnapshotJSONTests {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let pieces = [
+        "a", "Show", " ", "/", "\\", "\"", "\n", "\r", "\t", "\u{8}", "\u{C}", "\u{1}", "\u{1F}", "\u{7F}", "é", "e\u{301}", "😀",
+        "\u{2028}", "<b>", "&amp;", "https://example.com/feed.xml?a=1&b=2", "日本語", "\u{0}", "'",
+    ]
+    static let numbers: [Double] = [
+        0, -0.0, 1, 3600, 12.5, 0.1, 1e-5, 1e20, 1e16, 123_456_789.123, 5e-324, 1.797_693_134_862_315_7e308, -42.25, 0.000_123,
+        2_147_483_648, 9_007_199_254_740_993,
+    ]
+
+    static func text(_ g: inout Generator) -> String {
+        (0..<Int.random(in: 0...6, using: &g)).map { _ in pieces.randomElement(using: &g)! }.joined()
+    }
+
+    static func maybe<T>(_ g: inout Generator, _ make: (inout Generator) -> T) -> T? {
+        Bool.random(using: &g) ? make(&g) : nil
+    }
+
+    static func item(_ g: inout Generator) -> MediaItem {
+        let kinds = MediaKind.allCases
+        let id = ItemID(
+            provider: ["podcasts", "youtube", "x"].randomElement(using: &g)!, kind: kinds.randomElement(using: &g)!,
+            nativeID: "n\(g.next() % 1000)")
+        var item = MediaItem(id: id, title: text(&g))
+        item.subtitle = maybe(&g, text)
+        item.summary = maybe(&g, text)
+        item.url = maybe(&g, text)
+        item.artwork = maybe(&g, text)
+        item.published = maybe(&g, text)
+        item.duration = maybe(&g) { numbers.randomElement(using: &$0)! }
+        item.creator = maybe(&g, text)
+        item.stats = maybe(&g) { g in
+            Dictionary(
+                (0..<Int.random(in: 0...4, using: &g)).map { _ in
+                    (["views", "likes", "Zed", "a_b", "reposts", "1"].randomElement(using: &g)!, Int(g.next() % 100_000) - 50)
+                }, uniquingKeysWith: { a, _ in a })
+        }
+        item.enclosure = maybe(&g) { g in
+            Enclosure(url: text(&g), type: maybe(&g, text), length: maybe(&g) { Int64(bitPattern: $0.next()) })
+        }
+        item.entities = maybe(&g) { g in
+            (0..<Int.random(in: 0...3, using: &g)).map { _ in
+                TextEntity(
+                    type: [.hashtag, .mention, .url, .media].randomElement(using: &g)!, start: Int(g.next() % 50),
+                    end: Int(g.next() % 50), text: text(&g), value: text(&g))
+            }
+        }
+        item.feed = maybe(&g, text)
+        item.plays = maybe(&g) { g in MediaLink(id: id, url: maybe(&g, text), label: maybe(&g, text)) }
+        item.favorite = maybe(&g) { Bool.random(using: &$0) }
+        item.download = maybe(&g) { g in
+            DownloadInfo(
+                state: text(&g), path: maybe(&g, text), bytes: maybe(&g) { Int64($0.next() % 1000) },
+                total: maybe(&g) { Int64($0.next() % 1000) })
+        }
+        item.position = maybe(&g) { numbers.randomElement(using: &$0)! }
+        item.played = maybe(&g) { Bool.random(using: &$0) }
+        item.lists = maybe(&g) { g in (0..<Int.random(in: 0...3, using: &g)).map { _ in text(&g) } }
+        item.extra = maybe(&g) { g in
+            Dictionary(
+                (0..<Int.random(in: 0...4, using: &g)).map { _ in
+                    (["feedError", "B", "a", "lang", "x-y"].randomElement(using: &g)!, text(&g))
+                },
+                uniquingKeysWith: { a, _ in a })
+        }
+        return item
+    }
+
+    @Test func theBytesAreJSONEncodersForThousandsOfItems() throws {
+        var g = Generator(state: 29)
+        for n in 0..<5000 {
+            let item = Self.item(&g)
+            let written = try #require(SnapshotJSON.encode(item), "item \(n)")
+            let expected = try Self.encoder.encode(item)
+            #expect(
+                written == expected,
+                "item \(n):\n\(String(decoding: written, as: UTF8.self))\n\(String(decoding: expected, as: UTF8.self))")
+            if written != expected { break }
+            #expect(try JSONDecoder().decode(MediaItem.self, from: written) == item)
+        }
+    }
+
+    /// What it would not write as `JSONEncoder` does is left to `JSONEncoder`.
+    @Test func whatItCannotMatchItLeaves() {
+        var item = MediaItem(id: ItemID(provider: "x", kind: .post, nativeID: "1"), title: "t")
+        item.extra = ["clé": "v"]
+        #expect(SnapshotJSON.encode(item) == nil)
+        item.extra = nil
+        item.duration = .infinity
+        #expect(SnapshotJSON.encode(item) == nil)
+        item.duration = nil
+        item.stats = ["ünï": 1]
+        #expect(SnapshotJSON.encode(item) == nil)
+    }
+}
