@@ -291,7 +291,8 @@ extension MediaStore {
         try inSlices(items, smallest: 512) { part in
             try part.map { item in
                 let snapshot = item.snapshot
-                return try SnapshotJSON.encode(snapshot) ?? snapshotEncoder.encode(snapshot)
+                return try MediaItemJSON.encode(snapshot, escapingSlashes: true).map { Data($0) }
+                    ?? snapshotEncoder.encode(snapshot)
             }
         }
     }

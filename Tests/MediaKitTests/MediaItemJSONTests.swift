@@ -2,15 +2,14 @@ import Foundation
 import MediaKit
 import Testing
 
-@testable import MediaStore
-
-/// Snapshots are written without `Encodable`: they must be the bytes `JSONEncoder` writes.
-@Suite struct SnapshotJSONTests {
-    static let encoder: JSONEncoder = {
+/// Items and pages are written without `Encodable` (snapshots in the store, answers on the
+/// wire): they must be the bytes `JSONEncoder` writes, with slashes escaped or not.
+@Suite struct MediaItemJSONTests {
+    static func encoder(escapingSlashes: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = escapingSlashes ? [.sortedKeys] : [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }()
+    }
 
     struct Generator: RandomNumberGenerator {
         var state: UInt64
@@ -90,17 +89,26 @@ import Testing
         return item
     }
 
-    @Test func theBytesAreJSONEncodersForThousandsOfItems() throws {
-        var g = Generator(state: 29)
+    @Test(arguments: [true, false]) func theBytesAreJSONEncodersForThousandsOfItems(escapingSlashes: Bool) throws {
+        var g = Generator(state: escapingSlashes ? 29 : 30)
+        let encoder = Self.encoder(escapingSlashes: escapingSlashes)
+        var items: [MediaItem] = []
         for n in 0..<5000 {
             let item = Self.item(&g)
-            let written = try #require(SnapshotJSON.encode(item), "item \(n)")
-            let expected = try Self.encoder.encode(item)
+            items.append(item)
+            let written = try #require(MediaItemJSON.encode(item, escapingSlashes: escapingSlashes), "item \(n)")
+            let expected = Array(try encoder.encode(item))
             #expect(
                 written == expected,
                 "item \(n):\n\(String(decoding: written, as: UTF8.self))\n\(String(decoding: expected, as: UTF8.self))")
             if written != expected { break }
-            #expect(try JSONDecoder().decode(MediaItem.self, from: written) == item)
+            #expect(try JSONDecoder().decode(MediaItem.self, from: Data(written)) == item)
+        }
+        for (n, size) in [0, 1, 7, 500].enumerated() {
+            let page = Page(
+                items: Array(items.prefix(size)), next: n % 2 == 0 ? Cursor("next/\(n)") : nil, prev: n == 3 ? "p" : nil,
+                total: n == 1 ? nil : size * 3)
+            #expect(try MediaItemJSON.encode(page, escapingSlashes: escapingSlashes) == Array(encoder.encode(page)))
         }
     }
 
@@ -108,12 +116,12 @@ import Testing
     @Test func whatItCannotMatchItLeaves() {
         var item = MediaItem(id: ItemID(provider: "x", kind: .post, nativeID: "1"), title: "t")
         item.extra = ["clé": "v"]
-        #expect(SnapshotJSON.encode(item) == nil)
+        #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
         item.extra = nil
         item.duration = .infinity
-        #expect(SnapshotJSON.encode(item) == nil)
+        #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
         item.duration = nil
         item.stats = ["ünï": 1]
-        #expect(SnapshotJSON.encode(item) == nil)
+        #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
     }
 }

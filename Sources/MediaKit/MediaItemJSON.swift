@@ -1,24 +1,45 @@
 import Foundation
-import MediaKit
 
-/// A `MediaItem` written as JSON byte for byte as `JSONEncoder` with `.sortedKeys` writes it
-/// (keys in byte order, `/` escaped, doubles as their shortest description without a trailing
-/// ".0"), without going through `Encodable`: an import of 10,000 items spent most of its time
-/// there. Nil for what it does not write the same way (a non-ASCII key in `stats` or `extra`,
-/// a number that is not finite): the caller encodes those with `JSONEncoder`.
-enum SnapshotJSON {
-    static func encode(_ item: MediaItem) -> Data? {
-        var writer = Writer()
+/// Media items and pages written as JSON byte for byte as `JSONEncoder` with `.sortedKeys`
+/// writes them (keys in byte order, doubles as their shortest description without a trailing
+/// ".0", `/` escaped or not as asked), without going through `Encodable`: importing 10,000
+/// items or answering a page of 500 spent most of its time there. Nil for what it does not
+/// write the same way (a non-ASCII key in `stats` or `extra`, a number that is not finite):
+/// the caller encodes those with `JSONEncoder`.
+public enum MediaItemJSON {
+    public static func encode(_ item: MediaItem, escapingSlashes: Bool) -> [UInt8]? {
+        var writer = Writer(escapingSlashes: escapingSlashes)
         writer.out.reserveCapacity(256 + item.title.utf8.count + (item.summary?.utf8.count ?? 0))
         guard writer.item(item) else { return nil }
-        return Data(writer.out)
+        return writer.out
+    }
+
+    public static func encode(_ page: Page, escapingSlashes: Bool) -> [UInt8]? {
+        var writer = Writer(escapingSlashes: escapingSlashes)
+        writer.out.reserveCapacity(64 + page.items.count * 400)
+        writer.open("{")
+        writer.key("items")
+        writer.open("[")
+        for item in page.items {
+            writer.member()
+            guard writer.item(item) else { return nil }
+        }
+        writer.close("]")
+        writer.string("next", page.next?.rawValue)
+        writer.string("prev", page.prev?.rawValue)
+        writer.int("total", page.total.map(Int64.init))
+        writer.close("}")
+        return writer.out
     }
 
     /// Objects and arrays written with commas between their members.
     private struct Writer {
+        let escapingSlashes: Bool
         var out: [UInt8] = []
         /// Whether the innermost open object or array has no member yet.
         private var empty: [Bool] = []
+
+        init(escapingSlashes: Bool) { self.escapingSlashes = escapingSlashes }
 
         mutating func open(_ bracket: Character) {
             out.append(bracket.asciiValue!)
@@ -41,14 +62,14 @@ enum SnapshotJSON {
 
         mutating func key(_ key: String) {
             member()
-            SnapshotJSON.string(key, into: &out)
+            MediaItemJSON.string(key, escapingSlashes: escapingSlashes, into: &out)
             out.append(UInt8(ascii: ":"))
         }
 
         mutating func string(_ key: String, _ value: String?) {
             guard let value else { return }
             self.key(key)
-            SnapshotJSON.string(value, into: &out)
+            MediaItemJSON.string(value, escapingSlashes: escapingSlashes, into: &out)
         }
 
         mutating func int(_ key: String, _ value: Int64?) {
@@ -128,7 +149,7 @@ enum SnapshotJSON {
                 open("[")
                 for list in lists {
                     member()
-                    SnapshotJSON.string(list, into: &out)
+                    MediaItemJSON.string(list, escapingSlashes: escapingSlashes, into: &out)
                 }
                 close("]")
             }
@@ -170,7 +191,7 @@ enum SnapshotJSON {
     private static let hex = Array("0123456789abcdef".utf8)
 
     /// A JSON string as `JSONEncoder` escapes it.
-    static func string(_ text: String, into out: inout [UInt8]) {
+    static func string(_ text: String, escapingSlashes: Bool, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
@@ -180,7 +201,9 @@ enum SnapshotJSON {
                 switch byte {
                 case UInt8(ascii: "\""): escape = UInt8(ascii: "\"")
                 case UInt8(ascii: "\\"): escape = UInt8(ascii: "\\")
-                case UInt8(ascii: "/"): escape = UInt8(ascii: "/")
+                case UInt8(ascii: "/"):
+                    guard escapingSlashes else { continue }
+                    escape = UInt8(ascii: "/")
                 case 0x08: escape = UInt8(ascii: "b")
                 case 0x0C: escape = UInt8(ascii: "f")
                 case 0x0A: escape = UInt8(ascii: "n")
