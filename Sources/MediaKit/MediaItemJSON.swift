@@ -226,3 +226,389 @@ public enum MediaItemJSON {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+// MARK: Reading
+
+extension MediaItemJSON {
+    /// An item read back from JSON as `encode` writes it (and as `JSONEncoder` does), without
+    /// `Decodable`; nil for anything else (another layout, an unknown key, a value of the wrong
+    /// type, bad JSON), which the caller hands to `JSONDecoder` to read or to explain.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> MediaItem? {
+        var reader = Reader(bytes: bytes.assumingMemoryBound(to: UInt8.self))
+        guard let item = reader.item(), reader.atEnd() else { return nil }
+        return item
+    }
+
+    private struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var i = 0
+
+        mutating func skipSpace() {
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        }
+
+        mutating func atEnd() -> Bool {
+            skipSpace()
+            return i == bytes.count
+        }
+
+        mutating func consume(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == byte else { return false }
+            i += 1
+            return true
+        }
+
+        /// The members of an object, `body` called with each key; false on bad JSON or when
+        /// `body` refuses a member.
+        mutating func object(_ body: (inout Reader, String) -> Bool) -> Bool {
+            guard consume(UInt8(ascii: "{")) else { return false }
+            if consume(UInt8(ascii: "}")) { return true }
+            repeat {
+                guard let key = string(), consume(UInt8(ascii: ":")), body(&self, key) else { return false }
+            } while consume(UInt8(ascii: ","))
+            return consume(UInt8(ascii: "}"))
+        }
+
+        mutating func array(_ body: (inout Reader) -> Bool) -> Bool {
+            guard consume(UInt8(ascii: "[")) else { return false }
+            if consume(UInt8(ascii: "]")) { return true }
+            repeat {
+                guard body(&self) else { return false }
+            } while consume(UInt8(ascii: ","))
+            return consume(UInt8(ascii: "]"))
+        }
+
+        mutating func string() -> String? {
+            guard consume(UInt8(ascii: "\"")) else { return nil }
+            let start = i
+            // The common case: no escapes.
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+            guard i < bytes.count else { return nil }
+            if bytes[i] == UInt8(ascii: "\"") {
+                i += 1
+                return Self.validString(UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)]))
+            }
+            var out = Array(bytes[start..<i])
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "\"") {
+                    i += 1
+                    return out.withUnsafeBufferPointer { Self.validString($0) }
+                }
+                guard byte >= 0x20 else { return nil }
+                guard byte == UInt8(ascii: "\\") else {
+                    out.append(byte)
+                    i += 1
+                    continue
+                }
+                guard i + 1 < bytes.count else { return nil }
+                let escaped = bytes[i + 1]
+                i += 2
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard var scalar = hex4() else { return nil }
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        // A surrogate pair, or nothing.
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                            return nil
+                        }
+                        i += 2
+                        guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let value = Unicode.Scalar(scalar) else { return nil }
+                    out.append(contentsOf: UTF8.encode(value)!)
+                default: return nil
+                }
+            }
+            return nil
+        }
+
+        private mutating func hex4() -> UInt32? {
+            guard i + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[i] | 0x20
+                let digit: UInt8
+                switch byte {
+                case 0x30...0x39: digit = byte - 0x30
+                case 0x61...0x66: digit = byte - 0x61 + 10
+                default: return nil
+                }
+                value = value << 4 | UInt32(digit)
+                i += 1
+            }
+            return value
+        }
+
+        /// Nil for bytes that are not UTF-8 (the decoder refuses those too).
+        private static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+            String(validating: bytes, as: UTF8.self)
+        }
+
+        /// The text of a JSON number.
+        private mutating func number() -> UnsafeBufferPointer<UInt8>? {
+            skipSpace()
+            let start = i
+            if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let digits = i
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+            guard i > digits, bytes[digits] != 0x30 || i == digits + 1 else { return nil }
+            if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+                i += 1
+                let fraction = i
+                while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+                guard i > fraction else { return nil }
+            }
+            if i < bytes.count, bytes[i] | 0x20 == UInt8(ascii: "e") {
+                // Only as encoders write exponents: after a digit other than 0, with a sign
+                // ("1e-05"); other spellings are left to the decoder.
+                guard bytes[digits] != 0x30 else { return nil }
+                i += 1
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") else { return nil }
+                i += 1
+                let exponent = i
+                while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+                guard i > exponent else { return nil }
+            }
+            return UnsafeBufferPointer(rebasing: bytes[start..<i])
+        }
+
+        /// Nil for a number a Double cannot hold: too large, or so small it would read as 0
+        /// (the decoder refuses both).
+        mutating func double() -> Double? {
+            guard let text = number(), let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+                return nil
+            }
+            if value == 0 {
+                for byte in text {
+                    if byte | 0x20 == UInt8(ascii: "e") { break }
+                    if byte >= 0x31, byte <= 0x39 { return nil }
+                }
+            }
+            return value
+        }
+
+        /// An integer written as one (no fraction or exponent, in range); else nil.
+        mutating func int64() -> Int64? {
+            guard let text = number() else { return nil }
+            return Int64(String(decoding: text, as: UTF8.self))
+        }
+
+        mutating func int() -> Int? { int64().flatMap { Int(exactly: $0) } }
+
+        mutating func bool() -> Bool? {
+            skipSpace()
+            if bytes.count - i >= 4, bytes[i] == UInt8(ascii: "t"), bytes[i + 1] == UInt8(ascii: "r"),
+                bytes[i + 2] == UInt8(ascii: "u"), bytes[i + 3] == UInt8(ascii: "e")
+            {
+                i += 4
+                return true
+            }
+            if bytes.count - i >= 5, bytes[i] == UInt8(ascii: "f"), bytes[i + 1] == UInt8(ascii: "a"),
+                bytes[i + 2] == UInt8(ascii: "l"), bytes[i + 3] == UInt8(ascii: "s"), bytes[i + 4] == UInt8(ascii: "e")
+            {
+                i += 5
+                return false
+            }
+            return nil
+        }
+
+        mutating func item() -> MediaItem? {
+            var id: ItemID?, provider: String?, kind: MediaKind?, title: String?
+            var item = MediaItem(id: ItemID(provider: "", kind: .video, nativeID: ""), title: "")
+            // Each key once, as an encoder writes it (a repeated key is left to the decoder).
+            var seen = Set<String>()
+            let read = object { reader, key in
+                guard seen.insert(key).inserted else { return false }
+                switch key {
+                case "id": id = reader.string().flatMap { try? ItemID(parsing: $0) }
+                case "provider": provider = reader.string()
+                case "kind": kind = reader.string().flatMap(MediaKind.init(rawValue:))
+                case "title": title = reader.string()
+                case "subtitle": item.subtitle = reader.string()
+                case "summary": item.summary = reader.string()
+                case "url": item.url = reader.string()
+                case "artwork": item.artwork = reader.string()
+                case "published": item.published = reader.string()
+                case "duration": item.duration = reader.double()
+                case "creator": item.creator = reader.string()
+                case "feed": item.feed = reader.string()
+                case "favorite": item.favorite = reader.bool()
+                case "played": item.played = reader.bool()
+                case "position": item.position = reader.double()
+                case "stats":
+                    var stats: [String: Int] = [:]
+                    guard
+                        reader.object({ reader, key in
+                            guard stats[key] == nil, let value = reader.int() else { return false }
+                            stats[key] = value
+                            return true
+                        })
+                    else { return false }
+                    item.stats = stats
+                    return true
+                case "extra":
+                    var extra: [String: String] = [:]
+                    guard
+                        reader.object({ reader, key in
+                            guard extra[key] == nil, let value = reader.string() else { return false }
+                            extra[key] = value
+                            return true
+                        })
+                    else { return false }
+                    item.extra = extra
+                    return true
+                case "lists":
+                    var lists: [String] = []
+                    guard
+                        reader.array({ reader in
+                            guard let list = reader.string() else { return false }
+                            lists.append(list)
+                            return true
+                        })
+                    else { return false }
+                    item.lists = lists
+                    return true
+                case "enclosure":
+                    var url: String?, type: String?, length: Int64?
+                    var keys = Set<String>()
+                    guard
+                        reader.object({ reader, key in
+                            guard keys.insert(key).inserted else { return false }
+                            switch key {
+                            case "url":
+                                url = reader.string()
+                                return url != nil
+                            case "type":
+                                type = reader.string()
+                                return type != nil
+                            case "length":
+                                length = reader.int64()
+                                return length != nil
+                            default: return false
+                            }
+                        }), let url
+                    else { return false }
+                    item.enclosure = Enclosure(url: url, type: type, length: length)
+                    return true
+                case "plays":
+                    var link: ItemID?, url: String?, label: String?
+                    var keys = Set<String>()
+                    guard
+                        reader.object({ reader, key in
+                            guard keys.insert(key).inserted else { return false }
+                            switch key {
+                            case "id":
+                                link = reader.string().flatMap { try? ItemID(parsing: $0) }
+                                return link != nil
+                            case "url":
+                                url = reader.string()
+                                return url != nil
+                            case "label":
+                                label = reader.string()
+                                return label != nil
+                            default: return false
+                            }
+                        }), let link
+                    else { return false }
+                    item.plays = MediaLink(id: link, url: url, label: label)
+                    return true
+                case "download":
+                    var state: String?, path: String?, bytes: Int64?, total: Int64?
+                    var keys = Set<String>()
+                    guard
+                        reader.object({ reader, key in
+                            guard keys.insert(key).inserted else { return false }
+                            switch key {
+                            case "state":
+                                state = reader.string()
+                                return state != nil
+                            case "path":
+                                path = reader.string()
+                                return path != nil
+                            case "bytes":
+                                bytes = reader.int64()
+                                return bytes != nil
+                            case "total":
+                                total = reader.int64()
+                                return total != nil
+                            default: return false
+                            }
+                        }), let state
+                    else { return false }
+                    item.download = DownloadInfo(state: state, path: path, bytes: bytes, total: total)
+                    return true
+                case "entities":
+                    var entities: [TextEntity] = []
+                    guard
+                        reader.array({ reader in
+                            var type: TextEntity.EntityType?, start: Int?, end: Int?, text: String?, value: String?
+                            var keys = Set<String>()
+                            guard
+                                reader.object({ reader, key in
+                                    guard keys.insert(key).inserted else { return false }
+                                    switch key {
+                                    case "type":
+                                        type = reader.string().flatMap(TextEntity.EntityType.init(rawValue:))
+                                        return type != nil
+                                    case "start":
+                                        start = reader.int()
+                                        return start != nil
+                                    case "end":
+                                        end = reader.int()
+                                        return end != nil
+                                    case "text":
+                                        text = reader.string()
+                                        return text != nil
+                                    case "value":
+                                        value = reader.string()
+                                        return value != nil
+                                    default: return false
+                                    }
+                                }), let type, let start, let end, let text, let value
+                            else { return false }
+                            entities.append(TextEntity(type: type, start: start, end: end, text: text, value: value))
+                            return true
+                        })
+                    else { return false }
+                    item.entities = entities
+                    return true
+                default: return false
+                }
+                // A key read as a plain value: it must have been one of the right type.
+                switch key {
+                case "id": return id != nil
+                case "provider": return provider != nil
+                case "kind": return kind != nil
+                case "title": return title != nil
+                case "subtitle": return item.subtitle != nil
+                case "summary": return item.summary != nil
+                case "url": return item.url != nil
+                case "artwork": return item.artwork != nil
+                case "published": return item.published != nil
+                case "duration": return item.duration != nil
+                case "creator": return item.creator != nil
+                case "feed": return item.feed != nil
+                case "favorite": return item.favorite != nil
+                case "played": return item.played != nil
+                case "position": return item.position != nil
+                default: return false
+                }
+            }
+            guard read, let id, let provider, let kind, let title else { return nil }
+            item.id = id
+            item.provider = provider
+            item.kind = kind
+            item.title = title
+            return item
+        }
+    }
+}

@@ -303,6 +303,7 @@ extension MediaStore {
         try inSlices(rows, smallest: 256) { part in
             let decoder = JSONDecoder()
             return try part.map { row in
+                if let item = row.data.withUnsafeBytes({ MediaItemJSON.decode($0) }) { return item }
                 guard let item = try? decoder.decode(MediaItem.self, from: row.data) else {
                     throw StoreError.corruptSnapshot(id: row.id)
                 }

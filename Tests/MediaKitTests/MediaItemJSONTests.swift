@@ -112,6 +112,38 @@ import Testing
         }
     }
 
+    /// Read back, every item is itself; and whatever is read from JSON the quick way is what
+    /// `JSONDecoder` reads from it: valid snapshots, and 40,000 mutations of them (the quick
+    /// way may decline any of those; when it answers, it must agree).
+    @Test func readingAgreesWithJSONDecoder() throws {
+        var g = Generator(state: 31)
+        let decoder = JSONDecoder()
+        let mutations: [UInt8] = Array(#"{}[]":,\/ 0123456789.eE+-truefalsnul"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xFF]
+        var answered = 0
+        for n in 0..<4000 {
+            let item = Self.item(&g)
+            let bytes = try #require(MediaItemJSON.encode(item, escapingSlashes: n % 2 == 0))
+            #expect(bytes.withUnsafeBytes { MediaItemJSON.decode($0) } == item, "item \(n)")
+            for _ in 0..<10 {
+                var mutated = bytes
+                let at = Int(g.next() % UInt64(mutated.count))
+                switch g.next() % 4 {
+                case 0: mutated[at] = mutations.randomElement(using: &g)!
+                case 1: mutated.remove(at: at)
+                case 2: mutated.insert(mutations.randomElement(using: &g)!, at: at)
+                default:
+                    let end = min(mutated.count, at + Int(g.next() % 12))
+                    mutated.insert(contentsOf: mutated[at..<end], at: at)
+                }
+                guard let quick = mutated.withUnsafeBytes({ MediaItemJSON.decode($0) }) else { continue }
+                answered += 1
+                let slow = try? decoder.decode(MediaItem.self, from: Data(mutated))
+                #expect(slow == quick, "\(String(decoding: mutated, as: UTF8.self))")
+            }
+        }
+        #expect(answered > 1000, "some mutations are still snapshots the quick way reads")
+    }
+
     /// What it would not write as `JSONEncoder` does is left to `JSONEncoder`.
     @Test func whatItCannotMatchItLeaves() {
         var item = MediaItem(id: ItemID(provider: "x", kind: .post, nativeID: "1"), title: "t")
