@@ -307,14 +307,16 @@ public struct PodcastsProvider: CompiledProvider {
                 // A chunk at a time as the bytes arrive: a quarter of a MiB or what is left.
                 var asked = ContinuousClock.now
                 while true {
-                    var start = asked
+                    // When the first bytes were handed over: the wait for them ends there.
+                    var handed: ContinuousClock.Instant?
                     let count = try await body.read(from: offset, count: 1 << 20, minimum: 1 << 18) { piece in
-                        if start == asked { start = ContinuousClock.now }
+                        if handed == nil { handed = .now }
                         pieces += 1
                         try parser.feed(piece)
                     }
                     guard count > 0 else { break }
                     offset += count
+                    let start = handed ?? asked
                     waiting += start - asked
                     asked = ContinuousClock.now
                     parsing += asked - start
