@@ -393,6 +393,8 @@ struct CallCommand: AsyncParsableCommand {
             return
         }
         if Self.usesNetwork(method) { MediaHTTPClient.preload() }
+        // However the call ends, the process exits after it: not while libcurl is being loaded.
+        defer { MediaHTTPClient.settle() }
         let host = try await options.makeHost(oneShot: true)
         if let service = await options.startedService(host) {
             try callThrough(service, method, parsed)

@@ -135,6 +135,7 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         MediaHTTPClient.preload()
+        defer { MediaHTTPClient.settle() }
         let host = try await global.makeHost()
         do {
             let result = try await host.dispatcher.run(ShareReceive(peer: peer, code: code, into: into))
