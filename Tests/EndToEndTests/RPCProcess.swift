@@ -59,6 +59,7 @@ final class MediahostProcess: @unchecked Sendable {
         readToEnd(stderr.fileHandleForReading, name: "mediahost-stderr") { bytes in
             state.errorText.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
         } end: {
+            state.errorEOF.withLock { $0 = true }
         }
     }
 
@@ -69,6 +70,14 @@ final class MediahostProcess: @unchecked Sendable {
     func closeInput() { try? stdin.fileHandleForWriting.close() }
 
     var errors: String { state.errorText.withLock { $0 } }
+
+    /// Waits until stderr has been read to its end (or `timeout` passes: a process it started may
+    /// hold it open): on a busy machine a process's last words are read well after it exited.
+    func errorsToTheEnd(timeout: Duration = .seconds(10)) async -> String {
+        let deadline = ContinuousClock.now + timeout
+        while !state.errorEOF.withLock({ $0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
+        return errors
+    }
     var bytesReceived: Int { state.outputBytes.withLock { $0 } }
 
     /// The next message on stdout, or nil when none arrives in time.
@@ -150,7 +159,7 @@ func runMediahost(
     // To the end of its stdout (next answers nil at once then): on a busy machine the last
     // output can be read well after the process has exited.
     while let message = await process.next(timeout: .seconds(10)) { out += message.raw + [0x0A] }
-    return (status, String(decoding: out, as: UTF8.self), process.errors)
+    return (status, String(decoding: out, as: UTF8.self), await process.errorsToTheEnd())
 }
 
 /// What a process wrote, shared with the pipe handlers.
@@ -159,6 +168,7 @@ final class OutputState: Sendable {
     let outputBytes = Mutex<Int>(0)
     let errorText = Mutex<String>("")
     let eof = Mutex<Bool>(false)
+    let errorEOF = Mutex<Bool>(false)
 }
 
 /// Reads `handle` on a thread of its own until the end (or an error other than EINTR), handing
