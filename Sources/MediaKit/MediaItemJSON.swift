@@ -421,185 +421,48 @@ extension MediaItemJSON {
             return nil
         }
 
+        /// Reads a value into `slot`: false (the member is refused) when it is not of its type.
+        private static func set<T>(_ value: T?, _ slot: inout T?) -> Bool {
+            slot = value
+            return value != nil
+        }
+
+        /// An object's members into `body` (key -> accepted), each key once, as an encoder writes
+        /// them (a repeated key is left to the decoder).
+        private mutating func members(_ body: (inout Reader, String) -> Bool) -> Bool {
+            var seen = Set<String>()
+            return object { reader, key in seen.insert(key).inserted && body(&reader, key) }
+        }
+
+        mutating func itemID() -> ItemID? { string().flatMap { try? ItemID(parsing: $0) } }
+
         mutating func item() -> MediaItem? {
             var id: ItemID?, provider: String?, kind: MediaKind?, title: String?
             var item = MediaItem(id: ItemID(provider: "", kind: .video, nativeID: ""), title: "")
-            // Each key once, as an encoder writes it (a repeated key is left to the decoder).
-            var seen = Set<String>()
-            let read = object { reader, key in
-                guard seen.insert(key).inserted else { return false }
+            let read = members { reader, key in
                 switch key {
-                case "id": id = reader.string().flatMap { try? ItemID(parsing: $0) }
-                case "provider": provider = reader.string()
-                case "kind": kind = reader.string().flatMap(MediaKind.init(rawValue:))
-                case "title": title = reader.string()
-                case "subtitle": item.subtitle = reader.string()
-                case "summary": item.summary = reader.string()
-                case "url": item.url = reader.string()
-                case "artwork": item.artwork = reader.string()
-                case "published": item.published = reader.string()
-                case "duration": item.duration = reader.double()
-                case "creator": item.creator = reader.string()
-                case "feed": item.feed = reader.string()
-                case "favorite": item.favorite = reader.bool()
-                case "played": item.played = reader.bool()
-                case "position": item.position = reader.double()
-                case "stats":
-                    var stats: [String: Int] = [:]
-                    guard
-                        reader.object({ reader, key in
-                            guard stats[key] == nil, let value = reader.int() else { return false }
-                            stats[key] = value
-                            return true
-                        })
-                    else { return false }
-                    item.stats = stats
-                    return true
-                case "extra":
-                    var extra: [String: String] = [:]
-                    guard
-                        reader.object({ reader, key in
-                            guard extra[key] == nil, let value = reader.string() else { return false }
-                            extra[key] = value
-                            return true
-                        })
-                    else { return false }
-                    item.extra = extra
-                    return true
-                case "lists":
-                    var lists: [String] = []
-                    guard
-                        reader.array({ reader in
-                            guard let list = reader.string() else { return false }
-                            lists.append(list)
-                            return true
-                        })
-                    else { return false }
-                    item.lists = lists
-                    return true
-                case "enclosure":
-                    var url: String?, type: String?, length: Int64?
-                    var keys = Set<String>()
-                    guard
-                        reader.object({ reader, key in
-                            guard keys.insert(key).inserted else { return false }
-                            switch key {
-                            case "url":
-                                url = reader.string()
-                                return url != nil
-                            case "type":
-                                type = reader.string()
-                                return type != nil
-                            case "length":
-                                length = reader.int64()
-                                return length != nil
-                            default: return false
-                            }
-                        }), let url
-                    else { return false }
-                    item.enclosure = Enclosure(url: url, type: type, length: length)
-                    return true
-                case "plays":
-                    var link: ItemID?, url: String?, label: String?
-                    var keys = Set<String>()
-                    guard
-                        reader.object({ reader, key in
-                            guard keys.insert(key).inserted else { return false }
-                            switch key {
-                            case "id":
-                                link = reader.string().flatMap { try? ItemID(parsing: $0) }
-                                return link != nil
-                            case "url":
-                                url = reader.string()
-                                return url != nil
-                            case "label":
-                                label = reader.string()
-                                return label != nil
-                            default: return false
-                            }
-                        }), let link
-                    else { return false }
-                    item.plays = MediaLink(id: link, url: url, label: label)
-                    return true
-                case "download":
-                    var state: String?, path: String?, bytes: Int64?, total: Int64?
-                    var keys = Set<String>()
-                    guard
-                        reader.object({ reader, key in
-                            guard keys.insert(key).inserted else { return false }
-                            switch key {
-                            case "state":
-                                state = reader.string()
-                                return state != nil
-                            case "path":
-                                path = reader.string()
-                                return path != nil
-                            case "bytes":
-                                bytes = reader.int64()
-                                return bytes != nil
-                            case "total":
-                                total = reader.int64()
-                                return total != nil
-                            default: return false
-                            }
-                        }), let state
-                    else { return false }
-                    item.download = DownloadInfo(state: state, path: path, bytes: bytes, total: total)
-                    return true
-                case "entities":
-                    var entities: [TextEntity] = []
-                    guard
-                        reader.array({ reader in
-                            var type: TextEntity.EntityType?, start: Int?, end: Int?, text: String?, value: String?
-                            var keys = Set<String>()
-                            guard
-                                reader.object({ reader, key in
-                                    guard keys.insert(key).inserted else { return false }
-                                    switch key {
-                                    case "type":
-                                        type = reader.string().flatMap(TextEntity.EntityType.init(rawValue:))
-                                        return type != nil
-                                    case "start":
-                                        start = reader.int()
-                                        return start != nil
-                                    case "end":
-                                        end = reader.int()
-                                        return end != nil
-                                    case "text":
-                                        text = reader.string()
-                                        return text != nil
-                                    case "value":
-                                        value = reader.string()
-                                        return value != nil
-                                    default: return false
-                                    }
-                                }), let type, let start, let end, let text, let value
-                            else { return false }
-                            entities.append(TextEntity(type: type, start: start, end: end, text: text, value: value))
-                            return true
-                        })
-                    else { return false }
-                    item.entities = entities
-                    return true
-                default: return false
-                }
-                // A key read as a plain value: it must have been one of the right type.
-                switch key {
-                case "id": return id != nil
-                case "provider": return provider != nil
-                case "kind": return kind != nil
-                case "title": return title != nil
-                case "subtitle": return item.subtitle != nil
-                case "summary": return item.summary != nil
-                case "url": return item.url != nil
-                case "artwork": return item.artwork != nil
-                case "published": return item.published != nil
-                case "duration": return item.duration != nil
-                case "creator": return item.creator != nil
-                case "feed": return item.feed != nil
-                case "favorite": return item.favorite != nil
-                case "played": return item.played != nil
-                case "position": return item.position != nil
+                case "id": return Self.set(reader.itemID(), &id)
+                case "provider": return Self.set(reader.string(), &provider)
+                case "kind": return Self.set(reader.string().flatMap(MediaKind.init(rawValue:)), &kind)
+                case "title": return Self.set(reader.string(), &title)
+                case "subtitle": return Self.set(reader.string(), &item.subtitle)
+                case "summary": return Self.set(reader.string(), &item.summary)
+                case "url": return Self.set(reader.string(), &item.url)
+                case "artwork": return Self.set(reader.string(), &item.artwork)
+                case "published": return Self.set(reader.string(), &item.published)
+                case "duration": return Self.set(reader.double(), &item.duration)
+                case "creator": return Self.set(reader.string(), &item.creator)
+                case "feed": return Self.set(reader.string(), &item.feed)
+                case "favorite": return Self.set(reader.bool(), &item.favorite)
+                case "played": return Self.set(reader.bool(), &item.played)
+                case "position": return Self.set(reader.double(), &item.position)
+                case "stats": return Self.set(reader.dictionary { $0.int() }, &item.stats)
+                case "extra": return Self.set(reader.dictionary { $0.string() }, &item.extra)
+                case "lists": return Self.set(reader.list { $0.string() }, &item.lists)
+                case "enclosure": return Self.set(reader.enclosure(), &item.enclosure)
+                case "plays": return Self.set(reader.link(), &item.plays)
+                case "download": return Self.set(reader.download(), &item.download)
+                case "entities": return Self.set(reader.list { $0.entity() }, &item.entities)
                 default: return false
                 }
             }
@@ -609,6 +472,85 @@ extension MediaItemJSON {
             item.kind = kind
             item.title = title
             return item
+        }
+
+        mutating func dictionary<Value>(_ value: (inout Reader) -> Value?) -> [String: Value]? {
+            var result: [String: Value] = [:]
+            let read = members { reader, key in
+                guard let element = value(&reader) else { return false }
+                result[key] = element
+                return true
+            }
+            return read ? result : nil
+        }
+
+        mutating func list<Element>(_ element: (inout Reader) -> Element?) -> [Element]? {
+            var result: [Element] = []
+            let read = array { reader in
+                guard let value = element(&reader) else { return false }
+                result.append(value)
+                return true
+            }
+            return read ? result : nil
+        }
+
+        mutating func enclosure() -> Enclosure? {
+            var url: String?, type: String?, length: Int64?
+            let read = members { reader, key in
+                switch key {
+                case "url": return Self.set(reader.string(), &url)
+                case "type": return Self.set(reader.string(), &type)
+                case "length": return Self.set(reader.int64(), &length)
+                default: return false
+                }
+            }
+            guard read, let url else { return nil }
+            return Enclosure(url: url, type: type, length: length)
+        }
+
+        mutating func link() -> MediaLink? {
+            var id: ItemID?, url: String?, label: String?
+            let read = members { reader, key in
+                switch key {
+                case "id": return Self.set(reader.itemID(), &id)
+                case "url": return Self.set(reader.string(), &url)
+                case "label": return Self.set(reader.string(), &label)
+                default: return false
+                }
+            }
+            guard read, let id else { return nil }
+            return MediaLink(id: id, url: url, label: label)
+        }
+
+        mutating func download() -> DownloadInfo? {
+            var state: String?, path: String?, bytes: Int64?, total: Int64?
+            let read = members { reader, key in
+                switch key {
+                case "state": return Self.set(reader.string(), &state)
+                case "path": return Self.set(reader.string(), &path)
+                case "bytes": return Self.set(reader.int64(), &bytes)
+                case "total": return Self.set(reader.int64(), &total)
+                default: return false
+                }
+            }
+            guard read, let state else { return nil }
+            return DownloadInfo(state: state, path: path, bytes: bytes, total: total)
+        }
+
+        mutating func entity() -> TextEntity? {
+            var type: TextEntity.EntityType?, start: Int?, end: Int?, text: String?, value: String?
+            let read = members { reader, key in
+                switch key {
+                case "type": return Self.set(reader.string().flatMap(TextEntity.EntityType.init(rawValue:)), &type)
+                case "start": return Self.set(reader.int(), &start)
+                case "end": return Self.set(reader.int(), &end)
+                case "text": return Self.set(reader.string(), &text)
+                case "value": return Self.set(reader.string(), &value)
+                default: return false
+                }
+            }
+            guard read, let type, let start, let end, let text, let value else { return nil }
+            return TextEntity(type: type, start: start, end: end, text: text, value: value)
         }
     }
 }

@@ -40,7 +40,8 @@ import Testing
             "", "/", "/a b", "/feed.xml", "/%41", "/%zz", "/%4", "/\u{fc}", "/a#b#c", "?q=1&x=2", "#frag", "/<x>", "/\"", "/|",
             "/[1]", "/a\\b", "/~u/(1)!$*+,;=:@", "/\t", "//x", "/a%2", "?", "#", "/{x}", "/^", "/`",
         ]
-        var generator = SystemRandomNumberGenerator()
+        // Seeded: a disagreement found is found again.
+        var generator = MediaItemJSONTests.Generator(state: 41)
         var quick = 0
         for _ in 0..<20_000 {
             let url =
