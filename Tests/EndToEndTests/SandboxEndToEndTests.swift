@@ -293,10 +293,16 @@ import Testing
         // What was chosen is named by its title, not its id.
         #expect(result.stdout.contains("playing the first trailer, Cat Compilation #0"), "\(result.stdout)")
         #expect(!result.stdout.contains("(youtube:video:Haq6TT5LPnT)"))
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(
-            (try? String(contentsOfFile: dataDir + "/played", encoding: .utf8))?.contains(
-                "https://www.youtube.com/watch?v=Haq6TT5LPnT") == true)
+        // The stand-in player writes what it played on its own time: wait for it, generously.
+        let url = "https://www.youtube.com/watch?v=Haq6TT5LPnT"
+        let deadline = ContinuousClock.now + .seconds(10)
+        var played = ""
+        while ContinuousClock.now < deadline {
+            played = (try? String(contentsOfFile: dataDir + "/played", encoding: .utf8)) ?? ""
+            if played.contains(url) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(played.contains(url), "\(played)")
     }
 
     @Test func postsOfMastodonAndXWithTheirSections() async throws {

@@ -56,6 +56,22 @@ struct DownloadFixture {
         return MediaFile(seed: 42 &+ version, size: size, etag: "", type: "").bytes(0..<size)
     }
 
+    /// Starts video n throttled to 100 kB/s (four seconds or more for any catalog video), waits
+    /// until its part file holds bytes, then calls `method` (pause or cancel) on it. A fixed sleep
+    /// here let a busy machine finish the download first, and the test then checked the wrong thing.
+    func interruptMidway(_ n: Int, with method: String) async throws -> JSONValue {
+        server.media.bytesPerSecond = 100_000
+        _ = try await start(n)
+        let running = try await wait(n, for: .running)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: running.partPath)[.size] as? Int) ?? 0
+            if size > 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await fixture.call(method, ["id": .string(Self.video(n))])
+    }
+
     func stop() { server.stop() }
 }
 
@@ -119,11 +135,7 @@ final class NotificationLog: Sendable {
     @Test func pauseKeepsThePartAndResumeUsesRangeWithIfRange() async throws {
         let d = try await DownloadFixture()
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 400_000
-        _ = try await d.start(20)
-        _ = try await d.wait(20, for: .running)
-        try await Task.sleep(for: .milliseconds(300))
-        let paused = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v20"])
+        let paused = try await d.interruptMidway(20, with: "downloads.pause")
         #expect(paused["state"] == "paused")
         let record = try #require(try await d.record(20))
         let partSize = (try FileManager.default.attributesOfItem(atPath: record.partPath)[.size] as? Int) ?? 0
@@ -141,11 +153,8 @@ final class NotificationLog: Sendable {
     @Test func changedFileRestartsFromZero() async throws {
         let d = try await DownloadFixture()
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 400_000
-        _ = try await d.start(21)
-        _ = try await d.wait(21, for: .running)
-        try await Task.sleep(for: .milliseconds(300))
-        _ = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v21"])
+        let paused = try await d.interruptMidway(21, with: "downloads.pause")
+        try #require(paused["state"] == "paused", "\(paused)")
         d.server.media.bytesPerSecond = nil
         d.server.media.setVersion(2, for: "/_sandbox/file/\(CatalogProvider.videoSize(21))")
         _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v21"])
@@ -156,11 +165,8 @@ final class NotificationLog: Sendable {
     @Test func serverIgnoringRangeRestartsFromZero() async throws {
         let d = try await DownloadFixture()
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 400_000
-        _ = try await d.start(22)
-        _ = try await d.wait(22, for: .running)
-        try await Task.sleep(for: .milliseconds(300))
-        _ = try await d.fixture.call("downloads.pause", ["id": "catalog:video:v22"])
+        let paused = try await d.interruptMidway(22, with: "downloads.pause")
+        try #require(paused["state"] == "paused", "\(paused)")
         d.server.media.bytesPerSecond = nil
         d.server.faults.add(FaultRule(path: "/_sandbox/file/", ignoreRange: true))
         _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v22"])
@@ -244,11 +250,7 @@ final class NotificationLog: Sendable {
     @Test func cancelDeletesThePartAndRemoveDeletesTheFile() async throws {
         let d = try await DownloadFixture()
         defer { d.stop() }
-        d.server.media.bytesPerSecond = 300_000
-        _ = try await d.start(30)
-        _ = try await d.wait(30, for: .running)
-        try await Task.sleep(for: .milliseconds(200))
-        let cancelled = try await d.fixture.call("downloads.cancel", ["id": "catalog:video:v30"])
+        let cancelled = try await d.interruptMidway(30, with: "downloads.cancel")
         #expect(cancelled["state"] == "cancelled")
         let record = try #require(try await d.record(30))
         #expect(!FileManager.default.fileExists(atPath: record.partPath))
