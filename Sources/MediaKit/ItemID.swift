@@ -189,18 +189,45 @@ extension ItemID {
     /// `feeds` capability); nil when the URL cannot be a feed's or the id would be too long.
     public static func feed(_ url: String, provider: String) -> ItemID? {
         guard isFeedURL(url) else { return nil }
-        // base64url, without padding.
-        let encoded = String(
-            decoding: Data(url.utf8).base64EncodedString().utf8.compactMap { byte -> UInt8? in
-                switch byte {
-                case UInt8(ascii: "+"): UInt8(ascii: "-")
-                case UInt8(ascii: "/"): UInt8(ascii: "_")
-                case UInt8(ascii: "="): nil
-                default: byte
-                }
-            }, as: UTF8.self)
+        let encoded = base64URL(url)
         let id = ItemID(provider: provider, kind: .podcast, nativeID: feedPrefix + encoded)
-        return id.description.utf8.count <= maxLength ? id : nil
+        return provider.utf8.count + MediaKind.podcast.rawValue.utf8.count + feedPrefix.utf8.count + encoded.utf8.count + 2
+            <= maxLength ? id : nil
+    }
+
+    /// `text`'s UTF-8 in base64url without padding (RFC 4648 §5), written straight into the string.
+    static func base64URL(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes in
+            let count = (bytes.count * 4 + 2) / 3
+            return String(unsafeUninitializedCapacity: count) { out in
+                let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                let table = alphabet.utf8Start
+                var i = 0
+                var o = 0
+                while i + 3 <= bytes.count {
+                    let word = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                    out[o] = table[Int(word >> 18)]
+                    out[o + 1] = table[Int(word >> 12 & 63)]
+                    out[o + 2] = table[Int(word >> 6 & 63)]
+                    out[o + 3] = table[Int(word & 63)]
+                    i += 3
+                    o += 4
+                }
+                let left = bytes.count - i
+                if left > 0 {
+                    let word = UInt32(bytes[i]) << 16 | (left == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+                    out[o] = table[Int(word >> 18)]
+                    out[o + 1] = table[Int(word >> 12 & 63)]
+                    o += 2
+                    if left == 2 {
+                        out[o] = table[Int(word >> 6 & 63)]
+                        o += 1
+                    }
+                }
+                return o
+            }
+        }
     }
 
     /// The feed URL a `feed(_:)` native id (or its prefix before a ':') carries.

@@ -339,6 +339,9 @@ extension MediaItem {
 
     /// A link as given when it is absolute and has no space or control character in it.
     public static func checkedLink(_ text: String) -> String? {
+        // A plain http(s) URL is decided from its bytes (an import checks thousands); the rest
+        // is parsed.
+        if text.utf8.count <= 8192, ItemID.plainWebURL(text) == true { return text }
         guard !text.isEmpty, text.utf8.count <= 8192,
             !DisplayText.hasControlOrSpace(text), let scheme = URL(string: text)?.scheme, !scheme.isEmpty
         else { return nil }

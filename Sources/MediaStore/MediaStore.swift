@@ -98,6 +98,25 @@ public final class MediaStore: Sendable {
         }
     }
 
+    /// `updates` in one transaction; with `roomy`, the connection's page cache is 32 MB for it
+    /// (SQLite's default is 2 MB), so a big batch's pages (an import of 10,000 list items makes
+    /// 6 MB) stay in memory until the commit instead of spilling to the write-ahead log and being
+    /// written there again. The cache is back to its default afterwards.
+    func write<T: Sendable>(roomy: Bool, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard roomy else { return try await pool.write(updates) }
+        return try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            var result: T?
+            try db.inTransaction {
+                result = try updates(db)
+                return .commit
+            }
+            guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL) }
+            return result
+        }
+    }
+
     /// Pages (4 KiB) of write-ahead log that trigger a checkpoint.
     static let checkpointPages = 256
 
@@ -259,6 +278,27 @@ public final class MediaStore: Sendable {
         }
         migrator.registerMigration("v8: downloads made by a program") { db in
             try db.execute(sql: "ALTER TABLE download ADD COLUMN program TEXT")
+        }
+        // One index fewer for every list item (an import of 10,000 wrote four B-trees a row): the
+        // key is (id, list), which also finds the lists an item is in, so the index on id alone
+        // goes; a list's own rows are found by (list, position).
+        migrator.registerMigration("v9: list items keyed by id, then list") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE listItemNew (
+                        list INTEGER NOT NULL REFERENCES list(seq) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        addedAt REAL NOT NULL,
+                        snapshot BLOB NOT NULL,
+                        PRIMARY KEY (id, list)
+                    );
+                    INSERT INTO listItemNew (list, id, position, addedAt, snapshot)
+                        SELECT list, id, position, addedAt, snapshot FROM listItem ORDER BY list, position;
+                    DROP TABLE listItem;
+                    ALTER TABLE listItemNew RENAME TO listItem;
+                    CREATE INDEX listItem_order ON listItem(list, position);
+                    """)
         }
         return migrator
     }

@@ -48,10 +48,33 @@ import Testing
                 schemes.randomElement(using: &generator)! + hosts.randomElement(using: &generator)!
                 + ports.randomElement(using: &generator)! + paths.randomElement(using: &generator)!
                 + paths.randomElement(using: &generator)!
+            // A link is kept as the full parse would keep it, whichever way it is decided.
+            let parsedLink = !DisplayText.hasControlOrSpace(url) && URL(string: url)?.scheme?.isEmpty == false
+            #expect((MediaItem.checkedLink(url) != nil) == parsedLink, "\(url.debugDescription)")
             guard let answer = ItemID.plainWebURL(url) else { continue }
             quick += 1
             #expect(answer == ItemID.parsedAsFeedURL(url), "\(url.debugDescription)")
         }
         #expect(quick > 100, "some generated URLs are plain enough for the quick way")
+    }
+
+    @Test func feedIDsAreBase64URLWithoutPadding() throws {
+        var generator = MediaItemJSONTests.Generator(state: 7)
+        let pieces = ["a", "/", "?", "~", "\u{fc}", "\u{1F600}", "https://x.org/", "+", "=", "\u{0}", "\u{7F}"]
+        for length in 0..<40 {
+            let text = (0..<length).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let expected = Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(ItemID.base64URL(text) == expected, "\(text.debugDescription)")
+        }
+        let url = "https://feeds.example.com/show/1/feed.xml"
+        let id = try #require(ItemID.feed(url, provider: "podcasts"))
+        #expect(ItemID.feedURL(nativeID: id.nativeID) == url)
+        // The longest id there may be, and one byte more.
+        let room = ItemID.maxLength - "podcasts:podcast:".utf8.count - ItemID.feedPrefix.utf8.count
+        let fits = "https://x.org/" + String(repeating: "a", count: room / 4 * 3 - 14)
+        #expect(ItemID.feed(fits, provider: "podcasts")?.description.utf8.count ?? 0 <= ItemID.maxLength)
+        #expect(ItemID.feed(fits, provider: "podcasts") != nil)
+        #expect(ItemID.feed(fits + "aaaa", provider: "podcasts") == nil)
     }
 }

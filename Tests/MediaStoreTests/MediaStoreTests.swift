@@ -69,6 +69,57 @@ import Testing
         #expect(all.map(\.title) == many.map(\.title))
     }
 
+    /// Yesterday's data dir: lists written under the v8 schema (an index on id alone, the key
+    /// (list, id)) are all there, in order, after v9 rebuilds the table; and the queries that
+    /// find an item's lists, or a list's rows, use an index, not a scan.
+    @Test func listsOfAVersion8DatabaseSurviveTheNewKey() async throws {
+        let path = directory + "/db.sqlite"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try MediaStore.migrator.migrate(queue, upTo: "v8: downloads made by a program")
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO list (name, createdAt) VALUES ('a', 1), ('b', 2)")
+            for n in 0..<50 {
+                // b holds every other item of a, in reverse.
+                try db.execute(
+                    sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (1, ?, ?, 1, ?)",
+                    arguments: [item(n).id.description, n, try MediaStore.snapshots([item(n)])[0]])
+                if n % 2 == 0 {
+                    try db.execute(
+                        sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (2, ?, ?, 1, ?)",
+                        arguments: [item(n).id.description, 100 - n, try MediaStore.snapshots([item(n)])[0]])
+                }
+            }
+        }
+        try queue.close()
+
+        let store = try MediaStore(path: path)
+        #expect(try await store.allListItems("a").map(\.id) == (0..<50).map { item($0).id })
+        #expect(try await store.allListItems("b").map(\.id) == stride(from: 48, through: 0, by: -2).map { item($0).id })
+        let names = try await store.listNames(for: [item(4).id, item(5).id])
+        #expect(names[item(4).id] == ["a", "b"] && names[item(5).id] == ["a"])
+        #expect(try await store.addToList("b", [item(4), item(7)]) == 1)
+        #expect(try await store.allListItems("b").last?.id == item(7).id)
+        _ = try await store.deleteList("a")
+        #expect(try await store.listNames(for: [item(5).id]).isEmpty)
+
+        let plans = try await store.pool.read { db in
+            [
+                "SELECT list FROM listItem WHERE id = 'x'",
+                "SELECT id FROM listItem WHERE list = 1 ORDER BY position",
+                "UPDATE listItem SET snapshot = x'' WHERE list = 1 AND id = 'x'",
+            ].map { sql in
+                (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; "))
+                    ?? ""
+            }
+        }
+        for plan in plans { #expect(plan.contains("USING") && !plan.contains("SCAN"), "\(plan)") }
+        let indexes = try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'listItem'")
+        }
+        #expect(Set(indexes) == ["sqlite_autoindex_listItem_1", "listItem_order"])
+    }
+
     @Test func databaseFileIsPrivate() throws {
         let store = try MediaStore(path: directory + "/db.sqlite")
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)

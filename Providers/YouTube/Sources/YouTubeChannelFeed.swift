@@ -55,7 +55,8 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
 
     /// Whether "youtube.com" is in `text`, in any case.
     static func mentionsYouTube(_ text: String) -> Bool {
-        let needle = Array("youtube.com".utf8)
+        let word: StaticString = "youtube.com"
+        let needle = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         var matched = 0
         for byte in text.utf8 {
             let lower = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
