@@ -33,13 +33,17 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// Parses and validates an id string.
     /// - Throws: `ItemIDError` saying what is wrong with it.
     public init(parsing string: String) throws(ItemIDError) {
-        guard string.utf8.count <= Self.maxLength else { throw .tooLong }
-        let parts = string.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed(string) }
-        let provider = String(parts[0])
+        let utf8 = string.utf8
+        guard utf8.count <= Self.maxLength else { throw .tooLong }
+        // Split at the first two ':' (ASCII, so the indices are the string's own).
+        guard let first = utf8.firstIndex(of: UInt8(ascii: ":")),
+            let second = utf8[utf8.index(after: first)...].firstIndex(of: UInt8(ascii: ":"))
+        else { throw .malformed(string) }
+        let provider = String(string[..<first])
         guard ProviderDescriptor.isValidID(provider) else { throw .badProvider(provider) }
-        guard let kind = MediaKind(rawValue: String(parts[1])) else { throw .badKind(String(parts[1])) }
-        let native = String(parts[2])
+        let kindText = String(string[utf8.index(after: first)..<second])
+        guard let kind = MediaKind(rawValue: kindText) else { throw .badKind(kindText) }
+        let native = String(string[utf8.index(after: second)...])
         guard !native.isEmpty else { throw .malformed(string) }
         guard !DisplayText.hasControl(native) else { throw .controlCharacters }
         self.init(provider: provider, kind: kind, nativeID: native)

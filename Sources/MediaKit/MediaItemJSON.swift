@@ -421,17 +421,19 @@ extension MediaItemJSON {
             return nil
         }
 
-        /// Reads a value into `slot`: false (the member is refused) when it is not of its type.
+        /// Reads a value into `slot`: false (the member is refused) when it is not of its type,
+        /// or when the slot was set already: each key once, as an encoder writes them (a
+        /// repeated key is left to the decoder).
         private static func set<T>(_ value: T?, _ slot: inout T?) -> Bool {
+            guard slot == nil else { return false }
             slot = value
             return value != nil
         }
 
-        /// An object's members into `body` (key -> accepted), each key once, as an encoder writes
-        /// them (a repeated key is left to the decoder).
+        /// An object's members into `body` (key -> accepted); `body` refuses a repeated key
+        /// (`set` does).
         private mutating func members(_ body: (inout Reader, String) -> Bool) -> Bool {
-            var seen = Set<String>()
-            return object { reader, key in seen.insert(key).inserted && body(&reader, key) }
+            object(body)
         }
 
         mutating func itemID() -> ItemID? { string().flatMap { try? ItemID(parsing: $0) } }
@@ -477,7 +479,7 @@ extension MediaItemJSON {
         mutating func dictionary<Value>(_ value: (inout Reader) -> Value?) -> [String: Value]? {
             var result: [String: Value] = [:]
             let read = members { reader, key in
-                guard let element = value(&reader) else { return false }
+                guard result[key] == nil, let element = value(&reader) else { return false }
                 result[key] = element
                 return true
             }

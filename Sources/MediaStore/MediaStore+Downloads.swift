@@ -163,14 +163,17 @@ extension MediaStore {
     /// The downloads of some items, in one query (to annotate listings).
     public func downloads(for ids: [ItemID]) async throws -> [ItemID: DownloadRecord] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
-            var found: [ItemID: DownloadRecord] = [:]
-            for row in try Self.rows(db, for: ids, { "SELECT * FROM download WHERE id IN (\($0))" }) {
-                let record = try DownloadRecord(row: row)
-                found[record.id] = record
-            }
-            return found
+        let keys = IDKeys(ids)
+        return try await pool.read { db in try Self.downloads(db, keys) }
+    }
+
+    static func downloads(_ db: Database, _ keys: IDKeys) throws -> [ItemID: DownloadRecord] {
+        var found: [ItemID: DownloadRecord] = [:]
+        try forEachRow(db, for: keys, columns: "*", from: "download") { row in
+            let record = try DownloadRecord(row: row)
+            found[record.id] = record
         }
+        return found
     }
 
     /// Whether another download already owns `path` (or its .part).

@@ -93,19 +93,16 @@ extension MediaStore {
     /// The ids among `ids` that are favorites, in one query.
     public func favoriteIDs(among ids: [ItemID]) async throws -> Set<ItemID> {
         guard !ids.isEmpty else { return [] }
-        let strings = Array(Set(ids.map(\.description)))
-        return try await pool.read { db in
-            var found = Set<ItemID>()
-            // SQLite allows 32,766 parameters; pages are far smaller, but chunk anyway.
-            for chunk in stride(from: 0, to: strings.count, by: 500) {
-                let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
-                let placeholders = Array(repeating: "?", count: part.count).joined(separator: ",")
-                let rows = try String.fetchAll(
-                    db, sql: "SELECT id FROM favorite WHERE id IN (\(placeholders))", arguments: StatementArguments(part))
-                for row in rows { if let id = try? ItemID(parsing: row) { found.insert(id) } }
-            }
-            return found
+        let keys = IDKeys(ids)
+        return try await pool.read { db in try Self.favoriteIDs(db, keys) }
+    }
+
+    static func favoriteIDs(_ db: Database, _ keys: IDKeys) throws -> Set<ItemID> {
+        var found = Set<ItemID>()
+        try forEachRow(db, for: keys, columns: "id", from: "favorite") { row in
+            if let id = keys.ids[row[0]] { found.insert(id) }
         }
+        return found
     }
 
     /// A provider's favorites of some kinds, newest first.

@@ -191,20 +191,23 @@ extension MediaStore {
     /// The names of the lists that hold each of `ids`.
     public func listNames(for ids: [ItemID]) async throws -> [ItemID: [String]] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
-            var found: [ItemID: [String]] = [:]
-            let rows = try Self.rows(db, for: ids) {
-                """
-                SELECT listItem.id, list.name FROM listItem JOIN list ON list.seq = listItem.list
-                WHERE listItem.id IN (\($0)) ORDER BY list.createdAt, list.seq
-                """
-            }
-            for row in rows {
-                guard let id = try? ItemID(parsing: row[0] as String) else { continue }
-                found[id, default: []].append(row[1])
-            }
-            return found
+        let keys = IDKeys(ids)
+        return try await pool.read { db in try Self.listNames(db, keys) }
+    }
+
+    static func listNames(_ db: Database, _ keys: IDKeys) throws -> [ItemID: [String]] {
+        var found: [ItemID: [String]] = [:]
+        let sql = { (marks: String) in
+            """
+            SELECT listItem.id, list.name FROM listItem JOIN list ON list.seq = listItem.list
+            WHERE listItem.id IN (\(marks)) ORDER BY list.createdAt, list.seq
+            """
         }
+        try forEachRow(db, for: keys, sql) { row in
+            guard let id = keys.ids[row[0]] else { return }
+            found[id, default: []].append(row[1])
+        }
+        return found
     }
 
     private static func listSeq(_ db: Database, _ name: String) throws -> Int64? {

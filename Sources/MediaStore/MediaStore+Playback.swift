@@ -69,17 +69,17 @@ extension MediaStore {
     /// What is kept for those of `ids` that were played.
     public func playbacks(for ids: [ItemID]) async throws -> [ItemID: PlaybackRecord] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
-            var found: [ItemID: PlaybackRecord] = [:]
-            let rows = try Self.rows(db, for: ids) {
-                "SELECT id, position, duration, played, updatedAt FROM playback WHERE id IN (\($0))"
-            }
-            for row in rows {
-                guard let id = try? ItemID(parsing: row[0] as String) else { continue }
-                found[id] = PlaybackRecord(
-                    id: id, position: row[1], duration: row[2], played: row[3], updatedAt: Date(timeIntervalSince1970: row[4]))
-            }
-            return found
+        let keys = IDKeys(ids)
+        return try await pool.read { db in try Self.playbacks(db, keys) }
+    }
+
+    static func playbacks(_ db: Database, _ keys: IDKeys) throws -> [ItemID: PlaybackRecord] {
+        var found: [ItemID: PlaybackRecord] = [:]
+        try forEachRow(db, for: keys, columns: "id, position, duration, played, updatedAt", from: "playback") { row in
+            guard let id = keys.ids[row[0]] else { return }
+            found[id] = PlaybackRecord(
+                id: id, position: row[1], duration: row[2], played: row[3], updatedAt: Date(timeIntervalSince1970: row[4]))
         }
+        return found
     }
 }

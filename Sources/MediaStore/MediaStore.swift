@@ -305,17 +305,68 @@ public final class MediaStore: Sendable {
 }
 
 extension MediaStore {
-    /// The rows `sql` selects for the distinct `ids`, asked 500 at a time (SQLite bounds the
-    /// number of parameters); `sql` is given the `?, ?, ...` list for `IN (...)`.
-    static func rows(_ db: Database, for ids: [ItemID], _ sql: (String) -> String) throws -> [Row] {
-        let strings = Array(Set(ids.map(\.description)))
-        var rows: [Row] = []
-        for chunk in stride(from: 0, to: strings.count, by: 500) {
-            let part = Array(strings[chunk..<min(chunk + 500, strings.count)])
-            let marks = part.map { _ in "?" }.joined(separator: ",")
-            rows += try Row.fetchAll(db, sql: sql(marks), arguments: StatementArguments(part))
+    /// Ids as the store keys them (each once), and the id each key stands for: rows found by
+    /// key give back the caller's id without parsing it again.
+    struct IDKeys {
+        let keys: [String]
+        let ids: [String: ItemID]
+
+        init(_ ids: [ItemID]) {
+            var map = [String: ItemID](minimumCapacity: ids.count)
+            for id in ids { map[id.description] = id }
+            self.ids = map
+            keys = Array(map.keys)
         }
-        return rows
+    }
+
+    /// `body` with each row `sql` selects for the ids of `keys`, asked 500 at a time (SQLite bounds the
+    /// number of parameters); `sql` is given the `?, ?, ...` list for `IN (...)`. The list is as
+    /// long as the next multiple of 50 (the last id repeated), so each query is compiled once
+    /// for a page size and then reused, and at most ten sizes of it are kept.
+    static func forEachRow(
+        _ db: Database, for keys: IDKeys, _ sql: (String) -> String, _ body: (Row) throws -> Void
+    ) throws {
+        for chunk in stride(from: 0, to: keys.keys.count, by: 500) {
+            var part = Array(keys.keys[chunk..<min(chunk + 500, keys.keys.count)])
+            let size = (part.count + 49) / 50 * 50
+            part += repeatElement(part[part.count - 1], count: size - part.count)
+            let statement = try db.cachedStatement(sql: sql(String(repeating: "?,", count: size - 1) + "?"))
+            // Read where SQLite holds them (a cursor's row is not copied; `body` reads values).
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(part))
+            while let row = try rows.next() { try body(row) }
+        }
+    }
+
+    /// `body` with the rows of `table` (its `columns`, the first of them `id`) whose id is one
+    /// of `keys`. A table with no more rows than there are keys (max(rowid) bounds its rows:
+    /// none downloaded, a few favorites) is read whole and its rows picked here, which costs less
+    /// than the `IN` list SQLite first makes into an index of its own.
+    static func forEachRow(
+        _ db: Database, for keys: IDKeys, columns: String, from table: String, _ body: (Row) throws -> Void
+    ) throws {
+        let most = try Int.fetchOne(db.cachedStatement(sql: "SELECT max(rowid) FROM \(table)")) ?? 0
+        guard most > keys.keys.count else {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns) FROM \(table)"))
+            while let row = try rows.next() {
+                if let key = row[0] as String?, keys.ids[key] != nil { try body(row) }
+            }
+            return
+        }
+        try forEachRow(db, for: keys, { "SELECT \(columns) FROM \(table) WHERE id IN (\($0))" }, body)
+    }
+
+    /// What the store knows of each of `ids` (a page's items): favorites (unless `favorites`
+    /// says every one is), downloads, playback and the lists holding it, in one read.
+    public func annotations(for ids: [ItemID], allFavorites: Bool = false) async throws -> Annotations {
+        guard !ids.isEmpty else { return Annotations() }
+        let keys = IDKeys(ids)
+        return try await pool.read { db in
+            Annotations(
+                favorites: allFavorites ? Set(ids) : try Self.favoriteIDs(db, keys),
+                downloads: try Self.downloads(db, keys),
+                playbacks: try Self.playbacks(db, keys),
+                lists: try Self.listNames(db, keys))
+        }
     }
 
     /// How favorites and list items are encoded: keys sorted, so equal snapshots are equal bytes.
@@ -382,4 +433,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         case .corruptSnapshot(let id): "the stored copy of favorite \(id) cannot be read"
         }
     }
+}
+
+/// What the store knows of some items, by id (`MediaStore.annotations(for:)`).
+public struct Annotations: Sendable {
+    public var favorites: Set<ItemID> = []
+    public var downloads: [ItemID: DownloadRecord] = [:]
+    public var playbacks: [ItemID: PlaybackRecord] = [:]
+    /// The names of the lists holding each, oldest list first.
+    public var lists: [ItemID: [String]] = [:]
 }

@@ -25,6 +25,10 @@ import Testing
         ("YouTube:video:x", .badProvider("YouTube")),
         (":video:x", .badProvider("")),
         ("youtube:clip:x", .badKind("clip")),
+        ("youtube::x", .badKind("")),
+        ("caf\u{e9}:video:x", .badProvider("caf\u{e9}")),
+        ("youtube:vid\u{e9}o:x", .badKind("vid\u{e9}o")),
+        ("\u{1F600}:video:x", .badProvider("\u{1F600}")),
         ("youtube:video:a\u{1B}[31m", .controlCharacters),
         ("youtube:video:a\nb", .controlCharacters),
     ])

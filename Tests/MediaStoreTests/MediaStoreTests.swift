@@ -120,6 +120,33 @@ import Testing
         #expect(Set(indexes) == ["sqlite_autoindex_listItem_1", "listItem_order"])
     }
 
+    /// A page's annotations are the same whether a table is read whole (it has no more rows than
+    /// the page has ids) or asked with an IN list, deleted rows and repeated ids included.
+    @Test func annotationsAreTheSameWhicheverWayATableIsRead() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.addFavorites((0..<300).map { item($0) })
+        for n in stride(from: 0, to: 300, by: 3) { _ = try await store.removeFavorite(item(n).id) }
+        for n in stride(from: 0, to: 300, by: 7) {
+            try await store.savePlayback(PlaybackRecord(id: item(n).id, position: Double(n), duration: 1000, played: false))
+        }
+        try await store.createList("l")
+        try await store.addToList("l", (100..<200).map { item($0) })
+        func expected(_ n: Int) -> (favorite: Bool, playback: Double?, lists: [String]?) {
+            (n < 300 && n % 3 != 0, n < 300 && n % 7 == 0 ? Double(n) : nil, (100..<200).contains(n) ? ["l"] : nil)
+        }
+        // 10 ids (fewer than the rows: IN lists) and 600 (more: whole tables), one id twice.
+        for ids in [[5, 7, 9, 14, 150, 151, 299, 300, 5, 1000], Array(0..<600) + [7]] {
+            let known = try await store.annotations(for: ids.map { item($0).id })
+            for n in ids {
+                let id = item(n).id
+                #expect(known.favorites.contains(id) == expected(n).favorite, "\(n)")
+                #expect(known.playbacks[id]?.position == expected(n).playback, "\(n)")
+                #expect(known.lists[id] == expected(n).lists, "\(n)")
+            }
+            #expect(known.downloads.isEmpty)
+        }
+    }
+
     @Test func databaseFileIsPrivate() throws {
         let store = try MediaStore(path: directory + "/db.sqlite")
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)

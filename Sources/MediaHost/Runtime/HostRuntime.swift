@@ -229,18 +229,14 @@ public final class HostRuntime: Sendable {
     func annotate(_ items: [MediaItem], allFavorites: Bool = false) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
         recentArtwork.remember(items)
-        let ids = items.map(\.id)
-        let favorites = allFavorites ? Set(ids) : try await store.favoriteIDs(among: ids)
-        let downloads = try await store.downloads(for: ids)
-        let playbacks = try await store.playbacks(for: ids)
-        let lists = try await store.listNames(for: ids)
+        let known = try await store.annotations(for: items.map(\.id), allFavorites: allFavorites)
         return items.map { item in
             // Whatever made it (a provider, a plugin, a list from elsewhere), it leaves checked.
             var item = item.checked()
-            item.lists = lists[item.id]
-            item.favorite = favorites.contains(item.id)
-            item.download = downloads[item.id].map(\.info)
-            if let playback = playbacks[item.id] {
+            item.lists = known.lists[item.id]
+            item.favorite = known.favorites.contains(item.id)
+            item.download = known.downloads[item.id].map(\.info)
+            if let playback = known.playbacks[item.id] {
                 item.played = playback.played
                 item.position = playback.played || playback.position <= 0 ? nil : playback.position
             }
