@@ -190,8 +190,64 @@ public enum MediaItemJSON {
 
     private static let hex = Array("0123456789abcdef".utf8)
 
+    /// Compact JSON (as `encode` writes it) laid out as `JSONEncoder`'s `.prettyPrinted` lays
+    /// it out: two spaces a level, `"key" : value`, an empty object or array as `{`, an empty
+    /// line and `}` at its own indentation. `depth` is the level the value starts at (its first
+    /// line is not indented: the caller wrote that).
+    public static func pretty(_ json: [UInt8], depth: Int, into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + json.count * 2)
+        var depth = depth
+        var indentNext = false
+        func newline() {
+            out.append(0x0A)
+            out.append(contentsOf: repeatElement(0x20, count: depth * 2))
+        }
+        json.withUnsafeBufferPointer { bytes in
+            var i = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                switch byte {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    if indentNext { newline() }
+                    out.append(byte)
+                    depth += 1
+                    indentNext = true
+                    i += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if indentNext { out.append(0x0A) }
+                    newline()
+                    out.append(byte)
+                    indentNext = false
+                    i += 1
+                case UInt8(ascii: ","):
+                    out.append(byte)
+                    indentNext = true
+                    i += 1
+                case UInt8(ascii: ":"):
+                    out.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+                    i += 1
+                default:
+                    if indentNext { newline() }
+                    indentNext = false
+                    let start = i
+                    if byte == UInt8(ascii: "\"") {
+                        // A string, to its closing quote (an escaped one does not close it).
+                        i += 1
+                        while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                        i = min(i + 1, bytes.count)
+                    } else {
+                        // A number or a literal, to the next structural byte.
+                        while i < bytes.count, !",:]}".utf8.contains(bytes[i]) { i += 1 }
+                    }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                }
+            }
+        }
+    }
+
     /// A JSON string as `JSONEncoder` escapes it.
-    static func string(_ text: String, escapingSlashes: Bool, into out: inout [UInt8]) {
+    public static func string(_ text: String, escapingSlashes: Bool, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in

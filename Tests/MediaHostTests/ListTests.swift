@@ -141,6 +141,32 @@ import Testing
         #expect(try await fixture.call("media.get", ["id": "catalog:video:v1"])["lists"] == nil)
     }
 
+    /// The JSON export is written without JSONEncoder, and must be what it writes: the same
+    /// document, pretty-printed with keys sorted, empty or not, whatever the names hold.
+    @Test(arguments: [0, 1, 3]) func jsonExportIsJSONEncodersDocument(count: Int) throws {
+        struct Document: Encodable {
+            var format = "mediahost-list"
+            var version = 1
+            var name: String
+            var items: [MediaItem]
+        }
+        let items = (0..<count).map { n in
+            var item = MediaItem(
+                id: ItemID(provider: "podcasts", kind: .podcast, nativeID: "n\(n)"), title: "Show \"\(n)\" / [a, b]: {}")
+            item.feed = "https://example.com/\(n)/feed.xml"
+            item.extra = n == 1 ? [:] : ["lang": "en"]
+            item.entities = n == 2 ? [] : nil
+            item.duration = n == 0 ? 12.5 : nil
+            return item
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        for name in ["Mine", "a/b \"c\" \\ \u{1}", ""] {
+            let expected = String(decoding: try encoder.encode(Document(name: name, items: items)), as: UTF8.self) + "\n"
+            #expect(try ListWriter.json(name: name, items: items) == expected)
+        }
+    }
+
     @Test func jsonRoundTripsExactlyAndOPMLAndM3UExport() async throws {
         let fixture = try HostFixture()
         _ = try await fixture.call("lists.create", ["name": "Mine"])

@@ -112,6 +112,36 @@ import Testing
         }
     }
 
+    /// Laid out as `.prettyPrinted` lays it out, at any depth: empty lists and objects, strings
+    /// with brackets, commas, colons and escaped quotes in them included.
+    @Test func prettyIsJSONEncodersPrettyPrinting() throws {
+        var g = Generator(state: 33)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        for n in 0..<2000 {
+            var item = Self.item(&g)
+            if n % 5 == 0 { item.title = "[{\"a\" : 1, \\\"}]:,\\" }
+            let compact = try #require(MediaItemJSON.encode(item, escapingSlashes: false))
+            var written: [UInt8] = []
+            MediaItemJSON.pretty(compact, depth: 0, into: &written)
+            let expected = Array(try encoder.encode(item))
+            #expect(
+                written == expected,
+                "item \(n):\n\(String(decoding: written, as: UTF8.self))\n\(String(decoding: expected, as: UTF8.self))")
+            if written != expected { break }
+            // Nested one level down (in a list), each line after the first is indented two more
+            // (an empty line, inside an empty list or object, stays empty).
+            var nested: [UInt8] = []
+            MediaItemJSON.pretty(compact, depth: 1, into: &nested)
+            let expectedNested = String(decoding: expected, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false
+            )
+            .enumerated().map { $0.offset == 0 || $0.element.isEmpty ? String($0.element) : "  " + $0.element }
+            .joined(separator: "\n")
+            #expect(String(decoding: nested, as: UTF8.self) == expectedNested)
+        }
+    }
+
     /// Read back, every item is itself; and whatever is read from JSON the quick way is what
     /// `JSONDecoder` reads from it: valid snapshots, and 40,000 mutations of them (the quick
     /// way may decline any of those; when it answers, it must agree).

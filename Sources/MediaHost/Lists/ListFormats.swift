@@ -172,11 +172,31 @@ public enum ListWriter {
         var items: [MediaItem]
     }
 
+    /// The list as `JSONEncoder` writes `Document` (pretty-printed, keys sorted, slashes as
+    /// they are) and a line break, each item written by `MediaItemJSON` (an export of 10,000 spent
+    /// a third of its time in the encoder); the encoder itself for items that one leaves to it.
     public static func json(name: String, items: [MediaItem]) throws -> String {
+        let clean = items.map(\.snapshot)
+        var out = Array("{\n  \"format\" : \"mediahost-list\",\n  \"items\" : [\n".utf8)
+        out.reserveCapacity(items.count * 500)
+        for (index, item) in clean.enumerated() {
+            guard let compact = MediaItemJSON.encode(item, escapingSlashes: false) else { return try encoded(name, clean) }
+            if index > 0 { out += ",\n".utf8 }
+            out += "    ".utf8
+            MediaItemJSON.pretty(compact, depth: 2, into: &out)
+        }
+        // After the last item, or after none: JSONEncoder's empty array is "[", an empty line, "]".
+        out += "\n  ],\n  \"name\" : ".utf8
+        MediaItemJSON.string(name, escapingSlashes: false, into: &out)
+        out += ",\n  \"version\" : 1\n}\n".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `json` through `JSONEncoder`.
+    static func encoded(_ name: String, _ items: [MediaItem]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let clean = items.map(\.snapshot)
-        return String(decoding: try encoder.encode(Document(name: name, items: clean)), as: UTF8.self) + "\n"
+        return String(decoding: try encoder.encode(Document(name: name, items: items)), as: UTF8.self) + "\n"
     }
 
     /// An extended M3U of what can be played: the item's own completed download, else its media
