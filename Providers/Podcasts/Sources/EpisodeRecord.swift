@@ -6,14 +6,23 @@ enum EpisodeRecord {
     static let version: UInt8 = 1
 
     static func encode(_ episode: ParsedEpisode) -> Data {
-        var out: [UInt8] = [version]
         let strings = [
             episode.guid, episode.title, episode.enclosureURL, episode.enclosureType, episode.artwork, episode.notes,
             episode.link,
             episode.transcript,
         ]
+        // One allocation, of the record's size: a feed of 4,000 episodes makes 4,000 of these
+        // while it is parsed.
+        var size = 3 + 5 * 8
         var mask: UInt16 = 0
-        for (bit, value) in strings.enumerated() where value != nil { mask |= 1 << bit }
+        for (bit, value) in strings.enumerated() {
+            guard let value else { continue }
+            mask |= 1 << bit
+            size += 4 + value.utf8.count
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        out.append(version)
         if episode.published != nil { mask |= 1 << 8 }
         if episode.duration != nil { mask |= 1 << 9 }
         if episode.enclosureLength != nil { mask |= 1 << 10 }
@@ -22,9 +31,8 @@ enum EpisodeRecord {
         append(UInt64(mask), bytes: 2, to: &out)
         for value in strings {
             guard let value else { continue }
-            let utf8 = Array(value.utf8)
-            append(UInt64(utf8.count), bytes: 4, to: &out)
-            out += utf8
+            append(UInt64(value.utf8.count), bytes: 4, to: &out)
+            out.append(contentsOf: value.utf8)
         }
         if let published = episode.published { append(published.timeIntervalSince1970.bitPattern, bytes: 8, to: &out) }
         if let duration = episode.duration { append(duration.bitPattern, bytes: 8, to: &out) }
