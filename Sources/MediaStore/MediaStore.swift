@@ -379,7 +379,7 @@ extension MediaStore {
     /// Each item's snapshot, encoded (a big batch on every core: encoding is most of the time an
     /// import of thousands takes).
     static func snapshots(_ items: [MediaItem]) throws -> [Data] {
-        try inSlices(items, smallest: 512) { part in
+        try items.mapInSlices(smallest: 512) { part in
             try part.map { item in
                 let snapshot = item.snapshot
                 return try MediaItemJSON.encode(snapshot, escapingSlashes: true).map { Data($0) }
@@ -391,7 +391,7 @@ extension MediaStore {
     /// The items stored as `rows` (an id and its snapshot each), decoded as `snapshots` encodes.
     /// - Throws: `StoreError.corruptSnapshot` naming the first that cannot be read.
     static func items(fromSnapshots rows: [(id: String, data: Data)]) throws -> [MediaItem] {
-        try inSlices(rows, smallest: 256) { part in
+        try rows.mapInSlices(smallest: 256) { part in
             let decoder = JSONDecoder()
             return try part.map { row in
                 if let item = row.data.withUnsafeBytes({ MediaItemJSON.decode($0) }) { return item }
@@ -401,23 +401,6 @@ extension MediaStore {
                 return item
             }
         }
-    }
-
-    /// `transform` of `elements`, in order: at once for fewer than `smallest`, else in slices,
-    /// one per core, side by side. The first slice's error is thrown.
-    static func inSlices<Element: Sendable, Result: Sendable>(
-        _ elements: [Element], smallest: Int, _ transform: @Sendable (ArraySlice<Element>) throws -> [Result]
-    ) throws -> [Result] {
-        let slices = elements.count < smallest ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        guard slices > 1 else { return try transform(elements[...]) }
-        let size = (elements.count + slices - 1) / slices
-        let results = Mutex([Swift.Result<[Result], any Error>?](repeating: nil, count: slices))
-        DispatchQueue.concurrentPerform(iterations: slices) { slice in
-            let part = elements[min(elements.count, slice * size)..<min(elements.count, (slice + 1) * size)]
-            let result = Swift.Result { try transform(part) }
-            results.withLock { $0[slice] = result }
-        }
-        return try results.withLock { $0 }.flatMap { try $0?.get() ?? [] }
     }
 }
 

@@ -38,6 +38,36 @@ import Testing
         #expect(items.map(\.title) == ["feeds.simplecast.com", "Title 1", "feeds.acast.com", "Title 2"])
     }
 
+    /// Thousands of outlines are made into items on both cores: the list keeps the file's order,
+    /// and what is left out is reported in the file's order too.
+    @Test func aLargeOPMLKeepsItsOrderAndItsSkips() async throws {
+        let fixture = try HostFixture()
+        let count = 3000
+        func url(_ n: Int) -> String {
+            n % 700 == 3
+                ? "https://feeds.example.com/\(n)/" + String(repeating: "x", count: 800) : "https://feeds.example.com/\(n).xml"
+        }
+        var opml = #"<?xml version="1.0"?><opml version="2.0"><head><title>Big</title></head><body>"#
+        for n in 0..<count { opml += #"<outline type="rss" text="Show \#(n)" xmlUrl="\#(url(n))"/>"# }
+        opml += "</body></opml>"
+        let result = try await fixture.checked("lists.import", ["text": .string(opml), "format": "opml"])
+        let skipped = (0..<count).filter { $0 % 700 == 3 }
+        #expect(result["added"] == JSONValue(count - skipped.count))
+        let reasons = result["skipped"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(reasons.count == skipped.count)
+        for (reason, n) in zip(reasons, skipped) {
+            #expect(reason.contains("feeds.example.com/\(n)/") && reason.hasSuffix("too long"), "\(reason)")
+        }
+        var titles: [String] = []
+        var cursor: JSONValue = nil
+        repeat {
+            let page = try await fixture.checked("lists.items", ["name": "Big", "limit": 500, "cursor": cursor])
+            titles += (page["items"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+            cursor = page["next"] ?? nil
+        } while cursor != nil
+        #expect(titles == (0..<count).filter { $0 % 700 != 3 }.map { "Show \($0)" })
+    }
+
     @Test func overcastExportInItsFolder() async throws {
         let fixture = try HostFixture()
         let (result, items) = try await imported("overcast.opml", fixture)

@@ -282,6 +282,11 @@ public struct ListsExport: RPCMethod {
 /// Reads a list from OPML or mediahost's JSON (a file, or the text) into a list, made if it
 /// does not exist. Podcasts from OPML are kept by their feed URL (opened through the feed, no
 /// directory needed); everything is checked as untrusted input.
+/// An OPML outline left out of an import, and why.
+struct ImportSkip: Error {
+    var reason: String
+}
+
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
     /// The largest file taken (a subscription list is kilobytes).
@@ -380,22 +385,29 @@ public struct ListsImport: RPCMethod {
             suggested = reader.title
             skipped = reader.skipped.map { "\(URLRedaction.redact($0)): not an http(s) feed URL" }
             // A feed a provider knows as one of its items (a YouTube channel) is kept as that item.
+            // Thousands of outlines are made into items on every core.
             let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
-            for outline in reader.outlines {
-                if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
-                    var item = MediaItem(id: claimed, title: outline.title ?? claimed.nativeID, url: outline.htmlURL)
+            let entries = try reader.outlines.mapInSlices(smallest: 1024) { part in
+                part.map { outline -> Result<MediaItem, ImportSkip> in
+                    if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
+                        var item = MediaItem(id: claimed, title: outline.title ?? claimed.nativeID, url: outline.htmlURL)
+                        item.feed = outline.feedURL
+                        return .success(item.checked())
+                    }
+                    guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
+                        return .failure(ImportSkip(reason: "\(URLRedaction.redact(outline.feedURL)): too long"))
+                    }
+                    var item = MediaItem(
+                        id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
                     item.feed = outline.feedURL
-                    items.append(item)
-                    continue
+                    return .success(item.checked())
                 }
-                guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
-                    skipped.append("\(URLRedaction.redact(outline.feedURL)): too long")
-                    continue
+            }
+            for entry in entries {
+                switch entry {
+                case .success(let item): items.append(item)
+                case .failure(let skip): skipped.append(skip.reason)
                 }
-                var item = MediaItem(
-                    id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
-                item.feed = outline.feedURL
-                items.append(item)
             }
         case .json:
             guard bytes.count <= OPMLReader.maxSize else { throw HostError.invalidArgument("the file is larger than 16 MB") }
@@ -419,7 +431,7 @@ public struct ListsImport: RPCMethod {
         case .m3u:
             throw HostError.invalidArgument("M3U is for players: lists are exported as M3U, imported from OPML or JSON")
         }
-        items = items.map { $0.checked() }
+        // Checked on the way in: each branch above made its items with `checked()`.
         guard items.count <= MediaStore.listLimit else {
             throw HostError.invalidArgument("the file has \(items.count) entries; a list holds \(MediaStore.listLimit) at most")
         }
