@@ -355,8 +355,9 @@ extension MediaStore {
         try forEachRow(db, for: keys, { "SELECT \(columns) FROM \(table) WHERE id IN (\($0))" }, body)
     }
 
-    /// What the store knows of each of `ids` (a page's items): favorites (unless `favorites`
-    /// says every one is), downloads, playback and the lists holding it, in one read.
+    /// What the store knows of each of `ids` (a page's items): whether it is a favorite (every
+    /// one is with `allFavorites`), its download, its playback and the lists holding it, in one
+    /// read.
     public func annotations(for ids: [ItemID], allFavorites: Bool = false) async throws -> Annotations {
         guard !ids.isEmpty else { return Annotations() }
         let keys = IDKeys(ids)
