@@ -316,7 +316,8 @@ extension MediaItemJSON {
         }
 
         /// The members of an object, `body` called with each key; false on bad JSON or when
-        /// `body` refuses a member.
+        /// `body` refuses a member (a key written twice is refused there: `set` takes a slot
+        /// once, `dictionary` a key once).
         mutating func object(_ body: (inout Reader, String) -> Bool) -> Bool {
             guard consume(UInt8(ascii: "{")) else { return false }
             if consume(UInt8(ascii: "}")) { return true }
@@ -486,18 +487,12 @@ extension MediaItemJSON {
             return value != nil
         }
 
-        /// An object's members into `body` (key -> accepted); `body` refuses a repeated key
-        /// (`set` does).
-        private mutating func members(_ body: (inout Reader, String) -> Bool) -> Bool {
-            object(body)
-        }
-
         mutating func itemID() -> ItemID? { string().flatMap { try? ItemID(parsing: $0) } }
 
         mutating func item() -> MediaItem? {
             var id: ItemID?, provider: String?, kind: MediaKind?, title: String?
             var item = MediaItem(id: ItemID(provider: "", kind: .video, nativeID: ""), title: "")
-            let read = members { reader, key in
+            let read = object { reader, key in
                 switch key {
                 case "id": return Self.set(reader.itemID(), &id)
                 case "provider": return Self.set(reader.string(), &provider)
@@ -534,7 +529,7 @@ extension MediaItemJSON {
 
         mutating func dictionary<Value>(_ value: (inout Reader) -> Value?) -> [String: Value]? {
             var result: [String: Value] = [:]
-            let read = members { reader, key in
+            let read = object { reader, key in
                 guard result[key] == nil, let element = value(&reader) else { return false }
                 result[key] = element
                 return true
@@ -554,7 +549,7 @@ extension MediaItemJSON {
 
         mutating func enclosure() -> Enclosure? {
             var url: String?, type: String?, length: Int64?
-            let read = members { reader, key in
+            let read = object { reader, key in
                 switch key {
                 case "url": return Self.set(reader.string(), &url)
                 case "type": return Self.set(reader.string(), &type)
@@ -568,7 +563,7 @@ extension MediaItemJSON {
 
         mutating func link() -> MediaLink? {
             var id: ItemID?, url: String?, label: String?
-            let read = members { reader, key in
+            let read = object { reader, key in
                 switch key {
                 case "id": return Self.set(reader.itemID(), &id)
                 case "url": return Self.set(reader.string(), &url)
@@ -582,7 +577,7 @@ extension MediaItemJSON {
 
         mutating func download() -> DownloadInfo? {
             var state: String?, path: String?, bytes: Int64?, total: Int64?
-            let read = members { reader, key in
+            let read = object { reader, key in
                 switch key {
                 case "state": return Self.set(reader.string(), &state)
                 case "path": return Self.set(reader.string(), &path)
@@ -597,7 +592,7 @@ extension MediaItemJSON {
 
         mutating func entity() -> TextEntity? {
             var type: TextEntity.EntityType?, start: Int?, end: Int?, text: String?, value: String?
-            let read = members { reader, key in
+            let read = object { reader, key in
                 switch key {
                 case "type": return Self.set(reader.string().flatMap(TextEntity.EntityType.init(rawValue:)), &type)
                 case "start": return Self.set(reader.int(), &start)

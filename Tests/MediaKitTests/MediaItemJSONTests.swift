@@ -142,6 +142,25 @@ import Testing
         }
     }
 
+    /// A key written twice (which JSONEncoder never writes) is left to JSONDecoder, at every
+    /// level; the same text without the repeat is read the quick way.
+    @Test func aRepeatedKeyIsLeftToTheDecoder() throws {
+        let base = #"{"id":"x:video:1","kind":"video","provider":"x","title":"T""#
+        let once = [
+            base + "}", base + #","extra":{"a":"1","b":"2"}}"#, base + #","enclosure":{"url":"u","type":"t"}}"#,
+        ]
+        let twice = [
+            base + #","title":"U"}"#, base + #","extra":{"a":"1","a":"2"}}"#,
+            base + #","enclosure":{"url":"u","url":"v"}}"#, base + #","id":"x:video:1"}"#,
+        ]
+        for text in once {
+            #expect(Array(text.utf8).withUnsafeBytes { MediaItemJSON.decode($0) } != nil, "\(text)")
+        }
+        for text in twice {
+            #expect(Array(text.utf8).withUnsafeBytes { MediaItemJSON.decode($0) } == nil, "\(text)")
+        }
+    }
+
     /// Read back, every item is itself; and whatever is read from JSON the quick way is what
     /// `JSONDecoder` reads from it: valid snapshots, and 40,000 mutations of them (the quick
     /// way may decline any of those; when it answers, it must agree).

@@ -282,9 +282,10 @@ public struct ListsExport: RPCMethod {
 /// Reads a list from OPML or mediahost's JSON (a file, or the text) into a list, made if it
 /// does not exist. Podcasts from OPML are kept by their feed URL (opened through the feed, no
 /// directory needed); everything is checked as untrusted input.
-/// An OPML outline left out of an import, and why.
-struct ImportSkip: Error {
-    var reason: String
+/// An OPML outline made into an item, or left out of an import and why.
+enum ImportedOutline: Sendable {
+    case item(MediaItem)
+    case skipped(String)
 }
 
 public struct ListsImport: RPCMethod {
@@ -388,25 +389,25 @@ public struct ListsImport: RPCMethod {
             // Thousands of outlines are made into items on every core.
             let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
             let entries = try reader.outlines.mapInSlices(smallest: 1024) { part in
-                part.map { outline -> Result<MediaItem, ImportSkip> in
+                part.map { outline -> ImportedOutline in
                     if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
                         var item = MediaItem(id: claimed, title: outline.title ?? claimed.nativeID, url: outline.htmlURL)
                         item.feed = outline.feedURL
-                        return .success(item.checked())
+                        return .item(item.checked())
                     }
                     guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
-                        return .failure(ImportSkip(reason: "\(URLRedaction.redact(outline.feedURL)): too long"))
+                        return .skipped("\(URLRedaction.redact(outline.feedURL)): too long")
                     }
                     var item = MediaItem(
                         id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
                     item.feed = outline.feedURL
-                    return .success(item.checked())
+                    return .item(item.checked())
                 }
             }
             for entry in entries {
                 switch entry {
-                case .success(let item): items.append(item)
-                case .failure(let skip): skipped.append(skip.reason)
+                case .item(let item): items.append(item)
+                case .skipped(let reason): skipped.append(reason)
                 }
             }
         case .json:
