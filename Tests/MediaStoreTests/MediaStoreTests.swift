@@ -120,6 +120,27 @@ import Testing
         #expect(Set(indexes) == ["sqlite_autoindex_listItem_1", "listItem_order"])
     }
 
+    /// A new database is made in one transaction, not step by step: it must come out the same
+    /// as one migrated a step at a time (every table, index and trigger, as SQLite stores their
+    /// SQL, and the migrator's record), and opening it again finds nothing left to do.
+    @Test func aNewDatabaseIsTheSchemaTheMigratorMakes() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let stepwise = try DatabaseQueue(path: directory + "/stepwise.sqlite")
+        try MediaStore.migrator.migrate(stepwise)
+        let store = try MediaStore(path: directory + "/new.sqlite")
+        func describe(_ db: Database) throws -> [String] {
+            try String.fetchAll(
+                db, sql: "SELECT type || ' ' || name || ': ' || IFNULL(sql, '') FROM sqlite_master ORDER BY type, name")
+                + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        }
+        let expected = try await stepwise.read(describe)
+        let made = try await store.pool.read(describe)
+        #expect(expected.count > 20)
+        #expect(made == expected)
+        #expect(try await store.pool.read { try MediaStore.migrator.hasCompletedMigrations($0) })
+        #expect(try await store.pool.read { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == true)
+    }
+
     /// A page's annotations are the same whether a table is read whole (it has no more rows than
     /// the page has ids) or asked with an IN list, deleted rows and repeated ids included.
     @Test func annotationsAreTheSameWhicheverWayATableIsRead() async throws {
