@@ -289,7 +289,7 @@ public struct PodcastsProvider: CompiledProvider {
         let batch = EpisodeBatch()
         let parser = FeedParser(url: url, charset: XMLTextDecoder.charset(fromContentType: headers["content-type"])) {
             episode in
-            batch.rows.append(
+            batch.append(
                 CachedRow(
                     id: Self.episodeKey(episode), order: episode.published?.timeIntervalSince1970,
                     data: EpisodeRecord.encode(episode)))
@@ -320,7 +320,7 @@ public struct PodcastsProvider: CompiledProvider {
                     waiting += start - asked
                     asked = ContinuousClock.now
                     parsing += asked - start
-                    if batch.rows.count >= 256 {
+                    if batch.isFull {
                         try await append(batch.take())
                         storing += ContinuousClock.now - asked
                         asked = ContinuousClock.now
