@@ -84,20 +84,33 @@ extension MediaStore {
     public func appendRows(_ rows: [CachedRow], provider: String, key: String, generation: Int64, firstSeq: Int) async throws {
         guard !rows.isEmpty else { return }
         try await pool.write { db in
-            let statement = try db.cachedStatement(
-                sql: "INSERT INTO providerRow (provider, key, generation, seq, id, sortKey, data) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            for (offset, row) in rows.enumerated() {
-                let order = row.order.flatMap { $0.isFinite ? $0 : nil } ?? Self.unordered
-                try statement.execute(arguments: [provider, key, generation, firstSeq + offset, row.id, order, row.data])
-            }
+            try Self.insertRows(rows, db, provider: provider, key: key, generation: generation, firstSeq: firstSeq)
+        }
+    }
+
+    private static func insertRows(
+        _ rows: [CachedRow], _ db: Database, provider: String, key: String, generation: Int64, firstSeq: Int
+    ) throws {
+        guard !rows.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO providerRow (provider, key, generation, seq, id, sortKey, data) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        for (offset, row) in rows.enumerated() {
+            let order = row.order.flatMap { $0.isFinite ? $0 : nil } ?? unordered
+            try statement.execute(arguments: [provider, key, generation, firstSeq + offset, row.id, order, row.data])
         }
     }
 
     /// Makes a generation the list's current one and drops older rows (and the oldest lists
     /// beyond the limit). When a newer generation was committed meanwhile, that one stays and
     /// this one is dropped: both were read from the same source moments apart.
-    public func commitList(provider: String, key: String, generation: Int64, count: Int) async throws {
+    /// `count` rows in all, the last of them `lastRows`, appended in the same transaction (one
+    /// commit fewer at the end of a list).
+    public func commitList(
+        provider: String, key: String, generation: Int64, count: Int, appending lastRows: [CachedRow] = []
+    ) async throws {
         try await pool.write { db in
+            try Self.insertRows(
+                lastRows, db, provider: provider, key: key, generation: generation, firstSeq: count - lastRows.count)
             try db.execute(sql: "DELETE FROM providerListWriter WHERE generation = ?", arguments: [generation])
             let current =
                 try Int64.fetchOne(

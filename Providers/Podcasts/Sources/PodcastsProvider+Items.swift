@@ -104,10 +104,8 @@ extension PodcastsProvider {
 }
 
 /// Episodes parsed since the last batch went to the cache (one writer: the feed being read).
-/// A batch is written once it holds 1,024 rows or 2 MB: each commit writes again the index pages
-/// its rows touched, so a 4,000-episode feed in batches of 256 wrote 16 commits' worth (1,754
-/// pages of log for a 2.6 MB list); the size bound keeps episodes with long notes from holding
-/// much memory.
+/// A batch goes once it holds 256 rows or 1 MB (episodes with long notes must not pile up in
+/// memory); the cache gathers batches into larger writes while one is in flight.
 final class EpisodeBatch: @unchecked Sendable {
     private(set) var rows: [CachedRow] = []
     private var bytes = 0
@@ -117,7 +115,7 @@ final class EpisodeBatch: @unchecked Sendable {
         bytes += row.data.count + row.id.utf8.count
     }
 
-    var isFull: Bool { rows.count >= 1024 || bytes >= 2 << 20 }
+    var isFull: Bool { rows.count >= 256 || bytes >= 1 << 20 }
 
     func take() -> [CachedRow] {
         defer {

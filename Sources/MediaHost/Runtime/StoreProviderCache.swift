@@ -1,5 +1,6 @@
 import MediaKit
 import MediaStore
+import Synchronization
 
 /// A provider's cache, kept in the host's database under the provider's id.
 ///
@@ -41,34 +42,61 @@ struct StoreProviderCache: ProviderCache {
         }
     }
 
-    /// Rows are written while the provider makes the next ones: one batch is in flight at a
-    /// time (the provider waits only when it is ahead by a whole batch), so a feed's parse and
-    /// its database writes overlap.
+    /// Rows are written while the provider makes the next ones: one write is in flight at a
+    /// time, and rows appended meanwhile gather for the next (the provider waits only when
+    /// `gatherLimit` rows or bytes are waiting), so the writes are as large as the parse is ahead of
+    /// the database, and the last one, after the provider's last rows, stays small.
     func replaceList(_ key: String, _ produce: (_ append: ([CachedRow]) async throws -> Void) async throws -> Void) async throws {
         let key = namespace + key
         let generation = try await store.beginList(provider: provider, key: key)
         var written = 0
-        var inFlight: Task<Void, any Error>?
+        var gathered: [CachedRow] = []
+        var gatheredBytes = 0
+        var inFlight: (task: Task<Void, any Error>, done: WriteDone)?
         let store = self.store
         let provider = self.provider
+        func send() {
+            let rows = gathered
+            let first = written
+            written += rows.count
+            gathered = []
+            gatheredBytes = 0
+            let done = WriteDone()
+            inFlight = (
+                Task {
+                    defer { done.flag.store(true, ordering: .releasing) }
+                    try await store.appendRows(rows, provider: provider, key: key, generation: generation, firstSeq: first)
+                }, done
+            )
+        }
         do {
             try await produce { rows in
-                try await inFlight?.value
-                let first = written
-                written += rows.count
-                inFlight = Task {
-                    try await store.appendRows(rows, provider: provider, key: key, generation: generation, firstSeq: first)
+                gathered += rows
+                gatheredBytes += rows.reduce(0) { $0 + $1.data.count }
+                if let running = inFlight {
+                    if !running.done.flag.load(ordering: .acquiring), gathered.count < Self.gatherLimit.rows,
+                        gatheredBytes < Self.gatherLimit.bytes
+                    {
+                        return
+                    }
+                    try await running.task.value
                 }
+                send()
             }
-            try await inFlight?.value
-            try await store.commitList(provider: provider, key: key, generation: generation, count: written)
+            try await inFlight?.task.value
+            try await store.commitList(
+                provider: provider, key: key, generation: generation, count: written + gathered.count, appending: gathered)
         } catch {
-            inFlight?.cancel()
-            _ = try? await inFlight?.value
+            inFlight?.task.cancel()
+            _ = try? await inFlight?.task.value
             try? await store.discardList(provider: provider, key: key, generation: generation)
             throw error
         }
     }
+
+    /// How many rows (and bytes of them) may wait for the write in flight before the provider
+    /// waits for it.
+    static let gatherLimit = (rows: 4096, bytes: 8 << 20)
 
     func listRows(_ key: String, offset: Int, limit: Int) async -> [CachedRow]? {
         do {
@@ -86,4 +114,9 @@ struct StoreProviderCache: ProviderCache {
     func listCount(_ key: String) async -> Int? {
         try? await store.listCount(provider: provider, key: namespace + key)
     }
+}
+
+/// Set once a write of rows has ended, however it ended.
+private final class WriteDone: Sendable {
+    let flag = Atomic<Bool>(false)
 }
