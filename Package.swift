@@ -66,7 +66,9 @@ let package = Package(
         .target(name: "JSONRPC", swiftSettings: strict),
         .target(
             name: "MediaStore",
-            dependencies: ["MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "MediaKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).

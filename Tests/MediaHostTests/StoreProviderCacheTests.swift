@@ -54,6 +54,28 @@ import Testing
         #expect(await cache.listRow("list", id: "r4321")?.data == Data("row 4321".utf8))
     }
 
+    /// Values as they were handed over: an empty id or record, text beyond ASCII, a record
+    /// with NULs, orders that are not numbers (kept as none, after every number).
+    @Test func rowsKeepTheirBytes() async throws {
+        let cache = try cache()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rows = [
+            CachedRow(id: "", order: 3, data: Data()),
+            CachedRow(id: "épisode 🎧 après", order: 2, data: Data([0, 1, 0, 255])),
+            CachedRow(id: "nan", order: .nan, data: Data("x".utf8)),
+            CachedRow(id: "none", order: nil, data: Data(repeating: 7, count: 100_000)),
+        ]
+        try await cache.replaceList("list") { append in try await append(rows) }
+        #expect(
+            await cache.listRows("list", offset: 0, limit: 10)
+                == rows.map { row in
+                    var kept = row
+                    if !(row.order?.isFinite ?? true) { kept.order = nil }
+                    return kept
+                })
+        #expect(await cache.listRow("list", id: "épisode 🎧 après")?.data == Data([0, 1, 0, 255]))
+    }
+
     /// A list whose making fails after rows were written (some in flight, some gathered) leaves
     /// the previous list as it was.
     @Test func aFailedReplacementKeepsThePreviousList() async throws {
