@@ -61,9 +61,7 @@ extension PodcastsProvider {
     /// A stable key for an episode: its guid when it is a sensible id, else a hash of what
     /// identifies it (feeds without guids exist).
     static func episodeKey(_ episode: ParsedEpisode) -> String {
-        if let guid = episode.guid, guid.utf8.count <= 200,
-            !guid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        {
+        if let guid = episode.guid, guid.utf8.count <= 200, !hasControlCharacter(guid) {
             return guid
         }
         // Without a guid: title and date, which survive a host moving its media (URLs do not);
@@ -82,6 +80,17 @@ extension PodcastsProvider {
             hash &*= 0x100_0000_01b3
         }
         return "h" + String(hash, radix: 16)
+    }
+
+    /// Whether the text holds a control character (Unicode's Cc: U+0000-U+001F, U+007F-U+009F),
+    /// read from its UTF-8: the last 32 are C2 80 to C2 9F there.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80) { return true }
+            previous = byte
+        }
+        return false
     }
 
     static func offset(_ cursor: Cursor?) throws -> Int {

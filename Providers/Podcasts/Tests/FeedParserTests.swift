@@ -153,6 +153,21 @@ import Testing
         #expect(PodcastsProvider.episodeKey(ParsedEpisode(guid: "urn:x:1")) == "urn:x:1")
     }
 
+    /// The control-character test reads UTF-8 bytes; it must agree with Unicode's general
+    /// category for every scalar up to U+0FFF and a few beyond, alone and between others.
+    @Test func controlCharactersAreFoundAsUnicodeDefinesThem() {
+        let scalars = (0..<0x1000).compactMap(Unicode.Scalar.init) + ["\u{FEFF}", "\u{1F3A7}", "\u{E0001}", "\u{10FFFF}"]
+        for scalar in scalars {
+            let control = scalar.properties.generalCategory == .control
+            for text in [String(scalar), "é" + String(scalar) + "x", "\u{C2}" + String(scalar), "\u{1F3A7}" + String(scalar)] {
+                #expect(
+                    PodcastsProvider.hasControlCharacter(text) == control,
+                    "U+\(String(scalar.value, radix: 16)) in \(text.debugDescription)")
+            }
+        }
+        #expect(!PodcastsProvider.hasControlCharacter("https://example.com/episodes/42?x=é"))
+    }
+
     @Test func readsAtom() throws {
         let feed = try parse(
             """
