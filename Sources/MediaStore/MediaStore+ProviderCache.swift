@@ -90,6 +90,7 @@ extension MediaStore {
         try await pool.write { db in
             try Self.insertRows(rows, db, provider: provider, key: key, generation: generation, firstSeq: firstSeq)
         }
+        checkpointer?.kick()
     }
 
     /// Binds and steps the insert with SQLite's own calls: a feed's thousands of rows through

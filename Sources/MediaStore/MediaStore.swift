@@ -15,6 +15,7 @@ import Synchronization
 public final class MediaStore: Sendable {
     public let path: String
     let pool: any DatabaseWriter
+    let checkpointer: Checkpointer?
 
     /// How a process uses the database.
     public enum Use: Sendable {
@@ -63,7 +64,7 @@ public final class MediaStore: Sendable {
         // The write-ahead log is copied into the database every 1 MB (SQLite's default is 4 MB):
         // a feed's thousands of episodes are then checkpointed while it is still being parsed
         // (rows are written alongside), not by the closing connection, which a one-shot
-        // `mediahost call` waits for before it exits.
+        // `mediahost call` waits for before it exits. A one-shot leaves that to a `Checkpointer`.
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)") }
         // Two processes creating the database at once would race on switching it to WAL (which
         // the busy timeout does not cover) and on migrations: opening is serialized with a lock
@@ -81,9 +82,14 @@ public final class MediaStore: Sendable {
             switch use {
             case .shared:
                 pool = try DatabasePool(path: path, configuration: config)
+                checkpointer = nil
             case .oneShot:
                 // WAL is kept in the file: only a new database is switched to it (a write).
                 config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                // Big writes (a feed's episodes) are checkpointed by a connection of their own
+                // beside this one; the rest at close.
+                checkpointer = Checkpointer(path: path, configuration: config)
+                config.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
                 let queue = try DatabaseQueue(path: path, configuration: config)
                 if try queue.read({ try String.fetchOne($0, sql: "PRAGMA journal_mode") }) != "wal" {
                     try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
@@ -341,6 +347,57 @@ struct SchemaSteps {
             }
             try db.checkForeignKeys()
             return .commit
+        }
+    }
+}
+
+/// Copies the write-ahead log into the database on a connection (and a thread) of its own,
+/// beside the writer, in a one-shot process: when the writer checkpointed every 1 MB of log
+/// itself, each checkpoint waited for two fdatasyncs, and a feed's episodes were written slower
+/// than they were parsed. Passive: it never waits for the writer, nor the writer for it; what
+/// it has not copied when the process ends is copied by the closing connection.
+final class Checkpointer: @unchecked Sendable {
+    private let path: String
+    private let configuration: Configuration
+    private let lock = NSLock()
+    private var queue: DatabaseQueue?
+    private var running = false
+    private var again = false
+
+    init(path: String, configuration: Configuration) {
+        self.path = path
+        self.configuration = configuration
+    }
+
+    /// Starts a checkpoint unless one is running (then one more follows it).
+    func kick() {
+        let start = lock.withLock { () -> Bool in
+            if running {
+                again = true
+                return false
+            }
+            running = true
+            return true
+        }
+        guard start else { return }
+        Thread.detachNewThread { [self] in
+            while true {
+                // A checkpoint that fails (the disk) leaves the log to the next one, or to the close.
+                do {
+                    let queue = try lock.withLock { try self.queue ?? DatabaseQueue(path: path, configuration: configuration) }
+                    lock.withLock { self.queue = queue }
+                    try queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
+                } catch {}
+                let more = lock.withLock { () -> Bool in
+                    if again {
+                        again = false
+                        return true
+                    }
+                    running = false
+                    return false
+                }
+                if !more { return }
+            }
         }
     }
 }

@@ -174,6 +174,30 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    /// A one-shot process's big list goes into the database file while the store is still open
+    /// (its own connection does not checkpoint: the checkpointer beside it does), and every row
+    /// is there after the store closes and opens again.
+    @Test func aOneShotListIsCheckpointedBesideTheWriter() async throws {
+        let path = directory + "/db.sqlite"
+        var store: MediaStore? = try MediaStore(path: path, use: .oneShot)
+        let writer = try #require(store)
+        let generation = try await writer.beginList(provider: "p", key: "k")
+        let record = Data(repeating: 0x61, count: 2000)
+        for batch in 0..<8 {
+            let rows = (0..<250).map { CachedRow(id: "r\(batch * 250 + $0)", order: nil, data: record) }
+            try await writer.appendRows(rows, provider: "p", key: "k", generation: generation, firstSeq: batch * 250)
+        }
+        try await writer.commitList(provider: "p", key: "k", generation: generation, count: 2000)
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while size() < 3_000_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(size() >= 3_000_000, "the database file holds \(size()) bytes of 4 MB of rows")
+        store = nil
+        let reopened = try MediaStore(path: path, use: .oneShot)
+        #expect(try await reopened.listCount(provider: "p", key: "k") == 2000)
+        #expect(try await reopened.listRow(provider: "p", key: "k", id: "r1999")?.data == record)
+    }
+
     @Test func favoritesKeepSnapshotsNewestFirstAndPage() async throws {
         let store = try MediaStore(path: directory + "/db.sqlite")
         let base = Date(timeIntervalSince1970: 1_700_000_000)
