@@ -63,17 +63,6 @@ extension MediaStore {
             try db.execute(
                 sql: "DELETE FROM providerListWriter WHERE provider = ? AND key = ? AND startedAt < ?",
                 arguments: [provider, key, now - Self.abandonedWriterAge])
-            let current =
-                try Int64.fetchOne(
-                    db, sql: "SELECT generation FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, key])
-                ?? 0
-            // Rows of no current list and no live writer: an interrupted write from before writers were kept.
-            try db.execute(
-                sql: """
-                    DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation != ?
-                        AND generation NOT IN (SELECT generation FROM providerListWriter)
-                    """,
-                arguments: [provider, key, current])
             // AUTOINCREMENT: a generation number is never handed out twice, even after its
             // writer's record is gone.
             try db.execute(
@@ -168,15 +157,27 @@ extension MediaStore {
                         storedAt = excluded.storedAt
                     """,
                 arguments: [provider, key, generation, count, Date().timeIntervalSince1970])
-            // Older generations go; newer ones belong to writers still at work.
+            // Older generations go (the list's previous one, and older writers'); newer ones belong
+            // to writers still at work. Rows are found by generation: every generation of a list
+            // is its current one or a writer's.
             try db.execute(
-                sql: "DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation < ?",
-                arguments: [provider, key, generation])
+                sql: """
+                    DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation IN (
+                        SELECT ? UNION SELECT generation FROM providerListWriter
+                            WHERE provider = ? AND key = ? AND generation < ?)
+                    """,
+                arguments: [provider, key, current, provider, key, generation])
             let stale = try String.fetchAll(
                 db, sql: "SELECT key FROM providerList WHERE provider = ? ORDER BY storedAt DESC LIMIT -1 OFFSET ?",
                 arguments: [provider, Self.providerListLimit])
             for old in stale {
-                try db.execute(sql: "DELETE FROM providerRow WHERE provider = ? AND key = ?", arguments: [provider, old])
+                try db.execute(
+                    sql: """
+                        DELETE FROM providerRow WHERE provider = ? AND key = ? AND generation IN (
+                            SELECT generation FROM providerList WHERE provider = ? AND key = ?
+                            UNION SELECT generation FROM providerListWriter WHERE provider = ? AND key = ?)
+                        """,
+                    arguments: [provider, old, provider, old, provider, old])
                 try db.execute(sql: "DELETE FROM providerList WHERE provider = ? AND key = ?", arguments: [provider, old])
             }
         }

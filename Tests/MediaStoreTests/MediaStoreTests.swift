@@ -347,7 +347,22 @@ import Testing
             }
             #expect(try await store.listRows(provider: "p", key: key, offset: 0, limit: 10)?.map(\.id) == ["b1", "b2"])
             #expect(try await store.listCount(provider: "p", key: key) == 2)
+            #expect(try await rowCount(key) == 2, "the losing writer's rows are gone")
         }
+    }
+
+    func rowCount(_ key: String? = nil) async throws -> Int {
+        try await store.pool.read { db in
+            try key.map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM providerRow WHERE key = ?", arguments: [$0]) }
+                ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM providerRow") ?? -1
+        } ?? -1
+    }
+
+    /// A list written again and again keeps only its current rows.
+    @Test func rewritingAListLeavesOnlyItsCurrentRows() async throws {
+        for round in 0..<4 { try await write("k", (0..<5).map { row("r\(round)-\($0)", Double($0)) }) }
+        #expect(try await rowCount("k") == 5)
+        #expect(try await store.listRows(provider: "p", key: "k", offset: 0, limit: 10)?.first?.id == "r3-4")
     }
 
     @Test func rowsOfAnInterruptedWriteAreDroppedByTheNextOne() async throws {
@@ -369,5 +384,78 @@ import Testing
         for n in 0..<(MediaStore.providerListLimit + 3) { try await write("k\(n)", [row("r", 1)]) }
         #expect(try await store.listCount(provider: "p", key: "k0") == nil)
         #expect(try await store.listCount(provider: "p", key: "k\(MediaStore.providerListLimit + 2)") == 1)
+        #expect(try await rowCount() == MediaStore.providerListLimit, "the evicted lists' rows are gone")
+    }
+
+    /// Yesterday's data dir: provider lists written under v9 (indexes led by provider and key)
+    /// read the same after v10 indexes their rows by generation; rows no list or writer owns
+    /// are gone; reading and replacing a list use the indexes, not a scan of every list's rows.
+    @Test func listsOfAVersion9DatabaseSurviveTheGenerationIndexes() async throws {
+        let directory = NSTemporaryDirectory() + "mediahost-v9-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/db.sqlite"
+        let queue = try DatabaseQueue(path: path)
+        try MediaStore.migrator.migrate(queue, upTo: "v9: list items keyed by id, then list")
+        try await queue.write { db in
+            try db.execute(
+                sql:
+                    "INSERT INTO providerListWriter (provider, key, startedAt) VALUES ('p', 'a', 1), ('p', 'b', 1), ('p', 'c', 1)"
+            )
+            try db.execute(sql: "DELETE FROM providerListWriter WHERE generation IN (1, 2)")
+            try db.execute(
+                sql:
+                    "INSERT INTO providerList (provider, key, generation, count, storedAt) VALUES ('p', 'a', 1, 3, 1), ('p', 'b', 2, 1, 1)"
+            )
+            for (key, generation, ids) in [
+                ("a", 1, ["a1", "a2", "a3"]), ("b", 2, ["b1"]), ("c", 3, ["c1"]), ("x", 9, ["orphan"]),
+            ] {
+                for (seq, id) in ids.enumerated() {
+                    try db.execute(
+                        sql:
+                            "INSERT INTO providerRow (provider, key, generation, seq, id, sortKey, data) VALUES ('p', ?, ?, ?, ?, ?, ?)",
+                        arguments: [key, generation, seq, id, Double(10 - seq), Data(id.utf8)])
+                }
+            }
+        }
+        try queue.close()
+
+        let store = try MediaStore(path: path)
+        #expect(try await store.listRows(provider: "p", key: "a", offset: 0, limit: 10)?.map(\.id) == ["a1", "a2", "a3"])
+        #expect(try await store.listRow(provider: "p", key: "b", id: "b1")?.data == Data("b1".utf8))
+        let ids = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM providerRow ORDER BY id") }
+        #expect(ids == ["a1", "a2", "a3", "b1", "c1"], "the live writer's rows stay, the orphan's go")
+        let plans = try await store.pool.read { db in
+            [
+                "SELECT id FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation = 1 ORDER BY sortKey DESC, seq",
+                "SELECT r.id FROM providerRow r JOIN providerList l ON l.provider = r.provider AND l.key = r.key AND l.generation = r.generation WHERE r.provider = 'p' AND r.key = 'a' AND r.id = 'a2'",
+                "DELETE FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation IN (SELECT 1 UNION SELECT generation FROM providerListWriter WHERE provider = 'p' AND key = 'a' AND generation < 5)",
+            ].map { sql in
+                (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; "))
+                    ?? ""
+            }
+        }
+        for plan in plans {
+            #expect(
+                plan.contains("USING INDEX providerRow_") && !plan.contains("SCAN providerRow") && !plan.contains("SCAN r"),
+                "\(plan)")
+        }
+        let indexed = try await store.pool.read { db in
+            try ["providerRow_order", "providerRow_id"].map { index in
+                try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [index])
+            }
+        }
+        #expect(indexed == [["generation", "sortKey", "seq"], ["generation", "id"]])
+        try await write("a", [row("a4", 1)], in: store)
+        #expect(try await store.listRows(provider: "p", key: "a", offset: 0, limit: 10)?.map(\.id) == ["a4"])
+        let left = try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM providerRow WHERE key = 'a'")
+        }
+        #expect(left == ["a4"])
+    }
+
+    func write(_ key: String, _ rows: [CachedRow], in store: MediaStore) async throws {
+        let generation = try await store.beginList(provider: "p", key: key)
+        try await store.appendRows(rows, provider: "p", key: key, generation: generation, firstSeq: 0)
+        try await store.commitList(provider: "p", key: key, generation: generation, count: rows.count)
     }
 }
