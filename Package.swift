@@ -124,7 +124,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
+            // Linked at a fixed address (not position-independent, as Go links by default): the
+            // statically linked runtime and Foundation carry hundreds of thousands of pointers
+            // that a position-independent executable has the loader rewrite at every start (1.5-2
+            // ms of each `mediahost call`, most of it page faults). Libraries, heap and stacks
+            // are still placed at random.
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-pie"])
+            ]),
         // The replicas of every provider's API, started by `--sandbox` and `mediahost sandbox`.
         .executableTarget(
             name: "mediahost-sandbox",
