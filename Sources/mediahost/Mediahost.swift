@@ -39,7 +39,15 @@ struct Mediahost: AsyncParsableCommand {
         let arguments = GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst()))
         // The commands scripts run in loops skip argument-parser's reflection (about a third of
         // a cold start); anything else, help and every error included, goes through it.
-        if let quick = QuickCommand(arguments), await quick.run() { return }
+        if let quick = QuickCommand(arguments) {
+            // Answered here, on the main thread: an `await` first would start the concurrency
+            // runtime's threads for nothing.
+            if case .version = quick.kind {
+                print(HostRuntime.version)
+                return
+            }
+            if await quick.run() { return }
+        }
         await main(arguments)
     }
 }
