@@ -376,9 +376,11 @@ final class Checkpointer: @unchecked Sendable {
     private let path: String
     private let configuration: Configuration
     private let lock = NSLock()
-    private var queue: DatabaseQueue?
+    /// One checkpoint runs at a time (`running`); `again` asks it for one more after it.
     private var running = false
     private var again = false
+    /// Opened by the first checkpoint; only the thread that checkpoints uses it.
+    private var queue: DatabaseQueue?
 
     init(path: String, configuration: Configuration) {
         self.path = path
@@ -388,31 +390,23 @@ final class Checkpointer: @unchecked Sendable {
     /// Starts a checkpoint unless one is running (then one more follows it).
     func kick() {
         let start = lock.withLock { () -> Bool in
-            if running {
-                again = true
-                return false
-            }
-            running = true
-            return true
+            defer { running = true }
+            again = running
+            return !running
         }
         guard start else { return }
         Thread.detachNewThread { [self] in
-            while true {
+            repeat {
                 // A checkpoint that fails (the disk) leaves the log to the next one, or to the close.
                 do {
-                    let queue = try lock.withLock { try self.queue ?? DatabaseQueue(path: path, configuration: configuration) }
-                    lock.withLock { self.queue = queue }
+                    let queue = try self.queue ?? DatabaseQueue(path: path, configuration: configuration)
+                    self.queue = queue
                     try queue.writeWithoutTransaction { try $0.checkpoint(.passive) }
                 } catch {}
-                let more = lock.withLock { () -> Bool in
-                    if again {
-                        again = false
-                        return true
-                    }
-                    running = false
-                    return false
-                }
-                if !more { return }
+            } while lock.withLock { () -> Bool in
+                defer { again = false }
+                running = again
+                return again
             }
         }
     }

@@ -39,14 +39,16 @@ struct Mediahost: AsyncParsableCommand {
         let arguments = GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst()))
         // The commands scripts run in loops skip argument-parser's reflection (about a third of
         // a cold start); anything else, help and every error included, goes through it.
-        if let quick = QuickCommand(arguments) {
+        switch QuickCommand(arguments)?.kind {
+        case .version:
             // Answered here, on the main thread: an `await` first would start the concurrency
             // runtime's threads for nothing.
-            if case .version = quick.kind {
-                print(HostRuntime.version)
-                return
-            }
-            if await quick.run() { return }
+            print(HostRuntime.version)
+            return
+        case .call(let method, let params, let options):
+            if await QuickCommand.call(method, params, options: options) { return }
+        case nil:
+            break
         }
         await main(arguments)
     }
@@ -489,20 +491,16 @@ struct QuickCommand {
         kind = .call(method: positional[0], params: positional.count == 2 ? positional[1] : nil, options: options)
     }
 
+    /// Runs `mediahost call`.
     /// - Returns: false when argument-parser should read the line after all (to explain a
     ///   usage error the way it does); nothing has run then.
-    func run() async -> Bool {
-        switch kind {
-        case .version:
-            print(HostRuntime.version)
-        case .call(let method, let params, let options):
-            do {
-                try await CallCommand.call(method, params, options: options)
-            } catch is ValidationError {
-                return false
-            } catch {
-                CallCommand.exit(withError: error)
-            }
+    static func call(_ method: String, _ params: String?, options: HostOptions) async -> Bool {
+        do {
+            try await CallCommand.call(method, params, options: options)
+        } catch is ValidationError {
+            return false
+        } catch {
+            CallCommand.exit(withError: error)
         }
         return true
     }

@@ -104,14 +104,13 @@ import Testing
         #expect(try await store.listNames(for: [item(5).id]).isEmpty)
 
         let plans = try await store.pool.read { db in
-            [
-                "SELECT list FROM listItem WHERE id = 'x'",
-                "SELECT id FROM listItem WHERE list = 1 ORDER BY position",
-                "UPDATE listItem SET snapshot = x'' WHERE list = 1 AND id = 'x'",
-            ].map { sql in
-                (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; "))
-                    ?? ""
-            }
+            queryPlans(
+                db,
+                [
+                    "SELECT list FROM listItem WHERE id = 'x'",
+                    "SELECT id FROM listItem WHERE list = 1 ORDER BY position",
+                    "UPDATE listItem SET snapshot = x'' WHERE list = 1 AND id = 'x'",
+                ])
         }
         for plan in plans { #expect(plan.contains("USING") && !plan.contains("SCAN"), "\(plan)") }
         let indexes = try await store.pool.read { db in
@@ -179,20 +178,22 @@ import Testing
     /// is there after the store closes and opens again.
     @Test func aOneShotListIsCheckpointedBesideTheWriter() async throws {
         let path = directory + "/db.sqlite"
-        var store: MediaStore? = try MediaStore(path: path, use: .oneShot)
-        let writer = try #require(store)
-        let generation = try await writer.beginList(provider: "p", key: "k")
         let record = Data(repeating: 0x61, count: 2000)
-        for batch in 0..<8 {
-            let rows = (0..<250).map { CachedRow(id: "r\(batch * 250 + $0)", order: nil, data: record) }
-            try await writer.appendRows(rows, provider: "p", key: "k", generation: generation, firstSeq: batch * 250)
-        }
-        try await writer.commitList(provider: "p", key: "k", generation: generation, count: 2000)
         func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while size() < 3_000_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(size() >= 3_000_000, "the database file holds \(size()) bytes of 4 MB of rows")
-        store = nil
+        // The store is closed when this returns.
+        func write() async throws {
+            let store = try MediaStore(path: path, use: .oneShot)
+            let generation = try await store.beginList(provider: "p", key: "k")
+            for batch in 0..<8 {
+                let rows = (0..<250).map { CachedRow(id: "r\(batch * 250 + $0)", order: nil, data: record) }
+                try await store.appendRows(rows, provider: "p", key: "k", generation: generation, firstSeq: batch * 250)
+            }
+            try await store.commitList(provider: "p", key: "k", generation: generation, count: 2000)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while size() < 3_000_000, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(size() >= 3_000_000, "the database file holds \(size()) bytes of 4 MB of rows")
+        }
+        try await write()
         let reopened = try MediaStore(path: path, use: .oneShot)
         #expect(try await reopened.listCount(provider: "p", key: "k") == 2000)
         #expect(try await reopened.listRow(provider: "p", key: "k", id: "r1999")?.data == record)
@@ -425,14 +426,13 @@ import Testing
         let ids = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM providerRow ORDER BY id") }
         #expect(ids == ["a1", "a2", "a3", "b1", "c1"], "the live writer's rows stay, the orphan's go")
         let plans = try await store.pool.read { db in
-            [
-                "SELECT id FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation = 1 ORDER BY sortKey DESC, seq",
-                "SELECT r.id FROM providerRow r JOIN providerList l ON l.provider = r.provider AND l.key = r.key AND l.generation = r.generation WHERE r.provider = 'p' AND r.key = 'a' AND r.id = 'a2'",
-                "DELETE FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation IN (SELECT 1 UNION SELECT generation FROM providerListWriter WHERE provider = 'p' AND key = 'a' AND generation < 5)",
-            ].map { sql in
-                (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; "))
-                    ?? ""
-            }
+            queryPlans(
+                db,
+                [
+                    "SELECT id FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation = 1 ORDER BY sortKey DESC, seq",
+                    "SELECT r.id FROM providerRow r JOIN providerList l ON l.provider = r.provider AND l.key = r.key AND l.generation = r.generation WHERE r.provider = 'p' AND r.key = 'a' AND r.id = 'a2'",
+                    "DELETE FROM providerRow WHERE provider = 'p' AND key = 'a' AND generation IN (SELECT 1 UNION SELECT generation FROM providerListWriter WHERE provider = 'p' AND key = 'a' AND generation < 5)",
+                ])
         }
         for plan in plans {
             #expect(
@@ -457,5 +457,12 @@ import Testing
         let generation = try await store.beginList(provider: "p", key: key)
         try await store.appendRows(rows, provider: "p", key: key, generation: generation, firstSeq: 0)
         try await store.commitList(provider: "p", key: key, generation: generation, count: rows.count)
+    }
+}
+
+/// What SQLite's planner says it does for each statement, its steps joined by "; ".
+func queryPlans(_ db: Database, _ statements: [String]) -> [String] {
+    statements.map { sql in
+        (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ")) ?? ""
     }
 }
