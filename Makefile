@@ -2,6 +2,7 @@
 # Both first install the Debian packages the build needs when they are missing.
 
 SWIFT       ?= swift
+SWIFTC      ?= swiftc
 BUILD_FLAGS ?=
 # jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
 # their tests run with them.
@@ -16,6 +17,12 @@ BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
 BIN := .build/debug/mediahost
+# What the end-to-end suites, the editors' and the MCP tests run: the release build, as shipped
+# (`make release`): -O and the static runtime are not what the debug build is (Swift 6.3.1 at -O
+# lost followed channels in favorites.latest that the debug build kept, issue 37).
+# `make test E2E_BIN=.build/debug/mediahost` tries a change faster, without the release build.
+E2E_BIN ?= .build/release/mediahost
+E2E_SANDBOX_BIN = $(dir $(E2E_BIN))mediahost-sandbox
 # yt-dlp from PyPI (Debian's is too old for YouTube): YouTube without an API key reads through it,
 # and every YouTube download goes through it. `make run` puts it on PATH; the tests drive it
 # against the sandbox (its generic extractor on the site's stand-in). Pinned so tests are stable.
@@ -26,7 +33,7 @@ export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
 MCP_CLIENT_VERSION := 2.3.0
 MCP_VENV := .build/mcp-venv
 
-.PHONY: all deps build release run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
+.PHONY: all deps build release e2e-bin miscompile-check run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -61,6 +68,13 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
 
+# The binaries the end-to-end tests run (the release build unless E2E_BIN names another).
+e2e-bin: deps
+	@case "$(E2E_BIN)" in \
+	  .build/release/*) $(MAKE) --no-print-directory release ;; \
+	  .build/debug/*) $(SWIFT) build $(BUILD_FLAGS) --product mediahost && $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox ;; \
+	esac
+
 # The REPL on the local sandbox (no network or API keys needed).
 # Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
 run: build
@@ -82,9 +96,16 @@ PROCESS_TESTS := PlayerTests|ShareTests|ScreenTests
 # Swift Testing starts every test at once by default: 350 tests, most of them starting processes,
 # on 2 cores. At most this many run at a time, so each gets the CPU it needs to answer in time.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8
+# Unit tests run in the debug build; everything that starts `mediahost` (end to end, CLI, REPL,
+# service, player, plugins, share, editors, MCP) runs the release binary: MEDIAHOST_BIN and
+# MEDIAHOST_SANDBOX_BIN name it to the tests.
+test: export MEDIAHOST_BIN = $(abspath $(E2E_BIN))
+test: export MEDIAHOST_SANDBOX_BIN = $(abspath $(E2E_SANDBOX_BIN))
 test: deps lint ytdlp
 	@$(call install_missing,$(TEST_PACKAGES))
+	$(MAKE) --no-print-directory e2e-bin
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	@echo "end-to-end suites run $$MEDIAHOST_BIN"
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory test-editors
@@ -94,21 +115,21 @@ test: deps lint ytdlp
 # `mediahost mcp` driven by the official Python MCP SDK from PyPI, in a venv of its own.
 test-mcp:
 	@$(call install_missing,python3-venv)
-	@[ -x $(BIN) ] || $(SWIFT) build $(BUILD_FLAGS) --product mediahost
+	@[ -x $(E2E_BIN) ] || $(MAKE) --no-print-directory e2e-bin
 	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp' 2>/dev/null || \
 	  { python3 -m venv $(MCP_VENV) && $(MCP_VENV)/bin/pip install -q mcp==$(MCP_CLIENT_VERSION); }
-	MEDIAHOST_BIN=$(abspath $(BIN)) $(MCP_VENV)/bin/python Tests/MCP/test_mcp.py
+	MEDIAHOST_BIN=$(abspath $(E2E_BIN)) $(MCP_VENV)/bin/python Tests/MCP/test_mcp.py
 
 # The Emacs package (ERT, byte-compiled with warnings as errors) and the Neovim plugin, each in
 # the real editor, headless, against `$(BIN) --sandbox rpc`.
 test-editors:
 	@$(call install_missing,$(TEST_PACKAGES))
-	@[ -x $(BIN) ] || $(SWIFT) build $(BUILD_FLAGS) --product mediahost
+	@[ -x $(E2E_BIN) ] || $(MAKE) --no-print-directory e2e-bin
 	emacs --batch -Q -L Editors/emacs --eval '(setq byte-compile-error-on-warn t)' \
 	  -f batch-byte-compile Editors/emacs/mediahost.el && rm -f Editors/emacs/mediahost.elc
-	MEDIAHOST_BIN=$(abspath $(BIN)) emacs --batch -Q -L Editors/emacs \
+	MEDIAHOST_BIN=$(abspath $(E2E_BIN)) emacs --batch -Q -L Editors/emacs \
 	  -l Editors/emacs/test/mediahost-test.el -f ert-run-tests-batch-and-exit
-	MEDIAHOST_BIN=$(abspath $(BIN)) nvim --headless -u NONE -i NONE --cmd 'set rtp^=Editors/nvim' \
+	MEDIAHOST_BIN=$(abspath $(E2E_BIN)) nvim --headless -u NONE -i NONE --cmd 'set rtp^=Editors/nvim' \
 	  -c 'runtime plugin/mediahost.lua' -c 'luafile Editors/nvim/test/mediahost_test.lua'
 
 # The fuzz tests at length (feed parser and JSON-RPC endpoint): FUZZ_CASES cases each, a new
@@ -139,6 +160,13 @@ format:
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
+	python3 Tests/Tools/check-await-in-tuples.py $(FORMAT_PATHS) Plugins
+
+# Whether this toolchain still miscompiles a tuple awaited in a task at -O (exit 1 if it does;
+# Tests/Tools/miscompile-tuple-await.swift says what and how to report it).
+miscompile-check:
+	@mkdir -p .build && $(SWIFTC) -O Tests/Tools/miscompile-tuple-await.swift -o .build/miscompile-tuple-await
+	.build/miscompile-tuple-await
 
 clean:
 	rm -rf .build

@@ -85,8 +85,9 @@ public struct PlayerOpen: RPCMethod {
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
                 resume: resume, command: words, executable: executable)
+            let pid = await host.player.pid
             return Response(
-                id: id, command: command, target: target, local: local, pid: Int(await host.player.pid ?? 0),
+                id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
                 played: played == id ? nil : played, note: note, title: known, queued: queued ? true : nil,
                 resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil)
         }
@@ -94,9 +95,10 @@ public struct PlayerOpen: RPCMethod {
         if let failure = await player.earlyFailure(within: Self.earlyExitWindow) {
             throw HostError.player("\(program) \(failure) (\(URLRedaction.redact(target)))")
         }
+        let title = played == id ? nil : (try? await host.itemOrSnapshot(played))?.title
         return Response(
             id: id, command: command, target: target, local: local, pid: Int(player.pid), played: played == id ? nil : played,
-            note: note, title: played == id ? nil : (try? await host.itemOrSnapshot(played))?.title)
+            note: note, title: title)
     }
 
     /// The program's path: as given when it has a '/', else the first match on PATH.

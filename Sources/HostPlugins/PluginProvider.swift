@@ -47,9 +47,8 @@ final class PluginProvider: MediaProvider {
     }
 
     func categories() async throws -> [MediaCategory] {
-        try PluginReply.decode(
-            [MediaCategory].self, try await process.call("provider.categories", [:], timeout: timeout), plugin: id,
-            method: "provider.categories")
+        let reply = try await process.call("provider.categories", [:], timeout: timeout)
+        return try PluginReply.decode([MediaCategory].self, reply, plugin: id, method: "provider.categories")
     }
 
     func browse(category: String, cursor: Cursor?) async throws -> Page {
@@ -67,9 +66,8 @@ final class PluginProvider: MediaProvider {
     }
 
     func item(_ id: ItemID) async throws -> MediaItem {
-        let item = try PluginReply.decode(
-            MediaItem.self, try await process.call("provider.item", ["id": .string(id.description)], timeout: timeout),
-            plugin: self.id, method: "provider.item")
+        let reply = try await process.call("provider.item", ["id": .string(id.description)], timeout: timeout)
+        let item = try PluginReply.decode(MediaItem.self, reply, plugin: self.id, method: "provider.item")
         try check([item], method: "provider.item")
         return item.checked()
     }
@@ -80,10 +78,8 @@ final class PluginProvider: MediaProvider {
     }
 
     func downloadSource(for id: ItemID) async throws -> DownloadSource {
-        let source = try PluginReply.decode(
-            PluginSource.self,
-            try await process.call("provider.downloadSource", ["id": .string(id.description)], timeout: timeout),
-            plugin: self.id, method: "provider.downloadSource")
+        let reply = try await process.call("provider.downloadSource", ["id": .string(id.description)], timeout: timeout)
+        let source = try PluginReply.decode(PluginSource.self, reply, plugin: self.id, method: "provider.downloadSource")
         guard let url = URL(string: source.url), let scheme = url.scheme?.lowercased(),
             ["http", "https"].contains(scheme)
         else {
@@ -96,8 +92,8 @@ final class PluginProvider: MediaProvider {
     }
 
     private func page(_ method: String, _ params: JSONValue) async throws -> Page {
-        let page = try PluginReply.decode(
-            Page.self, try await process.call(method, params, timeout: timeout), plugin: id, method: method)
+        let reply = try await process.call(method, params, timeout: timeout)
+        let page = try PluginReply.decode(Page.self, reply, plugin: id, method: method)
         try check(page.items, method: method)
         var checked = page
         checked.items = page.items.map { $0.checked() }

@@ -192,7 +192,10 @@ public struct ShareBrowse: RPCMethod {
         // was killed): each is asked whether it still offers, all at once, briefly.
         return await withTaskGroup(of: (Int, Bool).self) { group in
             for (index, peer) in peers.enumerated() {
-                group.addTask { (index, await Self.stillOffers(peer.address, http: host.http)) }
+                group.addTask {
+                    let offers = await Self.stillOffers(peer.address, http: host.http)
+                    return (index, offers)
+                }
             }
             var live = Set<Int>()
             for await (index, offers) in group where offers { live.insert(index) }

@@ -91,7 +91,8 @@ import Testing
         let fromB = await b.messages(300)
         #expect(fromA.count == 300 && fromB.count == 300)
         #expect((fromA + fromB).allSatisfy { $0["error"] == nil }, "no 'database is locked' under concurrent writers")
-        let (exitA, exitB) = (await a.waitForExit(), await b.waitForExit())
+        let exitA = await a.waitForExit()
+        let exitB = await b.waitForExit()
         #expect(exitA == 0 && exitB == 0)
     }
 

@@ -159,7 +159,8 @@ func runMediahost(
     // To the end of its stdout (next answers nil at once then): on a busy machine the last
     // output can be read well after the process has exited.
     while let message = await process.next(timeout: .seconds(10)) { out += message.raw + [0x0A] }
-    return (status, String(decoding: out, as: UTF8.self), await process.errorsToTheEnd())
+    let errors = await process.errorsToTheEnd()
+    return (status, String(decoding: out, as: UTF8.self), errors)
 }
 
 /// What a process wrote, shared with the pipe handlers.

@@ -58,7 +58,12 @@ import Testing
         server.faults.add(FaultRule(path: "/_sandbox/bytes/", latencyMs: 150))
         let ids = (0..<20).map { "catalog:video:v\($0 % 10)" }
         let results = try await withThrowingTaskGroup(of: (String, JSONValue).self) { group in
-            for id in ids { group.addTask { (id, try await fixture.call("media.artwork", ["id": .string(id)])) } }
+            for id in ids {
+                group.addTask {
+                    let answer = try await fixture.call("media.artwork", ["id": .string(id)])
+                    return (id, answer)
+                }
+            }
             var results: [(String, JSONValue)] = []
             for try await result in group { results.append(result) }
             return results

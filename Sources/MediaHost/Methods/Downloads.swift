@@ -140,6 +140,7 @@ public struct DownloadsRemove: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
-        Response(id: id, removed: try await host.downloads.remove(id, keepFile: keepFile ?? false))
+        let removed = try await host.downloads.remove(id, keepFile: keepFile ?? false)
+        return Response(id: id, removed: removed)
     }
 }

@@ -1,3 +1,4 @@
+import JSONRPC
 import MediaKit
 
 /// Keeps an item as a favorite, with a snapshot so `favorites.list` works offline.
@@ -41,7 +42,8 @@ public struct FavoritesRemove: RPCMethod {
 
     public func run(on host: HostRuntime) async throws -> Response {
         let removed = try await host.store.removeFavorite(id)
-        return Response(id: id, removed: removed, account: await host.syncAccountFavorite(id, false))
+        let account = await host.syncAccountFavorite(id, false)
+        return Response(id: id, removed: removed, account: account)
     }
 }
 
@@ -233,12 +235,14 @@ public struct FavoritesLatest: RPCMethod {
                 let (index, id) = (next, followed[next])
                 next += 1
                 group.addTask {
+                    // The awaited value goes into a `let` before the tuple is made: Swift 6.3.1 at
+                    // -O returns a stale `index` from `return (index, .success(try await …))`
+                    // inside do/catch in a task (Tests/Tools/miscompile-tuple-await.swift).
                     do {
-                        return (
-                            index,
-                            .success(
-                                try await host.withProvider(id.provider) { try await $0.children(of: id, cursor: nil).items })
-                        )
+                        let children = try await host.withProvider(id.provider) {
+                            try await $0.children(of: id, cursor: nil).items
+                        }
+                        return (index, .success(children))
                     } catch {
                         return (index, .failure(error))
                     }
@@ -262,7 +266,11 @@ public struct FavoritesLatest: RPCMethod {
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
                 failures.append(Failure(id: id, code: rpc.code, message: rpc.message))
-            case nil: break
+            case nil:
+                // Every started task answers with its index: one missing is a defect, never "nothing new".
+                host.logger.error("favorites.latest: no result for \(id) (index \(index) of \(followed.count))")
+                failures.append(
+                    Failure(id: id, code: RPCError.internalErrorCode, message: "internal error: its result was lost"))
             }
         }
         // Newest first by date; undated ones keep their order, last.

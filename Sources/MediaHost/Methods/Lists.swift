@@ -70,7 +70,8 @@ public struct ListsDelete: RPCMethod {
         public var deleted: Bool
     }
     public func run(on host: HostRuntime) async throws -> Response {
-        Response(name: name, deleted: try await host.store.deleteList(name))
+        let deleted = try await host.store.deleteList(name)
+        return Response(name: name, deleted: deleted)
     }
 }
 
@@ -93,7 +94,8 @@ public struct ListsAdd: RPCMethod {
         guard try await host.store.list(named: name) != nil else { throw ListError.noSuchList(name) }
         let item = try await host.itemOrSnapshot(id)
         let added = try await host.store.addToList(name, [item]) > 0
-        return Response(name: name, item: try await host.annotate(item), added: added)
+        let annotated = try await host.annotate(item)
+        return Response(name: name, item: annotated, added: added)
     }
 }
 
@@ -111,7 +113,8 @@ public struct ListsRemove: RPCMethod {
         public var removed: Bool
     }
     public func run(on host: HostRuntime) async throws -> Response {
-        Response(name: name, id: id, removed: try await host.store.removeFromList(name, id))
+        let removed = try await host.store.removeFromList(name, id)
+        return Response(name: name, id: id, removed: removed)
     }
 }
 

@@ -131,7 +131,14 @@ public struct MediaSearch: RPCMethod {
         var prev = MultiCursor(cursors: [:])
         var failures: [Failure] = []
         for id in ids {
-            switch outcomes[id]! {
+            guard let outcome = outcomes[id] else {
+                // Every provider's task answers with its id: one missing is a defect, reported.
+                host.logger.error("media.search: no result for \(id)")
+                failures.append(
+                    Failure(provider: id, code: RPCError.internalErrorCode, message: "internal error: its result was lost"))
+                continue
+            }
+            switch outcome {
             case .success(let page):
                 items += page.items
                 if let cursor = page.next { next.cursors[id] = cursor.rawValue }
