@@ -9,6 +9,28 @@ extension Int {
     }
 }
 
+/// A count of bytes another program or a server told us (a progress line, Content-Length,
+/// Content-Range): believed up to a petabyte, so sums and differences of a few of them never
+/// overflow `Int64` (a trap that ends the process).
+public enum ByteCount {
+    /// 2^50 bytes (1 PiB): no file mediahost downloads is larger.
+    public static let maximum: Int64 = 1 << 50
+
+    /// `value` when it is a count: not negative and at most `maximum`.
+    public static func checked(_ value: Int64?) -> Int64? {
+        guard let value, value >= 0, value <= maximum else { return nil }
+        return value
+    }
+
+    /// A count in text ("1200", "5100.7", "8e18"): nil when it is no number, negative, not
+    /// finite or beyond `maximum`.
+    public static func parse<S: StringProtocol>(_ text: S) -> Int64? {
+        if let whole = Int64(text) { return checked(whole) }
+        guard let value = Double(text), value.isFinite, value >= 0, value <= Double(maximum) else { return nil }
+        return Int64(value)
+    }
+}
+
 extension Double {
     /// The value when it is finite and within `range`, else nil.
     public func within(_ range: ClosedRange<Double>) -> Double? {

@@ -171,7 +171,7 @@ final class ProgressBoard: Sendable {
         let titleWidth = max(1, room - (cells > 0 ? cells + 3 : 0))
         var line = "⬇ " + Renderer.pad(Renderer.fit(title, titleWidth), titleWidth) + " "
         if cells > 0 {
-            let filled = Int((fraction ?? 0) * Double(cells))
+            let filled = Int(min(1, max(0, fraction ?? 0)) * Double(cells))
             line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "] "
         }
         line += percent + tail.map { "  " + $0 }.joined()

@@ -403,7 +403,7 @@ struct Renderer {
             var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
             let size = download.total.map { Self.bytes($0) } ?? "?"
             let percent =
-                download.total.map { $0 > 0 ? "\(min(100, Int(Double(download.bytes) * 100 / Double($0))))%" : "" } ?? ""
+                download.total.map { $0 > 0 ? "\(Int(min(100, max(0, Double(download.bytes) * 100 / Double($0)))))%" : "" } ?? ""
             line +=
                 " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
                 + size.padding(toLength: 10, withPad: " ", startingAt: 0)

@@ -93,4 +93,26 @@ import Testing
     @Test func hostileTotalsAreDropped() {
         #expect(ProgramDownloadAttempt.progress("progress 10 inf -3 1e300").map { $0 == (10, nil) } == true)
     }
+
+    /// Counts beyond a petabyte are no counts: their sums could overflow Int64 and trap.
+    @Test(arguments: ["progress 8e18 NA", "progress 9223372036854775807 NA", "progress 1125899906842625 NA"])
+    func countsBeyondAPetabyteAreNoCounts(line: String) {
+        #expect(ProgramDownloadAttempt.progress(line) == nil)
+        #expect(ProgramDownloadAttempt.progress("progress 5 " + line.split(separator: " ")[1]).map { $0 == (5, nil) } == true)
+    }
+
+    /// Streams that restart at huge counts saturate at the maximum instead of overflowing.
+    @Test func restartingHugeStreamsSaturate() {
+        let streams = ProgramDownloadAttempt.StreamProgress()
+        let most = ByteCount.maximum
+        for _ in 0..<5 {
+            let (done, total) = streams.update(bytes: Int64.max, total: Int64.max)
+            #expect(done <= most && (total ?? 0) <= most)
+            _ = streams.update(bytes: 0, total: nil)
+        }
+        #expect(streams.update(bytes: most, total: most) == (most, most))
+        #expect(ByteCount.parse("1125899906842624") == most)
+        #expect(ByteCount.parse("5100.7") == 5100)
+        #expect(ByteCount.parse("-1") == nil && ByteCount.parse("nan") == nil && ByteCount.checked(-3) == nil)
+    }
 }

@@ -114,7 +114,7 @@ struct DownloadAttempt {
                             progress.offset = 0
                             ftruncate(progress.fd, 0)
                             lseek(progress.fd, 0, SEEK_SET)
-                            progress.total = headers["content-length"].flatMap { Int64($0) }
+                            progress.total = headers["content-length"].flatMap { ByteCount.parse($0) }
                         default:
                             return false
                         }
@@ -282,12 +282,12 @@ struct DownloadAttempt {
     /// "bytes 100-199/1000" -> 100.
     static func rangeStart(_ header: String) -> Int64? {
         guard let range = header.split(separator: " ").last, let dash = range.firstIndex(of: "-") else { return nil }
-        return Int64(range[..<dash])
+        return ByteCount.checked(Int64(range[..<dash]))
     }
 
-    /// "bytes 100-199/1000" -> 1000.
+    /// "bytes 100-199/1000" -> 1000 (a server's number: a `ByteCount` or nothing).
     static func rangeTotal(_ header: String) -> Int64? {
-        header.split(separator: "/").last.flatMap { Int64($0) }
+        header.split(separator: "/").last.flatMap { ByteCount.checked(Int64($0)) }
     }
 }
 

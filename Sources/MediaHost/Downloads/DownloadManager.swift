@@ -82,7 +82,8 @@ public actor DownloadManager {
             return try await store.downloadPathTaken(candidate)
         }
         var new = DownloadRecord(
-            id: id, title: title, url: source.url.absoluteString, path: path, expectedLength: source.expectedLength)
+            id: id, title: title, url: source.url.absoluteString, path: path,
+            expectedLength: ByteCount.checked(source.expectedLength))
         new.program = source.program.flatMap(Self.encoded)
         let record = try await store.insertDownload(new)
         publishState(record)

@@ -96,14 +96,12 @@ struct ProgramDownloadAttempt {
     }
 
     /// "progress 1200 5000" -> (1200, 5000); the total may be "NA".
-    /// A program's line is not trusted: "inf", "-5" or "1e30" is no count (and must not trap).
+    /// A program's line is not trusted: "inf", "-5", "1e30" or "8e18" is no count (so no sum of
+    /// counts can overflow and trap).
     static func progress(_ line: String) -> (Int64, Int64?)? {
-        func count(_ word: Substring) -> Int64? {
-            Double(word).flatMap(Int.init(finite:)).flatMap { $0 >= 0 ? Int64($0) : nil }
-        }
         let words = line.split(separator: " ")
-        guard words.count >= 2, words[0] == "progress", let bytes = count(words[1]) else { return nil }
-        return (bytes, words.dropFirst(2).lazy.compactMap(count).first)
+        guard words.count >= 2, words[0] == "progress", let bytes = ByteCount.parse(words[1]) else { return nil }
+        return (bytes, words.dropFirst(2).lazy.compactMap { ByteCount.parse($0) }.first)
     }
 
     /// Kills the program group a killed process left writing `path`, when there is one: its pid
@@ -146,17 +144,24 @@ struct ProgramDownloadAttempt {
     }
 
     /// Bytes across the streams a program downloads one after another.
+    ///
+    /// Counts are `ByteCount`s; their sums saturate at `ByteCount.maximum` (a program that
+    /// reports ever-restarting huge streams gets a huge count, never a trap).
     final class StreamProgress: @unchecked Sendable {
         private var finished: Int64 = 0
         private var current: (bytes: Int64, total: Int64?) = (0, nil)
 
         func update(bytes: Int64, total: Int64?) -> (Int64, Int64?) {
+            let bytes = min(max(0, bytes), ByteCount.maximum)
+            let total = total.map { min(max(0, $0), ByteCount.maximum) }
             if bytes < current.bytes {
                 // A new stream: the last one is done.
-                finished += current.total ?? current.bytes
+                finished = Self.sum(finished, current.total ?? current.bytes)
             }
             current = (bytes, total)
-            return (finished + bytes, total.map { finished + $0 })
+            return (Self.sum(finished, bytes), total.map { Self.sum(finished, $0) })
         }
+
+        static func sum(_ a: Int64, _ b: Int64) -> Int64 { min(ByteCount.maximum, a + b) }
     }
 }
