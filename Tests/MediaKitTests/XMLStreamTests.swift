@@ -43,6 +43,33 @@ private final class Recorder: XMLStreamDelegate {
 }
 
 @Suite struct XMLStreamTests {
+    /// Text with a reference every few bytes and no '<' for megabytes (an OPML title of
+    /// invalid references, read whole): each reference looked ahead to the next '<' again, so
+    /// 5 MB took 15 s. Read once, and each reference costs what a valid one costs. The deadline
+    /// is a generous bound against that regression, not a speed goal.
+    @Test func referencesInLongTextAreReadInOnePass() throws {
+        let count = 1_000_000
+        let references = ["&#xD800;x", "&#99999999999;", "&#65;y", "&#0;"]
+        var body = ""
+        var expected = ""
+        for i in 0..<count {
+            let reference = references[i % references.count]
+            body += reference
+            switch i % references.count {
+            case 0: expected += "&#xD800;x"
+            case 1: expected += "&#99999999999;"
+            case 2: expected += "Ay"
+            default: expected += "\u{0}"
+            }
+        }
+        let document = Array("<opml><head><title>\(body)</title></head></opml>".utf8)
+        let started = ContinuousClock.now
+        let events = try Recorder.read(document)
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(events.count == 7)
+        #expect(events.dropFirst(3).first == "text " + expected)
+    }
+
     static let mixed = Array(
         """
         <?xml version="1.0"?>

@@ -316,6 +316,9 @@ struct XMLReader {
         _ input: UnsafeBufferPointer<UInt8>, from start: Int, final: Bool, delegate: any XMLStreamDelegate, stream: XMLStream
     ) throws -> Int {
         var position = start
+        // Where the next '<' is, once looked for: text with a reference every few bytes and no
+        // '<' for megabytes (an OPML title) looked for it again after every reference.
+        var nextLT = -1
         while position < input.count {
             let byte = input[position]
             if byte == Self.lt {
@@ -338,8 +341,10 @@ struct XMLReader {
                 position = next
             } else {
                 // A run of plain text up to the next '<' or '&'.
-                let end = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
-                let stop = Self.index(of: Self.amp, in: input, from: position + 1, to: end) ?? end
+                if nextLT <= position {
+                    nextLT = Self.index(of: Self.lt, in: input, from: position + 1, to: input.count) ?? input.count
+                }
+                let stop = Self.index(of: Self.amp, in: input, from: position + 1, to: nextLT) ?? nextLT
                 text.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<stop]))
                 position = stop
             }
