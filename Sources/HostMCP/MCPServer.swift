@@ -60,13 +60,14 @@ public final class MCPServer: RPCHandler, Sendable {
             case "resources/list": result = try await listResources()
             case "resources/templates/list": result = ["resourceTemplates": .array(Self.templates)]
             case "resources/read": result = try await readResource(params?["uri"]?.stringValue)
-            case "resources/subscribe", "resources/unsubscribe":
+            case "resources/subscribe":
+                try await subscribe(params?["uri"]?.stringValue)
+                result = .object([:])
+            case "resources/unsubscribe":
                 guard let uri = params?["uri"]?.stringValue, uri.hasPrefix("mediahost://") else {
                     throw RPCError.invalidParams("uri must be a mediahost:// resource")
                 }
-                state.withLock { s in
-                    if method == "resources/subscribe" { s.subscribed.insert(uri) } else { s.subscribed.remove(uri) }
-                }
+                _ = state.withLock { $0.subscribed.remove(uri) }
                 result = .object([:])
             case "prompts/list": result = ["prompts": []]
             default:
@@ -223,6 +224,42 @@ public final class MCPServer: RPCHandler, Sendable {
     }
 
     // MARK: Resources
+
+    /// Subscriptions a client may hold at once: one per list is plenty; past this the
+    /// subscription is refused (held ones are kept for the life of the connection).
+    static let maxSubscriptions = 256
+
+    /// Subscribes to a resource that can change: the four collections, and a list that exists.
+    /// Anything else (an item, artwork, a list that is not there, a path that names nothing) is
+    /// refused, so a client cannot make the server hold subscriptions no update will reach.
+    func subscribe(_ uri: String?) async throws {
+        guard let uri, uri.hasPrefix("mediahost://") else { throw RPCError.invalidParams("uri must be a mediahost:// resource") }
+        let path = uri.dropFirst("mediahost://".count)
+        var changing = ["favorites", "downloads", "history", "lists"].contains(path)
+        if !changing, path.hasPrefix("lists/"), uri.utf8.count <= 1024,
+            let name = path.dropFirst("lists/".count).removingPercentEncoding, !name.isEmpty,
+            case .success(let bytes) = await backend.call("lists.list", nil),
+            let lists = (try? JSONParser.parse(bytes))?.arrayValue
+        {
+            changing = lists.contains { $0["name"]?.stringValue == name }
+        }
+        guard changing else {
+            throw RPCError(
+                code: Self.resourceNotFound,
+                message:
+                    "No resource to subscribe to at \(uri.prefix(200)): favorites, downloads, history, lists and lists/<name> change",
+                data: ["uri": .string(String(uri.prefix(1024)))])
+        }
+        let full = state.withLock { s -> Bool in
+            guard s.subscribed.contains(uri) || s.subscribed.count < Self.maxSubscriptions else { return true }
+            s.subscribed.insert(uri)
+            return false
+        }
+        if full {
+            throw RPCError.invalidParams(
+                "already \(Self.maxSubscriptions) subscriptions: unsubscribe from one (resources/unsubscribe) first")
+        }
+    }
 
     static let templates: [JSONValue] = [
         [

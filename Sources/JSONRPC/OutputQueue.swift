@@ -76,11 +76,22 @@ public final class OutputQueue: @unchecked Sendable {
         thread.start()
     }
 
+    /// What `enqueue` does with bytes that would pass the limit.
+    public enum WhenFull: Sendable {
+        /// The other end counts as not reading: the queue fails with `.overflow`.
+        case fail
+        /// These bytes are not sent (a notification a slow reader misses); the queue goes on.
+        case discard
+        /// They are queued anyway: the caller bounds what it sends (a reply to a request the
+        /// reader admitted while the backlog was below the limit).
+        case accept
+    }
+
     /// Queues `bytes` to be written after everything queued before.
-    /// - Returns: false when nothing more is written (a failure, `cancel`, `finish`, or this
-    ///   would pass the limit: then the queue fails with `.overflow`).
+    /// - Returns: false when they are not written (a failure, `cancel`, `finish`, or they would
+    ///   pass the limit and `whenFull` is not `.accept`).
     @discardableResult
-    public func enqueue(_ bytes: [UInt8]) -> Bool {
+    public func enqueue(_ bytes: [UInt8], whenFull: WhenFull = .fail) -> Bool {
         guard !bytes.isEmpty else { return true }
         condition.lock()
         guard failure == nil, !finishing else {
@@ -88,8 +99,16 @@ public final class OutputQueue: @unchecked Sendable {
             return false
         }
         if queued.count + inFlight + bytes.count > limit {
-            fail(.overflow(limit: limit), locked: true)
-            return false
+            switch whenFull {
+            case .fail:
+                fail(.overflow(limit: limit), locked: true)
+                return false
+            case .discard:
+                condition.unlock()
+                return false
+            case .accept:
+                break
+            }
         }
         queued.append(contentsOf: bytes)
         condition.broadcast()

@@ -41,15 +41,23 @@ public final class RPCConnection: Sendable {
     /// While more than this waits to be written, no more requests are read: a client that sends
     /// without reading is slowed by its own socket or pipe, not by our memory.
     private let readPause: Int
+    private let onMissed: @Sendable (Int) -> Void
+    /// Notifications not sent since the backlog passed the limit (0 while there is room).
+    private let missed = Mutex(0)
 
     /// - Parameters:
-    ///   - maxPendingOutput: the most bytes waiting for this client; past it the client is
-    ///     dropped (`onDrop` says why) and nothing more is written to it.
-    ///   - onDrop: told once when the client is dropped for not reading, or writing to it failed.
+    ///   - maxPendingOutput: the most bytes waiting for this client. A client that does not read
+    ///     is waited for, never dropped: while a quarter of this waits, no more requests are
+    ///     read (its own pipe or socket then slows it), every reply to a request read is still
+    ///     sent, and notifications that would pass it are not sent to it (`onMissed` says so).
+    ///   - onDrop: told once when writing to the client failed (it is gone).
+    ///   - onMissed: told when notifications start being missed for want of room, with how
+    ///     many were missed in the last such stretch when room came back (once per stretch).
     public init(
         input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20,
         maxConcurrentRequests: Int = 1024, maxPendingOutput: Int = 64 << 20,
-        onDrop: @escaping @Sendable (OutputQueue.Failure) -> Void = { _ in }
+        onDrop: @escaping @Sendable (OutputQueue.Failure) -> Void = { _ in },
+        onMissed: @escaping @Sendable (_ notifications: Int) -> Void = { _ in }
     ) {
         self.input = input
         self.output = output
@@ -57,6 +65,7 @@ public final class RPCConnection: Sendable {
         self.maxMessageSize = maxMessageSize
         self.admission = Admission(limit: maxConcurrentRequests)
         self.readPause = max(1, min(1 << 20, maxPendingOutput / 4))
+        self.onMissed = onMissed
         self.outbox = OutputQueue(fd: output, limit: maxPendingOutput) { failure in
             onDrop(failure)
             // Stop reading a client that is gone or stuck (a socket; a pipe ends at its EOF).
@@ -100,7 +109,22 @@ public final class RPCConnection: Sendable {
             }
             return framing
         }
-        if let framing { send(body, framing: framing) }
+        guard let framing else { return }
+        // Past the limit a notification is missed rather than the client dropped: a progress
+        // report or a state it will hear again; its replies still all go.
+        if outbox.enqueue(framing.frame(body), whenFull: .discard) {
+            let count = missed.withLock { count in
+                defer { count = 0 }
+                return count
+            }
+            if count > 0 { onMissed(count) }
+        } else if outbox.failed == nil {
+            let first = missed.withLock { count in
+                count += 1
+                return count == 1
+            }
+            if first { onMissed(0) }
+        }
     }
 
     /// The client's framing is known: what waited for it goes out first (queued under the
@@ -108,7 +132,7 @@ public final class RPCConnection: Sendable {
     private func learn(_ framing: Framing) {
         state.withLock { s in
             if s.framing == nil {
-                for body in s.held { outbox.enqueue(framing.frame(body)) }
+                for body in s.held { outbox.enqueue(framing.frame(body), whenFull: .discard) }
                 s.held = []
             }
             s.framing = framing
@@ -119,12 +143,16 @@ public final class RPCConnection: Sendable {
         var splitter = MessageSplitter(maxMessageSize: maxMessageSize)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
-        while outbox.waitUntilBacklog(atMost: readPause) {
+        reading: while outbox.waitUntilBacklog(atMost: readPause) {
             let n = read(input, chunk.baseAddress, chunk.count)
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
             splitter.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
-            while let event = splitter.next() { receive(event) }
+            // Checked before each message, not each read: one read can hold a thousand requests.
+            while let event = splitter.next() {
+                receive(event)
+                guard outbox.waitUntilBacklog(atMost: readPause) else { break reading }
+            }
         }
         // A last request without a newline, or one cut short, is still answered.
         for event in splitter.finish() { receive(event) }
@@ -300,8 +328,10 @@ public final class RPCConnection: Sendable {
         return out
     }
 
+    /// A reply (or an error about a message): always queued, so every request read is answered;
+    /// what waits is bounded by the reader, which stops reading while the backlog is large.
     private func send(_ body: [UInt8], framing: Framing) {
-        outbox.enqueue(framing.frame(body))
+        outbox.enqueue(framing.frame(body), whenFull: .accept)
     }
 }
 

@@ -70,7 +70,7 @@ struct MCPCommand: AsyncParsableCommand {
     }
 
     static func serve(_ server: MCPServer) async {
-        let connection = RPCConnection(handler: server)
+        let connection = RPCConnection.standardIO(handler: server, name: "mediahost mcp")
         server.connect { method, params in connection.notify(method: method, params: params) }
         await connection.run()
     }
@@ -102,4 +102,19 @@ struct ServiceBackend: MCPBackend {
 final class EventRelay: Sendable {
     let target = Mutex<MCPServer?>(nil)
     func send(_ method: String, _ params: JSONValue?) { target.withLock { $0 }?.hostEvent(method: method, params: params) }
+}
+
+extension RPCConnection {
+    /// The connection to the one client on stdin/stdout (`rpc`, `mcp`): never dropped for not
+    /// reading (it is the only client); what it misses meanwhile is said on stderr.
+    static func standardIO(handler: any RPCHandler, name: String) -> RPCConnection {
+        RPCConnection(handler: handler) { failure in
+            _ = Descriptor.standardError("\(name): stopped writing to the client: \(failure)\n")
+        } onMissed: { count in
+            _ = Descriptor.standardError(
+                count == 0
+                    ? "\(name): the client is not reading its answers; notifications wait until it does\n"
+                    : "\(name): the client reads again; \(count) notifications were not sent meanwhile\n")
+        }
+    }
 }

@@ -344,7 +344,7 @@ struct RPCCommand: AsyncParsableCommand {
             await ServiceClient.bridge(service)
             return
         }
-        let connection = RPCConnection(handler: host.dispatcher)
+        let connection = RPCConnection.standardIO(handler: host.dispatcher, name: "mediahost rpc")
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         defer { host.events.unsubscribe(subscription) }
         await host.downloads.resumeInterrupted()

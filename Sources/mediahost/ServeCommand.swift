@@ -148,12 +148,19 @@ struct ServeCommand: AsyncParsableCommand {
     /// One client: a JSON-RPC connection over its socket, with every notification.
     static func serve(_ fd: Int32, host: HostRuntime) async {
         // Nothing written to a client waits for it to read: its replies and notifications wait
-        // in its own queue, and a client that lets more than this pile up (an editor suspended
-        // with Ctrl-Z, say) is dropped rather than holding memory or anyone else's thread.
+        // in its own queue. A client that lets this pile up (an editor suspended with Ctrl-Z,
+        // say) has its requests read no further and misses notifications until it reads
+        // again; it holds neither anyone else's thread nor memory without bound.
         let connection = RPCConnection(
             input: fd, output: fd, handler: host.dispatcher, maxConcurrentRequests: 256, maxPendingOutput: Self.maxPendingOutput
         ) { failure in
             host.logger.warning("a client was dropped: \(failure)")
+        } onMissed: { count in
+            if count == 0 {
+                host.logger.notice("a client is not reading: notifications to it are skipped until it does")
+            } else {
+                host.logger.notice("a client reads again; \(count) notifications to it were skipped")
+            }
         }
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         await connection.run()

@@ -1,0 +1,177 @@
+import Foundation
+import JSONRPC
+import MediaKit
+import Synchronization
+import TestSupport
+import Testing
+
+/// The surfaces other programs and peers reach, attacked from outside through the binary that
+/// ships (`make test` runs these against the release build): numbers from a program that
+/// overflow sums, a client that pipelines and does not read, subscriptions by the ten thousand,
+/// lists of hundreds of thousands, a login server that never answers.
+@Suite struct AttackTests {
+    /// A yt-dlp stand-in: `-J` answers with a video whose formats must be merged (so the
+    /// download is yt-dlp's own), and the download prints the progress lines given, then writes
+    /// the file.
+    static func fakeYTDLP(in folder: String, progress: [String]) throws -> String {
+        let path = folder + "/yt-dlp"
+        let lines = progress.map { "echo '\($0)'" }.joined(separator: "\n")
+        let script = """
+            #!/bin/sh
+            for word in "$@"; do
+              if [ "$word" = "-J" ]; then
+                echo '{"id":"abc","title":"Big numbers","ext":"mp4","url":"https://example.invalid/v.mp4","protocol":"https","requested_formats":[{"format_id":"1"},{"format_id":"2"}]}'
+                exit 0
+              fi
+            done
+            out=""
+            while [ $# -gt 0 ]; do
+              if [ "$1" = "-o" ]; then out="$2"; fi
+              shift
+            done
+            \(lines)
+            printf 'media' > "$out"
+            exit 0
+            """
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    /// Progress near Int64.max that falls back and climbs again (yt-dlp restarting a stream)
+    /// once killed `rpc` with SIGILL: the sums overflowed.
+    @Test func progressNumbersNearInt64MaxDoNotKillTheHost() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let program = try Self.fakeYTDLP(
+            in: dataDir,
+            progress: [
+                "progress 8e18 NA NA", "progress 0 NA NA", "progress 8e18 8e18 NA", "progress 9223372036854775807 NA NA",
+                "progress 0 9223372036854775807 NA", "progress 9.3e18 NA 9.3e18", "progress 1000 NA 2000",
+            ])
+        let process = try MediahostProcess(
+            ["rpc"], dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": program, "MEDIAHOST_YOUTUBE_BACKEND": "ytdlp"])
+        process.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"downloads.start","params":{"id":"youtube:video:abc"}}"#)
+        var state: String?
+        let deadline = ContinuousClock.now + .seconds(60)
+        var asked = 2
+        while state != "completed", ContinuousClock.now < deadline {
+            process.sendLine(#"{"jsonrpc":"2.0","id":\#(asked),"method":"downloads.list"}"#)
+            let (replies, _) = await process.replies([asked], timeout: .seconds(20))
+            let list = try #require(replies[asked]?["result"]?.arrayValue, "no answer to downloads.list: \(process.errors)")
+            state = list.first { $0["id"] == "youtube:video:abc" }?["state"]?.stringValue
+            asked += 1
+            if state == "failed" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(state == "completed", "\(process.errors)")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0, "\(process.errors)")
+    }
+}
+
+/// `mediahost mcp` against clients that pipeline without reading and subscribe by the thousand.
+@Suite struct MCPAttackTests {
+    static let initialize =
+        #"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#
+
+    /// 1,000 pipelined `tools/list` read after 2 s of not reading: every answer arrives and the
+    /// server is still there (a whole 64 KB read was admitted before the backlog was checked,
+    /// the output queue overflowed and the only client was dropped: 999 answers lost, exit 0).
+    @Test func aClientThatReadsLateGetsEveryAnswer() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: mediahostBinary())
+        process.arguments = ["mcp"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["MEDIAHOST_DATA_DIR"] = dataDir
+        environment["XDG_CONFIG_HOME"] = dataDir + "/config"
+        environment["XDG_CACHE_HOME"] = dataDir + "/cache"
+        environment["MEDIAHOST_HOST_BACKGROUND"] = "never"
+        process.environment = environment
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let requests = (1...1000).reduce(Self.initialize + "\n") { text, id in
+            text + #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/list"}"# + "\n"
+        }
+        let writer = Thread {
+            _ = Descriptor.writeAll(input.fileHandleForWriting.fileDescriptor, Array(requests.utf8))
+        }
+        writer.start()
+        // Not reading for two seconds: the server must wait for this client, not drop it.
+        try await Task.sleep(for: .seconds(2))
+        let answered = Mutex(Set<Int>())
+        let reading = Thread {
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let fd = output.fileHandleForReading.fileDescriptor
+            while answered.withLock({ $0.count }) < 1001 {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                buffer += chunk[0..<n]
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = Array(buffer[..<newline])
+                    buffer.removeSubrange(...newline)
+                    if let id = (try? JSONParser.parse(line))?["id"]?.intValue { _ = answered.withLock { $0.insert(id) } }
+                }
+            }
+        }
+        reading.start()
+        let deadline = ContinuousClock.now + .seconds(120)
+        while answered.withLock({ $0.count }) < 1001, process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(answered.withLock { $0.count } == 1001)
+        #expect(process.isRunning, "the server exited while the client was still there")
+        try input.fileHandleForWriting.close()
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+    }
+
+    /// Subscriptions to what does not exist are refused (40,000 of them once kept 312 MB for
+    /// the life of the process); the collections and existing lists can be subscribed to.
+    @Test func subscriptionsToNothingAreRefused() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        _ = try await runMediahost(["call", "lists.create", #"{"name":"Road trip"}"#], dataDir: dataDir)
+        let process = try MediahostProcess(["mcp"], dataDir: dataDir, environment: ["MEDIAHOST_HOST_BACKGROUND": "never"])
+        process.sendLine(Self.initialize)
+        _ = await process.replies([0])
+        func subscribe(_ id: Int, _ uri: String) async -> JSONValue? {
+            process.sendLine(#"{"jsonrpc":"2.0","id":\#(id),"method":"resources/subscribe","params":{"uri":"\#(uri)"}}"#)
+            return await process.replies([id]).byID[id]
+        }
+        #expect(await subscribe(1, "mediahost://favorites")?["result"] != nil)
+        #expect(await subscribe(2, "mediahost://lists/Road%20trip")?["result"] != nil)
+        #expect(await subscribe(3, "mediahost://lists/Nowhere")?["error"]?["code"] == -32002)
+        #expect(await subscribe(4, "mediahost://item/podcasts:podcast:1")?["error"]?["code"] == -32002)
+        #expect(await subscribe(5, "mediahost://nothing/at/all")?["error"]?["code"] == -32002)
+        let before = Self.residentKB(process.process.processIdentifier)
+        let long = String(repeating: "x", count: 4000)
+        var batch = ""
+        for id in 10..<40_010 {
+            batch +=
+                #"{"jsonrpc":"2.0","id":\#(id),"method":"resources/subscribe","params":{"uri":"mediahost://item/\#(id)\#(long)"}}"#
+                + "\n"
+        }
+        process.send(batch)
+        let replies = await process.replies(Set(10..<40_010), timeout: .seconds(60)).byID
+        #expect(replies.count == 40_000)
+        #expect(replies.values.allSatisfy { $0["error"]?["code"] == -32002 })
+        let after = Self.residentKB(process.process.processIdentifier)
+        // Refused, so nothing is kept: the process is about the size it was (it was 312 MB more).
+        #expect(after - before < 100_000, "resident \(before) KB before, \(after) KB after")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    static func residentKB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}
