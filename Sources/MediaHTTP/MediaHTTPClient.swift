@@ -67,7 +67,7 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try validate(request.url)
-        let deadline = CallDeadline.current
+        let deadline = CallDeadline.forRequest
         var attempt = 0
         while true {
             var limited = request

@@ -162,4 +162,12 @@ public struct CallDeadline: Sendable {
     }
 
     @TaskLocal public static var current: CallDeadline?
+
+    /// For work that waits on a person between its requests (a device login polls for minutes
+    /// while they approve it): each request, retries included, gets this many seconds of its
+    /// own when no call deadline is set.
+    @TaskLocal public static var perRequest: Double?
+
+    /// The deadline a request starts under: the call's, or one of its own (`perRequest`).
+    public static var forRequest: CallDeadline? { current ?? perRequest.map { CallDeadline(seconds: $0) } }
 }

@@ -70,6 +70,51 @@ import Testing
     }
 }
 
+/// Logins against servers that never answer.
+@Suite struct LoginAttackTests {
+    /// A server that takes the connection and says nothing: `auth.login bluesky` ends within
+    /// the call's network budget (http.timeout, here 3 s) with a message that names it (it ran
+    /// for more than 54 s: three attempts of 30 s each).
+    @Test func aLoginServerThatNeverAnswersIsBoundedByTheTimeout() async throws {
+        let server = try HostileServer { _, connection in connection.hold(limit: 120) }
+        defer { server.stop() }
+        let dataDir = try makeTemporaryDirectory()
+        let started = ContinuousClock.now
+        let result = try await runMediahost(
+            ["call", "auth.login", #"{"provider":"bluesky","username":"alice.example.com","password":"abcd-efgh-ijkl-mnop"}"#],
+            dataDir: dataDir,
+            environment: ["MEDIAHOST_BLUESKY_BASE_URL": server.baseURL, "MEDIAHOST_HTTP_TIMEOUT": "3"])
+        let took = ContinuousClock.now - started
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("timed out") && result.stderr.contains("http.timeout"), "\(result.stderr)")
+        #expect(took < .seconds(30), "took \(took)")
+        #expect(!result.stderr.contains("abcd-efgh-ijkl-mnop") && !result.stdout.contains("abcd-efgh-ijkl-mnop"))
+    }
+
+    /// Cancelling (what Ctrl-C in the REPL and an editor's cancel do) ends a login that waits on a
+    /// silent server, whatever http.timeout is.
+    @Test func cancellingAWaitingLoginEndsIt() async throws {
+        let server = try HostileServer { _, connection in connection.hold(limit: 120) }
+        defer { server.stop() }
+        let dataDir = try makeTemporaryDirectory()
+        let process = try MediahostProcess(
+            ["rpc"], dataDir: dataDir,
+            environment: ["MEDIAHOST_BLUESKY_BASE_URL": server.baseURL, "MEDIAHOST_HTTP_TIMEOUT": "600"])
+        process.sendLine(
+            #"{"jsonrpc":"2.0","id":1,"method":"auth.login","params":{"provider":"bluesky","username":"alice.example.com","password":"abcd-efgh-ijkl-mnop"}}"#
+        )
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server.requests.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.sendLine(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
+        let reply = await process.replies([1], timeout: .seconds(20)).byID[1]
+        #expect(reply?["error"]?["code"] == -32800, "\(String(describing: reply))")
+        process.closeInput()
+        #expect(await process.waitForExit() == 0)
+    }
+}
+
 /// `mediahost mcp` against clients that pipeline without reading and subscribe by the thousand.
 @Suite struct MCPAttackTests {
     static let initialize =

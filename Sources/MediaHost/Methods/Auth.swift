@@ -53,10 +53,19 @@ public struct AuthLogin: RPCMethod {
         let account = try host.accountProvider(provider)
         let events = host.events
         let session: AuthSession
+        // A password login is bounded as a whole, like any call (a server that accepts the
+        // connection and never answers once held it for 90 s); a device login waits for a
+        // person between requests, so each of its requests is bounded instead.
+        let seconds = host.config.seconds(HostSettings.httpTimeout)
+        let waitsForPerson = (try? host.registry.registration(provider).descriptor.auth) == .oauthDevice
         do {
-            session = try await host.tagging(provider) {
-                try await account.login(LoginCredentials(username: username, password: password)) { prompt in
-                    events.publish(.authPrompt(prompt))
+            session = try await CallDeadline.$perRequest.withValue(waitsForPerson ? seconds : nil) {
+                try await host.withDeadline(!waitsForPerson) {
+                    try await host.tagging(provider) {
+                        try await account.login(LoginCredentials(username: username, password: password)) { prompt in
+                            events.publish(.authPrompt(prompt))
+                        }
+                    }
                 }
             }
         } catch let failure as ProviderFailure {
@@ -70,7 +79,9 @@ public struct AuthLogin: RPCMethod {
         var status = try host.requireAuthStatus(provider)
         if (try? host.registry.registration(provider).descriptor.capabilities.contains(.remoteFavorites)) == true {
             do {
-                status.unsyncedFavorites = try await host.favoritesMissingFromAccount(provider).count
+                status.unsyncedFavorites = try await host.withDeadline(true) {
+                    try await host.favoritesMissingFromAccount(provider).count
+                }
             } catch {
                 host.logger.notice("\(provider): cannot compare favorites with the account: \(error)")
             }
