@@ -70,6 +70,30 @@ import Testing
     }
 }
 
+/// Lists from outside are bounded: a page is a page.
+@Suite struct ListingAttackTests {
+    /// yt-dlp (here a stand-in) printing 400,000 entries for a page of 20: the host stops
+    /// reading at 8 MB and says why (it peaked at 1.5 GB and answered every entry).
+    @Test func aListingOfHundredsOfThousandsIsRefusedAtItsBound() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let program = dataDir + "/yt-dlp"
+        let script = """
+            #!/usr/bin/env python3
+            import sys
+            sys.stdout.write('{"_type":"playlist","playlist_count":400000,"entries":[')
+            sys.stdout.write(",".join('{"id":"v%d","title":"video number %d","ie_key":"Youtube"}' % (i, i) for i in range(400000)))
+            sys.stdout.write("]}")
+            """
+        try script.write(toFile: program, atomically: true, encoding: .utf8)
+        chmod(program, 0o755)
+        let result = try await runMediahost(
+            ["call", "media.search", #"{"provider":"youtube","query":"cats"}"#], dataDir: dataDir,
+            environment: ["MEDIAHOST_YOUTUBE_YTDLP": program, "MEDIAHOST_YOUTUBE_BACKEND": "ytdlp"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("more than 8 MB"), "\(result.stderr)")
+    }
+}
+
 /// Logins against servers that never answer.
 @Suite struct LoginAttackTests {
     /// A server that takes the connection and says nothing: `auth.login bluesky` ends within

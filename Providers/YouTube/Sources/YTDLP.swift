@@ -123,13 +123,19 @@ struct YTDLP: Sendable {
 
     /// One page of a flat listing (a search, a channel's videos, a playlist) from entry `first`.
     private func listing(_ target: String, from first: Int) async throws -> Page {
-        let info = try await json(["--flat-playlist", "--playlist-items", "\(first):\(first + pageSize - 1)", target], for: nil)
-        guard let entries = info["entries"] as? [Any] else {
+        let info = try await json(
+            ["--flat-playlist", "--playlist-items", "\(first):\(first + pageSize - 1)", target], for: nil,
+            maxOutput: Self.maxListingOutput)
+        guard let listed = info["entries"] as? [Any] else {
             throw ProviderError.invalidResponse("yt-dlp listed no entries for \(target); `\(program) -U` may update it")
         }
+        // A page is a page, whatever yt-dlp (or a program standing in for it) lists.
+        let entries = listed.prefix(pageSize)
         let items = entries.compactMap { ($0 as? [String: Any]).flatMap(Self.item(from:)) }
         let total = Self.int(info["playlist_count"])
-        let more = total.map { first - 1 + entries.count < $0 } ?? (entries.count >= pageSize)
+        // An empty page ends the listing whatever the count says (hidden videos count there):
+        // its next would be the cursor it came from.
+        let more = !entries.isEmpty && (total.map { first - 1 + entries.count < $0 } ?? (entries.count >= pageSize))
         return Page(
             items: items, next: more ? Cursor(String(first + entries.count)) : nil,
             prev: first > 1 ? Cursor(String(max(1, first - pageSize))) : nil, total: total)
@@ -138,14 +144,18 @@ struct YTDLP: Sendable {
     // MARK: Running yt-dlp
 
     /// yt-dlp's JSON for `arguments` (`-J` is added, with options that keep its output clean).
-    func json(_ arguments: [String], for id: ItemID?) async throws -> [String: Any] {
+    /// The most a page of a flat listing may print: 20 entries are 20-60 KB.
+    static let maxListingOutput = 8 << 20
+
+    func json(_ arguments: [String], for id: ItemID?, maxOutput: Int = 64 << 20) async throws -> [String: Any] {
         var words = ["-J", "--ignore-config", "--no-warnings", "--no-progress", "--encoding", "utf-8"]
         if let cookies { words += ["--cookies", cookies] }
         // "--" ends the options: a query starting with "-" is never taken for one.
         words += arguments.dropLast() + ["--", arguments.last ?? ""]
         let output: ProgramOutput
         do {
-            output = try await programs.run(ProgramCall(program: program, arguments: words, timeout: timeout))
+            output = try await programs.run(
+                ProgramCall(program: program, arguments: words, timeout: timeout, maxOutput: maxOutput))
         } catch let error as ProgramError {
             throw Self.providerError(error, program: program)
         }
@@ -167,7 +177,8 @@ struct YTDLP: Sendable {
         case .cannotStart(_, let reason): .notConfigured("yt-dlp ('\(program)') cannot be started: \(reason)")
         case .timedOut(_, let seconds):
             .network("yt-dlp did not answer in \(Int(seconds)) s (YouTube slow or blocking; try again later)")
-        case .tooMuchOutput: .invalidResponse("yt-dlp printed more than expected")
+        case .tooMuchOutput(_, let bytes):
+            .invalidResponse("yt-dlp printed more than \(bytes >> 20) MB for one answer; that is not a page of YouTube")
         }
     }
 

@@ -11,6 +11,15 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
 
     private(set) var title: String?
     private(set) var items: [MediaItem] = []
+    /// Whether entries past `maxEntries` were left unread.
+    private(set) var capped = false
+    private weak var stream: XMLStream?
+
+    /// Entries read at most: YouTube's feeds hold 15; a feed of a quarter of a million (a
+    /// hostile or broken server) must not cost `new` seconds and gigabytes.
+    static let maxEntries = 100
+    /// The largest feed body taken (a real one is 30-80 KB).
+    static let maxBodySize = 4 << 20
     private var entry: Entry?
     private var text: [UInt8] = []
     private var capturing = false
@@ -75,6 +84,7 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
     static func read(_ bytes: [UInt8]) throws -> YouTubeChannelFeed {
         let reader = YouTubeChannelFeed()
         let stream = XMLStream(delegate: reader)
+        reader.stream = stream
         do {
             try stream.feed(bytes)
             try stream.finish()
@@ -124,6 +134,10 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
             // Only an entry closed by its end tag: a cut document's last one may be half there.
             if explicit, let entry, let item = Self.item(entry) { items.append(item) }
             entry = nil
+            if items.count >= Self.maxEntries {
+                capped = true
+                stream?.stop()
+            }
         default: break
         }
     }

@@ -62,6 +62,7 @@ public struct YouTubeProvider: CompiledProvider {
     /// Channel feeds as last fetched, with their validators (a feed that did not change is
     /// answered 304, without its body).
     let cache: any ProviderCache
+    let logger: Logger
 
     public init(context: ProviderContext) throws {
         let config = context.config.declared(by: Self.descriptor)
@@ -78,6 +79,7 @@ public struct YouTubeProvider: CompiledProvider {
         }
         keyless = backend == "ytdlp" || (backend == "auto" && !hasKey)
         cache = context.cache
+        logger = context.logger
         let downloader = config["downloader"] ?? "auto"
         guard ["auto", "host", "ytdlp"].contains(downloader) else {
             throw ProviderError.notConfigured(
@@ -261,6 +263,7 @@ public struct YouTubeProvider: CompiledProvider {
         let key = "channel-feed:" + url.absoluteString
         let kept = await cache.value(for: key)
         var request = HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])
+        request.maxBodySize = YouTubeChannelFeed.maxBodySize
         request.setValidators(etag: kept?.etag, lastModified: kept?.lastModified)
         guard let response = try? await http.send(request) else { return nil }
         let body: Data
@@ -273,7 +276,12 @@ public struct YouTubeProvider: CompiledProvider {
                 for: key)
         default: return nil
         }
-        return try? YouTubeChannelFeed.read(Array(body))
+        guard let feed = try? YouTubeChannelFeed.read(Array(body)) else { return nil }
+        if feed.capped {
+            logger.debug(
+                "youtube: the feed of \(channel) holds more than \(YouTubeChannelFeed.maxEntries) entries; the first are read")
+        }
+        return feed
     }
 
     public func itemID(forFeed url: String) -> ItemID? { YouTubeChannelFeed.itemID(feed: url) }

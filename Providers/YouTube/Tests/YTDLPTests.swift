@@ -84,6 +84,30 @@ final class RecordedPrograms: ProgramRunner {
         #expect(arguments.last == "https://www.youtube.com/channel/UCbdVsLFphtk2UWuJC-gcXoQ/videos")
     }
 
+    /// A listing of 100,000 entries for a page of 20 (a yt-dlp that ignores --playlist-items, or
+    /// something standing in for it) is a page of 20, whose next page starts after it.
+    @Test func aPageIsAPageWhateverYTDLPLists() async throws {
+        let entries = (0..<100_000).map { #"{"id":"v\#($0)","title":"t\#($0)","ie_key":"Youtube"}"# }
+        let listing = #"{"_type":"playlist","playlist_count":100000,"entries":["# + entries.joined(separator: ",") + "]}"
+        let provider = try Self.provider(RecordedPrograms(stdout: Data(listing.utf8)))
+        let page = try await provider.children(of: ItemID(provider: "youtube", kind: .channel, nativeID: "UCx"), cursor: nil)
+        #expect(page.items.count == 20)
+        #expect(page.items.first?.id.nativeID == "v0" && page.items.last?.id.nativeID == "v19")
+        #expect(page.next?.rawValue == "21")
+    }
+
+    /// An empty page whose count says there is more (hidden and unavailable videos count there)
+    /// ends the listing: its next would lead back to the page it came from.
+    @Test func anEmptyPageHasNoNextWhateverTheCount() async throws {
+        let listing = #"{"_type":"playlist","playlist_count":57,"entries":[]}"#
+        let provider = try Self.provider(RecordedPrograms(stdout: Data(listing.utf8)))
+        let id = ItemID(provider: "youtube", kind: .channel, nativeID: "UCx")
+        let page = try await provider.children(of: id, cursor: Cursor("21"))
+        #expect(page.items.isEmpty)
+        #expect(page.next == nil)
+        #expect(page.prev?.rawValue == "1")
+    }
+
     @Test func aPlaylistIsItsEntriesAndItsOwnDetails() async throws {
         let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/playlist-PL1hlX04-g75DGniSXtYRSlMBaroamq96d.json"))
         let provider = try Self.provider(programs)

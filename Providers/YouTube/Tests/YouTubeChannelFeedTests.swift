@@ -9,6 +9,21 @@ import Testing
 @Suite struct YouTubeChannelFeedTests {
     static let corpus = Recorded()
 
+    /// A feed of 250,000 entries (real ones hold 15) is read to its first 100 and no further.
+    @Test func aFeedOfAQuarterMillionEntriesIsReadToItsCap() throws {
+        var feed =
+            #"<?xml version="1.0"?><feed xmlns:yt="http://www.youtube.com/xml/schemas/2015" xmlns="http://www.w3.org/2005/Atom"><title>Big</title>"#
+        for i in 0..<250_000 {
+            feed += "<entry><yt:videoId>v\(i)</yt:videoId><title>t\(i)</title></entry>"
+        }
+        feed += "</feed>"
+        let read = try YouTubeChannelFeed.read(Array(feed.utf8))
+        #expect(read.items.count == YouTubeChannelFeed.maxEntries)
+        #expect(read.capped)
+        #expect(read.items.first?.id.nativeID == "v0")
+        #expect(read.items.last?.id.nativeID == "v\(YouTubeChannelFeed.maxEntries - 1)")
+    }
+
     @Test func aRecordedFeedGivesItsVideosWithTheirCounts() throws {
         let feed = try YouTubeChannelFeed.read(Array(Self.corpus.data("feed-UC7vv3cBq14FRXajteZt6FEg.xml")))
         #expect(feed.title == "egucom2014")
