@@ -269,7 +269,7 @@ public actor PlayerController: HostComponent {
             unresponsiveSince = nil
             return answer
         } catch is MPVNotAnswering {
-            logger.debug("mpv did not answer \(String(JSONValue.array(arguments).jsonString.prefix(200)))")
+            logger.debug("mpv did not answer \(DisplayText.cut(JSONValue.array(arguments).jsonString, to: 200))")
             if self.connection === connection {
                 unresponsiveSince = .now
                 self.connection = nil
@@ -441,7 +441,7 @@ public actor PlayerController: HostComponent {
             owner = shared.takeOwnership()
         }
         if event["event"]?.stringValue != "property-change" {
-            logger.debug("mpv event: \(String(event.jsonString.prefix(300)))")
+            logger.debug("mpv event: \(DisplayText.cut(event.jsonString, to: 300))")
         }
         switch event["event"]?.stringValue {
         case "property-change":

@@ -357,7 +357,9 @@ final class PluginProcess: Sendable {
             // A line without end is cut: only its start is kept.
             if pending.count < 4096 { pending += chunk[start..<min(n, start + 4096 - pending.count)] }
             // Only the last lines of a burst matter (the log keeps the same few).
-            let kept = lines.suffix(Self.stderrLines).map { String(DisplayText.clean($0).prefix(300)) }.filter { !$0.isEmpty }
+            let kept = lines.suffix(Self.stderrLines).map { DisplayText.cut(DisplayText.clean($0), to: 300) }.filter {
+                !$0.isEmpty
+            }
             guard !kept.isEmpty else { continue }
             for line in kept { logger.info("plugin \(manifest.id): \(line)") }
             state.withLock { state in
@@ -475,7 +477,7 @@ enum PluginReply {
 
     /// A JSON-RPC error from a plugin, as the provider error its code names.
     static func error(_ error: JSONValue, plugin: String) -> ProviderError {
-        let message = DisplayText.clean(error["message"]?.stringValue ?? "no message").prefix(500)
+        let message = DisplayText.cut(DisplayText.clean(error["message"]?.stringValue ?? "no message"), to: 500)
         let text = String(message)
         switch error["code"]?.intValue {
         case AppErrorCode.unsupported: return .unsupported(text)

@@ -48,6 +48,14 @@ extension DisplayText {
         return false
     }
 
+    /// `text` cut to at most `characters`, ending in "…" where it was cut. Outside text is cut
+    /// this way only: the mark is where the host's redactor looks for a secret cut in half (a
+    /// password a server echoed at byte 290 of a body cut at 300).
+    public static func cut<S: StringProtocol>(_ text: S, to characters: Int) -> String {
+        guard text.count > characters else { return String(text) }
+        return String(text.prefix(max(0, characters - 1))) + "…"
+    }
+
     /// `text` without white space and line breaks at either end; itself, with no copy, when it
     /// has none (the common case: Foundation's trimming bridges through NSString every time).
     public static func trimmed(_ text: String) -> String {

@@ -65,7 +65,7 @@ public enum ServiceReason {
     private static func shorten(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return nil }
-        return trimmed.count > 300 ? String(trimmed.prefix(300)) + "…" : trimmed
+        return DisplayText.cut(trimmed, to: 300)
     }
 }
 

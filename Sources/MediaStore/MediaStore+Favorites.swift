@@ -10,16 +10,16 @@ extension MediaStore {
 
     /// Keeps several favorites in one transaction (imports, benchmarks).
     public func addFavorites(_ items: [MediaItem], at date: Date = Date()) async throws {
-        let rows = Array(zip(items, try Self.snapshots(items)))
+        let rows = Array(zip(items, try snapshots(items)))
         try await pool.write { db in
             let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot
                     """)
-            for (item, data) in rows {
+            for (item, (title, data)) in rows {
                 try statement.execute(arguments: [
-                    item.id.description, item.provider, item.kind.rawValue, item.title, date.timeIntervalSince1970, data,
+                    item.id.description, item.provider, item.kind.rawValue, title, date.timeIntervalSince1970, data,
                 ])
             }
         }

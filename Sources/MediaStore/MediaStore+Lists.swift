@@ -105,7 +105,7 @@ extension MediaStore {
     /// - Returns: how many were new to the list.
     @discardableResult
     public func addToList(_ name: String, _ items: [MediaItem], at date: Date = Date()) async throws -> Int {
-        let rows = Array(zip(items.map(\.id.description), try Self.snapshots(items)))
+        let rows = Array(zip(items.map(\.id.description), try snapshots(items).map(\.data)))
         return try await write(roomy: rows.count > 1000) { db in
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             var count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0

@@ -16,6 +16,10 @@ public final class MediaStore: Sendable {
     public let path: String
     let pool: any DatabaseWriter
     let checkpointer: Checkpointer?
+    /// What every stored snapshot and title passes through on its way to disk: the host's
+    /// redactor, so a secret a service echoed into an item (a token in a post's text) is never
+    /// written to the database. Identity until the host sets it.
+    public let secretFilter = Mutex<(@Sendable ([UInt8]) -> [UInt8])?>(nil)
 
     /// How a process uses the database.
     public enum Use: Sendable {
@@ -485,14 +489,23 @@ extension MediaStore {
         return encoder
     }()
 
+    /// An item's snapshot as it is stored (before `secretFilter`).
+    static func snapshotBytes(_ item: MediaItem) throws -> [UInt8] {
+        let snapshot = item.snapshot
+        return try MediaItemJSON.encode(snapshot, escapingSlashes: true) ?? Array(snapshotEncoder.encode(snapshot))
+    }
+
     /// Each item's snapshot, encoded (a big batch on every core: encoding is most of the time an
-    /// import of thousands takes).
-    static func snapshots(_ items: [MediaItem]) throws -> [Data] {
-        try items.mapInSlices(smallest: 512) { part in
+    /// import of thousands takes), and its title, both through `secretFilter`.
+    func snapshots(_ items: [MediaItem]) throws -> [(title: String, data: Data)] {
+        let filter = secretFilter.withLock { $0 }
+        return try items.mapInSlices(smallest: 512) { part in
             try part.map { item in
-                let snapshot = item.snapshot
-                return try MediaItemJSON.encode(snapshot, escapingSlashes: true).map { Data($0) }
-                    ?? snapshotEncoder.encode(snapshot)
+                let bytes = try Self.snapshotBytes(item)
+                guard let filter else { return (item.title, Data(bytes)) }
+                let filtered = filter(bytes)
+                let title = filtered == bytes ? item.title : String(decoding: filter(Array(item.title.utf8)), as: UTF8.self)
+                return (title, Data(filtered))
             }
         }
     }

@@ -244,3 +244,121 @@ import Testing
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 }
+
+/// A login's password and the secrets in effect never reach a person, a log or the database,
+/// whatever a hostile server echoes back and however the host shortens what it shows.
+@Suite struct SecretAttackTests {
+    static let password = "abcd-efgh-ijkl-mnop"
+
+    /// Every stretch of 8 characters of the password (its first half, its middle...).
+    static func expectNoPiece(
+        of secret: String, in text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let characters = Array(secret)
+        for start in 0...(characters.count - 8) {
+            let piece = String(characters[start..<(start + 8)])
+            let found = text.contains(piece)
+            #expect(!found, "'\(piece)' of the secret reached \(what)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A Bluesky stand-in: the handle resolves to a DID made of the password, its document names
+    /// this server, and createSession answers as `createSession` says.
+    static func server(createSession: @escaping @Sendable (HostileServer.Connection, String) -> Void) throws -> HostileServer {
+        try HostileServer { request, connection in
+            let base = "http://\(request.headers["host"] ?? "127.0.0.1")"
+            if request.path.contains("resolveHandle") {
+                _ = connection.respond(
+                    headers: ["Content-Type": "application/json"], body: Array(#"{"did":"did:plc:\#(password)"}"#.utf8))
+            } else if request.path.contains("/plc/") {
+                let document =
+                    ##"{"id":"did:plc:\##(password)","service":[{"id":"#atproto_pds","type":"AtprotoPersonalDataServer","serviceEndpoint":"\##(base)"}]}"##
+                _ = connection.respond(headers: ["Content-Type": "application/json"], body: Array(document.utf8))
+            } else if request.path.contains("createSession") {
+                createSession(connection, base)
+            } else {
+                _ = connection.respond(status: 404, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            }
+        }
+    }
+
+    static func login(_ server: HostileServer, dataDir: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await runMediahost(
+            [
+                "--log-level", "debug", "call", "auth.login",
+                #"{"provider":"bluesky","username":"alice.example.com","password":"\#(password)"}"#,
+            ],
+            dataDir: dataDir, environment: ["MEDIAHOST_BLUESKY_BASE_URL": server.baseURL, "MEDIAHOST_HTTP_TIMEOUT": "10"])
+    }
+
+    /// A 500 whose body holds the password after 290 other bytes: the message is shortened to
+    /// 300 characters, and what is left of the password before the cut is masked too (its first
+    /// half was shown); the DID made of the password is not in the debug log's URLs either.
+    @Test func aPasswordCutShortInAnErrorIsMasked() async throws {
+        let server = try Self.server { connection, _ in
+            let message = String(repeating: "x", count: 290) + Self.password + " was refused"
+            _ = connection.respond(
+                status: 500, reason: "Oops", headers: ["Content-Type": "application/json"],
+                body: Array(#"{"error":"InternalServerError","message":"\#(message)"}"#.utf8))
+        }
+        defer { server.stop() }
+        let dataDir = try makeTemporaryDirectory()
+        let result = try await Self.login(server, dataDir: dataDir)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("xxxxxxxx"), "the server's message is shown: \(result.stderr)")
+        Self.expectNoPiece(of: Self.password, in: result.stdout + result.stderr, "the login's output and debug log")
+    }
+
+    /// A createSession answer whose handle (and DID) is the password: the login succeeds, and
+    /// neither its answer, the stored session, nor a later auth.status shows the password.
+    @Test func aSessionNamedWithThePasswordDoesNotShowIt() async throws {
+        let server = try Self.server { connection, _ in
+            let session =
+                #"{"did":"did:plc:\#(Self.password)","handle":"\#(Self.password)","accessJwt":"header.eyJleHAiOjQxMDI0NDQ4MDB9.signature","refreshJwt":"refresh.eyJleHAiOjQxMDI0NDQ4MDB9.sig"}"#
+            _ = connection.respond(headers: ["Content-Type": "application/json"], body: Array(session.utf8))
+        }
+        defer { server.stop() }
+        let dataDir = try makeTemporaryDirectory()
+        let result = try await Self.login(server, dataDir: dataDir)
+        #expect(result.status == 0, "\(result.stderr)")
+        Self.expectNoPiece(of: Self.password, in: result.stdout + result.stderr, "the login's answer and log")
+        let status = try await runMediahost(["call", "auth.status", #"{"provider":"bluesky"}"#], dataDir: dataDir)
+        #expect(status.stdout.contains("\"loggedIn\":true"), "\(status.stdout)")
+        Self.expectNoPiece(of: Self.password, in: status.stdout, "auth.status")
+        let files = FileManager.default.enumerator(atPath: dataDir)?.compactMap { $0 as? String } ?? []
+        for file in files {
+            guard let bytes = FileManager.default.contents(atPath: dataDir + "/" + file) else { continue }
+            Self.expectNoPiece(of: Self.password, in: String(decoding: bytes, as: UTF8.self), file)
+        }
+    }
+
+    /// A secret in effect (here TMDB's key) that a server echoes into an item is masked in the
+    /// snapshot kept with a favorite: it was written to the database as it came.
+    @Test func aSecretEchoedIntoAnItemIsNotStored() async throws {
+        let key = "tmdb-SECRET-key-0123456789"
+        let server = try HostileServer { request, connection in
+            let body =
+                request.path.contains("/movie/")
+                ? #"{"id":550,"title":"Echo \#(key)","overview":"Your key is \#(key) and a cut one \#(key.prefix(15))…","release_date":"1999-10-15"}"#
+                : #"{"images":{"secure_base_url":"https://image.example/t/p/","poster_sizes":["w500"],"backdrop_sizes":["w780"]}}"#
+            _ = connection.respond(headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        }
+        defer { server.stop() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = [
+            "TMDB_API_KEY": key, ProviderDescriptor.environmentName(provider: "tmdb", key: "base_url"): server.baseURL,
+        ]
+        let added = try await runMediahost(
+            ["call", "favorites.add", #"{"id":"tmdb:movie:550"}"#], dataDir: dataDir, environment: environment)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(!added.stdout.contains(key))
+        let files = FileManager.default.enumerator(atPath: dataDir)?.compactMap { $0 as? String } ?? []
+        #expect(files.contains { $0.hasSuffix("mediahost.sqlite") })
+        for file in files where file.contains("mediahost.sqlite") {
+            guard let bytes = FileManager.default.contents(atPath: dataDir + "/" + file) else { continue }
+            Self.expectNoPiece(of: key, in: String(decoding: bytes, as: UTF8.self), file)
+        }
+        let listed = try await runMediahost(["call", "favorites.list"], dataDir: dataDir, environment: environment)
+        #expect(listed.stdout.contains("Your key is ***"), "\(listed.stdout)")
+    }
+}

@@ -83,11 +83,11 @@ import Testing
                 // b holds every other item of a, in reverse.
                 try db.execute(
                     sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (1, ?, ?, 1, ?)",
-                    arguments: [item(n).id.description, n, try MediaStore.snapshots([item(n)])[0]])
+                    arguments: [item(n).id.description, n, Data(try MediaStore.snapshotBytes(item(n)))])
                 if n % 2 == 0 {
                     try db.execute(
                         sql: "INSERT INTO listItem (list, id, position, addedAt, snapshot) VALUES (2, ?, ?, 1, ?)",
-                        arguments: [item(n).id.description, 100 - n, try MediaStore.snapshots([item(n)])[0]])
+                        arguments: [item(n).id.description, 100 - n, Data(try MediaStore.snapshotBytes(item(n)))])
                 }
             }
         }

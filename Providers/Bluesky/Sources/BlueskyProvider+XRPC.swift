@@ -114,7 +114,7 @@ extension BlueskyProvider {
     static func reason(_ response: HTTPResponse) -> (code: String?, message: String?) {
         struct Body: Decodable { @Lenient var error: String?; @Lenient var message: String? }
         let body = try? JSONDecoder().decode(Body.self, from: response.body)
-        return (body?.error, body?.message.flatMap { $0.isEmpty ? nil : String($0.prefix(300)) })
+        return (body?.error, body?.message.flatMap { $0.isEmpty ? nil : DisplayText.cut($0, to: 300) })
     }
 
     func error(for response: HTTPResponse) -> ProviderError {

@@ -14,10 +14,14 @@ public protocol RPCMethod: Codable, Sendable {
     /// Whether the call's network work is bounded by `http.timeout` (interactive calls are; a
     /// device login, which waits for a person, is not).
     static var hasDeadline: Bool { get }
+    /// Secrets the call carries that are no setting (a login's password): masked like the
+    /// secrets in effect in everything the call logs, answers or stores while it runs.
+    var secretsInFlight: [String] { get }
 }
 
 extension RPCMethod {
     public static var hasDeadline: Bool { true }
+    public var secretsInFlight: [String] { [] }
 
     public static func encode(_ response: Response) throws -> [UInt8] { try JSONCoding.bytes(response) }
 }
@@ -64,12 +68,21 @@ public struct Dispatcher: RPCHandler {
     fileprivate static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
         { dispatcher, params throws(RPCError) in
             let request = try decodeParams(M.self, params)
-            let response = try await dispatcher.run(request)
-            do {
-                return dispatcher.host.redactor.redact(bytes: try M.encode(response))
-            } catch {
-                throw dispatcher.host.outgoing(rpcError(for: error, method: M.method, logger: dispatcher.host.logger))
+            let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) { () async -> Result<[UInt8], RPCError> in
+                let response: M.Response
+                do throws(RPCError) {
+                    response = try await dispatcher.run(request)
+                } catch {
+                    return .failure(error)
+                }
+                do {
+                    return .success(dispatcher.host.redactor.redact(bytes: try M.encode(response)))
+                } catch {
+                    return .failure(
+                        dispatcher.host.outgoing(rpcError(for: error, method: M.method, logger: dispatcher.host.logger)))
+                }
             }
+            return try outcome.get()
         }
     }
 
@@ -84,7 +97,7 @@ public struct Dispatcher: RPCHandler {
     /// - Throws: the `RPCError` to answer with.
     public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
         guard let invoke = host.methodTable.invokers[method] else {
-            throw .methodNotFound(String(host.redactor.scrub(method).prefix(100)))
+            throw .methodNotFound(host.redactor.scrub(DisplayText.cut(method, to: 100)))
         }
         return try await invoke(self, params)
     }
@@ -93,6 +106,17 @@ public struct Dispatcher: RPCHandler {
     /// point, with the same deadline, logging and error mapping as `call`.
     /// - Throws: the `RPCError` an RPC client would get.
     public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+        guard Redactor.inFlight == request.secretsInFlight else {
+            let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) {
+                () async -> Result<M.Response, RPCError> in
+                do throws(RPCError) {
+                    return .success(try await run(request))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try outcome.get()
+        }
         let started = ContinuousClock.now
         do {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }

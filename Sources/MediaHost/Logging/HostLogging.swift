@@ -17,7 +17,13 @@ public final class Redactor: Sendable {
     /// Shorter values are not secrets worth masking (and would mask ordinary words).
     static let minimumLength = 4
 
+    /// Secrets of the call being served that are no setting (a login's password), masked as
+    /// the others while it runs: in its log lines, its answer, its error and what it stores.
+    @TaskLocal public static var inFlight: [String] = []
+
     private struct Patterns {
+        /// The secrets these are the forms of.
+        var values: [String] = []
         /// Every form of every secret, longest first.
         var forms: [[UInt8]] = []
         /// The forms' starts, for texts cut inside a secret.
@@ -27,6 +33,18 @@ public final class Redactor: Sendable {
     public init() {}
 
     public func update(_ values: [String]) {
+        let made = Self.patterns(values)
+        patterns.withLock { $0 = made }
+    }
+
+    /// The patterns in effect, with the call's own secrets when it has some.
+    private var current: Patterns {
+        let set = patterns.withLock { $0 }
+        let extra = Self.inFlight.filter { $0.utf8.count >= Self.minimumLength && !set.values.contains($0) }
+        return extra.isEmpty ? set : Self.patterns(set.values + extra)
+    }
+
+    private static func patterns(_ values: [String]) -> Patterns {
         var forms = Set<String>()
         for value in values where value.utf8.count >= Self.minimumLength {
             forms.insert(value)
@@ -42,11 +60,10 @@ public final class Redactor: Sendable {
         let sorted = forms.map { Array($0.utf8) }.sorted {
             $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1)
         }
-        let made = Patterns(forms: sorted, starts: PrefixAutomaton(sorted))
-        patterns.withLock { $0 = made }
+        return Patterns(values: values, forms: sorted, starts: PrefixAutomaton(sorted))
     }
 
-    public var isEmpty: Bool { patterns.withLock { $0.forms.isEmpty } }
+    public var isEmpty: Bool { current.forms.isEmpty }
 
     /// RFC 3986's unreserved characters: what every encoder leaves as it is.
     static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -70,7 +87,7 @@ public final class Redactor: Sendable {
     }
 
     public func redact(_ text: String) -> String {
-        let current = patterns.withLock { $0 }
+        let current = self.current
         guard !current.forms.isEmpty else { return text }
         let bytes = Array(text.utf8)
         let redacted = Self.redact(bytes, current)
@@ -84,7 +101,7 @@ public final class Redactor: Sendable {
 
     /// JSON text with every secret replaced (inside strings; a secret is never a whole token).
     public func redact(bytes: [UInt8]) -> [UInt8] {
-        let current = patterns.withLock { $0 }
+        let current = self.current
         guard !current.forms.isEmpty else { return bytes }
         return Self.redact(bytes, current)
     }

@@ -49,10 +49,12 @@ public struct AuthLogin: RPCMethod {
         self.password = password
     }
 
+    public var secretsInFlight: [String] { password.map { [$0] } ?? [] }
+
     public func run(on host: HostRuntime) async throws -> Response {
         let account = try host.accountProvider(provider)
         let events = host.events
-        let session: AuthSession
+        var session: AuthSession
         // A password login is bounded as a whole, like any call (a server that accepts the
         // connection and never answers once held it for 90 s); a device login waits for a
         // person between requests, so each of its requests is bounded instead.
@@ -73,6 +75,12 @@ public struct AuthLogin: RPCMethod {
             // error message must not put it on the screen or in a log.
             guard let password else { throw failure }
             throw ProviderFailure(provider: failure.provider, error: failure.error.masking(password))
+        }
+        // A server that names the account with the password (echoing what it was sent) must not
+        // have it kept in the session file, nor shown as the account's name.
+        if let password, password.utf8.count >= 4 {
+            session.account = session.account?.replacingOccurrences(of: password, with: Redactor.mask)
+            session.values = session.values.mapValues { $0.replacingOccurrences(of: password, with: Redactor.mask) }
         }
         try host.sessions.save(session)
         host.refreshSecrets()

@@ -98,6 +98,8 @@ public final class HostRuntime: Sendable {
         self.environment = environment
         sources.host = self
         refreshSecrets()
+        // No secret in effect is written into a favorite's or list item's snapshot.
+        store.secretFilter.withLock { $0 = { [redactor] in redactor.redact(bytes: $0) } }
         configBox.onReload.withLock {
             $0 = { [weak self] config in
                 for source in discovery { source.configure(config) }
