@@ -275,7 +275,7 @@ import Testing
             show 1
             play 2
             play 1
-            login tmdb sandbox sandbox
+            login tmdb ada lovelace
             fav 1
             favs tmdb
             favs tmdb --remote
@@ -287,7 +287,8 @@ import Testing
         #expect(result.stdout.contains("`prev` for the previous page"))
         #expect(result.stdout.contains("Fight Club"))
         #expect(result.stdout.contains("Linked\n2  trailer    youtube:video:Haq6TT5LPnT"))
-        #expect(result.stdout.contains("logged in to tmdb as sandbox"))
+        // (Not the replica's "sandbox" account: its password is its name, and a password is never shown.)
+        #expect(result.stdout.contains("logged in to tmdb as ada"))
         #expect(result.stdout.contains("saved to your tmdb account"))
         #expect(result.stdout.contains("playing the stream"))
         // What was chosen is named by its title, not its id.
