@@ -88,7 +88,10 @@ Keys: :state :bytes :total :rate :title :path :error.")
     (let* ((program (mediahost--executable))
            (process (make-process
                      :name "mediahost"
-                     :command (append (list program) mediahost-arguments (list "rpc"))
+                     ;; jsonrpc.el reads Content-Length framing: said at the start, so the
+                     ;; host's notifications reach it before it has sent anything.
+                     :command (append (list program) mediahost-arguments
+                                      (list "rpc" "--framing" "content-length"))
                      :connection-type 'pipe
                      :coding 'utf-8-emacs-unix
                      :noquery t

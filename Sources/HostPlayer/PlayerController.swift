@@ -562,11 +562,18 @@ public actor PlayerController: HostComponent {
     }
 
     /// Sends `player.state`: at once for changes, at most once a second for the position alone.
+    /// A change that leaves what a client shows as it was (mpv reports duration, pause and
+    /// volume one by one as a file loads) is not sent again: a file's start was seven
+    /// `playing` in a row.
     private func publish(force: Bool) {
-        guard force || ContinuousClock.now - lastNotified >= Self.notifyInterval else { return }
-        lastNotified = ContinuousClock.now
+        let now = ContinuousClock.now
+        let due = now - lastNotified >= Self.notifyInterval
+        guard force || due else { return }
         let status = makeStatus(controllable: true)
-        if !force, status == lastStatus { return }
+        var unmoved = status
+        unmoved.position = lastStatus?.position
+        if unmoved == lastStatus, !due || status == lastStatus { return }
+        lastNotified = now
         lastStatus = status
         events.publish(.playerState(status))
     }

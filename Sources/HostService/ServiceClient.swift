@@ -51,30 +51,87 @@ public enum ServiceClient {
         }
     }
 
-    /// Passes stdin to the service and its answers to stdout until both ends are done: what
+    /// Passes stdin to the service and its messages to stdout until both ends are done: what
     /// `mediahost rpc` does when a service runs, so an editor talks to the service unchanged.
-    public static func bridge(_ fd: Int32) async {
+    ///
+    /// The service sends notifications from the start (newline-framed until the client has
+    /// spoken); each message is written to stdout in the client's framing: `framing` when the
+    /// client said which (`rpc --framing`), else its first message's, the ones before it held.
+    public static func bridge(_ fd: Int32, framing: Framing? = nil) async {
+        let reframer = Reframer(framing: framing)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                var splitter: MessageSplitter? = framing == nil ? MessageSplitter(maxMessageSize: 1 << 30) : nil
                 while true {
                     let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
                     if n < 0, errno == EINTR { continue }
-                    guard n > 0, Descriptor.writeAll(fd, Array(buffer[0..<n])) else { break }
+                    guard n > 0 else { break }
+                    // Until the client's framing is known, its bytes are read for it too.
+                    if splitter != nil {
+                        splitter?.append(Array(buffer[0..<n]))
+                        while let event = splitter?.next() {
+                            if case .message(_, let learned) = event {
+                                reframer.learn(learned)
+                                splitter = nil
+                                break
+                            }
+                        }
+                    }
+                    guard Descriptor.writeAll(fd, Array(buffer[0..<n])) else { break }
                 }
                 // The client is done: the service answers what is in flight, then closes.
                 shutdown(fd, Int32(SHUT_WR))
             }
             Thread.detachNewThread {
                 var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                while true {
+                var splitter = MessageSplitter(maxMessageSize: 1 << 30)
+                reading: while true {
                     let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                     if n < 0, errno == EINTR { continue }
-                    guard n > 0, Descriptor.writeAll(1, Array(buffer[0..<n])) else { break }
+                    guard n > 0 else { break }
+                    splitter.append(Array(buffer[0..<n]))
+                    while let event = splitter.next() {
+                        guard case .message(let body, _) = event else { continue }
+                        guard reframer.write(body) else { break reading }
+                    }
                 }
                 close(fd)
                 done.resume()
             }
+        }
+    }
+
+    /// Writes the service's messages to stdout in the client's framing, holding them (the
+    /// newest 256) until that is known.
+    final class Reframer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var framing: Framing?
+        private var held: [[UInt8]] = []
+
+        init(framing: Framing?) { self.framing = framing }
+
+        func learn(_ learned: Framing) {
+            lock.lock()
+            defer { lock.unlock() }
+            guard framing == nil else { return }
+            framing = learned
+            var out: [UInt8] = []
+            for body in held { out += learned.frame(body) }
+            held = []
+            if !out.isEmpty { _ = Descriptor.writeAll(1, out) }
+        }
+
+        /// - Returns: false when stdout is gone.
+        func write(_ body: [UInt8]) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let framing else {
+                held.append(body)
+                if held.count > 256 { held.removeFirst() }
+                return true
+            }
+            return Descriptor.writeAll(1, framing.frame(body))
         }
     }
 }

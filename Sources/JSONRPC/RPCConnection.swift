@@ -33,7 +33,7 @@ public final class RPCConnection: Sendable {
         var inputEnded = false
         var drained: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Replies and notifications waiting to be written, by a thread of their own: a task that
     /// answers (or the event hub) never waits for this client to read. Concurrent replies are
     /// coalesced into one write.
@@ -53,9 +53,12 @@ public final class RPCConnection: Sendable {
     ///   - onDrop: told once when writing to the client failed (it is gone).
     ///   - onMissed: told when notifications start being missed for want of room, with how
     ///     many were missed in the last such stretch when room came back (once per stretch).
+    ///   - framing: the client's framing when it is known before it speaks (it said so, or it is
+    ///     one of ours): notifications reach it from the start. Nil: they wait for its first
+    ///     message, whose framing replies and notifications then use.
     public init(
         input: Int32 = 0, output: Int32 = 1, handler: any RPCHandler, maxMessageSize: Int = 16 << 20,
-        maxConcurrentRequests: Int = 1024, maxPendingOutput: Int = 64 << 20,
+        maxConcurrentRequests: Int = 1024, maxPendingOutput: Int = 64 << 20, framing: Framing? = nil,
         onDrop: @escaping @Sendable (OutputQueue.Failure) -> Void = { _ in },
         onMissed: @escaping @Sendable (_ notifications: Int) -> Void = { _ in }
     ) {
@@ -66,6 +69,7 @@ public final class RPCConnection: Sendable {
         self.admission = Admission(limit: maxConcurrentRequests)
         self.readPause = max(1, min(1 << 20, maxPendingOutput / 4))
         self.onMissed = onMissed
+        self.state = Mutex(State(framing: framing))
         self.outbox = OutputQueue(fd: output, limit: maxPendingOutput) { failure in
             onDrop(failure)
             // Stop reading a client that is gone or stuck (a socket; a pipe ends at its EOF).

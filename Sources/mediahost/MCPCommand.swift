@@ -70,7 +70,8 @@ struct MCPCommand: AsyncParsableCommand {
     }
 
     static func serve(_ server: MCPServer) async {
-        let connection = RPCConnection.standardIO(handler: server, name: "mediahost mcp")
+        // MCP's stdio transport is one JSON text a line.
+        let connection = RPCConnection.standardIO(handler: server, name: "mediahost mcp", framing: .newline)
         server.connect { method, params in connection.notify(method: method, params: params) }
         await connection.run()
     }
@@ -107,8 +108,8 @@ final class EventRelay: Sendable {
 extension RPCConnection {
     /// The connection to the one client on stdin/stdout (`rpc`, `mcp`): never dropped for not
     /// reading (it is the only client); what it misses meanwhile is said on stderr.
-    static func standardIO(handler: any RPCHandler, name: String) -> RPCConnection {
-        RPCConnection(handler: handler) { failure in
+    static func standardIO(handler: any RPCHandler, name: String, framing: Framing?) -> RPCConnection {
+        RPCConnection(handler: handler, framing: framing) { failure in
             _ = Descriptor.standardError("\(name): stopped writing to the client: \(failure)\n")
         } onMissed: { count in
             _ = Descriptor.standardError(

@@ -327,24 +327,44 @@ struct RPCCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rpc",
         abstract: "Serve JSON-RPC 2.0 on stdin/stdout (newline-delimited, or Content-Length framed like LSP).",
-        discussion: "`rpc.discover` returns the OpenRPC description of every method. Logs go to stderr.")
+        discussion: """
+            `rpc.discover` returns the OpenRPC description of every method. Logs go to stderr. \
+            Notifications (player.state, downloads.progress, library.changed...) reach the client as \
+            they happen; with --framing auto they wait for its first message, whose framing they \
+            then use, so a client that only listens names its framing.
+            """)
 
     @OptionGroup var global: GlobalOptions
+    @Option(help: "The client's framing: newline, content-length (LSP's), or auto (its first message's).")
+    var framing: FramingChoice = .auto
+
+    enum FramingChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, newline
+        case contentLength = "content-length"
+
+        var framing: Framing? {
+            switch self {
+            case .auto: nil
+            case .newline: .newline
+            case .contentLength: .contentLength
+            }
+        }
+    }
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         // With a service running, this process is a bridge to it: the editor's session is
         // unchanged, and its downloads and playback are the service's.
         if let service = global.host.service() {
-            await ServiceClient.bridge(service)
+            await ServiceClient.bridge(service, framing: framing.framing)
             return
         }
         let host = try await global.makeHost()
         if let service = await global.host.startedService(host) {
-            await ServiceClient.bridge(service)
+            await ServiceClient.bridge(service, framing: framing.framing)
             return
         }
-        let connection = RPCConnection.standardIO(handler: host.dispatcher, name: "mediahost rpc")
+        let connection = RPCConnection.standardIO(handler: host.dispatcher, name: "mediahost rpc", framing: framing.framing)
         let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
         defer { host.events.unsubscribe(subscription) }
         await host.downloads.resumeInterrupted()

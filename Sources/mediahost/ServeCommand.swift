@@ -152,7 +152,10 @@ struct ServeCommand: AsyncParsableCommand {
         // say) has its requests read no further and misses notifications until it reads
         // again; it holds neither anyone else's thread nor memory without bound.
         let connection = RPCConnection(
-            input: fd, output: fd, handler: host.dispatcher, maxConcurrentRequests: 256, maxPendingOutput: Self.maxPendingOutput
+            input: fd, output: fd, handler: host.dispatcher, maxConcurrentRequests: 256, maxPendingOutput: Self.maxPendingOutput,
+            // Clients of the socket hear every notification from the start, one JSON text a line,
+            // until they speak in another framing (`rpc`'s bridge puts each in its client's).
+            framing: .newline
         ) { failure in
             host.logger.warning("a client was dropped: \(failure)")
         } onMissed: { count in

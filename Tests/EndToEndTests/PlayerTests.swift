@@ -1,5 +1,7 @@
 import Foundation
 import JSONRPC
+import MediaHost
+import Synchronization
 import TestSupport
 import Testing
 
@@ -351,5 +353,126 @@ import Testing
             ["call", "player.status"], dataDir: dataDir, environment: ["MEDIAHOST_PLAYER": "vlc"])
         let value = try JSONValue(parsing: status.stdout)
         #expect(value["state"] == "stopped" && value["player"] == nil, "\(status.stdout)")
+    }
+}
+
+/// Clients that only listen: every notification reaches every attached client as it happens,
+/// whether or not the client has sent anything (an editor waits for events without sending).
+@Suite(.serialized) struct ListeningClientTests {
+    /// Reads one client's messages on a thread of its own, timestamped, and never writes.
+    final class Listener: @unchecked Sendable {
+        let heard = Mutex<[(at: ContinuousClock.Instant, message: JSONValue, framing: Framing)]>([])
+
+        init(fd: Int32) {
+            Thread.detachNewThread { [self] in
+                var splitter = MessageSplitter()
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0 else { return }
+                    splitter.append(Array(buffer[0..<n]))
+                    while let event = splitter.next() {
+                        guard case .message(let bytes, let framing) = event, let message = try? JSONParser.parse(bytes) else {
+                            continue
+                        }
+                        heard.withLock { $0.append((ContinuousClock.now, message, framing)) }
+                    }
+                }
+            }
+        }
+
+        /// The first notification `matches` accepts, heard after `since`, waited for.
+        func waitFor(
+            since: ContinuousClock.Instant, timeout: Duration = .seconds(30), _ matches: @escaping (JSONValue) -> Bool
+        ) async -> (at: ContinuousClock.Instant, message: JSONValue, framing: Framing)? {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if let found = heard.withLock({ $0.first { $0.at >= since && matches($0.message) } }) { return found }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return nil
+        }
+    }
+
+    /// A client of the service's socket that never sends, and `mediahost rpc` bridges that never
+    /// send (newline and Content-Length framed): each hears another client's favorite at once.
+    @Test func clientsThatNeverSendHearEveryChange() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let service = try MediahostProcess(["serve"], dataDir: dataDir)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(dataDir)
+        let socket = ServiceSocket(paths: HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir))
+        let direct = try #require(socket.connect())
+        defer { close(direct) }
+        let onSocket = Listener(fd: direct)
+        let newline = try MediahostProcess(["rpc", "--framing", "newline"], dataDir: dataDir)
+        let lsp = try MediahostProcess(["rpc", "--framing", "content-length"], dataDir: dataDir)
+        // Attached (the bridges connect at start), then silent.
+        try await Task.sleep(for: .milliseconds(500))
+        let since = ContinuousClock.now
+        let added = try await runMediahost(["call", "lists.create", #"{"name":"Heard"}"#], dataDir: dataDir)
+        #expect(added.status == 0, "\(added.stderr)")
+        let changed = { (message: JSONValue) in message["method"] == "library.changed" }
+        let heard = await onSocket.waitFor(since: since, changed)
+        #expect(heard != nil, "the socket client heard nothing")
+        #expect(heard?.framing == .newline)
+        let bridged = await newline.next(timeout: .seconds(30))
+        #expect(bridged?.value?["method"] == "library.changed" && bridged?.framing == .newline)
+        let framed = await lsp.next(timeout: .seconds(30))
+        #expect(framed?.value?["method"] == "library.changed" && framed?.framing == .contentLength)
+        // Heard as it happened, not when the client next spoke: within a few seconds even on a
+        // busy machine (it was never, before).
+        if let heard { #expect(heard.at - since < .seconds(10)) }
+        newline.closeInput()
+        lsp.closeInput()
+        #expect(await newline.waitForExit() == 0)
+        #expect(await lsp.waitForExit() == 0)
+    }
+
+    /// With mpv: a listener that never sends hears playback start, pause (from another client),
+    /// the end of an item played through (marked played), and mpv killed with -9, as each happens.
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aListenerHearsPlaybackFromStartToEnd() async throws {
+        let setup = try await PlayerTests.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let service = try MediahostProcess(["serve"], dataDir: setup.dataDir, environment: setup.environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(setup.dataDir)
+        let socket = ServiceSocket(
+            paths: HostPaths(configFile: setup.dataDir + "/none.toml", dataDir: setup.dataDir, cacheDir: setup.dataDir))
+        let direct = try #require(socket.connect())
+        defer { close(direct) }
+        let listener = Listener(fd: direct)
+        func state(_ name: String) -> (JSONValue) -> Bool {
+            { $0["method"] == "player.state" && $0["params"]?["state"]?.stringValue == name }
+        }
+        // The 4 s tone, played through.
+        var since = ContinuousClock.now
+        let short = try await runMediahost(
+            ["call", "player.open", #"{"id":"\#(setup.tones[0])"}"#], dataDir: setup.dataDir, environment: setup.environment)
+        #expect(short.status == 0, "\(short.stderr)")
+        #expect(await listener.waitFor(since: since, state("playing")) != nil, "playing")
+        #expect(await listener.waitFor(since: since, timeout: .seconds(60), state("stopped")) != nil, "stopped at its end")
+        // The 2 min tone, paused by another client, then mpv killed.
+        since = ContinuousClock.now
+        let opened = try await runMediahost(
+            ["call", "player.open", #"{"id":"\#(setup.tones[1])"}"#], dataDir: setup.dataDir, environment: setup.environment)
+        let playing = await listener.waitFor(since: since, state("playing"))
+        #expect(playing != nil)
+        since = ContinuousClock.now
+        _ = try await runMediahost(["call", "player.pause"], dataDir: setup.dataDir, environment: setup.environment)
+        #expect(await listener.waitFor(since: since, state("paused")) != nil, "paused")
+        // No `playing` after the pause: a stale state would tell a client the opposite of the truth.
+        try await Task.sleep(for: .milliseconds(500))
+        let after = listener.heard.withLock {
+            $0.filter { $0.at > since }.map { $0.message["params"]?["state"]?.stringValue ?? "" }
+        }
+        let afterPause = after.drop { $0 != "paused" }
+        #expect(!afterPause.isEmpty && !afterPause.contains("playing"), "a stale playing came after the pause: \(after)")
+        let pid = try #require(try JSONValue(parsing: opened.stdout)["pid"]?.intValue, "\(opened.stdout)")
+        since = ContinuousClock.now
+        kill(pid_t(pid), SIGKILL)
+        #expect(await listener.waitFor(since: since, state("stopped")) != nil, "stopped when mpv was killed")
     }
 }

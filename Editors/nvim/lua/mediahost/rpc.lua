@@ -40,7 +40,8 @@ function R.client(options)
         0
       )
     end
-    table.insert(argv, "rpc")
+    -- One JSON text a line, said at the start: notifications reach us before our first request.
+    vim.list_extend(argv, { "rpc", "--framing", "newline" })
     local conn = { next_id = 1, pending = {}, partial = "" }
     conn.job = vim.fn.jobstart(argv, {
       on_stdout = function(_, data)
