@@ -151,13 +151,28 @@ public actor PlayerController: HostComponent {
     }
 
     /// The status, asking mpv when this process has not heard from it yet.
+    ///
+    /// mpv is asked (a millisecond when it runs) with a short deadline, so one that is stopped
+    /// or stuck is reported as such, from what was last known, within `probeTimeout` rather
+    /// than a command's whole deadline (a status of a hung mpv once took 10 s).
     func status(controllable: Bool) async -> PlayerStatus {
-        if controllable, connection == nil { await adopt() }
-        // mpv is asked (a millisecond when it runs), so one that is stopped or stuck is reported
-        // as such rather than as playing.
-        if let connection { _ = try? await ask(connection, ["get_property", "pid"]) }
+        if controllable, connection == nil { await adopt(timeout: Self.probeTimeout) }
+        if let connection {
+            do {
+                _ = try await connection.command(["get_property", "pid"], timeout: Self.probeTimeout)
+            } catch is MPVNotAnswering {
+                // Said in this answer only: a machine busy for a moment must not have the
+                // connection given up (a command that waits its whole deadline does that).
+                var status = makeStatus(controllable: controllable)
+                status.problem = stuckMessage
+                return status
+            } catch {}
+        }
         return makeStatus(controllable: controllable)
     }
+
+    /// How long a status waits for mpv before saying it does not answer.
+    static let probeTimeout: Duration = .seconds(2)
 
     func pause(_ pause: Bool) async throws {
         let connection = try await controlled()
@@ -263,9 +278,11 @@ public actor PlayerController: HostComponent {
     /// Runs an mpv command; an mpv that does not answer in time is marked unresponsive (so the
     /// next calls do not wait for it too) and the error says what to do.
     @discardableResult
-    private func ask(_ connection: MPVConnection, _ arguments: [JSONValue]) async throws -> JSONValue {
+    private func ask(
+        _ connection: MPVConnection, _ arguments: [JSONValue], timeout: Duration = MPVConnection.commandTimeout
+    ) async throws -> JSONValue {
         do {
-            let answer = try await connection.command(arguments)
+            let answer = try await connection.command(arguments, timeout: timeout)
             unresponsiveSince = nil
             return answer
         } catch is MPVNotAnswering {
@@ -379,7 +396,7 @@ public actor PlayerController: HostComponent {
     /// Connects to an mpv that a host process started (this one, or another, or one that quit).
     /// - Returns: whether one answered.
     @discardableResult
-    private func adopt() async -> Bool {
+    private func adopt(timeout: Duration = MPVConnection.commandTimeout) async -> Bool {
         guard connection == nil else { return true }
         guard !isStuck else { return false }
         guard connect(), let connection else {
@@ -388,7 +405,7 @@ public actor PlayerController: HostComponent {
             return false
         }
         do {
-            pid = try await ask(connection, ["get_property", "pid"]).intValue.map(Int32.init)
+            pid = try await ask(connection, ["get_property", "pid"], timeout: timeout).intValue.map(Int32.init)
         } catch {
             return false
         }

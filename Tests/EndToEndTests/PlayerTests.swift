@@ -319,10 +319,18 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
         }
         kill(pid_t(pid), SIGSTOP)
-        let stuck = try await call("player.status")
-        #expect(stuck.status == 0, "\(stuck.stderr)")
-        #expect(stuck.value?["problem"]?.stringValue?.contains("does not answer") == true, "\(String(describing: stuck.value))")
-        #expect(stuck.value?["item"]?["id"]?.stringValue == setup.tones[1], "the last known item")
+        // Answered from the last known state within the status's own probe (2 s), well before a
+        // command's 10 s deadline (it took those 10 s), through the service and from a process
+        // of its own.
+        for arguments in [["call", "player.status"], ["--no-service", "call", "player.status"]] {
+            let started = ContinuousClock.now
+            let result = try await runMediahost(arguments, dataDir: setup.dataDir, environment: setup.environment)
+            let stuck = try? JSONValue(parsing: result.stdout)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(stuck?["problem"]?.stringValue?.contains("does not answer") == true, "\(result.stdout)")
+            #expect(stuck?["item"]?["id"]?.stringValue == setup.tones[1], "the last known item")
+            #expect(ContinuousClock.now - started < .seconds(8), "\(arguments)")
+        }
         let paused = try await call("player.pause")
         #expect(paused.status == 1 && paused.stderr.contains("stopped or stuck"), "\(paused.stderr)")
         #expect(try await call("host.info").status == 0, "the service answers everyone else")
