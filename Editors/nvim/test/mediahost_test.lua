@@ -130,25 +130,39 @@ test("a download's progress becomes a completed row", function()
   expect(done, "completed: " .. text(buffer))
   expect(running, "progress was shown while it ran")
   expect(text(buffer):find("100%", 1, true), "at 100%")
-  expect(said("downloaded .*%.mp3"), "a message when it completed")
+  expect(said("^mediahost: downloaded Episode "), "a message when it completed")
+  expect(mediahost.messages[#mediahost.messages]:find("%.mp3$"), "the file in the messages")
 end)
 
 test("play and artwork", function()
   vim.cmd("Mediahost search podcasts kitchen")
   press("a")
-  expect(said("artwork of The Electric Kitchen 77: /"), "the artwork's file")
+  expect(said("^mediahost: artwork of The Electric Kitchen 77"), "the artwork")
+  expect(mediahost.messages[#mediahost.messages]:find("artwork of The Electric Kitchen 77: /", 1, true), "its file")
   press("p")
   expect(said("playing The Electric Kitchen 77"), "handed to the player")
 end)
 
 test("errors are messages", function()
+  vim.o.columns = 80
   vim.cmd("Mediahost search nosuch x")
-  expect(said("unknown provider"), "an unknown provider")
+  -- What happened and what to do, in the first 70 columns; the host's whole text in :messages.
+  expect(said("^mediahost: no provider 'nosuch' %(:Mediahost providers lists them%)$"), "an unknown provider")
+  expect(mediahost.messages[#mediahost.messages]:find("bluesky"), "the whole text kept: " .. mediahost.messages[#mediahost.messages])
+  vim.cmd("Mediahost providers")
+  expect(text():find("podcasts%s+ready"), "the providers: " .. text())
+  vim.cmd("Mediahost messages")
+  expect(text():find("unknown provider 'nosuch'; providers are", 1, true), "the messages: " .. text())
   mediahost.show = mediahost.show
   local ok = pcall(mediahost.show, "podcasts:episode:nope")
   expect(not ok, "a bad id fails")
   vim.cmd("Mediahost bogus")
-  expect(said("usage: :Mediahost"), "the usage")
+  expect(said("^mediahost: no command 'bogus' %(:Mediahost <Tab> lists them%)$"), "an unknown command")
+  for _, message in ipairs(messages) do
+    expect(vim.fn.strdisplaywidth(message) <= 70, "over 70 columns: " .. message)
+    expect(not message:find("…"), "cut in the middle: " .. message)
+  end
+  vim.o.columns = 140
   -- Without the sandbox, YouTube has no API key: charts need one, and the message says how to
   -- set it (search works without, through yt-dlp).
   mediahost.stop()
@@ -159,7 +173,7 @@ test("errors are messages", function()
   mediahost.stop()
   mediahost.setup({ cmd = "/nonexistent/mediahost" })
   vim.cmd("Mediahost search podcasts x")
-  expect(said("mediahost is not installed"), "not installed")
+  expect(said("^mediahost: no '/nonexistent/mediahost' to run: install mediahost or set cmd in setup%(%)"), "not installed: " .. table.concat(messages, " | "))
 end)
 
 test("the connection starts again after the server is killed", function()
@@ -208,7 +222,15 @@ test("messages fit the echo area", function()
   local fitted = require("mediahost").fit("mediahost: " .. long)
   expect(vim.fn.strdisplaywidth(fitted) <= vim.v.echospace, "too wide for the echo area: " .. fitted)
   expect(not fitted:find("\n"), "one line: " .. fitted)
-  expect(fitted:find("^mediahost: downloaded /home") and fitted:find("line$"), "start and end kept: " .. fitted)
+  expect(not fitted:find("…"), "never cut in the middle: " .. fitted)
+  expect(
+    fitted == "mediahost: downloaded (:Mediahost messages)",
+    "whole words and where the rest is: " .. fitted
+  )
+  local clauses = require("mediahost").fit(
+    "mediahost: youtube: the video is members-only; give yt-dlp your cookies (config providers.youtube.cookies) and try again"
+  )
+  expect(clauses == "mediahost: youtube: the video is members-only (:Mediahost messages)", "whole clauses: " .. clauses)
   expect(require("mediahost").fit("短い") == "短い", "short ones as they are")
   vim.o.columns = 140
 end)

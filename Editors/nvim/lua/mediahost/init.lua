@@ -27,25 +27,79 @@ function M.setup(options)
 end
 
 -- A message fits the echo area (`v:echospace`) on one line, or Neovim stops at "Press ENTER"
--- and nothing redraws until the person answers: a long one keeps its start and its end.
+-- and nothing redraws until the person answers. One that does not fit is never cut in the
+-- middle of what it says (the part cut is the part a person needed): its first clauses that fit
+-- are shown, whole, with a pointer to the whole text (`:Mediahost messages`).
+M.more = " (:Mediahost messages)"
+
 function M.fit(text)
   text = text:gsub("[\r\n]+", " ")
   local room = vim.v.echospace
-  if room == nil or room <= 0 then room = vim.o.columns - 12 end
-  if vim.fn.strdisplaywidth(text) <= room then return text end
-  local chars = vim.fn.strchars(text)
-  local head, tail = math.floor((room - 1) / 2), room - 1 - math.floor((room - 1) / 2)
-  local fitted = vim.fn.strcharpart(text, 0, head) .. "…" .. vim.fn.strcharpart(text, chars - tail, tail)
-  -- Wide characters take two columns: shorten until it fits.
-  while vim.fn.strdisplaywidth(fitted) > room and head > 1 do
-    head, tail = head - 1, math.max(1, tail - 1)
-    fitted = vim.fn.strcharpart(text, 0, head) .. "…" .. vim.fn.strcharpart(text, chars - tail, tail)
+  if room == nil or room <= 0 then
+    room = vim.o.columns - 12
   end
-  return fitted
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  local limit = room - vim.fn.strdisplaywidth(M.more)
+  -- The longest run of whole clauses that fits (a clause ends before "; ", ": ", " (", ". ",
+  -- ", " or " - "), else of whole words; never fewer than the first word.
+  local best_clause, best_word = nil, nil
+  local position = 1
+  while true do
+    local start, stop = text:find("[;:,%.]? ", position)
+    if not start then
+      break
+    end
+    local head = text:sub(1, start - 1)
+    if vim.fn.strdisplaywidth(head) > limit then
+      break
+    end
+    local mark = text:sub(start, start)
+    local after = text:sub(stop + 1, stop + 1)
+    if mark == ";" or mark == ":" or mark == "." or mark == "," or after == "(" or after == "-" or after == "—" then
+      best_clause = head
+    end
+    best_word = head
+    position = stop + 1
+  end
+  -- A clause much shorter than the words that fit says less than they do.
+  if best_clause and best_word and vim.fn.strdisplaywidth(best_clause) * 2 < vim.fn.strdisplaywidth(best_word) then
+    best_clause = nil
+  end
+  local head = best_clause or best_word or text:match("^%S+") or text
+  return head .. M.more
 end
 
-local function notify(text, level)
+-- Every message in full, newest last (`:Mediahost messages` shows them).
+M.messages = {}
+
+-- Shows `text` (fitted) and keeps `full` (or `text`) in the messages.
+local function notify(text, level, full)
+  text = tostring(text):gsub("[\r\n]+", " ")
+  full = full and tostring(full):gsub("[\r\n]+", " ") or text
+  if full ~= text and not full:find(text, 1, true) then
+    full = text .. " — " .. full
+  end
+  table.insert(M.messages, os.date("%H:%M:%S") .. "  " .. full)
+  if #M.messages > 200 then
+    table.remove(M.messages, 1)
+  end
   vim.notify(M.fit("mediahost: " .. text), level or vim.log.levels.INFO)
+end
+
+-- An error as a person reads it, and in full: the host's message, reworded where Neovim has
+-- its own remedy (an unknown provider: the command that lists them).
+function M.describe(err)
+  if type(err) ~= "table" then
+    return tostring(err)
+  end
+  local data = type(err.data) == "table" and err.data or {}
+  local message = err.message or vim.inspect(err)
+  if data.kind == "unknownProvider" and data.provider then
+    return string.format("no provider '%s' (:Mediahost providers lists them)", data.provider), message
+  end
+  return message
 end
 
 -- Notifications and calls (the transport is rpc.lua) ----------------------------------------
@@ -70,10 +124,14 @@ local function handle_notification(method, params)
       local entry = M.downloads[params.id] or {}
       entry.state, entry.path, entry.error = params.state, params.path, params.error
       M.downloads[params.id] = entry
+      local title = entry.title and tostring(entry.title):gsub("%c", " ") or params.id
       if params.state == "completed" then
-        notify("downloaded " .. (params.path or params.id))
+        notify("downloaded " .. title, nil, "downloaded " .. title .. " to " .. (params.path or "?"))
       elseif params.state == "failed" then
-        notify("download failed: " .. (params.error or params.id), vim.log.levels.WARN)
+        notify(
+          "download of " .. title .. " failed: " .. (params.error or "?"),
+          vim.log.levels.WARN
+        )
       end
     end
     on_downloads_changed()
@@ -118,7 +176,8 @@ local function guarded(body)
   return function(...)
     local ok, err = pcall(body, ...)
     if not ok then
-      notify(tostring(err), vim.log.levels.ERROR)
+      local text, full = M.describe(err)
+      notify(text, vim.log.levels.ERROR, full)
     end
     return ok and err or nil
   end
@@ -681,7 +740,35 @@ function M.favorites(provider)
   return M.show_page("mediahost://favorites", "favorites.list", { provider = provider })
 end
 
-local subcommands = { "search", "browse", "favorites", "history", "downloads", "lists" }
+local subcommands = { "search", "browse", "favorites", "history", "downloads", "lists", "providers", "messages" }
+
+-- Every message so far, in full, in a buffer of its own.
+function M.show_messages()
+  local buffer = scratch("mediahost://messages")
+  vim.bo[buffer].modifiable = true
+  vim.api.nvim_buf_set_lines(buffer, 0, -1, false, #M.messages > 0 and M.messages or { "(no messages yet)" })
+  vim.bo[buffer].modifiable = false
+  vim.api.nvim_set_current_buf(buffer)
+  return buffer
+end
+
+-- The providers, whether each is configured, and what it needs when it is not.
+function M.show_providers()
+  local lines = {}
+  for _, provider in ipairs(M.call("providers.list")) do
+    local state = provider.configured and "ready" or "not configured"
+    table.insert(lines, string.format("%-10s %-15s %s", provider.id, state, clean(provider.name)))
+    if not provider.configured and provider.notes then
+      table.insert(lines, "           " .. clean(provider.notes))
+    end
+  end
+  local buffer = scratch("mediahost://providers")
+  vim.bo[buffer].modifiable = true
+  vim.api.nvim_buf_set_lines(buffer, 0, -1, false, lines)
+  vim.bo[buffer].modifiable = false
+  vim.api.nvim_set_current_buf(buffer)
+  return buffer
+end
 
 local function pick_provider(prompt, allow_all, then_do)
   local choices = vim.deepcopy(M.providers())
@@ -738,8 +825,14 @@ function M.command(arguments)
     return M.show_downloads()
   elseif sub == "lists" then
     return M.show_lists()
+  elseif sub == "providers" then
+    return M.show_providers()
+  elseif sub == "messages" then
+    return M.show_messages()
+  elseif sub == nil then
+    error("which one? (:Mediahost <Tab> lists the commands)", 0)
   else
-    error("usage: :Mediahost " .. table.concat(subcommands, "|") .. " [arguments]", 0)
+    error(string.format("no command '%s' (:Mediahost <Tab> lists them)", sub), 0)
   end
 end
 

@@ -32,9 +32,10 @@ function R.client(options)
   local function start()
     local argv = options.argv()
     if vim.fn.executable(argv[1]) ~= 1 then
+      -- What to do first, in words that fit the echo area; how to install in the rest.
       error(
         string.format(
-          "mediahost is not installed (no executable '%s'): build it with `make release` and put it on PATH, or set cmd in require('mediahost').setup",
+          "no '%s' to run: install mediahost or set cmd in setup(); `make install` in its source puts it on PATH",
           argv[1]
         ),
         0
@@ -116,7 +117,8 @@ function R.client(options)
       error(method .. " timed out", 0)
     end
     if failure then
-      error(failure.message or vim.inspect(failure), 0)
+      -- The whole error (its data says which provider, what kind), for the interface to word.
+      error(failure, 0)
     end
     return value
   end
