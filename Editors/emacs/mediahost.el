@@ -239,18 +239,44 @@ Errors become a `user-error' with the host's message."
 (defvar-local mediahost--width nil
   "The window width this buffer's columns were laid out for.")
 
-(defun mediahost--list-format (width)
+(defvar-local mediahost--shared nil
+  "What every row of this list shares: (BY . KIND), either nil.")
+
+(defun mediahost--shared-of (items)
+  "(BY . KIND) that every one of ITEMS (two or more) has, each nil when not shared."
+  (when (cdr items)
+    (let ((by (mediahost--by (car items)))
+          (kind (plist-get (car items) :kind)))
+      (dolist (item items)
+        (unless (equal (mediahost--by item) by) (setq by nil))
+        (unless (equal (plist-get item :kind) kind) (setq kind nil)))
+      (cons by kind))))
+
+(defun mediahost--by (item)
+  (or (plist-get item :creator) (plist-get item :subtitle)))
+
+(defun mediahost--list-format (width &optional shared)
   "Columns for a window WIDTH columns wide, a download's state included.
-The title takes what the other columns leave; \"By\" gives up columns first."
+The title takes what the other columns leave; \"By\" gives up columns first.
+What every row shares (SHARED, as `mediahost--shared-of' gives it: a show's
+episodes all name the show and are all episodes) has no column: the title's
+header says it once, and the title gets the room."
   ;; The padding, Kind 7, Date 10, Length 7, the star 1, Download 9 ("completed") and a
   ;; space after each column but the last; one column is left for the window's edge.
   (let* ((usable (1- width))
-         (fixed 41)
-         (by (min 18 (max 4 (/ (- usable fixed) 3))))
-         (title (max 8 (- usable fixed by))))
+         (same-by (car shared))
+         (same-kind (cdr shared))
+         (fixed (- 41 (if same-kind 8 0)))
+         (by (if same-by 0 (min 18 (max 4 (/ (- usable fixed) 3)))))
+         (title (max 8 (- usable fixed by (if same-by 0 1))))
+         (heading (string-join (delq nil (list (and same-by (mediahost--text same-by))
+                                                (and same-kind (concat same-kind "s"))))
+                               " · ")))
     (setq mediahost--width width)
-    (vector (list "Title" title t) (list "By" by t) '("Kind" 7 t) '("Date" 10 t) '("Length" 7 t)
-            '("★" 1 t) '("Download" 9 t))))
+    (vconcat (list (list (if (string-empty-p heading) "Title" heading) title t))
+             (unless same-by (list (list "By" by t)))
+             (unless same-kind (list '("Kind" 7 t)))
+             (list '("Date" 10 t) '("Length" 7 t) '("★" 1 t) '("Download" 9 t)))))
 
 (defun mediahost--print-keeping-row ()
   "Print the rows again, point on the same item (by id), else on the same line."
@@ -279,7 +305,7 @@ The title takes what the other columns leave; \"By\" gives up columns first."
         ;; Point is restored in that window (selected), in this buffer.
         (with-selected-window window
           (with-current-buffer buffer
-            (setq tabulated-list-format (mediahost--list-format (window-width window)))
+            (setq tabulated-list-format (mediahost--list-format (window-width window) mediahost--shared))
             (tabulated-list-init-header)
             (mediahost--print-keeping-row)))))))
 
@@ -304,15 +330,17 @@ The title takes what the other columns leave; \"By\" gives up columns first."
            (format "%d%%" (/ (* 100 (plist-get live :bytes)) (plist-get live :total))))
           (t state))))
 
-(defun mediahost--entry (item)
+(defun mediahost--entry (item &optional shared)
+  "ITEM's row, without the columns SHARED says every row shares."
   (list item
-        (vector (mediahost--text (plist-get item :title))
-                (mediahost--text (or (plist-get item :creator) (plist-get item :subtitle)))
-                (or (plist-get item :kind) "")
-                (substring (or (plist-get item :published) "") 0 (min 10 (length (or (plist-get item :published) ""))))
-                (mediahost--duration (plist-get item :duration))
-                (if (eq (plist-get item :favorite) t) "★" "")
-                (mediahost--download-column item))))
+        (vconcat (list (mediahost--text (plist-get item :title)))
+                 (unless (car shared) (list (mediahost--text (mediahost--by item))))
+                 (unless (cdr shared) (list (or (plist-get item :kind) "")))
+                 (list (substring (or (plist-get item :published) "") 0
+                                  (min 10 (length (or (plist-get item :published) ""))))
+                       (mediahost--duration (plist-get item :duration))
+                       (if (eq (plist-get item :favorite) t) "★" "")
+                       (mediahost--download-column item)))))
 
 (defun mediahost--buffer-name (what &optional prefix)
   "A buffer name for WHAT (after PREFIX), short enough to leave the mode line room."
@@ -332,9 +360,11 @@ The title takes what the other columns leave; \"By\" gives up columns first."
   (setq mediahost--page page)
   (let ((items (plist-get page :items))
         (window (get-buffer-window (current-buffer))))
-    (setq tabulated-list-entries (mapcar #'mediahost--entry (append items nil)))
+    (setq mediahost--shared (mediahost--shared-of (append items nil)))
+    (setq tabulated-list-entries
+          (mapcar (lambda (item) (mediahost--entry item mediahost--shared)) (append items nil)))
     ;; Fitted to the window it is shown in now (`g' after a resize too).
-    (setq tabulated-list-format (mediahost--list-format (window-width window)))
+    (setq tabulated-list-format (mediahost--list-format (window-width window) mediahost--shared))
     (tabulated-list-init-header)
     (mediahost--print-keeping-row)
     (let ((errors (append (plist-get page :errors) nil)))
@@ -352,7 +382,7 @@ The title takes what the other columns leave; \"By\" gives up columns first."
   (let ((id (plist-get item :id)))
     (setq tabulated-list-entries
           (mapcar (lambda (entry)
-                    (if (equal (plist-get (car entry) :id) id) (mediahost--entry item) entry))
+                    (if (equal (plist-get (car entry) :id) id) (mediahost--entry item mediahost--shared) entry))
                   tabulated-list-entries))
     (mediahost--print-keeping-row)))
 

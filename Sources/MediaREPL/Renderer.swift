@@ -89,11 +89,14 @@ struct Renderer {
     /// - Parameter followed: what is new from followed favorites, where anything not played is new.
     func items(_ page: Page, grouped: Bool = false, followed: Bool = false) -> String {
         guard !page.items.isEmpty else { return dim("(no items)") }
+        // What every row shares (a show's episodes all name the show and are all episodes) is
+        // said once, in a heading, so the rows keep their room for what tells them apart.
+        let shared = Self.shared(page.items)
         // The title keeps at least 24 columns; the column beside it drops the kind, then the
         // progress, before anything would be cut (a date cut to "2025-10…" says nothing).
         let metaRoom = fit.map { max(0, $0 - 5 - 2 - 24) } ?? .max
         let rows = page.items.map { item -> (item: MediaItem, meta: String) in
-            var kind: String? = item.kind.rawValue
+            var kind: String? = shared.kind == nil ? item.kind.rawValue : nil
             var progress = Self.progress(item, followed: followed)
             func meta() -> String {
                 var parts = [progress, kind].compactMap { $0 }
@@ -106,6 +109,9 @@ struct Renderer {
             return (item, meta())
         }
         var lines: [String] = []
+        if !grouped, let heading = Self.heading(shared, count: page.items.count) {
+            lines.append(dim("     " + (fit.map { Self.fit(heading, max(8, $0 - 5)) } ?? heading)))
+        }
         var provider: String?
         let metaWidth = fit.map { _ in min(rows.map { Self.columns($0.meta) }.max() ?? 0, metaRoom) } ?? 0
         for (i, row) in rows.enumerated() {
@@ -121,7 +127,7 @@ struct Renderer {
                 let title = Self.fit(Self.clean(item.title), titleWidth)
                 var used = Self.columns(title)
                 line += title
-                if let subtitle = item.subtitle, titleWidth - used > 6 {
+                if let subtitle = item.subtitle, shared.subtitle == nil, titleWidth - used > 6 {
                     let rest = Self.fit(" — " + Self.clean(subtitle), titleWidth - used)
                     used += Self.columns(rest)
                     line += dim(rest)
@@ -129,7 +135,9 @@ struct Renderer {
                 line += String(repeating: " ", count: titleWidth - used) + "  " + dim(Self.fit(row.meta, metaWidth))
             } else {
                 line += truncate(Self.clean(item.title), 60)
-                if let subtitle = item.subtitle { line += dim(" — " + truncate(Self.clean(subtitle), 30)) }
+                if let subtitle = item.subtitle, shared.subtitle == nil {
+                    line += dim(" — " + truncate(Self.clean(subtitle), 30))
+                }
                 line += "  " + dim(row.meta)
             }
             if favorite { line += " " + star("★") }
@@ -141,6 +149,22 @@ struct Renderer {
         if page.next != nil { footer.append("`next` for more") }
         if !footer.isEmpty { lines.append(dim("     " + footer.joined(separator: " · "))) }
         return lines.joined(separator: "\n")
+    }
+
+    /// The subtitle and the kind every item of a listing has, when there are several.
+    static func shared(_ items: [MediaItem]) -> (subtitle: String?, kind: MediaKind?) {
+        guard items.count > 1, let first = items.first else { return (nil, nil) }
+        let subtitle = first.subtitle.flatMap { text in items.allSatisfy { $0.subtitle == text } ? text : nil }
+        let kind = items.allSatisfy { $0.kind == first.kind } ? first.kind : nil
+        return (subtitle, kind)
+    }
+
+    /// "The Slow Engine 3 · episodes": what every row shares, said once.
+    static func heading(_ shared: (subtitle: String?, kind: MediaKind?), count: Int) -> String? {
+        // Every kind's plural is its name and an s (videos, episodes, posts...).
+        let kind = shared.kind.map { $0.rawValue + "s" }
+        let parts = [shared.subtitle.map { clean($0) }, kind].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
     /// New, in progress ("at 12:30") or played, for what plays: episodes always (and everything

@@ -56,7 +56,8 @@
   (mediahost-test--with-sandbox
     (let ((buffer (mediahost-search "podcasts" "kitchen")))
       (should (string-match-p "The Electric Kitchen 77" (mediahost-test--text buffer)))
-      (should (string-match-p "podcast" (mediahost-test--text buffer)))
+      ;; Every row is a podcast: the title's header says so once, rows have no kind column.
+      (should (string-match-p "podcasts" (with-current-buffer buffer (car (aref tabulated-list-format 0)))))
       (with-current-buffer buffer
         (goto-char (point-min))
         (should (equal (mediahost-test--row-title) "The Electric Kitchen 77"))
@@ -96,7 +97,7 @@
           (mediahost-next-page)
           (goto-char (point-min))
           (should-not (equal (mediahost-test--row-title) first))
-          (should (string-match-p "podcast" (mediahost-test--text buffer)))
+          (should (string-match-p "podcast" (car (aref tabulated-list-format 0))))
           (mediahost-previous-page)
           (goto-char (point-min))
           (should (equal (mediahost-test--row-title) first))
@@ -238,6 +239,20 @@
         (mediahost--refit (selected-window)))
       (should (< (mediahost-test--format-width tabulated-list-format) 60))
       (should (equal (plist-get (tabulated-list-get-id) :id) "a:episode:2"))))
+  ;; Rows of one show's episodes drop what they all share; the title's header says it once.
+  (with-temp-buffer
+    (mediahost-list-mode)
+    (let* ((items (list (list :id "a:episode:1" :title "Episode 2: Roads" :subtitle "The Show" :kind "episode")
+                        (list :id "a:episode:2" :title "Episode 1: Birds" :subtitle "The Show" :kind "episode")))
+           (shared (mediahost--shared-of items))
+           (format (mediahost--list-format 80 shared)))
+      (should (equal shared '("The Show" . "episode")))
+      (should (equal (car (aref format 0)) "The Show · episodes"))
+      (should (= (length format) 5))
+      (should (equal (aref (cadr (mediahost--entry (car items) shared)) 1) ""))
+      (should-not (mediahost--shared-of (list (car items))))
+      (should (equal (mediahost--shared-of (list (car items) (list :id "b:video:1" :title "x" :kind "video")))
+                     '(nil . nil)))))
   ;; A long title makes a buffer name that leaves the mode line room.
   (should (<= (string-width (mediahost--buffer-name (make-string 90 ?x))) 40)))
 

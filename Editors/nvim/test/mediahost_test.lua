@@ -29,6 +29,13 @@ local function press(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
 end
 
+-- Row `n` of the current list (after its heading, when it has one).
+local function row(n)
+  local state = mediahost.buffers[vim.api.nvim_get_current_buf()] or {}
+  local line = n - 1 + (state.offset or 0)
+  return vim.api.nvim_buf_get_lines(0, line, line + 1, false)[1]
+end
+
 local function said(pattern)
   for _, message in ipairs(messages) do
     if message:find(pattern) then
@@ -71,6 +78,9 @@ test("search, open a show, open an episode's details", function()
   press("<CR>")
   expect(vim.api.nvim_buf_get_name(0):find("The Electric Kitchen 77", 1, true), "the show's buffer")
   expect(text():find("Episode %d+:"), "its episodes: " .. text())
+  -- What every episode shares (the show, the kind) is said once, above them.
+  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]:find("· episodes$"), "the heading: " .. text())
+  expect(not row(1):find("episode ", 1, true), "rows without the kind: " .. row(1))
   press("<CR>")
   local details = text()
   expect(details:find("kind%s+episode"), "the details split: " .. details)
@@ -91,7 +101,7 @@ end)
 test("favorite, then see it in favorites; history searches again", function()
   vim.cmd("Mediahost search podcasts kitchen")
   press("f")
-  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]:find("★", 1, true), "the star on the row")
+  expect(row(1):find("★", 1, true), "the star on the row")
   vim.cmd("Mediahost favorites")
   expect(text():find("The Electric Kitchen 77", 1, true), "in favorites: " .. text())
   press("f")
@@ -105,12 +115,12 @@ end)
 
 test("browse a category by name and page with n and P", function()
   vim.cmd("Mediahost browse podcasts Arts")
-  local first = vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]
-  expect(first and first:find("podcast", 1, true), "a chart: " .. text())
+  local first = row(1)
+  expect(first and text():find("podcast", 1, true), "a chart: " .. text())
   press("n")
-  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] ~= first, "the next page")
+  expect(row(1) ~= first, "the next page")
   press("P")
-  expect(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == first, "back to the first page")
+  expect(row(1) == first, "back to the first page")
   press("P")
   expect(said("no previous page"), "no page before the first")
 end)

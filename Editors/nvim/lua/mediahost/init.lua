@@ -241,21 +241,59 @@ end
 
 -- One list row in `width` columns (80 when not given), a download's state included: the title
 -- takes what the other columns leave, and "By" gives up columns first on a narrow window.
-function M.row(item, width)
+-- What every item of a listing shares (a show's episodes all name the show, and are all
+-- episodes): said once, in a heading, so rows keep their room for what tells them apart.
+function M.shared(items)
+  if #items < 2 then
+    return {}
+  end
+  local by, kind = items[1].creator or items[1].subtitle, items[1].kind
+  for _, item in ipairs(items) do
+    if (item.creator or item.subtitle) ~= by then
+      by = nil
+    end
+    if item.kind ~= kind then
+      kind = nil
+    end
+  end
+  return { by = by, kind = kind }
+end
+
+-- "The Slow Engine 3 · episodes", or nil when the items share nothing.
+function M.heading(shared)
+  local parts = {}
+  if shared.by then
+    table.insert(parts, shared.by)
+  end
+  if shared.kind then
+    table.insert(parts, shared.kind .. "s")
+  end
+  return #parts > 0 and table.concat(parts, " · ") or nil
+end
+
+function M.row(item, width, shared)
+  shared = shared or {}
   local usable = (width or 80) - 1
-  -- Kind 7, Date 10, Length 7, the star 1, Download 9 ("completed"), a space after each but the last.
-  local fixed = 7 + 10 + 7 + 1 + 9 + 6
-  local by = math.min(18, math.max(4, math.floor((usable - fixed) / 3)))
-  local title = math.max(8, usable - fixed - by)
-  return table.concat({
-    fit(item.title, title),
-    fit(item.creator or item.subtitle, by),
-    fit(item.kind, 7),
+  -- Kind 7, Date 10, Length 7, the star 1, Download 9 ("completed"), a space after each but the
+  -- last; the kind and the creator only when the rows do not all share them.
+  local kind_width = shared.kind and 0 or 7
+  local fixed = kind_width + 10 + 7 + 1 + 9 + 6 - (shared.kind and 1 or 0)
+  local by = shared.by and 0 or math.min(18, math.max(4, math.floor((usable - fixed) / 3)))
+  local title = math.max(8, usable - fixed - by - (shared.by and 0 or 1))
+  local columns = { fit(item.title, title) }
+  if not shared.by then
+    table.insert(columns, fit(item.creator or item.subtitle, by))
+  end
+  if not shared.kind then
+    table.insert(columns, fit(item.kind, 7))
+  end
+  vim.list_extend(columns, {
     fit((item.published or ""):sub(1, 10), 10),
     fit(duration(item.duration), 7),
     item.favorite and "★" or " ",
     fit(download_column(item), 9),
-  }, " "):gsub("%s+$", "")
+  })
+  return table.concat(columns, " "):gsub("%s+$", "")
 end
 
 -- The columns text can take in the window showing `buffer` (else the current one), its number
@@ -301,8 +339,15 @@ local function render_list(buffer)
   local state = M.buffers[buffer]
   local lines = {}
   local width = text_width(buffer)
+  local shared = M.shared(state.items)
+  local heading = M.heading(shared)
+  -- Rows start after the heading: `offset` maps a line to its item.
+  state.offset = heading and 1 or 0
+  if heading then
+    table.insert(lines, (fit(heading, width - 1):gsub("%s+$", "")))
+  end
   for _, item in ipairs(state.items) do
-    table.insert(lines, (M.row(item, width)))
+    table.insert(lines, (M.row(item, width, shared)))
   end
   if #lines == 0 then
     lines = { "(nothing here)" }
@@ -313,7 +358,7 @@ end
 -- The item on the cursor's line of the current list.
 local function item_at_cursor()
   local state = M.buffers[vim.api.nvim_get_current_buf()]
-  local item = state and state.items and state.items[vim.api.nvim_win_get_cursor(0)[1]]
+  local item = state and state.items and state.items[vim.api.nvim_win_get_cursor(0)[1] - (state.offset or 0)]
   if not item then
     error("no item on this line", 0)
   end
@@ -344,7 +389,7 @@ function M.show_page(name, method, params)
   setup_list_keys(buffer)
   fill(buffer, page)
   vim.api.nvim_set_current_buf(buffer)
-  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.api.nvim_win_set_cursor(0, { 1 + (M.buffers[buffer].offset or 0), 0 })
   return buffer
 end
 
@@ -367,7 +412,7 @@ local function turn_page(key)
   params.cursor = cursor
   state.source.params = params
   fill(buffer, M.call(state.source.method, params))
-  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.api.nvim_win_set_cursor(0, { 1 + (M.buffers[buffer].offset or 0), 0 })
 end
 
 function M.next_page()
@@ -498,7 +543,7 @@ function M.open(item)
   setup_list_keys(buffer)
   fill(buffer, page)
   vim.api.nvim_set_current_buf(buffer)
-  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.api.nvim_win_set_cursor(0, { 1 + (M.buffers[buffer].offset or 0), 0 })
   return buffer
 end
 
