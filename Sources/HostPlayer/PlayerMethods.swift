@@ -231,9 +231,23 @@ extension HostRuntime {
         if let plays = item.plays { return (plays.id, plays.label ?? "what it plays", plays.url) }
         // Not a container: what a download would fetch plays (playTarget asks for it).
         guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil, nil) }
-        let page = try await withProvider(id.provider) { try await $0.children(of: id, cursor: nil) }
         // The newest by date (children may come in any order); undated ones count as oldest.
-        let playable = page.items.filter { $0.enclosure != nil || $0.kind == .video }
+        // A provider that lists oldest first has its newest on its last page: pages that go
+        // forward in time are followed, a few at most.
+        var page = try await withProvider(id.provider) { try await $0.children(of: id, cursor: nil) }
+        var listed = page.items
+        var followed = 0
+        while id.kind != .playlist, let next = page.next, followed < Self.pagesFollowedForNewest,
+            Self.goesForwardInTime(page.items)
+        {
+            let current = page
+            page = try await withProvider(id.provider) { try await $0.children(of: id, cursor: next) }
+            followed += 1
+            // A cursor that leads back to the page it came from ends it.
+            if page.items.map(\.id) == current.items.map(\.id) { break }
+            listed += page.items
+        }
+        let playable = listed.filter { $0.enclosure != nil || $0.kind == .video }
         let newest = playable.enumerated().max { a, b in
             let (da, db) = (a.element.published.flatMap(ISODate.parse), b.element.published.flatMap(ISODate.parse))
             switch (da, db) {
@@ -253,6 +267,16 @@ extension HostRuntime {
             default: "the first video"
             }
         return (first.id, note, nil)
+    }
+
+    /// Pages read at most after the first to find a show's newest episode.
+    static let pagesFollowedForNewest = 20
+
+    /// Whether the dated items of a page run from older to newer (a provider listing oldest first).
+    static func goesForwardInTime(_ items: [MediaItem]) -> Bool {
+        let dates = items.compactMap { $0.published.flatMap(ISODate.parse) }
+        guard let first = dates.first, let last = dates.last, dates.count > 1 else { return false }
+        return first < last
     }
 
     /// The file or URL to hand the player for a media item: the download when complete, else

@@ -424,6 +424,57 @@ import Testing
         #expect(!nothing.stderr.contains("trailer is listed"))
     }
 
+    /// A plugin's show that lists its 45 episodes oldest first, 20 a page: `play` on the show plays
+    /// its newest by date (it played the one listed first), and says which.
+    @Test func aShowPlaysItsNewestEpisodeWhateverTheOrder() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let folder = dataDir + "/plugins/oldfirst"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+        import json, sys
+        def episode(n):
+            return {"id": "oldfirst:episode:%d" % n, "provider": "oldfirst", "kind": "episode",
+                    "title": "Episode %d" % n, "published": "2020-01-%02dT00:00:00Z" % min(n, 28) if n <= 28
+                    else "2020-02-%02dT00:00:00Z" % (n - 28),
+                    "enclosure": {"url": "https://oldfirst.example/%d.mp3" % n, "type": "audio/mpeg"}}
+        show = {"id": "oldfirst:podcast:1", "provider": "oldfirst", "kind": "podcast", "title": "Old First"}
+        for line in sys.stdin:
+            request = json.loads(line)
+            method, params = request.get("method"), request.get("params") or {}
+            if "id" not in request:
+                continue
+            if method == "initialize":
+                result = {"id": "oldfirst"}
+            elif method == "provider.item":
+                wanted = params.get("id")
+                result = show if wanted == show["id"] else episode(int(wanted.rsplit(":", 1)[1]))
+            elif method == "provider.children":
+                start = int(params.get("cursor") or 0)
+                result = {"items": [episode(n) for n in range(start + 1, min(start + 20, 45) + 1)]}
+                if start + 20 < 45:
+                    result["next"] = str(start + 20)
+            else:
+                print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32001, "message": "no"}}), flush=True)
+                continue
+            print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+        """.write(toFile: folder + "/show.py", atomically: true, encoding: .utf8)
+        try """
+        command = "python3 show.py"
+        kinds = ["podcast", "episode"]
+        capabilities = ["item", "children"]
+        """.write(toFile: folder + "/plugin.toml", atomically: true, encoding: .utf8)
+        let script = dataDir + "/player.sh"
+        try "#!/bin/sh\nsleep 3\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let played = try await runMediahost(
+            ["call", "player.open", #"{"id":"oldfirst:podcast:1"}"#], dataDir: dataDir, environment: ["MEDIAHOST_PLAYER": script])
+        #expect(played.status == 0, "\(played.stderr)")
+        let answer = try JSONValue(parsing: played.stdout)
+        #expect(answer["played"] == "oldfirst:episode:45", "\(played.stdout)")
+        #expect(answer["target"] == "https://oldfirst.example/45.mp3")
+        #expect(answer["note"] == "the newest episode")
+    }
+
     /// Providers/Local (Python): folders as categories, subfolders as playlists, search by name
     /// and by tags (a stand-in ffprobe on PATH), nothing outside the folders.
     @Test func theLocalPluginServesTheUsersFolders() async throws {
