@@ -152,11 +152,17 @@ import Testing
         _ = try await fixture.call("config.set", ["key": "player.command", "value": .string(script)])
         let played = try await fixture.call("player.open", ["id": "catalog:channel:c2"])
         try expectConforms(played, to: "player.open")
-        // The newest by date, whatever order the provider lists them in.
+        // The newest by date, whatever order the provider lists them in: the catalog lists a
+        // channel's videos oldest first, so the newest is on its last page.
         let children = try await fixture.call("media.children", ["id": "catalog:channel:c2"])
-        let newest = children["items"]?.arrayValue?.max {
-            ($0["published"]?.stringValue ?? "") < ($1["published"]?.stringValue ?? "")
+        var all = children["items"]?.arrayValue ?? []
+        var next = children["next"]
+        while let cursor = next, cursor != .null {
+            let page = try await fixture.call("media.children", ["id": "catalog:channel:c2", "cursor": cursor])
+            all += page["items"]?.arrayValue ?? []
+            next = page["next"]
         }
+        let newest = all.max { ($0["published"]?.stringValue ?? "") < ($1["published"]?.stringValue ?? "") }
         #expect(played["played"] == newest?["id"], "\(played)")
         #expect(played["played"] != children["items"]?.arrayValue?.first?["id"], "the catalog lists it elsewhere than first")
         #expect(played["note"] == "the newest video")
