@@ -79,11 +79,41 @@ extension URL {
     /// An API endpoint: `path` under this base URL with `query` sorted by name (stable URLs for
     /// caches and recorded answers), then `extra` (credentials) in its own order; nil when the
     /// pieces do not form a URL.
+    ///
+    /// Every name and value is percent-encoded as RFC 3986 asks of data in a query: all but
+    /// its unreserved characters. (`URLComponents.queryItems` leaves `+`, which servers read as
+    /// a space, so a search for "c++" went out as "c  " and a Bluesky cursor "…+at://…" could
+    /// not be followed; and it leaves `&`-free reserved characters such as `:/?@` as they are.)
     public func endpoint(_ path: String, query: [String: String] = [:], extra: [URLQueryItem] = []) -> URL? {
         var components = URLComponents(url: appendingPathComponent(path), resolvingAgainstBaseURL: false)
         let items = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } + extra
-        components?.queryItems = items.isEmpty ? nil : items
+        components?.percentEncodedQuery =
+            items.isEmpty
+            ? nil
+            : items.map { item in
+                QueryEncoding.encode(item.name) + (item.value.map { "=" + QueryEncoding.encode($0) } ?? "")
+            }.joined(separator: "&")
         return components?.url
+    }
+}
+
+/// Percent-encoding for query names and values (RFC 3986, section 2): everything but the
+/// unreserved characters, as UTF-8 bytes with upper-case hex.
+public enum QueryEncoding {
+    public static func encode(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0x0F, radix: 16, uppercase: true)
+            }
+        }
+        return out
     }
 }
 

@@ -355,7 +355,6 @@ struct YTDLP: Sendable {
     }
 
     /// Percent-encoded for a URL's path or query: an id from elsewhere cannot add parameters.
-    static func escaped(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))) ?? ""
-    }
+    /// RFC 3986 percent-encoding (Foundation's `.alphanumerics` would leave "é" as it is).
+    static func escaped(_ text: String) -> String { QueryEncoding.encode(text) }
 }

@@ -142,9 +142,5 @@ extension YouTubeProvider: AccountProvider {
         }
     }
 
-    static func formEncode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
-    }
+    static func formEncode(_ value: String) -> String { QueryEncoding.encode(value) }
 }
