@@ -475,6 +475,52 @@ import Testing
         #expect(answer["note"] == "the newest episode")
     }
 
+    /// A provider whose page past the end answers with the cursor it was asked for (yt-dlp's
+    /// channel of hidden videos did): the host hands back no `next` that leads to the same page,
+    /// so a client that pages on ends.
+    @Test func aCursorNeverLeadsBackToItsPage() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let folder = dataDir + "/plugins/loops"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+        import json, sys
+        for line in sys.stdin:
+            request = json.loads(line)
+            if "id" not in request:
+                continue
+            method, params = request.get("method"), request.get("params") or {}
+            if method == "initialize":
+                result = {"id": "loops"}
+            elif method == "provider.children":
+                cursor = params.get("cursor")
+                if cursor is None:
+                    result = {"items": [{"id": "loops:video:1", "provider": "loops", "kind": "video", "title": "One"}], "next": "2"}
+                else:
+                    result = {"items": [], "next": cursor, "prev": "1"}
+            else:
+                print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32001, "message": "no"}}), flush=True)
+                continue
+            print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+        """.write(toFile: folder + "/loops.py", atomically: true, encoding: .utf8)
+        try """
+        command = "python3 loops.py"
+        kinds = ["channel", "video"]
+        capabilities = ["children"]
+        """.write(toFile: folder + "/plugin.toml", atomically: true, encoding: .utf8)
+        var cursor: String? = nil
+        var pages = 0
+        repeat {
+            let params = cursor.map { #"{"id":"loops:channel:1","cursor":"\#($0)"}"# } ?? #"{"id":"loops:channel:1"}"#
+            let result = try await runMediahost(["call", "media.children", params], dataDir: dataDir)
+            #expect(result.status == 0, "\(result.stderr)")
+            let page = try JSONValue(parsing: result.stdout)
+            #expect(page["next"]?.stringValue != cursor || cursor == nil, "\(result.stdout)")
+            cursor = page["next"]?.stringValue
+            pages += 1
+        } while cursor != nil && pages < 5
+        #expect(pages == 2, "paged \(pages) times")
+    }
+
     /// Providers/Local (Python): folders as categories, subfolders as playlists, search by name
     /// and by tags (a stand-in ffprobe on PATH), nothing outside the folders.
     @Test func theLocalPluginServesTheUsersFolders() async throws {

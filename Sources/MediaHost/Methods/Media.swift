@@ -19,7 +19,8 @@ public struct MediaBrowse: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Page {
-        try await host.annotate(host.withProvider(provider) { try await $0.browse(category: category, cursor: cursor) })
+        try await host.annotate(
+            host.page(provider, from: cursor) { try await $0.browse(category: category, cursor: cursor) })
     }
 }
 
@@ -83,7 +84,7 @@ public struct MediaSearch: RPCMethod {
         let answered: Bool
         if let provider {
             let page = try await host.annotate(
-                host.withProvider(provider) { try await $0.search(SearchQuery(text: text, kind: kind, cursor: cursor)) })
+                host.page(provider, from: cursor) { try await $0.search(SearchQuery(text: text, kind: kind, cursor: cursor)) })
             response = Response(items: page.items, next: page.next, prev: page.prev, total: page.total)
             answered = true
         } else {
@@ -112,7 +113,7 @@ public struct MediaSearch: RPCMethod {
                 let query = SearchQuery(text: text, kind: kind, cursor: positions?.cursors[id].map { Cursor($0) })
                 group.addTask { () -> (String, Swift.Result<Page, any Error>) in
                     do {
-                        let page = try await host.withProvider(id) { try await $0.search(query) }
+                        let page = try await host.page(id, from: query.cursor) { try await $0.search(query) }
                         return (id, .success(page))
                     } catch {
                         return (id, .failure(error))
@@ -225,6 +226,23 @@ public struct MediaChildren: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Page {
-        try await host.annotate(host.withProvider(id.provider) { try await $0.children(of: id, cursor: cursor) })
+        try await host.annotate(host.page(id.provider, from: cursor) { try await $0.children(of: id, cursor: cursor) })
+    }
+}
+
+extension HostRuntime {
+    /// A provider's page asked with `cursor`: a `next` that leads back to that page (a
+    /// provider's empty page past the end, answered with the cursor it was asked with) is
+    /// dropped, so no client that pages on (the REPL's `next`, an editor, a script) loops.
+    func page(_ provider: String, from cursor: Cursor?, _ body: (any MediaProvider) async throws -> Page) async throws
+        -> Page
+    {
+        var page = try await withProvider(provider, body)
+        if let next = page.next, next == cursor || (page.items.isEmpty && next == page.prev && cursor != nil) {
+            logger.notice(
+                "\(provider): its next page is the page asked (cursor \(DisplayText.cut(next.rawValue, to: 80))); no next")
+            page.next = nil
+        }
+        return page
     }
 }
