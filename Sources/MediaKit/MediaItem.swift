@@ -365,3 +365,12 @@ extension MediaItem {
         return (String(out), offsets)
     }
 }
+
+extension MediaItem {
+    /// `extra` key marking a short vertical video (YouTube's Shorts), "true" when it is one.
+    public static let shortKey = "short"
+
+    /// Whether this is a Short (marked by its provider), so people and clients can tell or
+    /// leave them out.
+    public var isShort: Bool { extra?[Self.shortKey] == "true" }
+}

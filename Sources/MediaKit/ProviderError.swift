@@ -51,7 +51,8 @@ public enum ProviderError: Error, Sendable, Equatable {
                 "rate limited by the service; try again later"
             }
         case .quotaExceeded(let why): why
-        case .upstream(let status, let message): "the service answered HTTP \(status): \(message)"
+        // Status 0: no HTTP answer was seen (a program's run failed); the message says what.
+        case .upstream(let status, let message): status > 0 ? "the service answered HTTP \(status): \(message)" : message
         case .invalidResponse(let why): why
         case .network(let why): why
         case .invalidArgument(let why): why
@@ -61,6 +62,27 @@ public enum ProviderError: Error, Sendable, Equatable {
 
 extension ProviderError: LocalizedError {
     public var errorDescription: String? { message }
+}
+
+extension ProviderError {
+    /// The same kind of error, its text after `context` ("its feed failed: …, and yt-dlp failed
+    /// too: …"): a person learns every path that was tried.
+    public func prefixed(_ context: String) -> ProviderError {
+        switch self {
+        case .unsupported(let text): .unsupported("\(context): \(text)")
+        case .notFound(let text): .notFound("\(context): \(text)")
+        case .unauthorized(let text): .unauthorized("\(context): \(text)")
+        case .notConfigured(let text): .notConfigured("\(context): \(text)")
+        // Its kind says when to come back; the context is in the debug log.
+        case .rateLimited: self
+        case .quotaExceeded(let text): .quotaExceeded("\(context): \(text)")
+        case .upstream(let status, let text):
+            .upstream(status: 0, message: "\(context): " + (status > 0 ? "HTTP \(status): \(text)" : text))
+        case .invalidResponse(let text): .invalidResponse("\(context): \(text)")
+        case .network(let text): .network("\(context): \(text)")
+        case .invalidArgument(let text): .invalidArgument("\(context): \(text)")
+        }
+    }
 }
 
 extension ProviderError {

@@ -236,14 +236,19 @@ public struct CommandSpec: Sendable {
             return .call(repl.listing(.favorites(request)))
         },
         CommandSpec(
-            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed]", method: FavoritesLatest.method,
-            summary: "what is new from followed favorites (shows, channels, people), newest first",
-            arguments: [[.provider], [.words(["--unplayed"])]]
+            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed] [--no-shorts]", method: FavoritesLatest.method,
+            summary:
+                "what is new from followed favorites (shows, channels, people), newest first; --no-shorts leaves out YouTube Shorts",
+            arguments: [[.provider], [.words(["--unplayed", "--no-shorts"])]]
         ) { line, repl throws(CommandError) in
             var request = FavoritesLatest()
             var words = line.words
             if let flag = words.firstIndex(of: "--unplayed") {
                 request.unplayed = true
+                words.remove(at: flag)
+            }
+            if let flag = words.firstIndex(of: "--no-shorts") {
+                request.shorts = false
                 words.remove(at: flag)
             }
             guard words.count <= 1 else { throw CommandError.usage }

@@ -99,7 +99,7 @@ struct Renderer {
             var kind: String? = shared.kind == nil ? item.kind.rawValue : nil
             var progress = Self.progress(item, followed: followed)
             func meta() -> String {
-                var parts = [progress, kind].compactMap { $0 }
+                var parts = [progress, kind, item.isShort ? "short" : nil].compactMap { $0 }
                 if let duration = item.duration { parts.append(Self.duration(duration)) }
                 if let published = item.published { parts.append(String(published.prefix(10))) }
                 return parts.joined(separator: " · ")

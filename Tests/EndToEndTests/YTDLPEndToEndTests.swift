@@ -239,6 +239,39 @@ import YouTubeSandbox
         #expect(dates.count == items.count && dates == dates.sorted(by: >))
     }
 
+    /// A followed channel whose feed cannot be fetched, and no yt-dlp to list it instead: what
+    /// is new answers the other favorites and names the channel in `errors` with both reasons
+    /// (it answered `items: []` with no error); the debug log says which path was taken.
+    @Test func aFollowedChannelWhoseFeedFailsIsAnError() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let video = try await Self.sandboxVideo(dataDir: dataDir)
+        let details = try await runMediahost(["--sandbox", "call", "media.get", #"{"id":"\#(video)"}"#], dataDir: dataDir)
+        let channel = try #require(try JSONValue(parsing: details.stdout)["extra"]?["channel"]?.stringValue)
+        let keyless = ["MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp"]
+        for id in [channel, "podcasts:podcast:1000007919"] {
+            let added = try await runMediahost(
+                ["--sandbox", "call", "favorites.add", #"{"id":"\#(id)"}"#], dataDir: dataDir, environment: keyless)
+            #expect(added.status == 0, "\(id): \(added.stderr)")
+        }
+        // The podcast on a sandbox of its own; YouTube's site where nothing answers.
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        var broken = keyless
+        broken["MEDIAHOST_YOUTUBE_SITE_URL"] = "http://127.0.0.1:9"
+        broken["MEDIAHOST_PODCASTS_BASE_URL"] = base
+        let result = try await runMediahost(
+            ["--log-level", "debug", "call", "favorites.latest", #"{"limit":40}"#], dataDir: dataDir, environment: broken)
+        #expect(result.status == 0, "\(result.stderr)")
+        let latest = try JSONValue(parsing: result.stdout)
+        let errors = latest["errors"]?.arrayValue ?? []
+        let failure = try #require(errors.first { $0["id"]?.stringValue == channel }, "\(result.stdout)")
+        let message = failure["message"]?.stringValue ?? ""
+        #expect(message.contains("its feed failed") && message.contains("yt-dlp"), "\(message)")
+        #expect(!message.contains("HTTP 0"), "\(message)")
+        #expect(latest["items"]?.arrayValue?.contains { $0["provider"] == "podcasts" } == true, "the others still answer")
+        #expect(result.stderr.contains("listing it through yt-dlp"), "the path taken, in the debug log")
+    }
+
     /// Subscriptions from FreeTube (or YouTube's own export) come in as YouTube channels, next to
     /// the podcasts of the same file, and go out again as the same feeds.
     @Test func anOPMLOfChannelFeedsImportsAsChannelsAndExportsAsTheSameFeeds() async throws {

@@ -20,6 +20,22 @@ struct YouTubeCatalogue: Sendable {
         var likes: Int
         var comments: Int
         var hasMaxres: Bool
+
+        /// A minute or less: a Short, linked as YouTube links them (`/shorts/<id>`) in feeds.
+        var isShort: Bool {
+            guard duration.hasPrefix("PT") else { return false }
+            var total = 0
+            var number = 0
+            for character in duration.dropFirst(2) {
+                if let digit = character.wholeNumberValue {
+                    number = number * 10 + digit
+                } else {
+                    total += number * (character == "H" ? 3600 : character == "M" ? 60 : 1)
+                    number = 0
+                }
+            }
+            return total > 0 && total <= 60
+        }
     }
 
     static let categories: [Category] = [
@@ -90,6 +106,8 @@ struct YouTubeCatalogue: Sendable {
     func video(_ id: String) -> Video? { videoIndex[id].map { videos[$0] } }
     func channel(_ id: String) -> Channel? { channels.first { $0.id == id } }
     func channel(uploads: String) -> Channel? { channels.first { $0.uploads == uploads } }
+    /// The channel a playlist (its uploads or one of its curated lists) belongs to.
+    func channel(ofPlaylist id: String) -> Channel? { channels.first { $0.uploads == id || $0.playlists.contains(id) } }
 
     /// Videos of a playlist: a channel's uploads (newest first), or a curated half of them.
     func playlist(_ id: String) -> [Video]? {

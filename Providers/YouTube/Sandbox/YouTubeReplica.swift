@@ -114,11 +114,22 @@ public struct YouTubeReplica: SandboxReplica {
             default: return Response(status: .notFound)
             }
         }
-        // A channel's Atom feed, as www.youtube.com/feeds/videos.xml serves it: its 15 newest videos.
+        // A channel's Atom feed, as www.youtube.com/feeds/videos.xml serves it: its 15 newest
+        // videos (Shorts among them, linked as /shorts/<id>); or a playlist's first 15.
         routes.get("site/feeds/videos.xml") { request, _ in
-            guard let id = request.uri.queryParameters.get("channel_id"), let channel = catalogue.channel(id),
+            let found: (YouTubeCatalogue.Channel, [YouTubeCatalogue.Video], String)?
+            if let id = request.uri.queryParameters.get("channel_id").map { String($0) }, let channel = catalogue.channel(id),
                 let videos = catalogue.playlist(channel.uploads)
-            else { return Response(status: .notFound) }
+            {
+                found = (channel, videos, id)
+            } else if let id = request.uri.queryParameters.get("playlist_id").map { String($0) },
+                let channel = catalogue.channel(ofPlaylist: id), let videos = catalogue.playlist(id)
+            {
+                found = (channel, videos, id)
+            } else {
+                found = nil
+            }
+            guard let (channel, videos, id) = found else { return Response(status: .notFound) }
             // A feed changes when its channel uploads: its newest video is its version.
             let etag = "\"\(id)-\(videos.first?.id ?? "none")\""
             if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: [.eTag: etag]) }
@@ -208,7 +219,7 @@ public struct YouTubeReplica: SandboxReplica {
               <yt:videoId>\(video.id)</yt:videoId>
               <yt:channelId>\(channel.id)</yt:channelId>
               <title>\(escaped(video.title))</title>
-              <link rel="alternate" href="https://www.youtube.com/watch?v=\(video.id)"/>
+              <link rel="alternate" href="https://www.youtube.com/\(video.isShort ? "shorts/" : "watch?v=")\(video.id)"/>
               <author>
                <name>\(escaped(channel.title))</name>
                <uri>https://www.youtube.com/channel/\(channel.id)</uri>

@@ -11,6 +11,13 @@ struct YTDLP: Sendable {
     let programs: any ProgramRunner
     /// `--cookies` file, for age-gated and members-only videos.
     let cookies: String?
+    /// `--cookies-from-browser BROWSER[+KEYRING][:PROFILE][::CONTAINER]`: how most people give
+    /// yt-dlp their YouTube cookies (YouTube's bot check and members-only videos need them).
+    var cookiesFromBrowser: String?
+    /// `--js-runtimes RUNTIME[:PATH]`: YouTube needs a JavaScript runtime since yt-dlp
+    /// 2025.11.12; the one installed beside yt-dlp (mediahost's venv has deno) when it is not on
+    /// PATH, or the `js_runtime` setting.
+    var jsRuntime: String?
     /// The format of downloads (`-f`); "auto": up to 1080p, video and audio merged when ffmpeg is
     /// installed, else the best single file.
     let format: String
@@ -100,7 +107,7 @@ struct YTDLP: Sendable {
         let hostCan = oneFile != nil && protocolName.hasPrefix("http") && !merged
         if downloader == "ytdlp" || (downloader == "auto" && !hostCan) {
             var words = ["--ignore-config", "--no-warnings", "--newline", "--no-playlist", "--no-mtime", "-f", spec]
-            if let cookies { words += ["--cookies", cookies] }
+            words += extraOptions
             if merged, let ext = Self.string(info["ext"]) { words += ["--merge-output-format", ext] }
             words += [
                 "--progress-template",
@@ -148,8 +155,7 @@ struct YTDLP: Sendable {
     static let maxListingOutput = 8 << 20
 
     func json(_ arguments: [String], for id: ItemID?, maxOutput: Int = 64 << 20) async throws -> [String: Any] {
-        var words = ["-J", "--ignore-config", "--no-warnings", "--no-progress", "--encoding", "utf-8"]
-        if let cookies { words += ["--cookies", cookies] }
+        var words = ["-J", "--ignore-config", "--no-warnings", "--no-progress", "--encoding", "utf-8"] + extraOptions
         // "--" ends the options: a query starting with "-" is never taken for one.
         words += arguments.dropLast() + ["--", arguments.last ?? ""]
         let output: ProgramOutput
@@ -167,6 +173,29 @@ struct YTDLP: Sendable {
         return object
     }
 
+    /// Cookies and the JavaScript runtime, as set: passed on every run.
+    var extraOptions: [String] {
+        var words: [String] = []
+        if let cookies { words += ["--cookies", cookies] }
+        if let cookiesFromBrowser { words += ["--cookies-from-browser", cookiesFromBrowser] }
+        if let jsRuntime { words += ["--js-runtimes", jsRuntime] }
+        return words
+    }
+
+    /// The JavaScript runtime to name to yt-dlp: deno installed beside it (mediahost's venv, by
+    /// `make run` or `make install`) when no deno is on PATH, where yt-dlp would find its own.
+    static func runtimeBeside(_ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String? {
+        let directories = (path ?? "").split(separator: ":").map(String.init)
+        func executable(_ file: String) -> Bool { FileManager.default.isExecutableFile(atPath: file) }
+        if directories.contains(where: { executable($0 + "/deno") }) { return nil }
+        let resolved =
+            program.contains("/") ? program : directories.map { $0 + "/" + program }.first(where: executable)
+        guard let resolved else { return nil }
+        let folder = (URL(fileURLWithPath: resolved).resolvingSymlinksInPath().path as NSString).deletingLastPathComponent
+        let deno = folder + "/deno"
+        return executable(deno) ? "deno:" + deno : nil
+    }
+
     static let install =
         "install it: `pip install -U yt-dlp` (or pipx; Debian's package is often too old for YouTube), or set providers.youtube.ytdlp to its path; or set providers.youtube.api_key to use the Data API"
 
@@ -182,29 +211,65 @@ struct YTDLP: Sendable {
         }
     }
 
-    /// yt-dlp's last error line as a typed error that says what to do.
+    /// The setting that gives yt-dlp a browser's cookies, in words a person can act on.
+    static let cookiesRemedy =
+        "give yt-dlp your browser's YouTube cookies: `config providers.youtube.cookies_from_browser firefox` (or chrome, chromium, brave, edge, safari; BROWSER:PROFILE for another profile), or providers.youtube.cookies with an exported cookies.txt"
+
+    /// yt-dlp's last error line as a typed error that says what happened and what to do; an
+    /// unknown one quotes yt-dlp's own line. None speaks of HTTP: no status was seen.
     static func providerError(stderr: String?, status: Int32, id: ItemID?) -> ProviderError {
-        let line = stderr ?? "exit status \(status)"
-        let text = line.lowercased()
+        let line = DisplayText.cut(stderr ?? "exit status \(status)", to: 400)
+        // YouTube writes "you’re" (U+2019); a console in another code page shows U+FFFD.
+        let text = line.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+            .replacingOccurrences(of: "\u{FFFD}", with: "'")
         let what = id.map { "\($0)" } ?? "this"
+        if text.contains("confirm you're not a bot") || text.contains("confirm youre not a bot") {
+            return .unauthorized(
+                "YouTube asks yt-dlp to sign in to prove it is not a bot (it does that to addresses it sees much of): \(cookiesRemedy); or wait and try again later"
+            )
+        }
+        if text.contains("members-only") || text.contains("join this channel") || text.contains("channel's members") {
+            return .unauthorized("\(what) is for the channel's members only: \(cookiesRemedy) (of an account that is a member)")
+        }
+        if let range = text.range(of: "this live event will begin in ") {
+            let when = String(
+                line[line.index(line.startIndex, offsetBy: text.distance(from: text.startIndex, to: range.upperBound))...]
+            )
+            .trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            return .notFound("\(what) is a live event that has not begun: it begins in \(when); play it then")
+        }
+        if let range = text.range(of: "premieres in ") {
+            let when = String(
+                line[line.index(line.startIndex, offsetBy: text.distance(from: text.startIndex, to: range.upperBound))...]
+            )
+            .trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            return .notFound("\(what) is a premiere that has not begun: it premieres in \(when); play it then")
+        }
         if text.contains("private video") { return .notFound("\(what) is a private video: \(line)") }
         if text.contains("sign in to confirm your age") || text.contains("age-restricted") || text.contains("inappropriate") {
-            return .unauthorized(
-                "\(what) is age-restricted: export your browser's YouTube cookies to a file and set providers.youtube.cookies to it (\(line))"
-            )
+            return .unauthorized("\(what) is age-restricted: \(cookiesRemedy) (of a signed-in adult account)")
         }
         if text.contains("available in your country") || text.contains("blocked it in your country") {
             return .notFound("\(what) is not available in this country: \(line)")
         }
         if text.contains("video unavailable") || text.contains("has been removed") || text.contains("does not exist")
+            || text.contains("video is not available") || text.contains("content isn't available")
             || text.contains("this channel") && text.contains("not exist") || text.contains("http error 404")
         {
             return .notFound("\(what) is not on YouTube (removed or never there): \(line)")
         }
-        if text.contains("http error 429") || text.contains("too many requests") || text.contains("rate-limit")
-            || text.contains("confirm you're not a bot") || text.contains("confirm you’re not a bot")
-        {
+        if text.contains("http error 429") || text.contains("too many requests") || text.contains("rate-limit") {
             return .rateLimited(retryAfter: nil)
+        }
+        if text.contains("requested format is not available") || text.contains("only images are available")
+            || text.contains("no video formats found") || text.contains("n challenge") || text.contains("signature solving")
+            || text.contains("javascript runtime")
+        {
+            return .upstream(
+                status: 0,
+                message:
+                    "yt-dlp found no format it can download: YouTube needs a JavaScript runtime and a current yt-dlp (`mediahost doctor` checks both; `make ytdlp-update` or `pip install -U \"yt-dlp[default]\"` updates): \(line)"
+            )
         }
         if text.contains("unable to extract") || text.contains("nsig extraction failed")
             || text.contains("please report this issue")
@@ -212,13 +277,13 @@ struct YTDLP: Sendable {
             return .upstream(
                 status: 0,
                 message:
-                    "yt-dlp could not read YouTube's page (YouTube changed; update yt-dlp: `yt-dlp -U` or `pip install -U yt-dlp`): \(line)"
+                    "yt-dlp could not read YouTube's page (YouTube changed; update yt-dlp: `make ytdlp-update` or `pip install -U \"yt-dlp[default]\"`): \(line)"
             )
         }
         if text.contains("unable to download") || text.contains("urlopen error") || text.contains("name or service not known") {
             return .network("yt-dlp could not reach YouTube: \(line)")
         }
-        return .upstream(status: 0, message: "yt-dlp: \(line)")
+        return .upstream(status: 0, message: "yt-dlp failed: \(line)")
     }
 
     // MARK: Reading yt-dlp's JSON
@@ -286,7 +351,7 @@ struct YTDLP: Sendable {
             creator: string(info["channel"]) ?? string(info["uploader"]), stats: stats.isEmpty ? nil : stats,
             extra: extra.isEmpty ? nil : extra)
         // Feed readers follow a channel by its feed (an OPML export lists it).
-        if id.kind == .channel { item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id.nativeID) }
+        item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", for: id)
         return item
     }
 

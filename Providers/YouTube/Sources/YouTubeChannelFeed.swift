@@ -35,11 +35,14 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         var thumbnail: String?
         var views: Int?
         var likes: Int?
+        /// The entry's page (`/watch?v=` or, since 2025, `/shorts/<id>` for a Short).
+        var link: String?
     }
 
-    /// The feed URL of a channel.
-    static func url(site: String, channel: String) -> String {
-        "\(site)/feeds/videos.xml?channel_id=\(YTDLP.escaped(channel))"
+    /// The feed URL of a channel, or of a playlist (YouTube serves both as Atom).
+    static func url(site: String, for id: ItemID) -> String {
+        let parameter = id.kind == .playlist ? "playlist_id" : "channel_id"
+        return "\(site)/feeds/videos.xml?\(parameter)=\(YTDLP.escaped(id.nativeID))"
     }
 
     /// The channel or playlist a feed URL of YouTube's is (`channel_id=`, `playlist_id=`), as
@@ -101,6 +104,10 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         guard depth < 64 else { return }
         switch (name.namespace, name.local) {
         case (Self.atomNamespace, "entry"): entry = Entry()
+        case (Self.atomNamespace, "link"):
+            if entry != nil, entry?.link == nil, attributes.value("rel") ?? "alternate" == "alternate" {
+                entry?.link = attributes.value("href")
+            }
         case (Self.mediaNamespace, "thumbnail"):
             if entry?.thumbnail == nil { entry?.thumbnail = attributes.value("url") }
         case (Self.mediaNamespace, "statistics"): entry?.views = attributes.value("views").flatMap { Int($0) }
@@ -148,10 +155,15 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         if let views = entry.views { stats["views"] = views }
         if let likes = entry.likes { stats["likes"] = likes }
         let published = entry.published.flatMap(ISODate.parse).map(ISODate.string(from:))
+        var extra: [String: String] = [:]
+        if let channel = entry.channelID { extra["channel"] = "youtube:channel:\(channel)" }
+        // Since 2025 channel feeds mix Shorts in: kept, and marked so they can be told apart.
+        let short = entry.link.map { $0.contains("/shorts/") } ?? false
+        if short { extra[MediaItem.shortKey] = "true" }
         return MediaItem(
             id: ItemID(provider: "youtube", kind: .video, nativeID: id), title: entry.title ?? id, subtitle: entry.author,
-            summary: entry.description, url: YTDLP.videoURL(id), artwork: entry.thumbnail, published: published,
-            creator: entry.author, stats: stats.isEmpty ? nil : stats,
-            extra: entry.channelID.map { ["channel": "youtube:channel:\($0)"] })
+            summary: entry.description, url: short ? "https://www.youtube.com/shorts/\(id)" : YTDLP.videoURL(id),
+            artwork: entry.thumbnail, published: published, creator: entry.author, stats: stats.isEmpty ? nil : stats,
+            extra: extra.isEmpty ? nil : extra)
     }
 }

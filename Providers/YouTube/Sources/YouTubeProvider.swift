@@ -27,7 +27,17 @@ public struct YouTubeProvider: CompiledProvider {
                 name: "downloader",
                 summary: "auto (the host when the format is one file over HTTP, else yt-dlp), host or ytdlp",
                 defaultValue: "auto"),
-            .init(name: "cookies", summary: "A cookies.txt file yt-dlp sends (age-restricted videos)"),
+            .init(name: "cookies", summary: "A cookies.txt file yt-dlp sends (age-restricted and members-only videos)"),
+            .init(
+                name: "cookies_from_browser",
+                summary:
+                    "The browser yt-dlp takes YouTube's cookies from (--cookies-from-browser): firefox, chrome, chromium, brave, edge, safari; BROWSER:PROFILE for another profile"
+            ),
+            .init(
+                name: "js_runtime",
+                summary:
+                    "The JavaScript runtime yt-dlp runs YouTube's player with (--js-runtimes RUNTIME[:PATH], e.g. deno or node:/usr/bin/node); by default deno on PATH or beside yt-dlp"
+            ),
             .init(name: "ytdlp_timeout", summary: "Seconds yt-dlp may take for one call", defaultValue: "60"),
             .init(
                 name: "site_url", summary: "The site yt-dlp is pointed at (a stand-in for tests)",
@@ -91,6 +101,8 @@ public struct YouTubeProvider: CompiledProvider {
             timeout: Double(config["ytdlp_timeout"] ?? "").flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } ?? 60,
             site: String(try config.url("site_url").absoluteString.reversed().drop { $0 == "/" }.reversed()))
         engine.downloader = downloader
+        engine.cookiesFromBrowser = config["cookies_from_browser"].flatMap { $0.isEmpty ? nil : $0 }
+        engine.jsRuntime = config["js_runtime"].flatMap { $0.isEmpty ? nil : $0 } ?? YTDLP.runtimeBeside(engine.program)
         ytdlp = engine
         base = try config.url("base_url")
         key = config["api_key"] ?? ""
@@ -191,12 +203,13 @@ public struct YouTubeProvider: CompiledProvider {
     public func item(_ id: ItemID) async throws -> MediaItem {
         if keyless {
             // A channel's feed names it, in one small request.
-            if id.kind == .channel, let feed = await channelFeed(id.nativeID), let title = feed.title {
-                var channel = MediaItem(
-                    id: id, title: title, url: YTDLP.channelURL(id.nativeID), artwork: feed.items.first?.artwork,
-                    creator: title)
-                channel.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id.nativeID)
-                return channel
+            if id.kind == .channel || id.kind == .playlist, case .success(let feed) = await atomFeed(id), let title = feed.title {
+                var item = MediaItem(
+                    id: id, title: title,
+                    url: id.kind == .channel ? YTDLP.channelURL(id.nativeID) : YTDLP.playlistURL(id.nativeID),
+                    artwork: feed.items.first?.artwork, creator: id.kind == .channel ? title : feed.items.first?.creator)
+                item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", for: id)
+                return item
             }
             return try await ytdlp.item(id)
         }
@@ -224,9 +237,12 @@ public struct YouTubeProvider: CompiledProvider {
     /// A channel's uploads (newest first), or a playlist's items.
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         if keyless {
-            // A channel's first page is its feed (one small request); later pages, yt-dlp's.
-            if id.kind == .channel, cursor == nil, let page = await feedPage(id.nativeID) { return page }
-            return try await ytdlp.children(of: id, cursor: cursor)
+            // A channel's or playlist's first page is its feed (one small request, which works when
+            // yt-dlp is rate-limited); later pages, yt-dlp's.
+            guard cursor == nil, id.kind == .channel || id.kind == .playlist else {
+                return try await ytdlp.children(of: id, cursor: cursor)
+            }
+            return try await firstPage(id)
         }
         let playlist: String
         switch id.kind {
@@ -249,23 +265,53 @@ public struct YouTubeProvider: CompiledProvider {
             total: list.pageInfo?.totalResults)
     }
 
-    /// A channel's newest videos from its public Atom feed; nil when it cannot be read (yt-dlp
-    /// lists the channel then).
-    func feedPage(_ channel: String) async -> Page? {
-        guard let feed = await channelFeed(channel), !feed.items.isEmpty else { return nil }
-        return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
+    /// A channel's or playlist's first page without a key: its Atom feed, else yt-dlp's listing.
+    /// Which was taken, and why, is in the debug log; when both fail, or the feed failed and
+    /// yt-dlp lists nothing, the error says so (`new` reports it beside the others, never an
+    /// empty answer).
+    func firstPage(_ id: ItemID) async throws -> Page {
+        let why: String
+        switch await atomFeed(id) {
+        case .success(let feed) where !feed.items.isEmpty:
+            logger.debug("youtube: \(id) from its feed (\(feed.items.count) videos)")
+            return Page(items: feed.items, next: Cursor(String(feed.items.count + 1)))
+        case .success:
+            why = "its feed lists no videos"
+        case .failure(let error):
+            why = "its feed failed: \(error.message)"
+        }
+        logger.debug("youtube: \(id): \(why); listing it through yt-dlp")
+        let page: Page
+        do {
+            page = try await ytdlp.children(of: id, cursor: nil)
+        } catch let error as ProviderError {
+            throw error.prefixed("\(why), and yt-dlp failed too")
+        }
+        if page.items.isEmpty {
+            throw ProviderError.upstream(status: 0, message: "nothing listed: \(why), and yt-dlp listed no videos")
+        }
+        return page
     }
 
-    /// A channel's public Atom feed, read; nil when it cannot be had. Fetched with the validators
-    /// of the copy kept, so following many channels costs a 304 each when nothing is new.
-    func channelFeed(_ channel: String) async -> YouTubeChannelFeed? {
-        guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, channel: channel)) else { return nil }
+    /// A channel's or playlist's public Atom feed, read. Fetched with the validators of the copy
+    /// kept, so following many channels costs a 304 each when nothing is new.
+    func atomFeed(_ id: ItemID) async -> Result<YouTubeChannelFeed, ProviderError> {
+        guard let url = URL(string: YouTubeChannelFeed.url(site: ytdlp.site, for: id)) else {
+            return .failure(.invalidArgument("no feed URL for \(id)"))
+        }
         let key = "channel-feed:" + url.absoluteString
         let kept = await cache.value(for: key)
         var request = HTTPRequest(url: url, headers: ["Accept": "application/atom+xml"])
         request.maxBodySize = YouTubeChannelFeed.maxBodySize
         request.setValidators(etag: kept?.etag, lastModified: kept?.lastModified)
-        guard let response = try? await http.send(request) else { return nil }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(request)
+        } catch let error as HTTPClientError {
+            return .failure(.network(error.detail))
+        } catch {
+            return .failure(.network("\(error)"))
+        }
         let body: Data
         switch response.status {
         case 304 where kept != nil: body = kept!.data
@@ -274,14 +320,19 @@ public struct YouTubeProvider: CompiledProvider {
             await cache.store(
                 CachedValue(data: body, etag: response.headers["etag"], lastModified: response.headers["last-modified"]),
                 for: key)
-        default: return nil
+        case let status: return .failure(.upstream(status: status, message: "the feed \(url.absoluteString)"))
         }
-        guard let feed = try? YouTubeChannelFeed.read(Array(body)) else { return nil }
+        let feed: YouTubeChannelFeed
+        do {
+            feed = try YouTubeChannelFeed.read(Array(body))
+        } catch {
+            return .failure(.invalidResponse("the feed cannot be read: \(error)"))
+        }
         if feed.capped {
             logger.debug(
-                "youtube: the feed of \(channel) holds more than \(YouTubeChannelFeed.maxEntries) entries; the first are read")
+                "youtube: the feed of \(id) holds more than \(YouTubeChannelFeed.maxEntries) entries; the first are read")
         }
-        return feed
+        return .success(feed)
     }
 
     public func itemID(forFeed url: String) -> ItemID? { YouTubeChannelFeed.itemID(feed: url) }
@@ -391,7 +442,8 @@ public struct YouTubeProvider: CompiledProvider {
             item.extra?["uploads"] = "youtube:playlist:\(uploads)"
         }
         if let handle = channel.snippet?.customUrl { item.extra?["handle"] = handle }
-        item.feed = YouTubeChannelFeed.url(site: "https://www.youtube.com", channel: id)
+        item.feed = YouTubeChannelFeed.url(
+            site: "https://www.youtube.com", for: ItemID(provider: "youtube", kind: .channel, nativeID: id))
         return item
     }
 

@@ -84,6 +84,43 @@ final class RecordedPrograms: ProgramRunner {
         #expect(arguments.last == "https://www.youtube.com/channel/UCbdVsLFphtk2UWuJC-gcXoQ/videos")
     }
 
+    /// yt-dlp's real error lines, as people reported them (Recorded/ytdlp-errors.txt, each with
+    /// its thread), say what happened and what to do; none speaks of an HTTP status.
+    @Test func realErrorLinesSayWhatToDo() throws {
+        let text = String(decoding: try Self.corpus.data("ytdlp-errors.txt"), as: UTF8.self)
+        var section = ""
+        var checked = 0
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("## ") {
+                section = String(line.dropFirst(3))
+                continue
+            }
+            guard !line.hasPrefix("#"), !line.hasPrefix("source: "), !line.isEmpty else { continue }
+            let error = YTDLP.providerError(stderr: line, status: 1, id: ItemID(provider: "youtube", kind: .video, nativeID: "x"))
+            let message = error.message
+            #expect(!message.contains("HTTP"), "\(section): \(message)")
+            let expected: (kind: String, words: String)? =
+                switch section {
+                case let s where s.hasPrefix("not a bot"): ("unauthorized", "cookies_from_browser")
+                case "members-only": ("unauthorized", "members only")
+                case "live event not begun": ("notFound", "live event that has not begun: it begins in")
+                case let s where s.hasPrefix("premieres"): ("notFound", "premieres in")
+                case "age-restricted": ("unauthorized", "cookies_from_browser")
+                case "private video": ("notFound", "private")
+                case "video unavailable": ("notFound", "not on YouTube")
+                case let s where s.hasPrefix("not available in your country"): ("notFound", "country")
+                case "requested format not available", "no video formats found": ("upstream", "JavaScript runtime")
+                default: nil
+                }
+            if let expected, !line.hasPrefix("[debug]") {
+                #expect(error.kind == expected.kind, "\(section): \(line) -> \(error)")
+                #expect(message.contains(expected.words), "\(section): \(line) -> \(message)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 25, "\(checked) lines checked")
+    }
+
     /// A listing of 100,000 entries for a page of 20 (a yt-dlp that ignores --playlist-items, or
     /// something standing in for it) is a page of 20, whose next page starts after it.
     @Test func aPageIsAPageWhateverYTDLPLists() async throws {
@@ -227,7 +264,8 @@ final class RecordedPrograms: ProgramRunner {
         (
             "ERROR: [youtube] abc: The uploader has not made this video available in your country", "notFound"
         ),
-        ("ERROR: [youtube] abc: Sign in to confirm you’re not a bot. Use --cookies-from-browser", "rateLimited"),
+        // The bot check is not a rate limit: cookies fix it (issue 39), and the message says how.
+        ("ERROR: [youtube] abc: Sign in to confirm you’re not a bot. Use --cookies-from-browser", "unauthorized"),
         ("ERROR: unable to download video data: HTTP Error 429: Too Many Requests", "rateLimited"),
         ("ERROR: [youtube] abc: Unable to extract yt initial data; please report this issue on GitHub", "upstream"),
     ])

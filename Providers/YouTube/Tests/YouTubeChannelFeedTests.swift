@@ -131,6 +131,62 @@ import Testing
         #expect(asked.last?.headers["If-None-Match"] == "\"v1\"")
     }
 
+    /// A 2025 channel feed mixing Shorts in (tyamahori/higuma-notify's fixture, Recorded/SOURCES.md):
+    /// kept, marked, and linked as YouTube links them.
+    @Test func shortsInAChannelFeedAreKeptAndMarked() throws {
+        let feed = try YouTubeChannelFeed.read(Array(Self.corpus.data("feed-channel-shorts.xml")))
+        #expect(feed.items.count == 15)
+        let shorts = feed.items.filter(\.isShort)
+        #expect(shorts.count == 10)
+        #expect(shorts.allSatisfy { $0.url?.hasPrefix("https://www.youtube.com/shorts/") == true })
+        #expect(feed.items.filter { !$0.isShort }.allSatisfy { $0.url?.contains("/watch?v=") == true })
+        let plain = try YouTubeChannelFeed.read(Array(Self.corpus.data("feed-channel-2025.xml")))
+        #expect(plain.items.count == 15 && !plain.items.contains(where: \.isShort))
+    }
+
+    /// A followed playlist opens on its Atom feed (`playlist_id=`), one small request, as a
+    /// channel does (sidekids/sidetube's recorded playlist feed).
+    @Test func withoutAKeyAPlaylistOpensOnItsFeed() async throws {
+        let feed = try Self.corpus.data("feed-playlist-PL.xml")
+        let http = RecordedHTTPClient { request in
+            request.url.path == "/feeds/videos.xml" && request.url.query == "playlist_id=PLav47HAVZMjnTFVZL-aImCQIC0uLZtNCz"
+                ? (200, ["content-type": "application/atom+xml"], feed) : nil
+        }
+        let programs = RecordedPrograms(stdout: Data())
+        let provider = try Self.provider(http: http, programs: programs)
+        let id = ItemID(provider: "youtube", kind: .playlist, nativeID: "PLav47HAVZMjnTFVZL-aImCQIC0uLZtNCz")
+        let page = try await provider.children(of: id, cursor: nil)
+        #expect(page.items.count == 4)
+        #expect(page.items.first?.id.nativeID == "u9lj-c29dxI")
+        #expect(programs.calls.withLock { $0.isEmpty }, "no yt-dlp")
+        let playlist = try await provider.item(id)
+        #expect(playlist.kind == .playlist && playlist.feed?.contains("playlist_id=") == true)
+    }
+
+    /// The feed fails and yt-dlp fails too, or lists nothing: an error with both reasons, never
+    /// an empty page a person takes for "nothing new".
+    @Test func aFeedThatFailsAndAYTDLPThatFailsSayBoth() async throws {
+        let id = ItemID(provider: "youtube", kind: .channel, nativeID: "UCbdVsLFphtk2UWuJC-gcXoQ")
+        let failing = RecordedPrograms { _ in
+            ProgramOutput(
+                status: 1, stdout: [], stderr: Array("ERROR: [youtube] x: Sign in to confirm you\u{2019}re not a bot".utf8))
+        }
+        let provider = try Self.provider(http: RecordedHTTPClient { _ in (500, [:], Data("oops".utf8)) }, programs: failing)
+        await #expect {
+            try await provider.children(of: id, cursor: nil)
+        } throws: { error in
+            guard case .unauthorized(let message) = error as? ProviderError else { return false }
+            return message.contains("its feed failed") && message.contains("HTTP 500") && message.contains("cookies_from_browser")
+        }
+        let empty = RecordedPrograms(stdout: Data(#"{"_type":"playlist","playlist_count":3,"entries":[]}"#.utf8))
+        let quiet = try Self.provider(http: RecordedHTTPClient { _ in nil }, programs: empty)
+        await #expect {
+            try await quiet.children(of: id, cursor: nil)
+        } throws: { error in
+            "\(error)".contains("yt-dlp listed no videos")
+        }
+    }
+
     @Test func aFeedThatFailsLeavesTheListingToYTDLP() async throws {
         let programs = RecordedPrograms(stdout: try Self.corpus.data("ytdlp/channel-UCbdVsLFphtk2UWuJC-gcXoQ.json"))
         let provider = try Self.provider(http: RecordedHTTPClient { _ in nil }, programs: programs)

@@ -189,11 +189,14 @@ public struct FavoritesLatest: RPCMethod {
     public var limit: Int?
     /// Leave out what was played.
     public var unplayed: Bool?
+    /// False: leave out Shorts (items marked `extra.short`).
+    public var shorts: Bool?
 
-    public init(provider: String? = nil, limit: Int? = nil, unplayed: Bool? = nil) {
+    public init(provider: String? = nil, limit: Int? = nil, unplayed: Bool? = nil, shorts: Bool? = nil) {
         self.provider = provider
         self.limit = limit
         self.unplayed = unplayed
+        self.shorts = shorts
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -285,6 +288,7 @@ public struct FavoritesLatest: RPCMethod {
         }.map { items[$0] }
         var annotated = try await host.annotate(dated)
         if unplayed == true { annotated.removeAll { $0.played == true } }
+        if shorts == false { annotated.removeAll(where: \.isShort) }
         return Response(
             items: Array(annotated.prefix(limit)), followed: followed.count, errors: failures.isEmpty ? nil : failures)
     }

@@ -76,7 +76,7 @@ public struct ProviderFailure: Error, Sendable {
         var data: [String: JSONValue] = ["provider": .string(provider), "kind": .string(error.kind)]
         switch error {
         case .rateLimited(let retryAfter?): data["retryAfter"] = JSONValue(retryAfter)
-        case .upstream(let status, _): data["status"] = JSONValue(status)
+        case .upstream(let status, _) where status > 0: data["status"] = JSONValue(status)
         default: break
         }
         return RPCError(code: AppErrorCode.code(for: error), message: "\(provider): \(error.message)", data: .object(data))
