@@ -26,14 +26,18 @@ E2E_SANDBOX_BIN = $(dir $(E2E_BIN))mediahost-sandbox
 # yt-dlp from PyPI (Debian's is too old for YouTube): YouTube without an API key reads through it,
 # and every YouTube download goes through it. `make run` puts it on PATH; the tests drive it
 # against the sandbox (its generic extractor on the site's stand-in). Pinned so tests are stable.
+# With what yt-dlp's own docs ask for YouTube since 2025.11: its `default` extra (yt-dlp-ejs, the
+# challenge solver) and a JavaScript runtime, deno from PyPI, installed beside it (mediahost
+# names it to yt-dlp when deno is not on PATH). `make ytdlp-update` moves to the newest.
 YTDLP_VERSION := 2026.10.26
+DENO_VERSION := 2.9.8
 YTDLP_VENV := .build/ytdlp-venv
 export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
 # The reference MCP client (the official Python SDK) that `mediahost mcp` is tested with.
 MCP_CLIENT_VERSION := 2.3.0
 MCP_VENV := .build/mcp-venv
 
-.PHONY: all deps build release e2e-bin miscompile-check run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
+.PHONY: all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -58,11 +62,17 @@ endef
 build: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 
-# yt-dlp in a venv of its own, once.
+# yt-dlp and deno in a venv of their own, once.
 ytdlp:
-	@[ -x $(YTDLP_VENV)/bin/yt-dlp ] || { $(call install_missing,python3-venv); \
-	  python3 -m venv $(YTDLP_VENV) && $(YTDLP_VENV)/bin/pip install -q yt-dlp==$(YTDLP_VERSION); } || \
+	@[ -x $(YTDLP_VENV)/bin/yt-dlp ] && [ -x $(YTDLP_VENV)/bin/deno ] || { $(call install_missing,python3-venv); \
+	  { [ -x $(YTDLP_VENV)/bin/pip ] || python3 -m venv $(YTDLP_VENV); } && \
+	  $(YTDLP_VENV)/bin/pip install -q "yt-dlp[default]==$(YTDLP_VERSION)" deno==$(DENO_VERSION); } || \
 	  { echo "error: yt-dlp could not be installed from PyPI into $(YTDLP_VENV)"; exit 1; }
+
+# YouTube changes; yt-dlp follows within days. The newest yt-dlp (with its extra) and deno.
+ytdlp-update: ytdlp
+	$(YTDLP_VENV)/bin/pip install -q -U "yt-dlp[default]" deno
+	@$(YTDLP_VENV)/bin/yt-dlp --version
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost

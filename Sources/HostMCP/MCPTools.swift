@@ -78,6 +78,10 @@ public struct MCPToolCatalog: Sendable {
         ("player.next", .changes, "Skip to the next queued item."),
         ("player.mark", .changes, "Mark an item played or unplayed."),
         ("host.info", .reads, "Version, providers and where mediahost keeps its files."),
+        (
+            "host.doctor", .reads,
+            "What works on the user's machine and what does not (yt-dlp and its JavaScript runtime, the player, each provider's settings), each with the command or setting that fixes it."
+        ),
     ]
 
     public let tools: [Tool]

@@ -33,7 +33,7 @@ public struct Dispatcher: RPCHandler {
     /// The runtime's own methods; modules (the player, sharing) add theirs (`HostModule`).
     /// rpc-spec.json describes exactly a build's methods (a test checks).
     public static let runtimeMethods: [any RPCMethod.Type] = [
-        RPCDiscover.self, HostInfo.self,
+        RPCDiscover.self, HostInfo.self, HostDoctor.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self, FavoritesLatest.self,

@@ -1,0 +1,136 @@
+import Foundation
+import JSONRPC
+import MediaKit
+
+/// What works on this machine and what does not, each with the exact command or setting that
+/// fixes it: the data dir, the background service, the player, every provider (configured or
+/// not, what its programs need), plugins. Offline, the checks that need the network are named;
+/// `online` runs them. `ok` is false when something configured does not work.
+public struct HostDoctor: RPCMethod {
+    public static let method = "host.doctor"
+    /// Also reach each configured provider's service.
+    public var online: Bool?
+
+    public init(online: Bool? = nil) { self.online = online }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var checks: [HealthCheck]
+        /// Nothing configured failed.
+        public var ok: Bool
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        var checks = host.localChecks()
+        let online = online ?? false
+        for registration in host.registry.registrations {
+            let descriptor = registration.descriptor
+            let id = descriptor.id
+            if let hint = host.configureHint(descriptor) {
+                // Not configured is no failure: the provider waits to be set up.
+                checks.append(HealthCheck(area: id, name: "settings", status: .skipped, detail: "not configured", fix: hint))
+                continue
+            }
+            let provider: any MediaProvider
+            do {
+                provider = try host.provider(id)
+            } catch {
+                let message = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger)).message
+                checks.append(HealthCheck(area: id, name: "settings", status: .failed, detail: message))
+                continue
+            }
+            checks.append(HealthCheck(area: id, name: "settings", status: .ok, detail: "configured"))
+            if let diagnosable = provider as? any DiagnosableProvider {
+                checks += await diagnosable.healthChecks(network: online)
+            }
+            if let status = host.authStatus(id) {
+                checks.append(
+                    HealthCheck(
+                        area: id, name: "account", status: .ok,
+                        detail: status.loggedIn ? "logged in as \(status.account ?? "?")" : "not logged in",
+                        fix: status.loggedIn ? nil : "optional: `login \(id)` for account features"))
+            }
+            checks.append(await host.reach(provider, id: id, online: online))
+        }
+        for problem in host.pluginProblems {
+            checks.append(HealthCheck(area: "plugins", name: "plugin", status: .failed, detail: problem))
+        }
+        checks = checks.map { check in
+            var check = check
+            check.detail = host.redactor.scrub(check.detail, keepNewlines: false)
+            check.fix = check.fix.map { host.redactor.scrub($0, keepNewlines: false) }
+            return check
+        }
+        return Response(checks: checks, ok: !checks.contains { $0.status == .failed })
+    }
+}
+
+extension HostRuntime {
+    /// The host's own checks: the data dir, the background service, the player.
+    func localChecks() -> [HealthCheck] {
+        var checks: [HealthCheck] = []
+        let probe = paths.dataDir + "/.doctor-\(ProcessInfo.processInfo.processIdentifier)"
+        if FileManager.default.createFile(atPath: probe, contents: Data("x".utf8)) {
+            try? FileManager.default.removeItem(atPath: probe)
+            checks.append(HealthCheck(area: "host", name: "data dir", status: .ok, detail: "\(paths.dataDir) is writable"))
+        } else {
+            checks.append(
+                HealthCheck(
+                    area: "host", name: "data dir", status: .failed, detail: "\(paths.dataDir) cannot be written",
+                    fix: "make it writable, or point MEDIAHOST_DATA_DIR (or --data-dir) at a folder that is"))
+        }
+        let socket = ServiceSocket(paths: paths)
+        checks.append(
+            HealthCheck(
+                area: "host", name: "service", status: .ok,
+                detail: socket.isServing ? "running on \(socket.path)" : "not running (each front end works in its own process)",
+                fix: socket.isServing
+                    ? nil : "optional: `mediahost serve` (or the systemd user unit) shares downloads and playback"))
+        let words = config.command(HostSettings.playerCommand)
+        let program = words.first ?? ""
+        let found = Self.findProgram(program)
+        checks.append(
+            HealthCheck(
+                area: "player", name: program.isEmpty ? "player" : program, status: found == nil ? .warning : .ok,
+                detail: found.map { "found at \($0)" + (program == "mpv" ? "" : " (only mpv is controlled: pause, seek, queue)") }
+                    ?? "'\(program)' is not installed: play cannot start anything",
+                fix: found == nil ? "install mpv (apt-get install mpv), or `config player.command <player>`" : nil))
+        return checks
+    }
+
+    /// Whether the provider's service answers (online), or that this needs the network.
+    func reach(_ provider: any MediaProvider, id: String, online: Bool) async -> HealthCheck {
+        guard online else {
+            return HealthCheck(
+                area: id, name: "service", status: .skipped, detail: "needs the network",
+                fix: "`mediahost doctor --online` reaches it")
+        }
+        let started = ContinuousClock.now
+        do {
+            _ = try await withDeadline(true) {
+                try await tagging(id) {
+                    if provider.descriptor.capabilities.contains(.categories) {
+                        _ = try await provider.categories()
+                    } else {
+                        _ = try await provider.search(SearchQuery(text: "news"))
+                    }
+                }
+            }
+            return HealthCheck(
+                area: id, name: "service", status: .ok,
+                detail: "answered in \(HostRuntime.milliseconds(since: started)) ms")
+        } catch {
+            let message = outgoing(Dispatcher.rpcError(for: error, method: HostDoctor.method, logger: logger)).message
+            return HealthCheck(area: id, name: "service", status: .failed, detail: message)
+        }
+    }
+
+    static func findProgram(_ program: String) -> String? {
+        guard !program.isEmpty else { return nil }
+        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
