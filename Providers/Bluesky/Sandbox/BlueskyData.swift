@@ -80,6 +80,10 @@ struct BlueskyData: Sendable {
     }
     static func feedURI(_ feed: Feed) -> String { "at://\(accounts[feedOwner].did)/app.bsky.feed.generator/\(feed.rkey)" }
 
+    /// A curated list of the sandbox's first two accounts, read with getListFeed.
+    static let listURI = "at://did:plc:sandbox-list-owner/app.bsky.graph.list/3kfriends"
+    static let listMembers = [0, 1]
+
     func tags(_ post: Post) -> [String] {
         post.text.split(separator: " ").filter { $0.hasPrefix("#") && $0.count > 1 }.map { String($0.dropFirst()).lowercased() }
     }

@@ -180,6 +180,9 @@ public struct BlueskyReplica: SandboxReplica {
                 return Self.error(400, "UnknownFeed", "Unknown feed generator")
             }
             return page(data.posts.indices.filter { feed.tag == nil || data.tags(data.posts[$0]).contains(feed.tag!) })
+        case "app.bsky.feed.getListFeed":
+            guard parameter("list") == BlueskyData.listURI else { return Self.error(400, "InvalidRequest", "List not found") }
+            return page(data.posts.indices.filter { BlueskyData.listMembers.contains(data.posts[$0].author) })
         case "app.bsky.feed.getAuthorFeed":
             guard let index = BlueskyData.account(parameter("actor") ?? "") else {
                 return Self.error(400, "InvalidRequest", "Profile not found")

@@ -14,6 +14,8 @@ struct BProfile: Decodable {
     @Lenient var followsCount: Int?
     @Lenient var postsCount: Int?
     @LossyList var labels: [BLabel]?
+    /// The post the person pinned to their profile (a strong ref: its URI and CID).
+    @Lenient var pinnedPost: BStrongRef?
 }
 
 struct BLabel: Decodable { @Lenient var val: String?; @Lenient var neg: Bool? }
@@ -51,6 +53,7 @@ final class BEmbed: Decodable {
         @Lenient var uri: String?; @Lenient var title: String?; @Lenient var description: String?; @Lenient var thumb: String?
     }
     let type: String?
+    /// Images, and a gallery's items (`app.bsky.embed.gallery#view`, 2026).
     let images: [Image]
     let external: External?
     let playlist: String?
@@ -61,33 +64,48 @@ final class BEmbed: Decodable {
     /// The media beside a quoted record.
     let media: BEmbed?
 
-    enum CodingKeys: String, CodingKey { case type = "$type", images, external, playlist, thumbnail, alt, record, media }
+    enum CodingKeys: String, CodingKey { case type = "$type", images, items, external, playlist, thumbnail, alt, record, media }
+
+    /// The embed views this reads; another (a type added since) is shown as unsupported, by name.
+    static let known: Set<String> = [
+        "app.bsky.embed.images#view", "app.bsky.embed.external#view", "app.bsky.embed.video#view",
+        "app.bsky.embed.record#view", "app.bsky.embed.recordWithMedia#view", "app.bsky.embed.gallery#view",
+    ]
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         type = (try? container.decode(Lenient<String>.self, forKey: .type))?.wrappedValue
-        images = (try? container.decode(LossyList<Image>.self, forKey: .images))?.wrappedValue ?? []
+        images =
+            ((try? container.decode(LossyList<Image>.self, forKey: .images))?.wrappedValue ?? [])
+            + ((try? container.decode(LossyList<Image>.self, forKey: .items))?.wrappedValue ?? [])
         external = (try? container.decode(Lenient<External>.self, forKey: .external))?.wrappedValue
         playlist = (try? container.decode(Lenient<String>.self, forKey: .playlist))?.wrappedValue
         thumbnail = (try? container.decode(Lenient<String>.self, forKey: .thumbnail))?.wrappedValue
         alt = (try? container.decode(Lenient<String>.self, forKey: .alt))?.wrappedValue
-        // record#view holds the record under `record`; recordWithMedia#view holds a record#view there.
+        // record#view holds the record under `record`; recordWithMedia#view holds a record#view
+        // there (a starter pack's view holds its own record under `record`: kept as it is).
         let inner = (try? container.decode(Lenient<BQuoted>.self, forKey: .record))?.wrappedValue
-        record = inner?.record ?? inner
+        let wraps = inner?.type == "app.bsky.embed.record#view" || (inner?.type == nil && inner?.uri == nil)
+        record = wraps ? inner?.record : inner
         media = (try? container.decode(Lenient<BEmbed>.self, forKey: .media))?.wrappedValue
     }
 }
 
-/// A quoted record: a post (`#viewRecord`), or one not found, blocked or detached.
+/// A quoted record: a post (`#viewRecord`), one not found, blocked or detached, or another
+/// record a post can embed (a feed, a list, a labeler, a starter pack).
 final class BQuoted: Decodable {
     let type: String?
     let uri: String?
     let author: BProfile?
     let value: BPostRecord?
-    /// recordWithMedia#view nests a record#view: its record.
+    /// recordWithMedia#view nests a record#view: its record; a starter pack's view, its record.
     let record: BQuoted?
+    /// A feed generator's `displayName`, a list's or a starter pack record's `name`.
+    let name: String?
+    /// Who made a feed, list, labeler or starter pack.
+    let creator: BProfile?
 
-    enum CodingKeys: String, CodingKey { case type = "$type", uri, author, value, record }
+    enum CodingKeys: String, CodingKey { case type = "$type", uri, author, value, record, displayName, name, creator }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -96,6 +114,10 @@ final class BQuoted: Decodable {
         author = (try? container.decode(Lenient<BProfile>.self, forKey: .author))?.wrappedValue
         value = (try? container.decode(Lenient<BPostRecord>.self, forKey: .value))?.wrappedValue
         record = (try? container.decode(Lenient<BQuoted>.self, forKey: .record))?.wrappedValue
+        name =
+            (try? container.decode(Lenient<String>.self, forKey: .displayName))?.wrappedValue
+            ?? (try? container.decode(Lenient<String>.self, forKey: .name))?.wrappedValue
+        creator = (try? container.decode(Lenient<BProfile>.self, forKey: .creator))?.wrappedValue
     }
 }
 

@@ -12,6 +12,9 @@ extension BlueskyProvider {
         if entry.reason?.type == "app.bsky.feed.defs#reasonRepost", let by = entry.reason?.by?.handle {
             item.extra = (item.extra ?? [:]).merging(["repostedBy": "@" + by]) { $1 }
         }
+        if entry.reason?.type == "app.bsky.feed.defs#reasonPin" {
+            item.extra = (item.extra ?? [:]).merging(["pinned": "true"]) { $1 }
+        }
         return item
     }
 
@@ -28,6 +31,11 @@ extension BlueskyProvider {
         var extra: [String: String] = [:]
         func attach(_ embed: BEmbed?) {
             guard let embed else { return }
+            if let type = embed.type, !BEmbed.known.contains(type) {
+                // Something a later lexicon added: said, never dropped.
+                entities.append(
+                    TextEntity(type: .url, start: end, end: end, text: "[unsupported embed: \(type)]", value: url(of: post)))
+            }
             for image in embed.images {
                 guard let url = image.fullsize ?? image.thumb else { continue }
                 entities.append(
@@ -47,16 +55,25 @@ extension BlueskyProvider {
             attach(embed.media)
         }
         attach(post.embed)
-        if let quoted = post.embed?.record {
+        if let quoted = post.embed?.record ?? post.embed?.media?.record {
             switch quoted.type {
             case "app.bsky.embed.record#viewNotFound": extra["quoted"] = "a post that was deleted"
             case "app.bsky.embed.record#viewBlocked": extra["quoted"] = "a post hidden by a block"
             case "app.bsky.embed.record#viewDetached": extra["quoted"] = "a post its author detached"
-            default:
+            case nil, "app.bsky.embed.record#viewRecord":
                 if let id = quoted.uri.flatMap(Self.postID) {
                     extra["quote"] = "bluesky:post:\(id)"
                     let who = quoted.author?.handle.map { "@" + $0 + ": " } ?? ""
                     extra["quoted"] = who + (quoted.value?.text ?? "")
+                }
+            case let type?:
+                // A feed, a list, a labeler, a starter pack: a link a person can open; another
+                // kind of record, said by its name.
+                if let (label, link) = Self.embeddedRecord(quoted, type: type) {
+                    entities.append(TextEntity(type: .url, start: end, end: end, text: label, value: link))
+                } else {
+                    entities.append(
+                        TextEntity(type: .url, start: end, end: end, text: "[unsupported embed: \(type)]", value: url(of: post)))
                 }
             }
         }
@@ -154,6 +171,34 @@ extension BlueskyProvider {
         return nil
     }
 
+    /// The bsky.app page of a post.
+    func url(of post: BPost) -> String {
+        let rkey = post.uri.flatMap(Self.postID)?.split(separator: "/").last.map(String.init) ?? ""
+        return "https://bsky.app/profile/\(post.author?.handle ?? post.author?.did ?? "")/post/\(rkey)"
+    }
+
+    /// "[starter pack: Name]" and its bsky.app link, for a record a post embeds that is no post.
+    static func embeddedRecord(_ record: BQuoted, type: String) -> (String, String)? {
+        guard let uri = record.uri, uri.hasPrefix("at://") else { return nil }
+        let parts = uri.dropFirst(5).split(separator: "/").map(String.init)
+        guard parts.count == 3 else { return nil }
+        let (did, rkey) = (parts[0], parts[2])
+        let name = record.name ?? record.record?.name
+        let by = record.creator?.handle.map { " by @" + $0 } ?? ""
+        switch type {
+        case "app.bsky.feed.defs#generatorView":
+            return ("[feed: \(name ?? rkey)\(by)]", "https://bsky.app/profile/\(did)/feed/\(rkey)")
+        case "app.bsky.graph.defs#listView":
+            return ("[list: \(name ?? rkey)\(by)]", "https://bsky.app/profile/\(did)/lists/\(rkey)")
+        case "app.bsky.graph.defs#starterPackViewBasic":
+            return ("[starter pack: \(name ?? rkey)\(by)]", "https://bsky.app/starter-pack/\(did)/\(rkey)")
+        case "app.bsky.labeler.defs#labelerView":
+            return ("[labeler\(by.isEmpty ? "" : ":" + by.dropFirst(3))]", "https://bsky.app/profile/\(did)")
+        default:
+            return nil
+        }
+    }
+
     func item(from profile: BProfile) -> MediaItem? {
         guard let did = profile.did, did.hasPrefix("did:") else { return nil }
         let handle = profile.handle.flatMap { $0 == "handle.invalid" ? nil : $0 }
@@ -169,6 +214,8 @@ extension BlueskyProvider {
             if let value, value >= 0 { stats[name] = value }
         }
         item.stats = stats.isEmpty ? nil : stats
+        // The post they pinned: linked from their details, and first on their page.
+        if let pinned = profile.pinnedPost?.uri.flatMap(Self.postID) { item.extra = ["pinned": "bluesky:post:\(pinned)"] }
         return item
     }
 }

@@ -61,12 +61,29 @@ public struct BlueskyProvider: CompiledProvider {
         }
     }
 
-    /// A feed's posts; the category is the feed generator's AT URI.
+    /// A feed's posts: the category is a feed generator's or a list's AT URI, or its bsky.app
+    /// link (a list is read with getListFeed: getFeed serves only feed generators).
     public func browse(category: String, cursor: Cursor?) async throws -> Page {
-        guard category.hasPrefix("at://") else {
-            throw ProviderError.invalidArgument("'\(category)' is not a Bluesky feed; `categories bluesky` lists them")
+        let uri = try await feedURI(category)
+        if uri.contains("/app.bsky.graph.list/") {
+            return try await feed("app.bsky.feed.getListFeed", ["list": uri], cursor: cursor)
         }
-        return try await feed("app.bsky.feed.getFeed", ["feed": category], cursor: cursor)
+        return try await feed("app.bsky.feed.getFeed", ["feed": uri], cursor: cursor)
+    }
+
+    /// The AT URI of a feed or a list: as it is, or from a bsky.app link
+    /// (`/profile/<handle or did>/feed/<rkey>`, `/profile/<…>/lists/<rkey>`).
+    func feedURI(_ text: String) async throws -> String {
+        if text.hasPrefix("at://") { return text }
+        if let url = URL(string: text), url.host?.hasSuffix("bsky.app") == true {
+            let parts = url.path.split(separator: "/").map(String.init)
+            if parts.count == 4, parts[0] == "profile", ["feed", "lists"].contains(parts[2]) {
+                let did = parts[1].hasPrefix("did:") ? parts[1] : try await resolve(handle: parts[1])
+                return "at://\(did)/\(parts[2] == "feed" ? "app.bsky.feed.generator" : "app.bsky.graph.list")/\(parts[3])"
+            }
+        }
+        throw ProviderError.invalidArgument(
+            "'\(text)' is not a Bluesky feed or list (an at:// URI or a bsky.app link); `categories bluesky` lists feeds")
     }
 
     /// `@handle`: their posts (`@handle replies|media|videos` filters them); people (kind user): people search; `#tag` and words: post search,
@@ -130,9 +147,10 @@ public struct BlueskyProvider: CompiledProvider {
     public func children(of id: ItemID, cursor: Cursor?) async throws -> Page {
         switch id.kind {
         case .user:
-            return try await feed(
-                "app.bsky.feed.getAuthorFeed", ["actor": Self.actor(id.nativeID), "filter": "posts_and_author_threads"],
-                cursor: cursor)
+            // The pinned post first (Bluesky puts it there when asked, reason `reasonPin`).
+            var parameters = ["actor": Self.actor(id.nativeID), "filter": "posts_and_author_threads"]
+            if cursor == nil { parameters["includePins"] = "true" }
+            return try await feed("app.bsky.feed.getAuthorFeed", parameters, cursor: cursor)
         case .post:
             let uri = try await postURI(id.nativeID)
             let answer: BThreadAnswer = try await query(

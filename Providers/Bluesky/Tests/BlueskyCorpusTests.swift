@@ -70,7 +70,9 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         #expect(replies.items.isEmpty, "the recorded thread has no replies")
         let asked = try #require(client.urls.first)
         #expect(asked.host == "public.api.bsky.app", "no session: the public AppView")
-        #expect(asked.query?.contains("uri=at://did:plc:ic6zqvuw5ulmfpjiwnhsr2ns/app.bsky.feed.post/3k7qmjev5lr2s") == true)
+        #expect(
+            asked.query?.contains("uri=at%3A%2F%2Fdid%3Aplc%3Aic6zqvuw5ulmfpjiwnhsr2ns%2Fapp.bsky.feed.post%2F3k7qmjev5lr2s")
+                == true)
         let post = try await bluesky.item(id)
         #expect(post.subtitle == "@soubhikbarari.bsky.social")
         #expect(post.creator == "Soubhik Barari")
@@ -163,6 +165,69 @@ func covered(_ text: String, _ entity: TextEntity) -> String {
         #expect(page.next != nil)
         for item in page.items { Self.checkEntities(item) }
         await #expect(throws: ProviderError.self) { try await bluesky.browse(category: "cats", cursor: nil) }
+    }
+
+    /// A list is read with getListFeed (getFeed serves only feed generators), from its AT URI
+    /// or its bsky.app link, and pages on with the real list cursor (an ISO time).
+    @Test func aListIsBrowsedWithGetListFeed() async throws {
+        let (bluesky, client) = try Self.provider([
+            "app.bsky.feed.getListFeed": "list-feed.json", "com.atproto.identity.resolveHandle": "resolve-handle.json",
+        ])
+        let uri = "at://did:plc:ragtjsm2j2vknwkz3zp4oxrd/app.bsky.graph.list/3kmokjyuflk2g"
+        let page = try await bluesky.browse(category: uri, cursor: nil)
+        #expect(page.items.count == 10)
+        #expect(page.next?.rawValue == "2025-05-22T03:45:30.576Z")
+        for item in page.items { Self.checkEntities(item) }
+        let asked = try #require(client.urls.last)
+        #expect(asked.path.hasSuffix("app.bsky.feed.getListFeed"))
+        #expect(
+            asked.query?.contains("list=at%3A%2F%2Fdid%3Aplc%3Aragtjsm2j2vknwkz3zp4oxrd%2Fapp.bsky.graph.list%2F3kmokjyuflk2g")
+                == true)
+        _ = try await bluesky.browse(category: uri, cursor: page.next)
+        #expect(client.urls.last?.query?.contains("cursor=2025-05-22T03%3A45%3A30.576Z") == true)
+        // A bsky.app link to the list, by handle.
+        _ = try await bluesky.browse(category: "https://bsky.app/profile/bskyr.bsky.social/lists/3kmokjyuflk2g", cursor: nil)
+        #expect(client.urls.last?.path.hasSuffix("app.bsky.feed.getListFeed") == true)
+    }
+
+    /// A starter pack embedded in a post (ATAT's recorded embed) is a link a person can open,
+    /// named; an embed of a type this does not know says so by name instead of vanishing.
+    @Test func embedsOfOtherRecordsAreShownNotDropped() async throws {
+        let embed = try JSONSerialization.jsonObject(with: Self.corpus.data("embed-record-view-starter-pack.json"))
+        var post = try #require(
+            try JSONSerialization.jsonObject(with: Self.corpus.data("post-external.json")) as? [String: Any])
+        post["embed"] = embed
+        let data = try JSONSerialization.data(withJSONObject: ["posts": [post]])
+        let (bluesky, _) = try Self.provider([:], inline: ["app.bsky.feed.getPosts": (200, [:], data)])
+        let id = ItemID(
+            provider: "bluesky", kind: .post, nativeID: try #require((post["uri"] as? String).flatMap(BlueskyProvider.postID)))
+        let item = try await bluesky.item(id)
+        let pack = try #require(item.entities?.first { $0.text.hasPrefix("[starter pack:") }, "\(item.entities ?? [])")
+        #expect(pack.text == "[starter pack: Independent, Worker-Owned and Reader-Funded Media by @laminda.bsky.social]")
+        #expect(pack.value == "https://bsky.app/starter-pack/did:plc:g3cybquvoxmxto4lhtc2mdma/3l7edfblvuk2w")
+        // A later lexicon's embed, unknown here (the real post with its type renamed).
+        var future = post
+        var external = try #require(post["embed"] as? [String: Any])
+        external["$type"] = "app.bsky.embed.hologram#view"
+        future["embed"] = external
+        let futureData = try JSONSerialization.data(withJSONObject: ["posts": [future]])
+        let (later, _) = try Self.provider([:], inline: ["app.bsky.feed.getPosts": (200, [:], futureData)])
+        let unknown = try await later.item(id)
+        #expect(unknown.entities?.contains { $0.text == "[unsupported embed: app.bsky.embed.hologram#view]" } == true)
+    }
+
+    /// A profile's pinned post (ATAT's recorded profile) is linked from its details; its page
+    /// asks Bluesky to put the pinned post first.
+    @Test func aPinnedPostComesFirst() async throws {
+        let profiles = try #require(
+            try JSONSerialization.jsonObject(with: Self.corpus.data("profiles-pinned-post.json")) as? [String: Any])
+        let profile = try JSONSerialization.data(withJSONObject: try #require((profiles["profiles"] as? [Any])?.first))
+        let (bluesky, client) = try Self.provider(
+            ["app.bsky.feed.getAuthorFeed": "author-feed.json"], inline: ["app.bsky.actor.getProfile": (200, [:], profile)])
+        let person = try await bluesky.item(ItemID(provider: "bluesky", kind: .user, nativeID: "mattie.thecocoa.dev"))
+        #expect(person.extra?["pinned"]?.hasPrefix("bluesky:post:did:plc:") == true, "\(person.extra ?? [:])")
+        _ = try await bluesky.children(of: person.id, cursor: nil)
+        #expect(client.urls.last?.query?.contains("includePins=true") == true)
     }
 
     @Test func peopleSearchAndProfiles() async throws {
