@@ -197,6 +197,28 @@ import Testing
         }
     }
 
+    /// A list from OPML whose outlines link a `tag:` URI and a web page, exported as JSON and
+    /// imported back elsewhere, exports byte for byte the same: one rule for links on every
+    /// import (the `tag:` link was kept from OPML and dropped from JSON).
+    @Test func exportImportExportIsByteIdentical() async throws {
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><head><title>t</title></head><body>
+            <outline type="rss" text="Tag Feed" xmlUrl="https://feeds.example/tag.xml" htmlUrl="tag:example.com,2005:feed"/>
+            <outline type="rss" text="Web Feed" xmlUrl="https://feeds.example/web.xml" htmlUrl="https://example.com/"/>
+            <outline type="rss" text="Script" xmlUrl="https://feeds.example/js.xml" htmlUrl="javascript:alert(1)"/>
+            </body></opml>
+            """
+        let first = try HostFixture()
+        _ = try await first.checked("lists.import", ["text": .string(opml), "format": "opml", "name": "subs"])
+        let exported = try await first.checked("lists.export", ["name": "subs", "format": "json"])
+        let text = try #require(exported["text"]?.stringValue)
+        #expect(!text.contains("tag:example.com") && !text.contains("javascript:") && text.contains("https://example.com/"))
+        let second = try HostFixture()
+        _ = try await second.checked("lists.import", ["text": .string(text), "name": "subs"])
+        let again = try await second.checked("lists.export", ["name": "subs", "format": "json"])
+        #expect(again["text"]?.stringValue == text)
+    }
+
     @Test func jsonRoundTripsExactlyAndOPMLAndM3UExport() async throws {
         let fixture = try HostFixture()
         _ = try await fixture.call("lists.create", ["name": "Mine"])

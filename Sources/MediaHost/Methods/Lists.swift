@@ -396,7 +396,7 @@ public struct ListsImport: RPCMethod {
                     if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
                         var item = MediaItem(id: claimed, title: outline.title ?? claimed.nativeID, url: outline.htmlURL)
                         item.feed = outline.feedURL
-                        return .item(item.checked())
+                        return .item(Self.received(item))
                     }
                     guard let id = ItemID.feed(outline.feedURL, provider: provider) else {
                         return .skipped("\(URLRedaction.redact(outline.feedURL)): too long")
@@ -404,7 +404,10 @@ public struct ListsImport: RPCMethod {
                     var item = MediaItem(
                         id: id, title: outline.title ?? URL(string: outline.feedURL)?.host ?? "Podcast", url: outline.htmlURL)
                     item.feed = outline.feedURL
-                    return .item(item.checked())
+                    // The same rule as a JSON import's (`received`): a link kept is a web link, so a
+                    // list exported and imported back exports the same (a `tag:` htmlUrl was kept
+                    // here and dropped there).
+                    return .item(Self.received(item))
                 }
             }
             for entry in entries {
