@@ -108,7 +108,7 @@ import Testing
         #expect(
             base.endpoint("a/b", query: ["z": "1", "a": "#tag @u"], extra: [URLQueryItem(name: "key", value: "k")])?
                 .absoluteString
-                == "http://h/x/a/b?a=%23tag%20@u&z=1&key=k")
+                == "http://h/x/a/b?a=%23tag%20%40u&z=1&key=k")
         #expect(base.endpoint("a")?.absoluteString == "http://h/x/a")
     }
 }

@@ -66,7 +66,7 @@ struct TMDBFixture {
         let plays = try #require(movie.plays)
         #expect(plays.id.description == movie.extra?["trailer"] && plays.label == "the first trailer")
         #expect(plays.url == "https://www.youtube.com/watch?v=\(plays.id.nativeID)")
-        #expect(f.requests("movie/550").first?.query?.contains("append_to_response=credits,videos") == true)
+        #expect(f.requests("movie/550").first?.query?.contains("append_to_response=credits%2Cvideos") == true)
         _ = try await f.provider.search(SearchQuery(text: "harbor"))
         #expect(f.requests("configuration").count == 1, "the image configuration is fetched once")
     }
