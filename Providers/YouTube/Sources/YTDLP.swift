@@ -213,7 +213,7 @@ struct YTDLP: Sendable {
 
     /// The setting that gives yt-dlp a browser's cookies, in words a person can act on.
     static let cookiesRemedy =
-        "give yt-dlp your browser's YouTube cookies: `config providers.youtube.cookies_from_browser firefox` (or chrome, chromium, brave, edge, safari; BROWSER:PROFILE for another profile), or providers.youtube.cookies with an exported cookies.txt"
+        "`config providers.youtube.cookies_from_browser firefox` gives yt-dlp your browser's cookies (or chrome, brave, edge, safari; BROWSER:PROFILE; or a cookies.txt as providers.youtube.cookies)"
 
     /// yt-dlp's last error line as a typed error that says what happened and what to do; an
     /// unknown one quotes yt-dlp's own line. None speaks of HTTP: no status was seen.
@@ -225,11 +225,11 @@ struct YTDLP: Sendable {
         let what = id.map { "\($0)" } ?? "this"
         if text.contains("confirm you're not a bot") || text.contains("confirm youre not a bot") {
             return .unauthorized(
-                "YouTube asks yt-dlp to sign in to prove it is not a bot (it does that to addresses it sees much of): \(cookiesRemedy); or wait and try again later"
+                "YouTube wants a signed-in browser (its \"not a bot\" check): \(cookiesRemedy), or try again later"
             )
         }
         if text.contains("members-only") || text.contains("join this channel") || text.contains("channel's members") {
-            return .unauthorized("\(what) is for the channel's members only: \(cookiesRemedy) (of an account that is a member)")
+            return .unauthorized("\(what) is for the channel's members only: \(cookiesRemedy), signed in as a member")
         }
         if let range = text.range(of: "this live event will begin in ") {
             let when = String(
@@ -247,7 +247,7 @@ struct YTDLP: Sendable {
         }
         if text.contains("private video") { return .notFound("\(what) is a private video: \(line)") }
         if text.contains("sign in to confirm your age") || text.contains("age-restricted") || text.contains("inappropriate") {
-            return .unauthorized("\(what) is age-restricted: \(cookiesRemedy) (of a signed-in adult account)")
+            return .unauthorized("\(what) is age-restricted: \(cookiesRemedy), signed in as an adult")
         }
         if text.contains("available in your country") || text.contains("blocked it in your country") {
             return .notFound("\(what) is not available in this country: \(line)")
