@@ -216,17 +216,25 @@ import YouTubeSandbox
     }
 
     /// Following a podcast and a channel (key-less: its feed), what is new from both, newest first.
-    @Test func whatIsNewMergesFollowedShowsAndChannels() async throws {
-        let dataDir = try makeTemporaryDirectory()
+    /// A data dir following a sandbox channel (key-less: its feed) and a show; the channel's id.
+    static func followingAChannelAndAShow(_ dataDir: String, keyless: [String: String]) async throws -> String {
         let video = try await Self.sandboxVideo(dataDir: dataDir)
         let details = try await runMediahost(["--sandbox", "call", "media.get", #"{"id":"\#(video)"}"#], dataDir: dataDir)
         let channel = try #require(try JSONValue(parsing: details.stdout)["extra"]?["channel"]?.stringValue)
-        let keyless = ["MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp"]
         for id in [channel, "podcasts:podcast:1000007919"] {
             let added = try await runMediahost(
                 ["--sandbox", "call", "favorites.add", #"{"id":"\#(id)"}"#], dataDir: dataDir, environment: keyless)
             #expect(added.status == 0, "\(id): \(added.stderr)")
         }
+        return channel
+    }
+
+    static let keyless = ["MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp"]
+
+    @Test func whatIsNewMergesFollowedShowsAndChannels() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let keyless = Self.keyless
+        _ = try await Self.followingAChannelAndAShow(dataDir, keyless: keyless)
         let result = try await runMediahost(
             ["--sandbox", "call", "favorites.latest", #"{"limit":40}"#], dataDir: dataDir, environment: keyless)
         #expect(result.status == 0, "\(result.stderr)")
@@ -244,15 +252,8 @@ import YouTubeSandbox
     /// (it answered `items: []` with no error); the debug log says which path was taken.
     @Test func aFollowedChannelWhoseFeedFailsIsAnError() async throws {
         let dataDir = try makeTemporaryDirectory()
-        let video = try await Self.sandboxVideo(dataDir: dataDir)
-        let details = try await runMediahost(["--sandbox", "call", "media.get", #"{"id":"\#(video)"}"#], dataDir: dataDir)
-        let channel = try #require(try JSONValue(parsing: details.stdout)["extra"]?["channel"]?.stringValue)
-        let keyless = ["MEDIAHOST_YOUTUBE_BACKEND": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": "/nonexistent/yt-dlp"]
-        for id in [channel, "podcasts:podcast:1000007919"] {
-            let added = try await runMediahost(
-                ["--sandbox", "call", "favorites.add", #"{"id":"\#(id)"}"#], dataDir: dataDir, environment: keyless)
-            #expect(added.status == 0, "\(id): \(added.stderr)")
-        }
+        let keyless = Self.keyless
+        let channel = try await Self.followingAChannelAndAShow(dataDir, keyless: keyless)
         // The podcast on a sandbox of its own; YouTube's site where nothing answers.
         let (sandbox, base) = try await startSandboxProcess()
         defer { sandbox.process.terminate() }
