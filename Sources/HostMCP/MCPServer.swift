@@ -5,7 +5,8 @@ import Synchronization
 /// Where the MCP server's tools are answered: the host in this process, or the background
 /// service. Calls are the host's own methods with their own params.
 public protocol MCPBackend: Sendable {
-    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError>
+    /// The method's result as a JSON value (made from the host's answer, never parsed back from text).
+    func call(_ method: String, _ params: JSONValue?) async -> Result<JSONValue, RPCError>
 }
 
 /// The Model Context Protocol on top of the host's methods (`mediahost mcp`): tools made from
@@ -122,8 +123,8 @@ public final class MCPServer: RPCHandler, Sendable {
             if error.code == -32800 || Task.isCancelled { throw error }
             // The host's refusal is the tool's answer: the model reads why and can try otherwise.
             return ["content": [["type": "text", "text": .string(error.message)]], "isError": true]
-        case .success(let bytes):
-            value = (try? JSONParser.parse(bytes)) ?? .null
+        case .success(let result):
+            value = result
         }
         // A search is kept in the history; the host does not announce that to everyone.
         if tool.method == "media.search" { libraryChanged(["what": "history"]) }
@@ -183,8 +184,7 @@ public final class MCPServer: RPCHandler, Sendable {
     static func isOver(_ state: String?) -> Bool { ["completed", "failed", "cancelled", "paused"].contains(state ?? "") }
 
     private func record(of id: String) async -> JSONValue? {
-        guard case .success(let bytes) = await backend.call("downloads.list", nil),
-            let list = (try? JSONParser.parse(bytes))?.arrayValue
+        guard case .success(let answer) = await backend.call("downloads.list", nil), let list = answer.arrayValue
         else { return nil }
         return list.first { $0["id"]?.stringValue == id }
     }
@@ -238,8 +238,7 @@ public final class MCPServer: RPCHandler, Sendable {
         var changing = ["favorites", "downloads", "history", "lists"].contains(path)
         if !changing, path.hasPrefix("lists/"), uri.utf8.count <= 1024,
             let name = path.dropFirst("lists/".count).removingPercentEncoding, !name.isEmpty,
-            case .success(let bytes) = await backend.call("lists.list", nil),
-            let lists = (try? JSONParser.parse(bytes))?.arrayValue
+            case .success(let answer) = await backend.call("lists.list", nil), let lists = answer.arrayValue
         {
             changing = lists.contains { $0["name"]?.stringValue == name }
         }
@@ -287,9 +286,7 @@ public final class MCPServer: RPCHandler, Sendable {
             Self.resource("mediahost://history", "history", "Past searches, newest first"),
             Self.resource("mediahost://lists", "lists", "The user's lists"),
         ]
-        if case .success(let bytes) = await backend.call("lists.list", nil),
-            let lists = (try? JSONParser.parse(bytes))?.arrayValue
-        {
+        if case .success(let answer) = await backend.call("lists.list", nil), let lists = answer.arrayValue {
             for list in lists {
                 guard let name = list["name"]?.stringValue else { continue }
                 resources.append(Self.resource(Self.listURI(name), "list: \(name)", "The items of the list \(name)"))
@@ -325,12 +322,12 @@ public final class MCPServer: RPCHandler, Sendable {
             }
         }
         switch await backend.call(method, params) {
-        case .success(let bytes):
+        case .success(let result):
             return [
                 "contents": [
                     [
                         "uri": .string(uri), "mimeType": "application/json",
-                        "text": .string(String(decoding: bytes, as: UTF8.self)),
+                        "text": .string(String(decoding: JSONWriter.bytes(result), as: UTF8.self)),
                     ]
                 ]
             ]
@@ -344,7 +341,7 @@ public final class MCPServer: RPCHandler, Sendable {
     /// The artwork's bytes as a blob (the host caches the image and says where).
     func artwork(uri: String, id: String) async throws -> JSONValue {
         let answer = await backend.call("media.artwork", ["id": .string(id)])
-        guard case .success(let bytes) = answer, let path = (try? JSONParser.parse(bytes))?["path"]?.stringValue,
+        guard case .success(let result) = answer, let path = result["path"]?.stringValue,
             let data = FileManager.default.contents(atPath: path)
         else {
             let message = if case .failure(let error) = answer { error.message } else { "no artwork for \(id)" }

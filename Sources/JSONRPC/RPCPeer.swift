@@ -280,3 +280,50 @@ public final class RPCPeer: Sendable {
         continuation.resume(with: wire.outcome(message))
     }
 }
+
+extension RPCPeer {
+    /// A request and its answer on `fd`, on the calling thread, with `wire`'s messages: for a
+    /// one-shot command that asks one thing and exits (`mediahost call` through the service),
+    /// where a peer's reading thread and tasks would cost more than the call.
+    /// - Returns: the answer's outcome (the other end's error as `wire.outcome` reads it), or
+    ///   `Timeout`, or `ExchangeFailed` when the connection failed.
+    public static func exchange(fd: Int32, _ payload: JSONValue, id: Int = 1, wire: Wire = .jsonRPC, timeout: Duration)
+        -> Result<JSONValue, any Error>
+    {
+        var line = JSONWriter.bytes(wire.request(id, payload))
+        line.append(0x0A)
+        guard Descriptor.writeAll(fd, line) else { return .failure(ExchangeFailed(reason: "the connection was closed")) }
+        let deadline = ContinuousClock.now + timeout
+        var splitter = MessageSplitter(maxMessageSize: 64 << 20)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let left = deadline - ContinuousClock.now
+            let millis = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            guard millis > 0 else {
+                let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                return .failure(Timeout(seconds: seconds))
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, millis)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard n > 0 else { return .failure(ExchangeFailed(reason: "the connection closed before the answer")) }
+            chunk.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            while let event = splitter.next() {
+                // Notifications (other clients' downloads, say) come and go on the way.
+                guard case .message(let bytes, _) = event, let message = try? JSONParser.parse(bytes),
+                    wire.answers(message) == id
+                else { continue }
+                return wire.outcome(message)
+            }
+        }
+    }
+
+    /// A one-shot exchange could not be made.
+    public struct ExchangeFailed: Error, Sendable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+}

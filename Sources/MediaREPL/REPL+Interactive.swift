@@ -45,13 +45,14 @@ extension REPL {
     /// command, Ctrl-D or `quit` leaves.
     public func runInteractive() async {
         let host = host
-        let methods = host.dispatcher.methodNames
-        let configKeys = host.config.sortedKeys
+        // What is completed is what is there where commands run (the service's plugins too).
+        let methods = (try? await dispatch(HostInfo()))?.methods ?? host.dispatcher.methodNames
+        let configKeys = (try? await dispatch(ConfigGet()))?.map(\.key) ?? host.config.sortedKeys
         let infos = (try? await dispatch(ProvidersList())) ?? []
         let editor = LineEditor(
             historyPath: host.paths.replHistory,
             completer: Completer(
-                providers: host.providerIDs, methods: methods, configKeys: configKeys, categories: categoryCache,
+                providers: providerIDs, methods: methods, configKeys: configKeys, categories: categoryCache,
                 fetchCategories: { provider in
                     let result = Mutex<[MediaCategory]?>(nil)
                     let done = DispatchSemaphore(value: 0)

@@ -45,7 +45,8 @@ public final class REPL: @unchecked Sendable {
     var listing: Listing = .none
     /// Running downloads' progress, from the host's notifications.
     let board = ProgressBoard()
-    private var subscription: Int?
+    /// Where the progress board and login prompts hear from: the events of where commands run.
+    private let subscriptions = Mutex<[(EventHub, Int)]>([])
     /// Categories seen per provider, for names in `browse` and completion.
     let categoryCache = CategoryCache()
 
@@ -58,61 +59,64 @@ public final class REPL: @unchecked Sendable {
     /// Starts the background service and waits until it answers; set by the executable, nil
     /// where there is none to start (--sandbox: its replicas end with this process).
     public var startService: (@Sendable () async -> Bool)?
-    /// The background service this session runs its commands in, when attached.
-    private let service = Mutex<ServiceConnection?>(nil)
+    /// Where this session's commands run: the host in this process, or the background service
+    /// (then its downloads and playback are the service's, and its notifications, other
+    /// clients' downloads too, reach the progress bars).
+    private let connectionBox: Mutex<any HostConnection>
+    public var connection: any HostConnection { connectionBox.withLock { $0 } }
+    /// The providers where commands run, as `providers.list` gives them: what a command names is
+    /// checked, completed and logged in to against these, not this process's own registry.
+    private let providerInfo = Mutex<[ProvidersList.ProviderInfo]>([])
 
-    /// Runs this session's commands in the background service on `fd` (a connection to it):
-    /// the downloads and playback it starts are the service's, and the service's notifications
-    /// (other clients' downloads too) reach the progress bars. When the service goes away the
-    /// session carries on in this process.
-    public func attach(toService fd: Int32) {
-        let board = board
-        let show = write
-        let connection = ServiceConnection(
-            fd: fd,
-            onEvent: { event in
+    /// Runs this session's commands through `connection` (the background service, with this
+    /// process's host to fall back on), and learns its providers.
+    public func use(_ connection: any HostConnection) async {
+        let old = connectionBox.withLock { box in
+            defer { box = connection }
+            return box
+        }
+        if old !== connection {
+            let (board, show) = (board, write)
+            let token = connection.events.subscribe { event in
                 if case .authPrompt(let prompt) = event { show(prompt.message) } else { board.receive(event) }
-            },
-            onClose: { [weak self] in self?.detach(reason: "the background service has stopped; commands run in this process now")
-            })
-        service.withLock { $0 = connection }
+            }
+            subscriptions.withLock { tokens in
+                for (hub, token) in tokens { hub.unsubscribe(token) }
+                tokens = [(connection.events, token)]
+            }
+        }
+        await learnProviders()
+    }
+
+    /// Asks where commands run which providers there are.
+    func learnProviders() async {
+        if let providers = try? await connection.run(ProvidersList()) { providerInfo.withLock { $0 = providers } }
+    }
+
+    /// Provider ids where commands run.
+    var providerIDs: [String] {
+        let known = providerInfo.withLock { $0.map(\.id) }
+        return known.isEmpty ? host.providerIDs : known
+    }
+
+    /// Whether logging in to `provider` takes a username and password, where commands run.
+    func needsPassword(_ provider: String) -> Bool {
+        if let info = providerInfo.withLock({ $0.first { $0.id == provider } }) { return info.auth == .sessionLogin }
+        return host.needsPassword(provider)
     }
 
     /// Whether this session's commands run in the background service.
-    public var isAttached: Bool { service.withLock { $0 != nil } }
+    public var isAttached: Bool { connection.isRemote }
 
-    private func detach(reason: String) {
-        guard service.withLock({ $0.take() }) != nil else { return }
-        // Shown above the prompt at its next redraw, not through the line being typed.
-        board.post("note: " + reason)
-    }
+    /// A note above the prompt at its next redraw, not through the line being typed.
+    public func note(_ text: String) { board.post("note: " + text) }
 
-    /// Runs a method where this session's commands run: the service when attached, else here.
-    func dispatch<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
-        if let service = service.withLock({ $0 }) {
-            do {
-                return try await service.run(request)
-            } catch let error as RPCError {
-                throw error
-            } catch {
-                detach(reason: "the background service has stopped; commands run in this process now")
-            }
-        }
-        return try await host.dispatcher.run(request)
-    }
+    /// Runs a method where this session's commands run.
+    func dispatch<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response { try await connection.run(request) }
 
     /// `dispatch` by name with JSON params (`call`).
     func dispatch(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
-        if let service = service.withLock({ $0 }) {
-            do {
-                return host.redactor.redact(bytes: try await service.call(method, params: params))
-            } catch let error as RPCError {
-                throw error
-            } catch {
-                detach(reason: "the background service has stopped; commands run in this process now")
-            }
-        }
-        return try await host.dispatcher.call(method, params: params)
+        host.redactor.redact(bytes: try await connection.call(method, params: params))
     }
 
     public init(
@@ -131,9 +135,10 @@ public final class REPL: @unchecked Sendable {
         self.write = { write(stdoutFit.apply(redactor.redact($0))) }
         self.writeData = { write(redactor.redact($0)) }
         self.writeError = { writeError(stderrFit.apply(redactor.redact($0))) }
+        connectionBox = Mutex(LocalConnection(host: host))
         let board = board
         let show = self.write
-        subscription = host.events.subscribe { event in
+        let subscription = host.events.subscribe { event in
             if case .authPrompt(let prompt) = event {
                 // The login command is waiting for this: show it at once.
                 show(prompt.message)
@@ -141,10 +146,11 @@ public final class REPL: @unchecked Sendable {
                 board.receive(event)
             }
         }
+        subscriptions.withLock { $0 = [(host.events, subscription)] }
     }
 
     deinit {
-        if let subscription { host.events.unsubscribe(subscription) }
+        for (hub, token) in subscriptions.withLock({ $0 }) { hub.unsubscribe(token) }
     }
 
     // MARK: Output
@@ -330,7 +336,7 @@ public final class REPL: @unchecked Sendable {
     }
 
     func checkProvider(_ provider: String) throws(CommandError) {
-        let ids = host.providerIDs
+        let ids = providerIDs
         guard ids.contains(provider) else {
             // The host's own wording, said once for every front end.
             throw CommandError.invalid(HostError.unknownProvider(String(provider.prefix(40)), known: ids).description)
@@ -352,7 +358,7 @@ public final class REPL: @unchecked Sendable {
                 }
                 request.kind = parsed
                 words = words.dropFirst(2)
-            } else if request.provider == nil, host.providerIDs.contains(word.lowercased()), words.count > 1 {
+            } else if request.provider == nil, providerIDs.contains(word.lowercased()), words.count > 1 {
                 // `search YouTube swift`: provider ids are read case-blind.
                 request.provider = word.lowercased()
                 words = words.dropFirst()
@@ -363,7 +369,7 @@ public final class REPL: @unchecked Sendable {
         guard !words.isEmpty else { throw CommandError.usage }
         // A first word one or two letters away from a provider id is a typo more often than a query.
         if request.provider == nil, words.count > 1, let word = words.first, !word.hasPrefix("#"), !word.hasPrefix("@"),
-            let guess = Self.closest(word, in: host.providerIDs)
+            let guess = Self.closest(word, in: providerIDs)
         {
             throw CommandError.invalid(
                 "did you mean \(guess)? `search \(guess) \(words.dropFirst().joined(separator: " "))`; to search every provider for these words, quote them: search \"\(words.joined(separator: " "))\""
@@ -454,7 +460,7 @@ public final class REPL: @unchecked Sendable {
     func login(_ given: AuthLogin) -> Call {
         Call(method: AuthLogin.method) { repl throws(RPCError) in
             var request = given
-            if request.password == nil, repl.host.needsPassword(request.provider) {
+            if request.password == nil, repl.needsPassword(request.provider) {
                 guard let ask = repl.ask else {
                     throw RPCError(
                         code: RPCError.invalidParamsCode,

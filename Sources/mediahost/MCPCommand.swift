@@ -34,33 +34,26 @@ struct MCPCommand: AsyncParsableCommand {
         case .success(let value): spec = value
         case .failure(let error): throw StartupFailure(message: "rpc-spec.json cannot be read: \(error)")
         }
-        let server: MCPServer
-        if let fd = global.host.service() {
-            let relay = EventRelay()
-            let connection = ServiceConnection(
-                fd: fd, onEvent: { event in relay.send(event.method, event.params) }, onClose: {})
-            server = try await Self.server(spec: spec, backend: ServiceBackend(connection: connection), readOnly: readOnly)
-            relay.target.withLock { $0 = server }
-            await Self.serve(server)
-            connection.close()
-            return
+        // The background service when one runs (tools then share its downloads and playback),
+        // this process's host if it stops; the one place that is chosen is `sessionConnection`.
+        let (connection, host) = try await global.host.sessionConnection { reason in
+            _ = Descriptor.standardError("mediahost mcp: note: \(reason)\n")
         }
-        let host = try await global.makeHost()
-        server = try await Self.server(spec: spec, backend: HostBackend(host: host), readOnly: readOnly)
-        let subscription = host.events.subscribe { event in server.hostEvent(method: event.method, params: event.params) }
-        defer { host.events.unsubscribe(subscription) }
-        await host.downloads.resumeInterrupted()
+        let server = try await Self.server(spec: spec, backend: ConnectionBackend(connection: connection), readOnly: readOnly)
+        let subscription = connection.events.subscribe { event in server.hostEvent(method: event.method, params: event.params) }
+        defer { connection.events.unsubscribe(subscription) }
+        if !connection.isRemote { await host.downloads.resumeInterrupted() }
         await Self.serve(server)
     }
 
     static func server(spec: JSONValue, backend: any MCPBackend, readOnly: Bool) async throws -> MCPServer {
         // What this host serves, and whether it is set to read-only, asked of it as any client would.
-        guard case .success(let info) = await backend.call("host.info", nil),
-            let methods = (try? JSONParser.parse(info))?["methods"]?.arrayValue
-        else { throw StartupFailure(message: "the host did not say which methods it serves") }
+        guard case .success(let info) = await backend.call("host.info", nil), let methods = info["methods"]?.arrayValue else {
+            throw StartupFailure(message: "the host did not say which methods it serves")
+        }
         var onlyReading = readOnly
-        if case .success(let bytes) = await backend.call("config.get", ["key": "mcp.read_only"]),
-            (try? JSONParser.parse(bytes))?.arrayValue?.first?["value"]?.stringValue == "true"
+        if case .success(let setting) = await backend.call("config.get", ["key": "mcp.read_only"]),
+            setting.arrayValue?.first?["value"]?.stringValue == "true"
         {
             onlyReading = true
         }
@@ -77,32 +70,16 @@ struct MCPCommand: AsyncParsableCommand {
     }
 }
 
-/// Tools answered by the host in this process.
-struct HostBackend: MCPBackend {
-    let host: HostRuntime
-    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError> {
-        await host.dispatcher.handle(method: method, params: params)
-    }
-}
-
-/// Tools answered by the background service.
-struct ServiceBackend: MCPBackend {
-    let connection: ServiceConnection
-    func call(_ method: String, _ params: JSONValue?) async -> Result<[UInt8], RPCError> {
-        do {
-            return .success(try await connection.call(method, params: params))
-        } catch let error as RPCError {
-            return .failure(error)
+/// Tools answered wherever the connection runs calls; answers as values, never parsed back.
+struct ConnectionBackend: MCPBackend {
+    let connection: any HostConnection
+    func call(_ method: String, _ params: JSONValue?) async -> Result<JSONValue, RPCError> {
+        do throws(RPCError) {
+            return .success(try await connection.value(method, params: params))
         } catch {
-            return .failure(RPCError(code: -32603, message: "\(error)"))
+            return .failure(error)
         }
     }
-}
-
-/// The service's notifications, passed on once the server exists.
-final class EventRelay: Sendable {
-    let target = Mutex<MCPServer?>(nil)
-    func send(_ method: String, _ params: JSONValue?) { target.withLock { $0 }?.hostEvent(method: method, params: params) }
 }
 
 extension RPCConnection {

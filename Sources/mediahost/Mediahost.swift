@@ -162,34 +162,67 @@ struct HostOptions {
 
     /// The background service for this data dir, connected, when one runs and may be used (not
     /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
-    /// never in the environment).
-    func service() -> Int32? {
+    /// never in the environment or the service's settings).
+    func service() async -> ServiceConnection? {
         let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
         guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never else {
             return nil
         }
         let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir))
+        guard let service = ServiceConnection.connect(socket) else { return nil }
         // The service reads the same settings: it says whether host.background is never.
-        guard let probe = socket.connect() else { return nil }
         let answer: JSONValue
-        do {
-            answer = try JSONParser.parse(
-                ServiceClient.call(probe, method: "config.get", params: ["key": "host.background"], timeout: 5))
+        do throws(RPCError) {
+            answer = try await service.value("config.get", params: ["key": "host.background"], timeout: .seconds(5))
         } catch {
+            // A service that does not answer is not waited for: this command runs here.
+            Descriptor.standardError(
+                "mediahost: warning: the background service does not answer (\(error.message)); running in this process\n")
+            service.close()
+            return nil
+        }
+        if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
+            service.close()
+            return nil
+        }
+        return service
+    }
+
+    /// A one-shot call through the background service, on this thread (`mediahost call`: a
+    /// connection's reading thread and tasks cost a third of the call), with the peer's own
+    /// wire; nil when no service runs or may be used.
+    func callThroughService(_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>? {
+        let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
+        guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never,
+            let fd = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir)).connect()
+        else { return nil }
+        defer { close(fd) }
+        // The service reads the same settings: it says whether host.background is never.
+        let probe: JSONValue = ["method": "config.get", "params": ["key": "host.background"]]
+        switch RPCPeer.exchange(fd: fd, probe, id: 1, timeout: .seconds(5)) {
+        case .success(let answer):
+            if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
+                return nil
+            }
+        case .failure(let error):
             // A service that does not answer is not waited for: this command runs here.
             Descriptor.standardError(
                 "mediahost: warning: the background service does not answer (\(error)); running in this process\n")
             return nil
         }
-        if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
-            return nil
+        var call: [String: JSONValue] = ["method": .string(method)]
+        if let params { call["params"] = params }
+        // A call may wait for a person (a device login): no deadline of its own.
+        switch RPCPeer.exchange(fd: fd, .object(call), id: 2, timeout: .seconds(10 * 365 * 86_400)) {
+        case .success(let value): return .success(value)
+        case .failure(let error as RPCError): return .failure(error)
+        case .failure(let error): return .failure(RPCError(code: ServiceConnection.goneCode, message: "\(error)"))
         }
-        return socket.connect()
     }
 
     /// With host.background = always (from any layer, so known once the host is made): a
     /// service started for the data dir, connected; nil otherwise.
-    func startedService(_ host: HostRuntime) async -> Int32? {
+    func startedService(_ host: HostRuntime) async -> ServiceConnection? {
         guard !sandbox, !noService, HostSettings.BackgroundUse(rawValue: host.config.string(HostSettings.background)) == .always
         else { return nil }
         guard await ServeCommand.startInBackground(options: self, paths: host.paths) else {
@@ -197,7 +230,22 @@ struct HostOptions {
                 "host.background is always, but the background service could not be started (see <data dir>/service.log)")
             return nil
         }
-        return ServiceSocket(paths: host.paths).connect()
+        return ServiceConnection.connect(ServiceSocket(paths: host.paths))
+    }
+
+    /// Where a session's calls go (`rpc`, `mcp`, the REPL): the background service when one runs
+    /// (or host.background always starts one), falling back to the host made here if the
+    /// service stops (`onSwitch` says so); else that host. The one place this is chosen.
+    func sessionConnection(host made: HostRuntime? = nil, onSwitch: @escaping @Sendable (String) -> Void) async throws -> (
+        connection: any HostConnection, host: HostRuntime
+    ) {
+        var service = await service()
+        let host: HostRuntime
+        if let made { host = made } else { host = try await makeHost() }
+        if service == nil { service = await startedService(host) }
+        let local = LocalConnection(host: host)
+        guard let service else { return (local, host) }
+        return (FallbackConnection(service: service, local: local, onSwitch: onSwitch), host)
     }
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
@@ -272,13 +320,11 @@ struct REPLCommand: AsyncParsableCommand {
         // playback are then the service's), else picks up interrupted downloads here; a piped
         // script keeps to its own process and waits for its own downloads.
         if interactive {
-            if let service = global.host.service() {
-                repl.attach(toService: service)
-            } else if let service = await global.host.startedService(host) {
-                repl.attach(toService: service)
-            } else {
-                await host.downloads.resumeInterrupted()
+            let (connection, _) = try await global.host.sessionConnection(host: host) { [repl] reason in
+                repl.note(reason)
             }
+            await repl.use(connection)
+            if !connection.isRemote { await host.downloads.resumeInterrupted() }
         }
         if interactive {
             await repl.runInteractive()
@@ -353,22 +399,17 @@ struct RPCCommand: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        // With a service running, this process is a bridge to it: the editor's session is
-        // unchanged, and its downloads and playback are the service's.
-        if let service = global.host.service() {
-            await ServiceClient.bridge(service, framing: framing.framing)
-            return
+        // With a service running, calls go to it (the editor's downloads and playback are the
+        // service's), and here if it stops; the editor's session is unchanged either way.
+        let (connection, host) = try await global.host.sessionConnection { reason in
+            _ = Descriptor.standardError("mediahost: note: \(reason)\n")
         }
-        let host = try await global.makeHost()
-        if let service = await global.host.startedService(host) {
-            await ServiceClient.bridge(service, framing: framing.framing)
-            return
-        }
-        let connection = RPCConnection.standardIO(handler: host.dispatcher, name: "mediahost rpc", framing: framing.framing)
-        let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
-        defer { host.events.unsubscribe(subscription) }
-        await host.downloads.resumeInterrupted()
-        await connection.run()
+        let rpc = RPCConnection.standardIO(
+            handler: ConnectionHandler(connection), name: "mediahost rpc", framing: framing.framing)
+        let subscription = connection.events.subscribe { event in rpc.notify(method: event.method, params: event.params) }
+        defer { connection.events.unsubscribe(subscription) }
+        if !connection.isRemote { await host.downloads.resumeInterrupted() }
+        await rpc.run()
     }
 }
 
@@ -395,17 +436,20 @@ struct CallCommand: AsyncParsableCommand {
             || ["providers.categories", "favorites.sync", "downloads.start", "downloads.resume"].contains(method)
     }
 
-    /// One call through the background service, printed as an in-process call prints it.
-    static func callThrough(_ service: Int32, _ method: String, _ params: JSONValue?) throws {
-        do {
-            let result = try ServiceClient.call(service, method: method, params: params)
-            // A result that could not be written (stdout closed) is a failed call, not silence.
-            guard Descriptor.writeAll(1, result + [0x0A]) else { throw ExitCode(1) }
-        } catch let error as RPCError {
+    /// One call wherever `connection` runs it, its result on stdout; an error on stderr and exit
+    /// status 1.
+    static func call(_ method: String, _ params: JSONValue?, on connection: any HostConnection) async throws {
+        let result: [UInt8]
+        do throws(RPCError) {
+            result = try await connection.call(method, params: params)
+        } catch {
             Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
             if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
             throw ExitCode(1)
         }
+        // A reader that went away (`| head -c 10`) is not worth a crash, but it is a failed call:
+        // a result that could not be written is not silence with status 0.
+        guard Descriptor.writeAll(1, result + [0x0A]) else { throw ExitCode(1) }
     }
 
     static func call(_ method: String, _ params: String?, options: HostOptions) async throws {
@@ -418,29 +462,23 @@ struct CallCommand: AsyncParsableCommand {
                 throw ValidationError("params are not valid JSON: \(error)")
             }
         }
-        if let service = options.service() {
-            try callThrough(service, method, parsed)
+        if let outcome = options.callThroughService(method, parsed) {
+            switch outcome {
+            case .success(let value):
+                guard Descriptor.writeAll(1, JSONWriter.bytes(value) + [0x0A]) else { throw ExitCode(1) }
+            case .failure(let error):
+                Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
+                if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
+                throw ExitCode(1)
+            }
             return
         }
         if Self.usesNetwork(method) { MediaHTTPClient.preload() }
         // However the call ends, the process exits after it: not while libcurl is being loaded.
         defer { MediaHTTPClient.settle() }
         let host = try await options.makeHost(oneShot: true)
-        if let service = await options.startedService(host) {
-            try callThrough(service, method, parsed)
-            return
-        }
-        let result: [UInt8]
-        do {
-            result = try await host.dispatcher.call(method, params: parsed)
-        } catch {
-            Descriptor.standardError("mediahost: \(error.message) (\(error.code))\n")
-            if let data = error.data { Descriptor.standardError("\(data.jsonString)\n") }
-            throw ExitCode(1)
-        }
-        // A reader that went away (`| head -c 10`) is not worth a crash, but it is a failed call:
-        // a result that could not be written is not silence with status 0.
-        guard Descriptor.writeAll(1, result + [0x0A]) else { throw ExitCode(1) }
+        let connection: any HostConnection = await options.startedService(host) ?? LocalConnection(host: host)
+        try await call(method, parsed, on: connection)
     }
 }
 

@@ -36,9 +36,9 @@ struct ServeCommand: AsyncParsableCommand {
         let options = global.host
         let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: options.config, dataDirFlag: options.dataDir))
         if status {
-            guard let fd = socket.connect(),
-                let info = try? JSONParser.parse(ServiceClient.call(fd, method: "host.info", params: nil, timeout: 5))
-            else {
+            let service = ServiceConnection.connect(socket)
+            defer { service?.close() }
+            guard let info = try? await service?.value("host.info", params: nil, timeout: .seconds(5)) else {
                 print("no mediahost service runs for this data dir (\(socket.path))")
                 throw ExitCode(1)
             }

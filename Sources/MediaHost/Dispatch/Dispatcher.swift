@@ -47,7 +47,12 @@ public struct Dispatcher: RPCHandler {
         ConfigGet.self, ConfigSet.self,
     ]
 
-    fileprivate typealias Invoke = @Sendable (Dispatcher, JSONValue?) async throws(RPCError) -> [UInt8]
+    /// A method's answer, as JSON text or as a value (`asValue`).
+    fileprivate enum Answer: Sendable {
+        case text([UInt8])
+        case value(JSONValue)
+    }
+    fileprivate typealias Invoke = @Sendable (Dispatcher, JSONValue?, _ asValue: Bool) async throws(RPCError) -> Answer
 
     /// Routes by method name.
     struct Table: Sendable {
@@ -66,17 +71,22 @@ public struct Dispatcher: RPCHandler {
     }
 
     fileprivate static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
-        { dispatcher, params throws(RPCError) in
+        { dispatcher, params, asValue throws(RPCError) in
             let request = try decodeParams(M.self, params)
-            let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) { () async -> Result<[UInt8], RPCError> in
+            let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) { () async -> Result<Answer, RPCError> in
                 let response: M.Response
                 do throws(RPCError) {
                     response = try await dispatcher.run(request)
                 } catch {
                     return .failure(error)
                 }
+                let redactor = dispatcher.host.redactor
                 do {
-                    return .success(dispatcher.host.redactor.redact(bytes: try M.encode(response)))
+                    // A value is made from the response itself (MCP), never by parsing text back.
+                    return .success(
+                        asValue
+                            ? .value(redactor.redact(try JSONCoding.value(response)))
+                            : .text(redactor.redact(bytes: try M.encode(response))))
                 } catch {
                     return .failure(
                         dispatcher.host.outgoing(rpcError(for: error, method: M.method, logger: dispatcher.host.logger)))
@@ -96,10 +106,21 @@ public struct Dispatcher: RPCHandler {
     /// - Returns: the result as JSON text.
     /// - Throws: the `RPCError` to answer with.
     public func call(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> [UInt8] {
+        guard case .text(let text) = try await invoke(method, params, asValue: false) else { return [] }
+        return text
+    }
+
+    /// Calls a method by name with JSON params; its result as a JSON value (MCP's tools).
+    public func value(_ method: String, params: JSONValue? = nil) async throws(RPCError) -> JSONValue {
+        guard case .value(let value) = try await invoke(method, params, asValue: true) else { return .null }
+        return value
+    }
+
+    private func invoke(_ method: String, _ params: JSONValue?, asValue: Bool) async throws(RPCError) -> Answer {
         guard let invoke = host.methodTable.invokers[method] else {
             throw .methodNotFound(host.redactor.scrub(DisplayText.cut(method, to: 100)))
         }
-        return try await invoke(self, params)
+        return try await invoke(self, params, asValue)
     }
 
     /// Runs a method with typed params and returns its typed response: the in-process entry
