@@ -179,7 +179,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "HostPlugins",
-                "mediahost",
+                "HostService", "mediahost",
                 "mediahost-sandbox", "YouTubeSandbox",
             ],
             exclude: ["Recorded"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import MediaHost
 import Synchronization
 
@@ -26,9 +27,9 @@ struct ServiceLoad {
     }
 
     /// Starts `mediahost serve` for `dataDir`; the caller stops it.
-    func start() throws -> (process: Process, socket: ServiceSocket) {
+    func start() throws -> (process: Process, socket: UnixSocket) {
         let paths = HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir + "/cache")
-        let socket = ServiceSocket(paths: paths, environment: [:])
+        let socket = UnixSocket(path: paths.serviceSocket(environment: [:]))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--data-dir", dataDir, "--config", paths.configFile]

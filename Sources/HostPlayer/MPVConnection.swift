@@ -23,7 +23,7 @@ final class MPVConnection: Sendable {
 
     /// Connects to the socket at `path`; nil when no mpv answers there.
     init?(path: String, onEvent: @escaping @Sendable (JSONValue) -> Void, onClose: @escaping @Sendable () -> Void) {
-        guard let fd = ServiceSocket(path: path).connect() else { return nil }
+        guard let fd = UnixSocket(path: path).connect() else { return nil }
         // mpv's lines are small; one that is not is not mpv.
         peer = RPCPeer(
             input: fd, output: fd, wire: Self.wire, maxMessageSize: 1 << 20, maxPendingOutput: 1 << 20, name: "mpv",

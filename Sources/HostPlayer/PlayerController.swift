@@ -65,7 +65,7 @@ public actor PlayerController: HostComponent {
     public init(host: HostRuntime) {
         self.init(
             store: host.store, events: host.events, logger: host.logger,
-            socketPath: ServiceSocket(paths: host.paths, environment: host.environment).playerPath,
+            socketPath: host.paths.playerSocket(environment: host.environment),
             statePath: host.paths.dataDir + "/run/player.json")
     }
 
@@ -269,6 +269,8 @@ public actor PlayerController: HostComponent {
     }
 
     /// Saves where playback is (the host closing).
+    public func hostWillStop() async { await saveNow() }
+
     public func saveNow() async {
         if connection != nil, let id = current?.id { await save(id, finished: false) }
     }
@@ -343,7 +345,7 @@ public actor PlayerController: HostComponent {
             if let failure = process.failure() {
                 throw HostError.player("mpv \(failure.isEmpty ? "exited at once" : failure)")
             }
-            if ServiceSocket(path: ownSocket).isServing {
+            if UnixSocket(path: ownSocket).isServing {
                 chmod(ownSocket, 0o600)
                 Self.link(socketPath, to: ownSocket)
                 if connect() {
@@ -389,7 +391,7 @@ public actor PlayerController: HostComponent {
         let prefix = (path as NSString).lastPathComponent + "."
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
             let candidate = folder + "/" + name
-            if name.hasSuffix(".link") || !ServiceSocket(path: candidate).isServing { unlink(candidate) }
+            if name.hasSuffix(".link") || !UnixSocket(path: candidate).isServing { unlink(candidate) }
         }
     }
 
@@ -688,5 +690,15 @@ final class SharedPlayerState: Sendable {
         if fd >= 0 { flock(fd, LOCK_EX) }
         defer { if fd >= 0 { close(fd) } }
         return body()
+    }
+}
+
+extension HostPaths {
+    /// mpv's control socket (`player.*`), beside the background service's (`mpv-<hash>.sock`).
+    public func playerSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let service = serviceSocket(environment: environment)
+        let folder = (service as NSString).deletingLastPathComponent
+        let name = (service as NSString).lastPathComponent
+        return folder + "/" + (name.hasPrefix("rpc") ? "mpv" + name.dropFirst(3) : "mpv.sock")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HostService
 import JSONRPC
 import MediaHTTP
 import MediaHost

@@ -78,7 +78,7 @@ extension HostRuntime {
                     area: "host", name: "data dir", status: .failed, detail: "\(paths.dataDir) cannot be written",
                     fix: "make it writable, or point MEDIAHOST_DATA_DIR (or --data-dir) at a folder that is"))
         }
-        let socket = ServiceSocket(paths: paths)
+        let socket = UnixSocket(path: paths.serviceSocket())
         checks.append(
             HealthCheck(
                 area: "host", name: "service", status: .ok,

@@ -7,6 +7,13 @@ import Synchronization
 public protocol HostModule: Sendable {
     /// Its methods, served beside the runtime's own (rpc-spec.json describes them all).
     static var methods: [any RPCMethod.Type] { get }
+    /// The host starts serving as the background service: take over what a front end handed
+    /// on (the player follows an mpv the REPL started). Nothing by default.
+    static func serviceWillStart(_ host: HostRuntime) async
+}
+
+extension HostModule {
+    public static func serviceWillStart(_ host: HostRuntime) async {}
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
@@ -14,6 +21,13 @@ public protocol HostModule: Sendable {
 public protocol HostComponent: AnyObject, Sendable {
     /// Must not ask the host for other components (they are made under one lock).
     init(host: HostRuntime)
+    /// The host is about to stop (the service got SIGTERM): keep what must outlive it (where
+    /// playback got to). Nothing by default.
+    func hostWillStop() async
+}
+
+extension HostComponent {
+    public func hostWillStop() async {}
 }
 
 /// The components of one host, by type.
@@ -32,6 +46,8 @@ final class HostComponents: Sendable {
     func existing<C: HostComponent>(_ type: C.Type) -> C? {
         made.withLock { $0[ObjectIdentifier(type)] as? C }
     }
+
+    var all: [any HostComponent] { made.withLock { Array($0.values) } }
 }
 
 extension HostRuntime {
@@ -40,4 +56,16 @@ extension HostRuntime {
 
     /// This host's `C` if something made it already (for work at exit, which should not make one).
     public func existingComponent<C: HostComponent>(_ type: C.Type = C.self) -> C? { components.existing(type) }
+
+    /// The host serves as the background service: each module takes over what it must.
+    public func serviceWillStart() async {
+        for module in modules { await module.serviceWillStart(self) }
+    }
+
+    /// Before the process exits: every component made keeps what must outlive it, and
+    /// downloads stop where they are, saved as queued for the next process to resume.
+    public func stop() async {
+        for component in components.all { await component.hostWillStop() }
+        await downloads.handOver()
+    }
 }

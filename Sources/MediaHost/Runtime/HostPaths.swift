@@ -20,6 +20,18 @@ public struct HostPaths: Sendable, Equatable {
     /// Plugins: a folder each, with its plugin.toml.
     public var plugins: String { dataDir + "/plugins" }
 
+    /// Where the background service (`mediahost serve`) listens for this data dir:
+    /// `$XDG_RUNTIME_DIR/mediahost/rpc-<hash of the data dir>.sock` (folder 0700, socket 0600),
+    /// or `<data dir>/run/rpc.sock` without XDG_RUNTIME_DIR. One service per data dir: a front
+    /// end with another `--data-dir` never attaches to it. (Its server is HostService's.)
+    public func serviceSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, runtime.hasPrefix("/") {
+            let tag = SHA256.hex(Array(dataDir.utf8)).prefix(12)
+            return "\(runtime)/mediahost/rpc-\(tag).sock"
+        }
+        return dataDir + "/run/rpc.sock"
+    }
+
     public init(configFile: String, dataDir: String, cacheDir: String) {
         self.configFile = configFile
         self.dataDir = dataDir

@@ -29,6 +29,8 @@ public final class HostRuntime: Sendable {
     public let artwork: ArtworkCache
     /// The methods served: the runtime's and its modules'.
     let methodTable: Dispatcher.Table
+    /// The concerns built on the runtime in this build (the player, sharing).
+    let modules: [any HostModule.Type]
     /// What modules keep for this host (`HostComponent`).
     let components = HostComponents()
     /// Artwork URLs of items lately returned, so their images load without the provider.
@@ -52,6 +54,7 @@ public final class HostRuntime: Sendable {
         self.paths = paths
         self.http = http
         methodTable = Dispatcher.Table(Dispatcher.runtimeMethods + modules.flatMap { $0.methods })
+        self.modules = modules
         // Plugins are read from their manifests here and started at their first call.
         var found = DiscoveredProviders()
         for source in discovery {
