@@ -15,71 +15,69 @@ public struct MCPToolCatalog: Sendable {
         public var definition: JSONValue
     }
 
-    /// What a tool does to the user's things, for its hints.
-    enum Access { case reads, changes, removes }
-
-    /// method, what it does, and what a model should know to pick it beyond the spec's words.
-    static let exposed: [(method: String, access: Access, hint: String)] = [
+    /// The methods that are tools, and what a model should know to pick each beyond the spec's
+    /// words. What each does to the user's things (its hints) is the spec's `x-effect`.
+    static let exposed: [(method: String, hint: String)] = [
         (
-            "providers.list", .reads,
+            "providers.list",
             "Start here to learn which sources exist (podcasts, youtube, tmdb, mastodon, twitter, bluesky...) and what each can do."
         ),
-        ("providers.categories", .reads, "The categories (genres, charts, feeds) of one provider, to pass to media_browse."),
-        ("media.browse", .reads, "Items in one category of a provider (a genre's top podcasts, a feed's posts)."),
+        ("providers.categories", "The categories (genres, charts, feeds) of one provider, to pass to media_browse."),
+        ("media.browse", "Items in one category of a provider (a genre's top podcasts, a feed's posts)."),
         (
-            "media.search", .reads,
+            "media.search",
             "Find items by words, #tag or @user: in one provider, or in all of them when provider is left out. Use this first when asked to find something."
         ),
         (
-            "media.get", .reads,
+            "media.get",
             "Full details of one item by its id (as returned by other tools): description, dates, stats, links."
         ),
         (
-            "media.children", .reads,
+            "media.children",
             "What is inside an item: a podcast's episodes, a channel's videos, a post's replies, a user's posts."
         ),
-        ("favorites.list", .reads, "The user's favorites (podcasts, channels, people and items they follow or keep)."),
+        ("favorites.list", "The user's favorites (podcasts, channels, people and items they follow or keep)."),
         (
-            "favorites.latest", .reads,
+            "favorites.latest",
             "What is new from the user's favorites: newest episodes, videos and posts first. Use for 'what's new from my shows'."
         ),
-        ("favorites.add", .changes, "Keep an item as a favorite (and on the account when logged in)."),
-        ("favorites.remove", .removes, "Stop keeping an item as a favorite."),
-        ("favorites.sync", .changes, "Put the favorites kept here on the provider's account."),
-        ("history.list", .reads, "Past searches, newest first."),
-        ("history.clear", .removes, "Forget past searches."),
-        ("lists.list", .reads, "The user's named lists (playlists, queues, reading lists)."),
-        ("lists.items", .reads, "The items of one list, in order."),
-        ("lists.create", .changes, "Make a new empty list."),
-        ("lists.add", .changes, "Add items to a list (made when missing)."),
-        ("lists.remove", .removes, "Take an item out of a list."),
-        ("lists.move", .changes, "Move an item to another position in a list."),
-        ("lists.rename", .changes, "Rename a list."),
-        ("lists.delete", .removes, "Delete a list (not its items' downloads)."),
-        ("lists.download", .changes, "Download every downloadable item of a list."),
-        ("lists.export", .reads, "A list as text (JSON, M3U or OPML) to save or share."),
-        ("lists.import", .changes, "Make a list from text (JSON, M3U or OPML)."),
+        ("favorites.add", "Keep an item as a favorite (and on the account when logged in)."),
+        ("favorites.remove", "Stop keeping an item as a favorite."),
+        ("favorites.sync", "Put the favorites kept here on the provider's account."),
+        ("history.list", "Past searches, newest first."),
+        ("history.clear", "Forget past searches."),
+        ("lists.list", "The user's named lists (playlists, queues, reading lists)."),
+        ("lists.items", "The items of one list, in order."),
+        ("lists.create", "Make a new empty list."),
+        ("lists.add", "Add items to a list (made when missing)."),
+        ("lists.remove", "Take an item out of a list."),
+        ("lists.move", "Move an item to another position in a list."),
+        ("lists.rename", "Rename a list."),
+        ("lists.delete", "Delete a list (not its items' downloads)."),
+        ("lists.download", "Download every downloadable item of a list."),
+        ("lists.export", "A list as text (JSON, M3U or OPML) to save or share."),
+        ("lists.import", "Make a list from text (JSON, M3U or OPML)."),
         (
-            "downloads.start", .changes,
+            "downloads.start",
             "Download an item's media file to the user's disk. Give a progress token to follow it to the end."
         ),
-        ("downloads.list", .reads, "Downloads and their state, progress and file paths."),
-        ("downloads.pause", .changes, "Pause a running download (its partial file is kept)."),
-        ("downloads.resume", .changes, "Resume a paused or failed download."),
-        ("downloads.cancel", .removes, "Cancel a download and delete its partial file."),
-        ("downloads.remove", .removes, "Forget a download and delete its file."),
-        ("player.open", .changes, "Play an item in the user's media player (mpv), or queue it."),
-        ("player.status", .reads, "What is playing, where, and what is queued."),
-        ("player.pause", .changes, "Pause playback."),
-        ("player.resume", .changes, "Resume playback."),
-        ("player.seek", .changes, "Jump within what is playing."),
-        ("player.stop", .changes, "Stop playback (the position is kept)."),
-        ("player.volume", .changes, "Set the player's volume."),
-        ("player.next", .changes, "Skip to the next queued item."),
-        ("player.mark", .changes, "Mark an item played or unplayed."),
-        ("host.info", .reads, "Version, providers and where mediahost keeps its files."),
+        ("downloads.list", "Downloads and their state, progress and file paths."),
+        ("downloads.pause", "Pause a running download (its partial file is kept)."),
+        ("downloads.resume", "Resume a paused or failed download."),
+        ("downloads.cancel", "Cancel a download and delete its partial file."),
+        ("downloads.remove", "Forget a download and delete its file."),
+        ("player.open", "Play an item in the user's media player (mpv), or queue it."),
+        ("player.status", "What is playing, where, and what is queued."),
+        ("player.pause", "Pause playback."),
+        ("player.resume", "Resume playback."),
+        ("player.seek", "Jump within what is playing."),
+        ("player.stop", "Stop playback (the position is kept)."),
+        ("player.volume", "Set the player's volume."),
+        ("player.next", "Skip to the next queued item."),
+        ("player.mark", "Mark an item played or unplayed."),
+        ("host.info", "Version, providers and where mediahost keeps its files."),
         (
-            "host.doctor", .reads,
+            "host.doctor",
             "What works on the user's machine and what does not (yt-dlp and its JavaScript runtime, the player, each provider's settings), each with the command or setting that fixes it."
         ),
     ]
@@ -97,9 +95,11 @@ public struct MCPToolCatalog: Sendable {
             uniquingKeysWith: { a, _ in a })
         let components = spec["components"]?["schemas"] ?? .object([:])
         var tools: [Tool] = []
-        for (method, access, hint) in Self.exposed where served.contains(method) {
+        for (method, hint) in Self.exposed where served.contains(method) {
             guard let described = methods[method] else { continue }
-            let readOnly = access == .reads
+            let effect = described["x-effect"]
+            let access = effect?["access"]?.stringValue ?? "changes"
+            let readOnly = access == "reads"
             if readOnlyOnly, !readOnly { continue }
             var properties: [String: JSONValue] = [:]
             var required: [JSONValue] = []
@@ -127,13 +127,11 @@ public struct MCPToolCatalog: Sendable {
             let title = summary.split(separator: ".").first.map(String.init) ?? name
             var annotations: [String: JSONValue] = [
                 "title": .string(title), "readOnlyHint": .bool(readOnly),
-                "openWorldHint": .bool(
-                    method.hasPrefix("media.") || method.hasPrefix("providers.") || method == "favorites.latest"),
+                "openWorldHint": .bool(effect?["reachesOut"] == true),
             ]
             if !readOnly {
-                annotations["destructiveHint"] = .bool(access == .removes)
-                annotations["idempotentHint"] = .bool(
-                    method.hasSuffix(".pause") || method.hasSuffix(".resume") || method == "player.volume")
+                annotations["destructiveHint"] = .bool(access == "removes")
+                annotations["idempotentHint"] = .bool(effect?["idempotent"] == true)
             }
             let definition: JSONValue = [
                 "name": .string(name), "title": .string(title),
@@ -142,7 +140,7 @@ public struct MCPToolCatalog: Sendable {
             ]
             tools.append(
                 Tool(
-                    name: name, method: method, readOnly: readOnly, destructive: access == .removes,
+                    name: name, method: method, readOnly: readOnly, destructive: access == "removes",
                     wrapsResult: wraps, definition: definition))
         }
         self.tools = tools

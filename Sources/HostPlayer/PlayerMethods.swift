@@ -37,6 +37,7 @@ extension HostRuntime {
 /// where it was left, and while something plays a new item is queued unless `now` is set.
 public struct PlayerOpen: RPCMethod {
     public static let method = "player.open"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     public var id: ItemID
     /// Replace what plays instead of queueing after it (mpv only).
     public var now: Bool?
@@ -349,6 +350,7 @@ extension HostRuntime {
 /// What plays: the item, position, duration, pause, volume and the queue.
 public struct PlayerStatusGet: RPCMethod {
     public static let method = "player.status"
+    public static let effect = MethodEffect(.reads)
     public init() {}
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         let controllable = PlayerController.isMPV(host.config.command(HostSettings.playerCommand))
@@ -358,6 +360,7 @@ public struct PlayerStatusGet: RPCMethod {
 
 public struct PlayerPause: RPCMethod {
     public static let method = "player.pause"
+    public static let effect = MethodEffect(.changes)
     public init() {}
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().pause(true)
@@ -367,6 +370,7 @@ public struct PlayerPause: RPCMethod {
 
 public struct PlayerResume: RPCMethod {
     public static let method = "player.resume"
+    public static let effect = MethodEffect(.changes)
     public init() {}
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().pause(false)
@@ -377,6 +381,7 @@ public struct PlayerResume: RPCMethod {
 /// Seeks to `seconds` in, or by `seconds` (negative: back) when `relative`.
 public struct PlayerSeek: RPCMethod {
     public static let method = "player.seek"
+    public static let effect = MethodEffect(.changes, idempotent: false)
     public var seconds: Double
     public var relative: Bool?
 
@@ -397,6 +402,7 @@ public struct PlayerSeek: RPCMethod {
 /// Stops playing (keeping the position) and empties the queue.
 public struct PlayerStop: RPCMethod {
     public static let method = "player.stop"
+    public static let effect = MethodEffect(.changes)
     public init() {}
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().stop()
@@ -407,6 +413,7 @@ public struct PlayerStop: RPCMethod {
 /// Sets the volume, 0-100 (mpv allows up to 130).
 public struct PlayerVolume: RPCMethod {
     public static let method = "player.volume"
+    public static let effect = MethodEffect(.changes)
     public var level: Double
 
     public init(level: Double) { self.level = level }
@@ -421,6 +428,7 @@ public struct PlayerVolume: RPCMethod {
 /// Plays what is queued next (stops when nothing is); the skipped item keeps its position.
 public struct PlayerNext: RPCMethod {
     public static let method = "player.next"
+    public static let effect = MethodEffect(.changes, idempotent: false)
     public init() {}
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().next()
@@ -431,6 +439,7 @@ public struct PlayerNext: RPCMethod {
 /// Marks items played or not played (not played forgets the position too).
 public struct PlayerMark: RPCMethod {
     public static let method = "player.mark"
+    public static let effect = MethodEffect(.changes)
     public var ids: [ItemID]
     public var played: Bool
 

@@ -88,6 +88,7 @@ let shareServiceType = "_mediahost._tcp"
 /// read-only over HTTP to whoever gives the pairing code, announced with DNS-SD when Avahi runs.
 public struct ShareStart: RPCMethod {
     public static let method = "share.start"
+    public static let effect = MethodEffect(.changes, idempotent: false)
     public var name: String
     public var minutes: Double?
     /// A fixed port (default: any free one).
@@ -136,6 +137,7 @@ public struct ShareStart: RPCMethod {
 
 public struct ShareStop: RPCMethod {
     public static let method = "share.stop"
+    public static let effect = MethodEffect(.changes)
     public var name: String
     public init(name: String) { self.name = name }
     public struct Response: Codable, Sendable, Equatable {
@@ -153,6 +155,7 @@ public struct ShareStop: RPCMethod {
 /// What this process offers now.
 public struct ShareStatus: RPCMethod {
     public static let method = "share.status"
+    public static let effect = MethodEffect(.reads)
     public init() {}
     public func run(on host: HostRuntime) async throws -> [ShareOffer] { host.shares.all.map(\.info) }
 }
@@ -170,6 +173,7 @@ public struct SharePeer: Codable, Sendable, Equatable {
 /// The offers announced nearby (DNS-SD through Avahi), looking for `seconds` (default 2).
 public struct ShareBrowse: RPCMethod {
     public static let method = "share.browse"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public var seconds: Double?
     public init(seconds: Double? = nil) { self.seconds = seconds }
     public func run(on host: HostRuntime) async throws -> [SharePeer] {
@@ -221,6 +225,7 @@ public struct ShareBrowse: RPCMethod {
 /// checked as untrusted: size, format, every id.
 public struct ShareReceive: RPCMethod {
     public static let method = "share.receive"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     public var peer: String
     public var code: String
     /// The list to merge into (default: the offer's name).

@@ -121,6 +121,17 @@ class MCPTests(unittest.TestCase):
         self.assertTrue(by_name["media_search"].annotations.read_only_hint)
         self.assertTrue(by_name["favorites_remove"].annotations.destructive_hint)
         self.assertFalse(by_name["favorites_add"].annotations.destructive_hint)
+        # Every hint is what the spec says the method does.
+        effects = {m["name"].replace(".", "_"): m["x-effect"] for m in SPEC["methods"]}
+        for tool in tools:
+            effect, hints = effects[tool.name], tool.annotations
+            self.assertEqual(hints.read_only_hint, effect["access"] == "reads", tool.name)
+            self.assertEqual(hints.open_world_hint, effect["reachesOut"], tool.name)
+            if effect["access"] != "reads":
+                self.assertEqual(hints.destructive_hint, effect["access"] == "removes", tool.name)
+                self.assertEqual(hints.idempotent_hint, effect["idempotent"], tool.name)
+        self.assertTrue(by_name["downloads_start"].annotations.open_world_hint)
+        self.assertFalse(by_name["downloads_start"].annotations.idempotent_hint)
 
     def test_every_example_is_the_same_as_a_tool_and_over_rpc(self):
         read_only = {m["name"] for m in SPEC["methods"]}

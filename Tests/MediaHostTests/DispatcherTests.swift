@@ -2,6 +2,7 @@ import Foundation
 import JSONRPC
 import MediaHost
 import MediaKit
+import Synchronization
 import TestSupport
 import Testing
 
@@ -39,6 +40,18 @@ extension HostFixture {
         let specNames = (spec["methods"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
         #expect(specNames.sorted() == (try HostFixture()).host.dispatcher.methodNames.sorted())
         #expect(Set(specNames).count == specNames.count)
+    }
+
+    /// What rpc-spec.json says each method does (`x-effect`, which MCP's tool hints come from) is
+    /// what the method says it does (`MethodEffect`, which `library.changed` comes from).
+    @Test func theSpecSaysWhatEachMethodDoes() throws {
+        let spec = try RPCDiscover.spec.get()
+        let described = Dictionary(
+            (spec["methods"]?.arrayValue ?? []).compactMap { m in m["name"]?.stringValue.map { ($0, m["x-effect"]) } },
+            uniquingKeysWith: { a, _ in a })
+        for method in try HostFixture().host.dispatcher.methods {
+            #expect(described[method.method] == method.effect.described, "\(method.method)")
+        }
     }
 
     /// Every method and notification of rpc-spec.json is named in the README ("player.open|seek"
@@ -350,6 +363,29 @@ extension HostFixture {
         #expect(try await fixture.checked("history.clear", ["provider": "catalog"]) == ["cleared": 1])
         #expect(try await fixture.call("history.list").arrayValue?.map { $0["query"] } == ["b"])
         #expect(await fixture.error("history.list", ["limit": 101])?.code == -32602)
+    }
+
+    /// Every client hears what changed in the library, from the method's effect: a list by the
+    /// name it was called with, and nothing for a call that failed or that only reads.
+    @Test func changesToTheLibraryAreTold() async throws {
+        let fixture = try HostFixture()
+        let heard = Mutex<[LibraryChange]>([])
+        let token = fixture.host.events.subscribe { event in
+            if case .libraryChanged(let change) = event { heard.withLock { $0.append(change) } }
+        }
+        defer { fixture.host.events.unsubscribe(token) }
+        _ = try await fixture.call("lists.create", ["name": "Later"])
+        _ = try await fixture.call("lists.rename", ["name": "Later", "to": "Soon"])
+        _ = try await fixture.call("lists.items", ["name": "Soon"])
+        _ = try await fixture.call("media.search", ["provider": "catalog", "query": "a"])
+        #expect(await fixture.error("lists.rename", ["name": "Never made", "to": "X"]) != nil)
+        _ = try await fixture.call("favorites.add", ["id": "catalog:video:v3"])
+        _ = try await fixture.call("history.clear")
+        #expect(
+            heard.withLock { $0 } == [
+                LibraryChange(what: "lists", list: "Later"), LibraryChange(what: "lists", list: "Later"),
+                LibraryChange(what: "favorites"), LibraryChange(what: "history"),
+            ])
     }
 
     @Test func cancellationReachesTheProvider() async throws {

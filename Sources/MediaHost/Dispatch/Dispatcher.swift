@@ -7,6 +7,10 @@ import MediaStore
 public protocol RPCMethod: Codable, Sendable {
     associatedtype Response: Codable & Sendable
     static var method: String { get }
+    /// What the method does to the user's things (`MethodEffect`).
+    static var effect: MethodEffect { get }
+    /// The list a call changes, told in `library.changed` (a lists method's `name`).
+    var changedList: String? { get }
     /// Runs the method on the host.
     func run(on host: HostRuntime) async throws -> Response
     /// The response as JSON text; JSONEncoder unless the method has its text already.
@@ -21,6 +25,7 @@ public protocol RPCMethod: Codable, Sendable {
 
 extension RPCMethod {
     public static var hasDeadline: Bool { true }
+    public var changedList: String? { nil }
     public var secretsInFlight: [String] { [] }
 
     public static func encode(_ response: Response) throws -> [UInt8] { try JSONCoding.bytes(response) }
@@ -142,10 +147,8 @@ public struct Dispatcher: RPCHandler {
         do {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
             host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
-            if let what = Self.libraryChanges[M.method] {
-                let list =
-                    what == "lists" ? Mirror(reflecting: request).children.first { $0.label == "name" }?.value as? String : nil
-                host.events.publish(.libraryChanged(LibraryChange(what: what, list: list)))
+            if let library = M.effect.library {
+                host.events.publish(.libraryChanged(LibraryChange(what: library.rawValue, list: request.changedList)))
             }
             return response
         } catch {
@@ -153,16 +156,6 @@ public struct Dispatcher: RPCHandler {
             throw host.outgoing(Self.rpcError(for: error, method: M.method, logger: host.logger))
         }
     }
-
-    /// Methods that change favorites, lists or the history, and which (`library.changed`). A
-    /// search adds to the history too, but saying so to every client at every search would be
-    /// noise: an MCP client's own searches update its subscription (HostMCP).
-    static let libraryChanges: [String: String] = [
-        "favorites.add": "favorites", "favorites.remove": "favorites", "favorites.sync": "favorites",
-        "lists.create": "lists", "lists.rename": "lists", "lists.delete": "lists", "lists.add": "lists",
-        "lists.remove": "lists", "lists.move": "lists", "lists.import": "lists",
-        "history.clear": "history",
-    ]
 
     public func handle(method: String, params: JSONValue?) async -> Result<[UInt8], RPCError> {
         do {

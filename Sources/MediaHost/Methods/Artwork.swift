@@ -3,6 +3,7 @@ import MediaKit
 /// An item's artwork as a local file (fetched once, then served from the cache).
 public struct MediaArtwork: RPCMethod {
     public static let method = "media.artwork"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public var id: ItemID
 
     public init(id: ItemID) {
@@ -37,6 +38,7 @@ public struct MediaArtwork: RPCMethod {
 /// How full the artwork cache is.
 public struct CacheStats: RPCMethod {
     public static let method = "cache.stats"
+    public static let effect = MethodEffect(.reads)
 
     public init() {}
     public typealias Response = ArtworkCache.Stats
@@ -46,6 +48,7 @@ public struct CacheStats: RPCMethod {
 /// Empties the artwork cache.
 public struct CacheClear: RPCMethod {
     public static let method = "cache.clear"
+    public static let effect = MethodEffect(.removes)
 
     public init() {}
     public struct Response: Codable, Sendable, Equatable {

@@ -18,6 +18,7 @@ public struct AuthStatusEntry: Codable, Sendable, Equatable {
 /// Login state of every provider with accounts, or of one.
 public struct AuthStatus: RPCMethod {
     public static let method = "auth.status"
+    public static let effect = MethodEffect(.reads)
     public typealias Response = [AuthStatusEntry]
     public var provider: String?
 
@@ -36,6 +37,7 @@ public struct AuthStatus: RPCMethod {
 /// are never stored or returned.
 public struct AuthLogin: RPCMethod {
     public static let method = "auth.login"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     /// A device login waits for a person to approve it, for minutes.
     public static var hasDeadline: Bool { false }
     public typealias Response = AuthStatusEntry
@@ -101,6 +103,7 @@ public struct AuthLogin: RPCMethod {
 /// Logs out: revokes the session on the service (best effort) and forgets it here.
 public struct AuthLogout: RPCMethod {
     public static let method = "auth.logout"
+    public static let effect = MethodEffect(.removes, reachesOut: true)
     public typealias Response = AuthStatusEntry
     public var provider: String
 

@@ -3,6 +3,7 @@ import JSONRPC
 /// Settings with their effective values and sources; secrets are shown as "********".
 public struct ConfigGet: RPCMethod {
     public static let method = "config.get"
+    public static let effect = MethodEffect(.reads)
     public typealias Response = [ConfigEntry]
     /// One setting, e.g. "providers.podcasts.base_url"; omitted: all of them.
     public var key: String?
@@ -24,6 +25,7 @@ public struct ConfigGet: RPCMethod {
 /// Stores a setting in the database (above config.toml, below env vars); null removes it.
 public struct ConfigSet: RPCMethod {
     public static let method = "config.set"
+    public static let effect = MethodEffect(.changes)
     public typealias Response = ConfigEntry
     public var key: String
     /// A string, number or boolean; null removes the stored value.

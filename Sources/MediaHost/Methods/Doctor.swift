@@ -8,6 +8,7 @@ import MediaKit
 /// `online` runs them. `ok` is false when something configured does not work.
 public struct HostDoctor: RPCMethod {
     public static let method = "host.doctor"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     /// Also reach each configured provider's service.
     public var online: Bool?
 

@@ -41,6 +41,7 @@ extension DownloadRecord {
 /// Queues an item's media for download; the same item twice gives the existing download.
 public struct DownloadsStart: RPCMethod {
     public static let method = "downloads.start"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     public typealias Response = Download
     /// e.g. "podcasts:episode:1200361736:abc".
     public var id: ItemID
@@ -68,6 +69,7 @@ public struct DownloadsStart: RPCMethod {
 /// Every download in queue order, or those in one state.
 public struct DownloadsList: RPCMethod {
     public static let method = "downloads.list"
+    public static let effect = MethodEffect(.reads)
     public typealias Response = [Download]
     public var state: DownloadRecord.State?
 
@@ -83,6 +85,7 @@ public struct DownloadsList: RPCMethod {
 /// Pauses a queued or running download; its `.part` file stays for resuming.
 public struct DownloadsPause: RPCMethod {
     public static let method = "downloads.pause"
+    public static let effect = MethodEffect(.changes)
     public typealias Response = Download
     public var id: ItemID
 
@@ -97,6 +100,7 @@ public struct DownloadsPause: RPCMethod {
 /// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
 public struct DownloadsResume: RPCMethod {
     public static let method = "downloads.resume"
+    public static let effect = MethodEffect(.changes, reachesOut: true)
     public typealias Response = Download
     public var id: ItemID
 
@@ -111,6 +115,7 @@ public struct DownloadsResume: RPCMethod {
 /// Stops a download and deletes its partial file.
 public struct DownloadsCancel: RPCMethod {
     public static let method = "downloads.cancel"
+    public static let effect = MethodEffect(.removes)
     public typealias Response = Download
     public var id: ItemID
 
@@ -125,6 +130,7 @@ public struct DownloadsCancel: RPCMethod {
 /// Forgets a download and deletes its file (unless keepFile).
 public struct DownloadsRemove: RPCMethod {
     public static let method = "downloads.remove"
+    public static let effect = MethodEffect(.removes)
     public var id: ItemID
     /// Keep the downloaded file on disk.
     public var keepFile: Bool?

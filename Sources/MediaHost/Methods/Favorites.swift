@@ -4,6 +4,7 @@ import MediaKit
 /// Keeps an item as a favorite, with a snapshot so `favorites.list` works offline.
 public struct FavoritesAdd: RPCMethod {
     public static let method = "favorites.add"
+    public static let effect = MethodEffect(.changes, library: .favorites, reachesOut: true)
     public typealias Response = MediaItem
     /// The item to keep, e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
@@ -26,6 +27,7 @@ public struct FavoritesAdd: RPCMethod {
 /// Forgets a favorite. Works offline and for providers no longer registered.
 public struct FavoritesRemove: RPCMethod {
     public static let method = "favorites.remove"
+    public static let effect = MethodEffect(.removes, library: .favorites, reachesOut: true)
     public var id: ItemID
 
     public init(id: ItemID) {
@@ -71,6 +73,7 @@ extension HostRuntime {
 /// made while logged out; `auth.login` says how many there are.
 public struct FavoritesSync: RPCMethod {
     public static let method = "favorites.sync"
+    public static let effect = MethodEffect(.changes, library: .favorites, reachesOut: true)
     public var provider: String
 
     public init(provider: String) {
@@ -134,6 +137,7 @@ extension HostRuntime {
 /// Favorites, newest first, from their stored snapshots (no network).
 public struct FavoritesList: RPCMethod {
     public static let method = "favorites.list"
+    public static let effect = MethodEffect(.reads)
     public typealias Response = Page
     /// Only this provider's favorites.
     public var provider: String?
@@ -183,6 +187,7 @@ public struct FavoritesList: RPCMethod {
 /// items; it is reported beside the others, as a search across providers reports a provider.
 public struct FavoritesLatest: RPCMethod {
     public static let method = "favorites.latest"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     /// Only this provider's favorites.
     public var provider: String?
     /// Items at most, 1 to 500; 100 when omitted.

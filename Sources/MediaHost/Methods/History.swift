@@ -4,6 +4,7 @@ import MediaStore
 /// The last 100 searches, newest first.
 public struct HistoryList: RPCMethod {
     public static let method = "history.list"
+    public static let effect = MethodEffect(.reads)
     public typealias Response = [SearchRecord]
     /// Only searches made on this provider.
     public var provider: String?
@@ -27,6 +28,7 @@ public struct HistoryList: RPCMethod {
 /// Forgets searches: all of them, or one provider's.
 public struct HistoryClear: RPCMethod {
     public static let method = "history.clear"
+    public static let effect = MethodEffect(.removes, library: .history)
     public var provider: String?
 
     public init(provider: String? = nil) {

@@ -4,6 +4,7 @@ import JSONRPC
 /// The OpenRPC document describing every method (rpc-spec.json).
 public struct RPCDiscover: RPCMethod {
     public static let method = "rpc.discover"
+    public static let effect = MethodEffect(.reads)
 
     public init() {}
     public typealias Response = JSONValue
@@ -23,6 +24,7 @@ public struct RPCDiscover: RPCMethod {
 /// What is running and where its files are.
 public struct HostInfo: RPCMethod {
     public static let method = "host.info"
+    public static let effect = MethodEffect(.reads)
 
     public init() {}
 

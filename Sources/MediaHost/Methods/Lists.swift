@@ -32,12 +32,15 @@ extension HostRuntime {
 /// Every list with its number of items, oldest first.
 public struct ListsList: RPCMethod {
     public static let method = "lists.list"
+    public static let effect = MethodEffect(.reads)
     public init() {}
     public func run(on host: HostRuntime) async throws -> [ListInfo] { try await host.store.lists() }
 }
 
 public struct ListsCreate: RPCMethod {
     public static let method = "lists.create"
+    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
+    public var changedList: String? { name }
     public var name: String
     public init(name: String) { self.name = name }
     public func run(on host: HostRuntime) async throws -> ListInfo {
@@ -47,6 +50,8 @@ public struct ListsCreate: RPCMethod {
 
 public struct ListsRename: RPCMethod {
     public static let method = "lists.rename"
+    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
+    public var changedList: String? { name }
     public var name: String
     public var to: String
     public init(name: String, to: String) {
@@ -63,6 +68,8 @@ public struct ListsRename: RPCMethod {
 
 public struct ListsDelete: RPCMethod {
     public static let method = "lists.delete"
+    public static let effect = MethodEffect(.removes, library: .lists)
+    public var changedList: String? { name }
     public var name: String
     public init(name: String) { self.name = name }
     public struct Response: Codable, Sendable, Equatable {
@@ -78,6 +85,8 @@ public struct ListsDelete: RPCMethod {
 /// Appends an item to a list with a snapshot of it (so the list works offline).
 public struct ListsAdd: RPCMethod {
     public static let method = "lists.add"
+    public static let effect = MethodEffect(.changes, library: .lists, reachesOut: true)
+    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public init(name: String, id: ItemID) {
@@ -101,6 +110,8 @@ public struct ListsAdd: RPCMethod {
 
 public struct ListsRemove: RPCMethod {
     public static let method = "lists.remove"
+    public static let effect = MethodEffect(.removes, library: .lists)
+    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public init(name: String, id: ItemID) {
@@ -121,6 +132,8 @@ public struct ListsRemove: RPCMethod {
 /// Moves an item to a place in its list (0 first).
 public struct ListsMove: RPCMethod {
     public static let method = "lists.move"
+    public static let effect = MethodEffect(.changes, library: .lists)
+    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public var to: Int
@@ -139,6 +152,7 @@ public struct ListsMove: RPCMethod {
 /// A page of a list's items, in order, from their snapshots (or the favorites).
 public struct ListsItems: RPCMethod {
     public static let method = "lists.items"
+    public static let effect = MethodEffect(.reads)
     public var name: String
     public var cursor: Cursor?
     public var limit: Int?
@@ -160,6 +174,7 @@ public struct ListsItems: RPCMethod {
 /// show (or channel) in it that is neither downloaded nor played.
 public struct ListsDownload: RPCMethod {
     public static let method = "lists.download"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     public var name: String
     public var new: Bool?
     public init(name: String, new: Bool? = nil) {
@@ -210,6 +225,7 @@ public struct ListsDownload: RPCMethod {
 /// A list (or the favorites) as OPML, JSON or M3U: returned as text, or written to `path`.
 public struct ListsExport: RPCMethod {
     public static let method = "lists.export"
+    public static let effect = MethodEffect(.reads)
     /// The list (`list` is accepted for it too).
     public var name: String
     public var format: ListFormat
@@ -293,6 +309,8 @@ enum ImportedOutline: Sendable {
 
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
+    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
+    public var changedList: String? { name }
     /// The largest file taken (a subscription list is kilobytes).
     public static let maxSize = OPMLReader.maxSize
     /// The list to add to (default: the name in a JSON file, else the OPML's title, else

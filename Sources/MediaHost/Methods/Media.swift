@@ -5,6 +5,7 @@ import MediaKit
 /// One page of a category's items.
 public struct MediaBrowse: RPCMethod {
     public static let method = "media.browse"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public typealias Response = Page
     public var provider: String
     /// A category id from `providers.categories`.
@@ -27,6 +28,7 @@ public struct MediaBrowse: RPCMethod {
 /// Searches one provider, or every configured provider at once.
 public struct MediaSearch: RPCMethod {
     public static let method = "media.search"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     /// The words to search for; `#tag` and `@user` where the provider understands them.
     public var query: String
     /// Omitted: every configured provider, concurrently.
@@ -200,6 +202,7 @@ struct MultiCursor: Codable {
 /// Full details of one item.
 public struct MediaGet: RPCMethod {
     public static let method = "media.get"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public typealias Response = MediaItem
     /// e.g. "podcasts:podcast:1200361736".
     public var id: ItemID
@@ -216,6 +219,7 @@ public struct MediaGet: RPCMethod {
 /// The items inside a container: a channel's videos, a podcast's episodes, a user's posts.
 public struct MediaChildren: RPCMethod {
     public static let method = "media.children"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public typealias Response = Page
     public var id: ItemID
     public var cursor: Cursor?

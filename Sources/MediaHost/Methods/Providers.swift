@@ -3,6 +3,7 @@ import MediaKit
 /// Every registered provider, what it can do and whether it is configured.
 public struct ProvidersList: RPCMethod {
     public static let method = "providers.list"
+    public static let effect = MethodEffect(.reads)
 
     public init() {}
 
@@ -33,6 +34,7 @@ public struct ProvidersList: RPCMethod {
 /// A provider's categories: video categories, genres, trending tags.
 public struct ProvidersCategories: RPCMethod {
     public static let method = "providers.categories"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
     public typealias Response = [MediaCategory]
     /// The provider id, e.g. "podcasts".
     public var provider: String
