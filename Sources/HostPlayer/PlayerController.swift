@@ -594,7 +594,7 @@ public actor PlayerController: HostComponent {
         if unmoved == lastStatus, !due || status == lastStatus { return }
         lastNotified = now
         lastStatus = status
-        events.publish(.playerState(status))
+        events.publish(HostEvent(status))
     }
 }
 

@@ -28,7 +28,8 @@ public final class ServiceConnection: HostConnection {
             input: fd, output: fd, maxMessageSize: 64 << 20, maxPendingOutput: 16 << 20, name: "service",
             gone: { _ in ServiceGone() },
             onMessage: { message in
-                guard let method = message["method"]?.stringValue,
+                // A search's streamed parts are answered to the request (RPCPeer), not broadcast.
+                guard let method = message["method"]?.stringValue, method != SearchResults.method,
                     let event = HostEvent(method: method, params: message["params"])
                 else { return }
                 events.publish(event)

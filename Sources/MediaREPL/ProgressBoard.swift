@@ -1,5 +1,6 @@
 @preconcurrency import CReadline
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHost
 import Synchronization
@@ -44,61 +45,74 @@ final class ProgressBoard: Sendable {
     }
 
     func receive(_ event: HostEvent) {
+        if let progress = event.payload(DownloadProgress.self) {
+            receive(progress)
+        } else if let change = event.payload(DownloadStateChange.self) {
+            receive(change)
+        } else if let status = event.payload(PlayerStatus.self) {
+            receive(status)
+        }
+    }
+
+    func receive(_ progress: DownloadProgress) {
         state.withLock { state in
-            switch event {
-            case .downloadProgress(let progress):
-                let id = progress.id
-                if state.entries[id] == nil {
-                    state.entries[id] = Entry(title: state.titles[id] ?? id)
-                    state.order.append(id)
-                }
-                state.entries[id]?.bytes = progress.bytes
-                state.entries[id]?.total = progress.total
-                state.entries[id]?.rate = progress.rate
-                state.entries[id]?.eta = progress.eta
-                state.entries[id]?.state = "running"
-            case .downloadState(let change):
-                let id = change.id
-                let isActive = change.state == "running" || change.state == "queued"
-                if state.entries[id] == nil, isActive {
-                    state.entries[id] = Entry(title: state.titles[id] ?? id)
-                    state.order.append(id)
-                }
-                let title = state.entries[id]?.title ?? state.titles[id] ?? id
-                switch change.state {
-                case "completed": state.events.append("✓ \(title): done → \(Renderer.home(change.path ?? ""))")
-                case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
-                case "paused", "cancelled", "removed":
-                    if state.asked.remove(id + "|" + change.state) == nil { state.events.append("• \(title): \(change.state)") }
-                default: break
-                }
-                if isActive {
-                    state.entries[id]?.state = change.state
-                } else {
-                    state.entries[id] = nil
-                    state.order.removeAll { $0 == id }
-                }
-            case .authPrompt, .libraryChanged:
-                return
-            case .playerState(let status):
-                let wasPlaying = state.playing?.item
-                state.playing = status.state == .stopped ? nil : status
-                // A player that failed says so once, and why; its stop that follows is no news.
-                if let problem = status.problem, problem != state.problem {
-                    state.events.append("✗ " + Renderer.clean(problem))
-                    state.failed = status.item?.title ?? wasPlaying?.title
-                }
-                state.problem = status.problem
-                if status.state == .stopped, let wasPlaying {
-                    if state.failed != wasPlaying.title {
-                        state.events.append("■ \(Renderer.clean(wasPlaying.title)): stopped")
-                    }
-                    state.failed = nil
-                }
-                state.playerDirty = true
-                return
+            let id = progress.id
+            if state.entries[id] == nil {
+                state.entries[id] = Entry(title: state.titles[id] ?? id)
+                state.order.append(id)
+            }
+            state.entries[id]?.bytes = progress.bytes
+            state.entries[id]?.total = progress.total
+            state.entries[id]?.rate = progress.rate
+            state.entries[id]?.eta = progress.eta
+            state.entries[id]?.state = "running"
+            state.dirty = true
+        }
+    }
+
+    func receive(_ change: DownloadStateChange) {
+        state.withLock { state in
+            let id = change.id
+            let isActive = change.state == "running" || change.state == "queued"
+            if state.entries[id] == nil, isActive {
+                state.entries[id] = Entry(title: state.titles[id] ?? id)
+                state.order.append(id)
+            }
+            let title = state.entries[id]?.title ?? state.titles[id] ?? id
+            switch change.state {
+            case "completed": state.events.append("✓ \(title): done → \(Renderer.home(change.path ?? ""))")
+            case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
+            case "paused", "cancelled", "removed":
+                if state.asked.remove(id + "|" + change.state) == nil { state.events.append("• \(title): \(change.state)") }
+            default: break
+            }
+            if isActive {
+                state.entries[id]?.state = change.state
+            } else {
+                state.entries[id] = nil
+                state.order.removeAll { $0 == id }
             }
             state.dirty = true
+        }
+    }
+
+    func receive(_ status: PlayerStatus) {
+        state.withLock { state in
+            let wasPlaying = state.playing?.item
+            state.playing = status.state == .stopped ? nil : status
+            // A player that failed says so once, and why; its stop that follows is no news.
+            if let problem = status.problem, problem != state.problem {
+                state.events.append("✗ " + Renderer.clean(problem))
+                state.failed = status.item?.title ?? wasPlaying?.title
+            }
+            state.problem = status.problem
+            if status.state == .stopped, let wasPlaying {
+                if state.failed != wasPlaying.title {
+                    state.events.append("■ \(Renderer.clean(wasPlaying.title)): stopped")
+                }
+                state.failed = nil
+            }
+            state.playerDirty = true
         }
     }
 

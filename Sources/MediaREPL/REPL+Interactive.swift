@@ -84,7 +84,7 @@ extension REPL {
         // when it answers: a stuck player does not hold the prompt back.
         Task { [self] in
             if let status = try? await dispatch(PlayerStatusGet()), status.state != .stopped {
-                board.receive(.playerState(status))
+                board.receive(status)
             }
         }
         // Downloads resumed from an earlier run get their names on the bars.

@@ -117,7 +117,7 @@ extension REPL {
     }
 
     func present(player status: PlayerStatus) {
-        board.receive(.playerState(status))
+        board.receive(status)
         guard status.state != .stopped, let item = status.item else {
             display(
                 status.player == nil

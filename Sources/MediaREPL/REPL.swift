@@ -78,7 +78,7 @@ public final class REPL: @unchecked Sendable {
         if old !== connection {
             let (board, show) = (board, write)
             let token = connection.events.subscribe { event in
-                if case .authPrompt(let prompt) = event { show(prompt.message) } else { board.receive(event) }
+                if let prompt = event.payload(AuthPrompt.self) { show(prompt.message) } else { board.receive(event) }
             }
             subscriptions.withLock { tokens in
                 for (hub, token) in tokens { hub.unsubscribe(token) }
@@ -139,7 +139,7 @@ public final class REPL: @unchecked Sendable {
         let board = board
         let show = self.write
         let subscription = host.events.subscribe { event in
-            if case .authPrompt(let prompt) = event {
+            if let prompt = event.payload(AuthPrompt.self) {
                 // The login command is waiting for this: show it at once.
                 show(prompt.message)
             } else {

@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -97,17 +98,19 @@ extension HostFixture {
     @Test func notificationsAreTheSpecsAndConformToIt() throws {
         let spec = try RPCDiscover.spec.get()
         let listed = try #require(spec["x-notifications"]?.arrayValue)
-        #expect(listed.compactMap { $0["name"]?.stringValue }.sorted() == HostEvent.notifications.map { $0.method }.sorted())
+        #expect(
+            listed.compactMap { $0["name"]?.stringValue }.sorted()
+                == (try HostFixture()).host.notifications.map { $0.method }.sorted())
         let validator = SchemaValidator(document: spec)
         let events: [HostEvent] = [
-            .downloadProgress(DownloadProgress(id: "catalog:video:v1", bytes: 10, rate: 0)),
-            .downloadProgress(DownloadProgress(id: "catalog:video:v1", bytes: 10, total: 100, rate: 5, eta: 18)),
-            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "queued")),
-            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "completed", path: "/d/v1.mp4")),
-            .downloadState(DownloadStateChange(id: "catalog:video:v1", state: "failed", error: "HTTP 404")),
-            .authPrompt(AuthPrompt(provider: "youtube", url: "https://example.com/device", code: "ABCD-EFGH", expiresIn: 1800)),
-            .playerState(PlayerStatus(state: .stopped, paused: false, queue: [], player: "mpv")),
-            .playerState(
+            HostEvent(DownloadProgress(id: "catalog:video:v1", bytes: 10, rate: 0)),
+            HostEvent(DownloadProgress(id: "catalog:video:v1", bytes: 10, total: 100, rate: 5, eta: 18)),
+            HostEvent(DownloadStateChange(id: "catalog:video:v1", state: "queued")),
+            HostEvent(DownloadStateChange(id: "catalog:video:v1", state: "completed", path: "/d/v1.mp4")),
+            HostEvent(DownloadStateChange(id: "catalog:video:v1", state: "failed", error: "HTTP 404")),
+            HostEvent(AuthPrompt(provider: "youtube", url: "https://example.com/device", code: "ABCD-EFGH", expiresIn: 1800)),
+            HostEvent(PlayerStatus(state: .stopped, paused: false, queue: [], player: "mpv")),
+            HostEvent(
                 PlayerStatus(
                     state: .paused,
                     item: PlayerStatus.Entry(
@@ -135,7 +138,7 @@ extension HostFixture {
         }
         // Optional fields are left out, not sent as null.
         #expect(
-            HostEvent.downloadState(DownloadStateChange(id: "a:b:c", state: "queued")).params == [
+            HostEvent(DownloadStateChange(id: "a:b:c", state: "queued")).params == [
                 "id": "a:b:c", "state": "queued",
             ])
     }
@@ -371,7 +374,7 @@ extension HostFixture {
         let fixture = try HostFixture()
         let heard = Mutex<[LibraryChange]>([])
         let token = fixture.host.events.subscribe { event in
-            if case .libraryChanged(let change) = event { heard.withLock { $0.append(change) } }
+            if let change = event.payload(LibraryChange.self) { heard.withLock { $0.append(change) } }
         }
         defer { fixture.host.events.unsubscribe(token) }
         _ = try await fixture.call("lists.create", ["name": "Later"])

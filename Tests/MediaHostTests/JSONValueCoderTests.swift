@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit

@@ -26,7 +26,7 @@ struct AccountFixture {
             paths: HostPaths(configFile: directory + "/none.toml", dataDir: directory + "/data", cacheDir: directory + "/cache"),
             providers: [.of(YouTubeProvider.self)], http: MediaHTTPClient(), environment: server.providerEnvironment())
         let prompts = self.prompts
-        host.events.subscribe { event in if case .authPrompt = event { prompts.append(event.params) } }
+        host.events.subscribe { event in if event.method == AuthPrompt.method { prompts.append(event.params) } }
     }
 
     func call(_ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {

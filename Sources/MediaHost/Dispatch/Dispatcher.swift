@@ -148,7 +148,7 @@ public struct Dispatcher: RPCHandler {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
             host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
             if let library = M.effect.library {
-                host.events.publish(.libraryChanged(LibraryChange(what: library.rawValue, list: request.changedList)))
+                host.events.publish(HostEvent(LibraryChange(what: library.rawValue, list: request.changedList)))
             }
             return response
         } catch {

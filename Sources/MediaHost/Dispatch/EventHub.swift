@@ -4,9 +4,20 @@ import MediaKit
 import Synchronization
 
 /// A notification the host sends: a Codable payload that names its method, as `RPCMethod` does
-/// for calls. rpc-spec.json lists each under `x-notifications` (a test checks).
+/// for calls. The runtime and each module register theirs (`HostRuntime.notifications`), as
+/// sourcekit-lsp's `MessageRegistry` holds requests and notifications; rpc-spec.json lists each
+/// under `x-notifications` (a test checks).
 public protocol HostNotification: Codable, Sendable {
     static var method: String { get }
+    /// The same notification with every secret it could carry masked (in a path, a URL, an
+    /// error): the hub sends nothing else. Unchanged by default (numbers and ids).
+    func redacted(by redactor: Redactor) -> Self
+}
+
+extension HostNotification {
+    public func redacted(by redactor: Redactor) -> Self { self }
+
+    fileprivate func event(redactedBy redactor: Redactor) -> HostEvent { HostEvent(redacted(by: redactor)) }
 }
 
 /// `downloads.progress`: a running download's progress, at most four times a second.
@@ -60,11 +71,26 @@ public struct DownloadStateChange: HostNotification, Equatable {
         self.path = path
         self.error = error
     }
+
+    public func redacted(by redactor: Redactor) -> Self {
+        var change = self
+        change.path = path.map(redactor.redact)
+        change.error = error.map(redactor.redact)
+        return change
+    }
 }
 
 /// `auth.prompt`: what to do to finish a device login.
 extension AuthPrompt: HostNotification {
     public static let method = "auth.prompt"
+
+    public func redacted(by redactor: Redactor) -> Self {
+        var prompt = self
+        prompt.url = redactor.redact(url)
+        prompt.code = redactor.redact(code)
+        prompt.message = redactor.redact(message)
+        return prompt
+    }
 }
 
 /// `media.searchResults`: one provider's part of a search across providers made with
@@ -90,78 +116,67 @@ public struct SearchResults: HostNotification, Equatable {
     }
 }
 
-/// One notification, typed: what in-process subscribers (the REPL) switch over; RPC connections
-/// send `method` with `params`.
-public enum HostEvent: Sendable, Equatable {
-    case downloadProgress(DownloadProgress)
-    case downloadState(DownloadStateChange)
-    case authPrompt(AuthPrompt)
-    case playerState(PlayerStatus)
-    case libraryChanged(LibraryChange)
+/// One notification: its method and its payload, typed when this process made it and as the
+/// service sent it when it came over the socket. Subscribers ask for the payloads they know
+/// (`payload(_:)`); RPC connections send `method` with `params`.
+public struct HostEvent: Sendable, Equatable {
+    public let method: String
+    private enum Content: Sendable {
+        case typed(any HostNotification)
+        case sent(JSONValue)
+    }
+    private let content: Content
 
-    /// Every notification the host sends (`SearchResults` goes to one client, not through the hub).
-    public static let notifications: [any HostNotification.Type] = [
-        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, PlayerStatus.self, LibraryChange.self,
-        SearchResults.self,
-    ]
-
-    public var payload: any HostNotification {
-        switch self {
-        case .downloadProgress(let progress): progress
-        case .downloadState(let change): change
-        case .authPrompt(let prompt): prompt
-        case .playerState(let status): status
-        case .libraryChanged(let change): change
-        }
+    public init<N: HostNotification>(_ payload: N) {
+        method = N.method
+        content = .typed(payload)
     }
 
-    public var method: String { type(of: payload).method }
-
-    /// The event a notification carries (a front end attached to the service); nil for one
-    /// that is not the host's, or `media.searchResults` (answered to one request, not broadcast).
+    /// A notification the service sent (a front end attached to it); nil without params.
     public init?(method: String, params: JSONValue?) {
-        func decode<T: Decodable>(_ type: T.Type) -> T? {
-            guard let params else { return nil }
-            return try? JSONValueDecoder().decode(T.self, from: params)
-        }
-        switch method {
-        case DownloadProgress.method:
-            guard let value = decode(DownloadProgress.self) else { return nil }; self = .downloadProgress(value)
-        case DownloadStateChange.method:
-            guard let value = decode(DownloadStateChange.self) else { return nil }; self = .downloadState(value)
-        case AuthPrompt.method: guard let value = decode(AuthPrompt.self) else { return nil }; self = .authPrompt(value)
-        case PlayerStatus.method: guard let value = decode(PlayerStatus.self) else { return nil }; self = .playerState(value)
-        case LibraryChange.method:
-            guard let value = decode(LibraryChange.self) else { return nil }; self = .libraryChanged(value)
-        default: return nil
+        guard let params, case .object = params else { return nil }
+        self.method = method
+        content = .sent(params)
+    }
+
+    /// The payload when this is an `N`.
+    public func payload<N: HostNotification>(_ type: N.Type) -> N? {
+        guard method == N.method else { return nil }
+        switch content {
+        case .typed(let payload): return payload as? N
+        case .sent(let params): return try? JSONValueDecoder().decode(N.self, from: params)
         }
     }
 
     /// The payload as JSON-RPC params.
-    public var params: JSONValue { (try? JSONCoding.value(payload)) ?? [:] }
+    public var params: JSONValue {
+        switch content {
+        case .typed(let payload): (try? JSONCoding.value(payload)) ?? [:]
+        case .sent(let params): params
+        }
+    }
+
+    public static func == (a: HostEvent, b: HostEvent) -> Bool { a.method == b.method && a.params == b.params }
 
     /// The same event with secrets removed from every text it carries.
     func redacted(by redactor: Redactor) -> HostEvent {
-        switch self {
-        case .downloadProgress, .libraryChanged:
-            return self
-        case .downloadState(var change):
-            change.path = change.path.map(redactor.redact)
-            change.error = change.error.map(redactor.redact)
-            return .downloadState(change)
-        case .authPrompt(var prompt):
-            prompt.url = redactor.redact(prompt.url)
-            prompt.code = redactor.redact(prompt.code)
-            prompt.message = redactor.redact(prompt.message)
-            return .authPrompt(prompt)
-        case .playerState(var status):
-            if var item = status.item {
-                item.target = redactor.redact(item.target)
-                status.item = item
-            }
-            for index in status.queue.indices { status.queue[index].target = redactor.redact(status.queue[index].target) }
-            return .playerState(status)
+        switch content {
+        case .typed(let payload): payload.event(redactedBy: redactor)
+        case .sent: self
         }
+    }
+}
+
+extension HostRuntime {
+    /// The runtime's own notifications; modules add theirs (`HostModule.notifications`).
+    /// `SearchResults` goes to the one client that asked, not through the hub.
+    public static let runtimeNotifications: [any HostNotification.Type] = [
+        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, LibraryChange.self, SearchResults.self,
+    ]
+
+    /// Every notification this host sends: the runtime's and its modules'.
+    public var notifications: [any HostNotification.Type] {
+        Self.runtimeNotifications + modules.flatMap { $0.notifications }
     }
 }
 

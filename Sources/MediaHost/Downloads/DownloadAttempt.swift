@@ -270,7 +270,7 @@ struct DownloadAttempt {
             if let total = progress.total, rate > 0 { report.eta = (Double(total - progress.bytes) / rate).rounded() }
             return report
         }
-        if let report { events.publish(.downloadProgress(report)) }
+        if let report { events.publish(HostEvent(report)) }
     }
 
     static func now() -> Double {

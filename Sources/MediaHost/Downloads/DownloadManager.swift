@@ -156,7 +156,7 @@ public actor DownloadManager {
         try? FileManager.default.removeItem(atPath: record.partPath)
         if !keepFile { try? FileManager.default.removeItem(atPath: record.path) }
         let removed = try await store.deleteDownload(id)
-        events.publish(.downloadState(DownloadStateChange(id: id.description, state: "removed")))
+        events.publish(HostEvent(DownloadStateChange(id: id.description, state: "removed")))
         pump()
         return removed
     }
@@ -366,7 +366,7 @@ public actor DownloadManager {
         let change = DownloadStateChange(
             id: record.id.description, state: record.state.rawValue, path: record.state == .completed ? record.path : nil,
             error: record.error)
-        events.publish(.downloadState(change))
+        events.publish(HostEvent(change))
     }
 }
 

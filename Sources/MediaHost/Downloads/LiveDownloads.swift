@@ -13,8 +13,7 @@ public final class LiveDownloads: Sendable {
 
     init(events: EventHub, store: MediaStore) {
         events.subscribe { [self] event in
-            switch event {
-            case .downloadProgress(let report):
+            if let report = event.payload(DownloadProgress.self) {
                 let persist = progress.withLock { entries -> Bool in
                     let now = ContinuousClock.now
                     let last = entries[report.id]?.persisted
@@ -25,10 +24,10 @@ public final class LiveDownloads: Sendable {
                 if persist, let id = try? ItemID(parsing: report.id) {
                     Task.detached { try? await store.updateRunningDownloadBytes(id, bytes: report.bytes) }
                 }
-            case .downloadState(let change) where change.state != DownloadRecord.State.running.rawValue:
+            } else if let change = event.payload(DownloadStateChange.self),
+                change.state != DownloadRecord.State.running.rawValue
+            {
                 progress.withLock { $0[change.id] = nil }
-            default:
-                break
             }
         }
     }

@@ -67,7 +67,7 @@ public struct AuthLogin: RPCMethod {
                 try await host.withDeadline(!waitsForPerson) {
                     try await host.tagging(provider) {
                         try await account.login(LoginCredentials(username: username, password: password)) { prompt in
-                            events.publish(.authPrompt(prompt))
+                            events.publish(HostEvent(prompt))
                         }
                     }
                 }

@@ -7,12 +7,15 @@ import Synchronization
 public protocol HostModule: Sendable {
     /// Its methods, served beside the runtime's own (rpc-spec.json describes them all).
     static var methods: [any RPCMethod.Type] { get }
+    /// Its notifications, sent through the host's `EventHub` (rpc-spec.json lists them all).
+    static var notifications: [any HostNotification.Type] { get }
     /// The host starts serving as the background service: take over what a front end handed
     /// on (the player follows an mpv the REPL started). Nothing by default.
     static func serviceWillStart(_ host: HostRuntime) async
 }
 
 extension HostModule {
+    public static var notifications: [any HostNotification.Type] { [] }
     public static func serviceWillStart(_ host: HostRuntime) async {}
 }
 

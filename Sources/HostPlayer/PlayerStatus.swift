@@ -1,7 +1,8 @@
+import MediaHost
 import MediaKit
 
-/// What plays, and where: `player.status`'s answer and the `player.state` notification. The
-/// player module sends it; it is the runtime's so every front end's events (`HostEvent`) know it.
+/// What plays, and where: `player.status`'s answer and the `player.state` notification
+/// (registered by `PlayerModule`).
 public struct PlayerStatus: HostNotification, Equatable {
     public static let method = "player.state"
 
@@ -53,5 +54,13 @@ public struct PlayerStatus: HostNotification, Equatable {
         self.queue = queue
         self.player = player
         self.problem = problem
+    }
+
+    /// Where the files and streams are may name a secret (a signed URL, a token in a query).
+    public func redacted(by redactor: Redactor) -> Self {
+        var status = self
+        status.item?.target = redactor.redact(item?.target ?? "")
+        for index in status.queue.indices { status.queue[index].target = redactor.redact(queue[index].target) }
+        return status
     }
 }
