@@ -42,13 +42,19 @@ struct Completer: Sendable {
         } else if let command = CommandSpec.named(words[0]) {
             // A subcommand's arguments come after its name (`list export <list> <format>`).
             let (spec, line) = command.resolve(CommandWords(words: Array(words.dropFirst()), raw: ""))
-            let arguments = line.words
-            if let last = arguments.last, let kinds = spec.flags[last] {
+            let parsed = spec.parse(line)
+            let arguments = parsed.words
+            if let last = line.words.last, let option = spec.options.first(where: { $0.name == last }), let kind = option.value {
+                // `--kind ` wants its value.
+                options = offers(kind, arguments: arguments)
+            } else if let last = arguments.last, let kinds = spec.follows[last] {
                 options = kinds.flatMap { offers($0, arguments: arguments) }
-            } else if arguments.count < spec.arguments.count {
-                options = spec.arguments[arguments.count].flatMap { offers($0, arguments: arguments) }
             } else {
-                options = []
+                let positional =
+                    arguments.count < spec.arguments.count
+                    ? spec.arguments[arguments.count].flatMap { offers($0, arguments: arguments) } : []
+                // Options not given yet, wherever the line is.
+                options = positional + spec.options.map(\.name).filter { parsed.options[$0] == nil }
             }
         } else {
             options = []

@@ -81,12 +81,11 @@ extension REPL {
         },
         CommandSpec(
             "download", usage: "list download <name> [--new]", method: ListsDownload.method,
-            summary: "download every item of a list (--new: those not played yet)", arguments: [[], [.words(["--new"])]]
+            summary: "download every item of a list (--new: those not played yet)", options: [.flag("--new")]
         ) { line, _ throws(CommandError) in
-            let words = line.words
-            guard words.count == 1 || (words.count == 2 && words[1] == "--new") else { throw CommandError.usage }
+            let name = try line.single()
             return .call(
-                .run(ListsDownload(name: words[0], new: words.count == 2 ? true : nil)) { repl, result in
+                .run(ListsDownload(name: name, new: line.has("--new") ? true : nil)) { repl, result in
                     for download in result.started { repl.board.setTitle(download.title, for: download.id.description) }
                     var lines = ["downloading \(result.started.count) item\(result.started.count == 1 ? "" : "s")"]
                     for skip in result.skipped.prefix(10) {
@@ -149,7 +148,8 @@ extension REPL {
     private static func alias(of name: String, as usage: String) -> CommandSpec {
         CommandSpec(
             name, usage: usage + String(topLevel(name)?.usage.dropFirst(name.count) ?? ""),
-            method: topLevel(name)?.method ?? "", summary: "as `\(name)`", arguments: topLevel(name)?.arguments ?? []
+            method: topLevel(name)?.method ?? "", summary: "as `\(name)`", arguments: topLevel(name)?.arguments ?? [],
+            options: topLevel(name)?.options ?? []
         ) { line, repl throws(CommandError) in
             guard let spec = topLevel(name) else { throw CommandError.usage }
             return try spec.build(line, repl)

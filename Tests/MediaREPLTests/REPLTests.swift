@@ -41,6 +41,9 @@ final class CapturedREPL: @unchecked Sendable {
         ("browse catalog Science & Tech", "media.browse", #"{"provider":"catalog","category":"science"}"#),
         ("search catalog swift", "media.search", #"{"provider":"catalog","query":"swift"}"#),
         ("search catalog --kind channel channel", "media.search", #"{"provider":"catalog","query":"channel","kind":"channel"}"#),
+        // Options are read wherever they are on the line.
+        ("search catalog channel --kind channel", "media.search", #"{"provider":"catalog","query":"channel","kind":"channel"}"#),
+        ("new --no-shorts catalog --unplayed", "favorites.latest", #"{"provider":"catalog","shorts":false,"unplayed":true}"#),
         ("show catalog:video:v3", "media.get", #"{"id":"catalog:video:v3"}"#),
         ("open catalog:channel:c2", "media.children", #"{"id":"catalog:channel:c2"}"#),
         ("favs", "favorites.list", "{}"),
@@ -158,6 +161,10 @@ final class CapturedREPL: @unchecked Sendable {
         let stored = try await session.fixture.call("config.get", ["key": "player.command"])
         #expect(stored.arrayValue?.first?["value"] == "mpv --ao=null --vo=null")
         #expect(await session.run(#"config player.command 'my player' --fs"#).contains("= my player --fs"))
+        _ = await session.run("config player.command --unset")
+        let unset = try await session.fixture.call("config.get", ["key": "player.command"])
+        #expect(unset.arrayValue?.first?["value"] != "my player --fs")
+        #expect(await !session.repl.execute("config player.command mpv --unset"))
         // Quotes group a query and are removed; a backslash escapes one character.
         let json = try CapturedREPL(json: true)
         let quoted = await json.run(#"search catalog "about swift""#)
@@ -329,6 +336,12 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(await !session.repl.execute("call host.info {bad json"))
         #expect(session.errors.contains("params are not JSON"))
         #expect(await !session.repl.execute("next"))
+        #expect(await !session.repl.execute("search catalog --kind film swift"))
+        #expect(session.errors.contains("--kind takes one of video, channel"))
+        #expect(await !session.repl.execute("search catalog swift --kind"))
+        #expect(session.errors.contains("--kind takes one of"))
+        #expect(await !session.repl.execute("favs --remote"))
+        #expect(session.errors.contains("favs <provider> --remote"))
     }
 
     @Test func searchAcrossProvidersWarnsAboutFailures() async throws {
@@ -544,6 +557,10 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "history catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "favs catalog ", word: "--") == ["--remote"])
         #expect(completer.candidates(before: "s --kind ", word: "v") == ["video"])
+        // An option is offered wherever it may go, until it is given.
+        #expect(completer.candidates(before: "new ", word: "--") == ["--no-shorts", "--unplayed"])
+        #expect(completer.candidates(before: "new --unplayed catalog ", word: "") == ["--no-shorts"])
+        #expect(completer.candidates(before: "play 3 ", word: "") == ["--now"])
         #expect(completer.candidates(before: "browse ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)

@@ -1,0 +1,94 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+
+extension CommandSpec {
+    /// Accounts, the history, settings, any method, help and quit.
+    static let account: [CommandSpec] = [
+        CommandSpec(
+            "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
+            summary: "sign in: a device code to enter, or a username and password (asked without echo)",
+            arguments: [[.accountProvider]]
+        ) { line, repl throws(CommandError) in
+            let words = line.words
+            guard let provider = words.first, words.count <= 3 else { throw CommandError.usage }
+            var request = AuthLogin(provider: try repl.requireProvider(provider))
+            if words.count > 1 { request.username = words[1] }
+            if words.count > 2 { request.password = words[2] }
+            return .call(repl.login(request))
+        },
+        CommandSpec(
+            "sync", usage: "sync <provider>", method: FavoritesSync.method,
+            summary: "add the favorites kept here to your account (those made while logged out)", arguments: [[.accountProvider]]
+        ) { line, repl throws(CommandError) in .call(syncCall(try repl.requireProvider(try line.single()))) },
+        CommandSpec(
+            "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
+            arguments: [[.accountProvider]]
+        ) { line, repl throws(CommandError) in
+            let provider = try repl.requireProvider(try line.single())
+            return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
+        },
+        CommandSpec(
+            "history", usage: "history [<provider>] | history clear [<provider>]",
+            method: "\(HistoryList.method) / \(HistoryClear.method)",
+            summary: "the last 100 searches, newest first", arguments: [[.provider, .words(["clear"])]],
+            follows: ["clear": [.provider]]
+        ) { line, repl throws(CommandError) in
+            var words = line.words
+            if words.first == "clear" {
+                words.removeFirst()
+                guard words.count <= 1 else { throw CommandError.usage }
+                var request = HistoryClear()
+                if let provider = words.first { request.provider = try repl.requireProvider(provider) }
+                return .call(
+                    .run(request) { repl, result in
+                        repl.display("forgot \(result.cleared) search\(result.cleared == 1 ? "" : "es")")
+                    })
+            }
+            guard words.count <= 1 else { throw CommandError.usage }
+            var request = HistoryList()
+            if let provider = words.first { request.provider = try repl.requireProvider(provider) }
+            return .call(.run(request) { repl, records in repl.present(searches: records) })
+        },
+        CommandSpec(
+            "config", usage: "config [<key> [<value>|--unset]]", method: "\(ConfigGet.method) / \(ConfigSet.method)",
+            summary: "show or change settings", arguments: [[.configKey]], options: [.flag("--unset")]
+        ) { line, _ throws(CommandError) in
+            guard let key = line.words.first else {
+                guard !line.has("--unset") else { throw CommandError.usage }
+                return .call(.run(ConfigGet()) { repl, entries in repl.display(repl.renderer.config(entries)) })
+            }
+            // The value is the rest of the line, its quotes removed: config player.command "mpv --fs".
+            let value = line.words.dropFirst().joined(separator: " ")
+            if value.isEmpty, !line.has("--unset") {
+                return .call(.run(ConfigGet(key: key)) { repl, entries in repl.display(repl.renderer.config(entries)) })
+            }
+            guard value.isEmpty || !line.has("--unset") else { throw CommandError.usage }
+            let request = ConfigSet(key: key, value: line.has("--unset") ? .null : .string(value))
+            return .call(.run(request) { repl, entry in repl.display(repl.renderer.config([entry])) })
+        },
+        CommandSpec(
+            "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params",
+            arguments: [[.method]]
+        ) { line, _ throws(CommandError) in
+            guard let method = line.words.first else { throw CommandError.usage }
+            // JSON is taken as typed; in quotes, as the words inside them.
+            var json = line.raw.splitFirstWord().1
+            if json.first == "'" || json.first == "\"" { json = line.words.dropFirst().joined(separator: " ") }
+            let params: JSONValue
+            do { params = json.isEmpty ? [:] : try JSONValue(parsing: json) } catch {
+                throw CommandError.invalid("params are not JSON: \(error)")
+            }
+            return .call(
+                Call(method: method) { repl throws(RPCError) in
+                    let bytes = try await repl.dispatch(method, params: params)
+                    repl.writeData(repl.options.json ? String(decoding: bytes, as: UTF8.self) : REPL.prettyJSON(Data(bytes)))
+                })
+        },
+        CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },
+        CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (Ctrl-D too)") {
+            _, _ in .quit
+        },
+    ]
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaHost
+import MediaKit
+
+extension CommandSpec {
+    /// Downloads, the player and artwork.
+    static let playing: [CommandSpec] = [
+        CommandSpec(
+            "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
+            summary: "download an item's media (episodes)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            return .call(.run(DownloadsStart(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "downloads", usage: "downloads", method: DownloadsList.method, summary: "downloads with state, size, progress"
+        ) { _, _ in .call(.run(DownloadsList()) { repl, downloads in repl.present(downloads: downloads) }) },
+        CommandSpec(
+            "pause", usage: "pause <n|id>", method: DownloadsPause.method, summary: "pause a download (keeps what it has)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            repl.board.expect(id.description, "paused")
+            return .call(.run(DownloadsPause(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "resume", usage: "resume <n|id>", method: DownloadsResume.method, summary: "continue a paused or failed download"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            return .call(.run(DownloadsResume(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method,
+            summary: "stop a download and delete its partial file"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            repl.board.expect(id.description, "cancelled")
+            return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
+        },
+        CommandSpec(
+            "remove", aliases: ["rm"], usage: "remove <n|id> [--keep-file | from <list>]", method: DownloadsRemove.method,
+            summary: "forget a download and delete its file (--keep-file keeps it); `from <list>` takes it out of a list",
+            arguments: [[], [.words(["from"])]], options: [.flag("--keep-file")]
+        ) { line, repl throws(CommandError) in
+            let words = line.words
+            if words.count == 3, words[1] == "from", !line.has("--keep-file") {
+                let id = try repl.item(words[0])
+                return .call(
+                    .run(ListsRemove(name: words[2], id: id)) { repl, result in
+                        repl.display(
+                            result.removed ? "took \(result.id) out of \(result.name)" : "\(result.id) was not in \(result.name)")
+                    })
+            }
+            let keepFile = line.has("--keep-file")
+            guard words.count == 1 else { throw CommandError.usage }
+            let id = try repl.item(words[0])
+            repl.board.expect(id.description, "removed")
+            return .call(
+                .run(DownloadsRemove(id: id, keepFile: keepFile)) { repl, result in
+                    let name = repl.board.title(for: result.id.description).map { Renderer.clean($0) } ?? result.id.description
+                    repl.display(
+                        result.removed
+                            ? "removed the download of \(name)" + (keepFile ? " (the file stays)" : " and its file")
+                            : "\(name) has no download")
+                })
+        },
+        CommandSpec(
+            "play", usage: "play <n|id> [--now]", method: PlayerOpen.method,
+            summary:
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now",
+            options: [.flag("--now")]
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            let now = line.has("--now")
+            return .call(
+                .run(PlayerOpen(id: id, now: now ? true : nil)) { repl, result in
+                    // "the newest episode, Title, ": what was chosen, by its name.
+                    let what =
+                        result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
+                    let source = result.local ? "the downloaded file" : "the stream"
+                    if result.queued == true {
+                        repl.display("queued \(what)\(source): it plays after what plays now (`skip` goes to it)")
+                    } else if PlayerController.isMPV(result.command) {
+                        let from = result.resumedAt.map { " from \(Renderer.duration($0)), where it was left" } ?? ""
+                        repl.display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
+                    } else {
+                        repl.display(
+                            "playing \(what)\(source) in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
+                        )
+                    }
+                })
+        },
+        CommandSpec(
+            "player", usage: "player", method: PlayerStatusGet.method,
+            summary: "what plays and what is queued; its subcommands control it (mpv)", subcommands: REPL.playerSubcommands
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
+            "toggle", usage: "toggle", method: PlayerPause.method,
+            summary: "pause or resume what plays (`player pause`, `player resume`)"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(
+                Call(method: PlayerPause.method) { repl throws(RPCError) in
+                    let status = try await repl.dispatch(PlayerStatusGet())
+                    let changed =
+                        status.state == .paused
+                        ? try await repl.dispatch(PlayerResume()) : try await repl.dispatch(PlayerPause())
+                    repl.printJSON(PlayerPause.self, changed)
+                    repl.present(player: changed)
+                })
+        },
+        CommandSpec(
+            "seek", usage: "seek <+s|-s|mm:ss|s>", method: PlayerSeek.method,
+            summary: "jump in what plays: +30 forward, -10 back, 12:30 or 750 to that point"
+        ) { line, _ throws(CommandError) in try REPL.seekCall(line) },
+        CommandSpec(
+            "stop", usage: "stop", method: PlayerStop.method, summary: "stop playing (the position is kept) and empty the queue"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
+            "skip", usage: "skip", method: PlayerNext.method, summary: "play what is queued next (stops when nothing is)"
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
+            "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"
+        ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
+        CommandSpec(
+            "played", usage: "played <n|id>...", method: PlayerMark.method, summary: "mark items played"
+        ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: true) },
+        CommandSpec(
+            "unplayed", usage: "unplayed <n|id>...", method: PlayerMark.method,
+            summary: "mark items not played (forgets where they were left)"
+        ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: false) },
+        CommandSpec(
+            "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
+            summary: "an item's image as a local file (cached)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            return .call(
+                .run(MediaArtwork(id: id)) { repl, result in
+                    let path = repl.renderer.fit == nil ? result.path : Renderer.home(result.path)
+                    repl.display(path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
+                })
+        },
+    ]
+}
