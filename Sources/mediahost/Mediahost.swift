@@ -66,8 +66,8 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(
         name: .customLong("log-level"),
-        help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
-    var logLevel: String?
+        help: ArgumentHelp("Log level on stderr.", valueName: "level"))
+    var logLevel: Logger.Level?
 
     @Flag(
         help: "Start the local replica APIs (a child process) and point every provider at them (no network or API keys needed).")
@@ -85,12 +85,19 @@ struct GlobalOptions: ParsableArguments {
         /// Sets the option; false when the value is not one it takes.
         let apply: @Sendable (inout HostOptions, String) -> Bool
 
-        static func value(
-            _ name: String, _ field: any WritableKeyPath<HostOptions, String?> & Sendable,
-            accepts: @escaping @Sendable (String) -> Bool = { _ in true }
-        ) -> Definition {
+        static func value(_ name: String, _ field: any WritableKeyPath<HostOptions, String?> & Sendable) -> Definition {
             Definition(name: name, takesValue: true) { options, value in
-                guard accepts(value) else { return false }
+                options[keyPath: field] = value
+                return true
+            }
+        }
+
+        /// An option whose value argument-parser reads as a `T` (an enum); other values are not taken.
+        static func value<T: ExpressibleByArgument & Sendable>(
+            _ name: String, _ field: any WritableKeyPath<HostOptions, T?> & Sendable
+        ) -> Definition {
+            Definition(name: name, takesValue: true) { options, text in
+                guard let value = T(argument: text) else { return false }
                 options[keyPath: field] = value
                 return true
             }
@@ -107,7 +114,7 @@ struct GlobalOptions: ParsableArguments {
     static let definitions: [Definition] = [
         .value("--config", \.config),
         .value("--data-dir", \.dataDir),
-        .value("--log-level", \.logLevel) { Logger.Level(rawValue: $0) != nil },
+        .value("--log-level", \.logLevel),
         .flag("--sandbox", \.sandbox),
         .flag("--no-service", \.noService),
     ]
@@ -139,12 +146,6 @@ struct GlobalOptions: ParsableArguments {
         return [arguments[index]] + arguments[(index + 1)...] + globals
     }
 
-    func validate() throws {
-        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-    }
-
     var host: HostOptions {
         HostOptions(config: config, dataDir: dataDir, logLevel: logLevel, sandbox: sandbox, noService: noService)
     }
@@ -156,7 +157,7 @@ struct GlobalOptions: ParsableArguments {
 struct HostOptions {
     var config: String?
     var dataDir: String?
-    var logLevel: String?
+    var logLevel: Logger.Level?
     var sandbox = false
     var noService = false
 
@@ -264,7 +265,7 @@ struct HostOptions {
                 paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
                 providers: BuiltinProviders.all, http: http, discovery: BuiltinModules.discovery(),
                 modules: BuiltinModules.all, environment: environment,
-                logLevel: logLevel.flatMap(Logger.Level.init(rawValue:)), oneShot: oneShot)
+                logLevel: logLevel, oneShot: oneShot)
             http.setLogger(
                 Logger(label: "\(HostRuntime.name).http") { [host] in
                     StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
@@ -563,3 +564,7 @@ struct QuickCommand {
         return true
     }
 }
+
+/// `--log-level trace|debug|…`: argument-parser lists the levels in `--help` and says them when
+/// the value is none of them.
+extension Logger.Level: @retroactive ExpressibleByArgument {}

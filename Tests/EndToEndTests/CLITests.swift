@@ -163,8 +163,6 @@ import Testing
         #expect(try await runMediahost(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
         let help = try await runMediahost(["call", "host.info", "--help"])
         #expect(help.status == 0 && help.stdout.contains("USAGE: mediahost call"))
-        let badLevel = try await runMediahost(["call", "host.info", "--log-level", "loud"])
-        #expect(badLevel.status != 0 && badLevel.stderr.contains("--log-level must be one of"))
         // Every global option the help names is read by the fast path too, before or after the
         // subcommand, and by argument-parser for any other subcommand: one definition each.
         let globalHelp = try await runMediahost(["repl", "--help"])
@@ -209,7 +207,8 @@ import Testing
     @Test func badLogLevelAndUnreadableConfigAreClear() async throws {
         let level = try await runMediahost(["call", "host.info", "--log-level", "loud"])
         #expect(level.status != 0)
-        #expect(level.stderr.contains("--log-level must be one of"))
+        // argument-parser's words, with every level the option takes.
+        #expect(level.stderr.contains("invalid for '--log-level <level>'") && level.stderr.contains("- critical"))
         let directory = try makeTemporaryDirectory()
         try "not = [valid".write(toFile: directory + "/bad.toml", atomically: true, encoding: .utf8)
         let config = try await runMediahost(["call", "host.info", "--config", directory + "/bad.toml"])
