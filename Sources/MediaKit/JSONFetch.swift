@@ -4,10 +4,13 @@ import Foundation
 /// an extractor: send it, make a status outside 2xx the provider's own error, read the body as
 /// JSON. A provider keeps only what differs: its URLs, its credentials, its error codes.
 extension HTTPClient {
-    /// Sends `request`; a status outside 200-299 is thrown as what `failure` makes of it.
-    public func fetch(_ request: HTTPRequest, failure: (HTTPResponse) -> ProviderError) async throws -> HTTPResponse {
+    /// Sends `request`; a status outside 200-299 is thrown as what `failure` makes of it, or
+    /// when it has no better word, as any service's (`ProviderError.from`).
+    public func fetch(
+        _ request: HTTPRequest, failure: (HTTPResponse) -> ProviderError? = { _ in nil }
+    ) async throws -> HTTPResponse {
         let response = try await send(request)
-        guard (200..<300).contains(response.status) else { throw failure(response) }
+        guard (200..<300).contains(response.status) else { throw failure(response) ?? .from(response) }
         return response
     }
 }

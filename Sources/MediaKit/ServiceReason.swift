@@ -83,4 +83,18 @@ extension ProviderError {
         }
         return .upstream(status: response.status, message: reason)
     }
+
+    /// What an error status means from any service, as yt-dlp's `_download_json` makes an HTTP
+    /// error its extractor's: 429 is a rate limit (its Retry-After, else `reset`), 401 and 403 a
+    /// refusal, 404 a missing thing, anything else the service's failure; each with the service's
+    /// own reason (`reason`, else what its body says). A provider says only what differs.
+    public static func from(_ response: HTTPResponse, reason: String? = nil, reset: Double? = nil) -> ProviderError {
+        let said = reason ?? ServiceReason.from(response.body) ?? "no reason given"
+        switch response.status {
+        case 429: return .rateLimited(retryAfter: response.retryAfter ?? reset)
+        case 401, 403: return .unauthorized(said)
+        case 404: return .notFound(said)
+        default: return reason.map { .upstream(status: response.status, message: $0) } ?? .upstream(response)
+        }
+    }
 }

@@ -95,6 +95,22 @@ import Testing
         #expect(ProviderError.quotaExceeded("x").kind == "quotaExceeded")
     }
 
+    /// Any service's error statuses, as every JSON provider gets them unless it says otherwise.
+    @Test func errorStatusesMeanTheSameFromEveryService() {
+        func error(_ status: Int, _ body: String = "", headers: [String: String] = [:], reset: Double? = nil) -> ProviderError {
+            ProviderError.from(
+                HTTPResponse(status: status, headers: headers, body: Data(body.utf8), url: URL(string: "https://x.invalid")!),
+                reset: reset)
+        }
+        #expect(error(429, reset: 30) == .rateLimited(retryAfter: 30))
+        // The service's own Retry-After comes before a reset the provider read elsewhere.
+        #expect(error(429, headers: ["retry-after": "5"], reset: 30) == .rateLimited(retryAfter: 5))
+        #expect(error(401, #"{"error":"The access token is invalid"}"#) == .unauthorized("The access token is invalid"))
+        #expect(error(403) == .unauthorized("no reason given"))
+        #expect(error(404, #"{"error":"Record not found"}"#) == .notFound("Record not found"))
+        #expect(error(502, "502 Bad Gateway") == .upstream(status: 502, message: "Bad Gateway"))
+    }
+
     @Test func descriptorEnvironmentNames() {
         let d = ProviderDescriptor(id: "podcasts", name: "P", kinds: [.podcast], capabilities: [])
         #expect(d.environmentName(for: "base_url") == "MEDIAHOST_PODCASTS_BASE_URL")

@@ -121,17 +121,10 @@ public struct MastodonProvider: CompiledProvider {
         return (try response.json(service: "Mastodon", what: path), response)
     }
 
+    /// Mastodon says when its rate limit resets as a date (`x-ratelimit-reset`).
     static func error(for response: HTTPResponse) -> ProviderError {
-        let message = ServiceReason.from(response.body) ?? "no reason given"
-        switch response.status {
-        case 429:
-            let reset = response.header("x-ratelimit-reset").flatMap(ISODate.parse)
-            return .rateLimited(
-                retryAfter: response.retryAfter ?? reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
-        case 401, 403: return .unauthorized(message)
-        case 404: return .notFound(message)
-        default: return .upstream(status: response.status, message: message)
-        }
+        let reset = response.header("x-ratelimit-reset").flatMap(ISODate.parse)
+        return .from(response, reset: reset.map { min(RetryAfter.maximum, max(0, $0.timeIntervalSinceNow)) })
     }
 
     /// `<url>; rel="next", <url>; rel="prev"` -> ["next": url, "prev": url].

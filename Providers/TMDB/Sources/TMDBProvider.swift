@@ -169,13 +169,7 @@ public struct TMDBProvider: CompiledProvider {
         case 30?: return .unauthorized("invalid username or password")
         case 33?: return .unauthorized("the login took too long (the request token expired); try `login tmdb` again")
         case 3?, 17?: return .unauthorized("TMDB refused the session; run `login tmdb` again")
-        default: break
-        }
-        switch response.status {
-        case 429: return .rateLimited(retryAfter: response.retryAfter)
-        case 401, 403: return .unauthorized(message)
-        case 404: return .notFound(message)
-        default: return .upstream(status: response.status, message: message)
+        default: return .from(response)
         }
     }
 

@@ -110,16 +110,14 @@ public struct TwitterProvider: CompiledProvider {
         return try await http.fetch(request, failure: error(for:)).json(service: "X", what: path)
     }
 
+    /// X says when its rate limit resets as epoch seconds, and what a refusal means here.
     func error(for response: HTTPResponse) -> ProviderError {
-        let reason = ServiceReason.from(response.body)
         switch response.status {
-        case 429:
-            let reset = RetryAfter.untilEpoch(response.header("x-rate-limit-reset"), now: now())
-            return .rateLimited(retryAfter: reset)
         case 401: return .unauthorized("X refused the bearer token; set TWITTER_BEARER_TOKEN")
-        case 403: return .unauthorized("\(reason ?? "forbidden") (your access level may not include this endpoint)")
-        case 404: return .notFound(reason ?? "not found")
-        default: return .upstream(response)
+        case 403:
+            let reason = ServiceReason.from(response.body) ?? "forbidden"
+            return .unauthorized("\(reason) (your access level may not include this endpoint)")
+        default: return .from(response, reset: RetryAfter.untilEpoch(response.header("x-rate-limit-reset"), now: now()))
         }
     }
 }
