@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "MediaKit", "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "JSONRPC", "Sandbox", "MediaHTTP",
+                "MediaKit", "MediaHost", "JSONRPC", "Sandbox", "MediaHTTP",
             ],
             path: "Tests/TestSupport",
             swiftSettings: strict),
@@ -166,11 +166,23 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
-            dependencies: [
-                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "MediaKit", "MediaStore", "JSONRPC",
-                "TestSupport", "Sandbox", "MediaHTTP",
-            ],
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],
             exclude: ["Recorded"], swiftSettings: strict),
+        // A test target per module on the runtime, as Hummingbird gives each library its own.
+        .testTarget(
+            name: "HostPlayerTests",
+            dependencies: ["HostPlayer", "MediaHost", "MediaKit", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HostShareTests", dependencies: ["HostShare", "MediaHost", "MediaKit", "JSONRPC", "TestSupport", "MediaHTTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HostPluginsTests", dependencies: ["HostPlugins", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HostServiceTests", dependencies: ["HostService", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
             dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "MediaKit", "JSONRPC", "TestSupport"],

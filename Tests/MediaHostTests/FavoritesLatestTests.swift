@@ -24,7 +24,7 @@ import Testing
 
         // What was played is marked, and left out on request.
         let first = try #require(ids.first)
-        _ = try await fixture.checked("player.mark", ["ids": [.string(first)], "played": true])
+        try await fixture.host.store.markPlayed([try ItemID(parsing: first)], played: true)
         let marked = try await fixture.checked("favorites.latest")
         #expect(marked["items"]?.arrayValue?.first?["played"] == true)
         let unplayed = try await fixture.checked("favorites.latest", ["unplayed": true, "limit": 3])

@@ -1,5 +1,4 @@
 import Foundation
-import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -37,10 +36,8 @@ import Testing
     @Test func valuesRoundTripAsJSONEncoderAndDecoderDo() throws {
         try roundTrip(Self.item)
         try roundTrip(Page(items: [Self.item, Self.item.snapshot], next: Cursor("n"), total: 2))
-        try roundTrip(
-            PlayerStatus(
-                state: .playing, item: .init(id: Self.item.id, title: "T", target: "/x.mp3", local: true), position: 12.25,
-                duration: 60, paused: false, volume: 100, queue: [], player: "mpv", problem: "p"))
+        try roundTrip(DownloadProgress(id: Self.item.id.description, bytes: 10, total: 100, rate: 0.25, eta: nil))
+        try roundTrip(DownloadStateChange(id: Self.item.id.description, state: "failed", error: "p"))
         try roundTrip(["a": [1, 2], "b": []] as [String: [Int]])
         try roundTrip([Int64.max, Int64.min, 0])
         try roundTrip([UInt8(255), 0])

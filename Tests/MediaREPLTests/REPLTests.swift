@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -16,7 +17,7 @@ final class CapturedREPL: @unchecked Sendable {
     private let err = LineLog()
 
     init(json: Bool = false, keepGoing: Bool = false, environment: [String: String] = [:]) throws {
-        fixture = try HostFixture(environment: environment)
+        fixture = try HostFixture(environment: environment, modules: [PlayerModule.self])
         repl = REPL(
             host: fixture.host, options: REPL.Options(json: json, keepGoing: keepGoing, color: false),
             write: out.append, writeError: err.append)
@@ -629,4 +630,4 @@ final class CapturedREPL: @unchecked Sendable {
 }
 
 /// The methods a host with the shipped modules serves.
-let servedMethodNames = (Dispatcher.runtimeMethods + TestHost.modules.flatMap { $0.methods }).map { $0.method }
+let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods).map { $0.method }

@@ -1,20 +1,25 @@
 import Foundation
-import HostPlayer
-import HostPlugins
-import HostShare
 import JSONRPC
 import MediaHost
 import MediaKit
 import Synchronization
 
-/// A host on a fresh temporary data dir with the test providers registered.
+/// A host on a fresh temporary data dir with the test providers registered, and the modules a
+/// test target is about (none: the runtime alone). `setUp` fills the data dir before the host
+/// starts (plugins to discover).
 public struct HostFixture: Sendable {
     public let host: HostRuntime
     public let control: CatalogControl
     public let directory: String
 
-    public init(environment: [String: String] = [:], configText: String? = nil, http: any HTTPClient = NoNetwork()) throws {
+    public init(
+        environment: [String: String] = [:], configText: String? = nil, http: any HTTPClient = NoNetwork(),
+        modules: [any HostModule.Type] = [], discovery: [any ProviderDiscovery] = [],
+        setUp: (_ dataDir: String) throws -> Void = { _ in }
+    ) throws {
         directory = try makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        try setUp(directory + "/data")
         if let configText {
             try configText.write(toFile: directory + "/config.toml", atomically: true, encoding: .utf8)
         }
@@ -26,7 +31,7 @@ public struct HostFixture: Sendable {
                 CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self),
                 .of(FeedsProvider.self),
             ],
-            http: http, discovery: TestHost.discovery(), modules: TestHost.modules, environment: environment)
+            http: http, discovery: discovery, modules: modules, environment: environment)
     }
 
     /// Calls a method and parses the result.
@@ -57,12 +62,4 @@ public final class LineLog: Sendable {
     public func append(_ line: String) { lines.withLock { $0.append(line) } }
     public func clear() { lines.withLock { $0.removeAll() } }
     public var text: String { lines.withLock { $0.joined(separator: "\n") } }
-}
-
-/// What the shipped binary puts on the runtime besides its providers (`BuiltinModules`, which
-/// would bring every provider into these tests; `SandboxEndToEndTests` checks the binary serves
-/// what rpc-spec.json describes).
-public enum TestHost {
-    public static let modules: [any HostModule.Type] = [PlayerModule.self, ShareModule.self]
-    public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }
 }

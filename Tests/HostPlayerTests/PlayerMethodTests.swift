@@ -1,15 +1,17 @@
 import Foundation
+import HostPlayer
 import JSONRPC
 import MediaHTTP
+import MediaHost
 import MediaKit
-import MediaStore
 import Sandbox
+import Synchronization
 import TestSupport
 import Testing
 
-@testable import MediaHost
-
-@Suite struct ArtworkAndPlayerTests {
+/// The player module on a host of its own: what plays, what a missing or failing player says,
+/// what its methods take, and that the spec says what they do.
+@Suite struct PlayerMethodTests {
     func fixture() async throws -> (SandboxServer, HostFixture) {
         let server = SandboxServer(replicas: [])
         let port = try await server.start()
@@ -17,86 +19,8 @@ import Testing
             environment: [
                 "MEDIAHOST_CATALOG_ARTWORK_BASE": "http://127.0.0.1:\(port)/_sandbox/bytes",
                 "MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:\(port)/_sandbox/file",
-            ], http: MediaHTTPClient())
+            ], http: MediaHTTPClient(), modules: [PlayerModule.self])
         return (server, fixture)
-    }
-
-    @Test func sha256MatchesTheStandardVectors() {
-        #expect(SHA256.hex(Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(
-            SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        // Two blocks of padding: a 56-byte message.
-        #expect(
-            SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
-    }
-
-    @Test func artworkIsFetchedOnceAndServedFromTheCache() async throws {
-        let (server, fixture) = try await fixture()
-        defer { server.stop() }
-        let first = try await fixture.call("media.artwork", ["id": "catalog:video:v7"])
-        try expectConforms(first, to: "media.artwork")
-        #expect(first["cached"] == false)
-        let path = try #require(first["path"]?.stringValue)
-        #expect(path.hasPrefix(fixture.host.paths.cacheDir + "/artwork/"))
-        #expect(FileManager.default.contents(atPath: path)?.count == 1007)
-        let second = try await fixture.call("media.artwork", ["id": "catalog:video:v7"])
-        #expect(second["cached"] == true)
-        #expect(second["path"] == first["path"])
-        #expect(server.traffic.count(prefix: "/_sandbox/bytes/") == 1)
-        let stats = try await fixture.call("cache.stats")
-        try expectConforms(stats, to: "cache.stats")
-        #expect(stats["entries"] == 1 && stats["bytes"] == 1007)
-        #expect(try await fixture.call("cache.clear") == ["removed": 1])
-        #expect(!FileManager.default.fileExists(atPath: path))
-    }
-
-    @Test func concurrentRequestsShareOneTransferAndNeverMixItems() async throws {
-        let (server, fixture) = try await fixture()
-        defer { server.stop() }
-        server.faults.add(FaultRule(path: "/_sandbox/bytes/", latencyMs: 150))
-        let ids = (0..<20).map { "catalog:video:v\($0 % 10)" }
-        let results = try await withThrowingTaskGroup(of: (String, JSONValue).self) { group in
-            for id in ids {
-                group.addTask {
-                    let answer = try await fixture.call("media.artwork", ["id": .string(id)])
-                    return (id, answer)
-                }
-            }
-            var results: [(String, JSONValue)] = []
-            for try await result in group { results.append(result) }
-            return results
-        }
-        #expect(results.count == 20)
-        for (id, result) in results {
-            #expect(result["id"]?.stringValue == id, "the answer names the item asked for")
-            let n = Int(id.split(separator: "v").last!)!
-            #expect(result["url"]?.stringValue?.hasSuffix("/\(1000 + n)") == true)
-            let bytes = try #require(FileManager.default.contents(atPath: result["path"]?.stringValue ?? ""))
-            #expect(bytes.count == 1000 + n, "\(id) got its own image")
-        }
-        #expect(server.traffic.count(prefix: "/_sandbox/bytes/") == 10, "one transfer per image, however many asked")
-    }
-
-    @Test func leastRecentlyUsedImagesAreEvictedWithinTheBound() async throws {
-        let (server, fixture) = try await fixture()
-        defer { server.stop() }
-        let cache = ArtworkCache(
-            store: fixture.host.store, http: MediaHTTPClient(), root: fixture.directory + "/small", limit: { 3_100 })
-        let base = "http://127.0.0.1:\(server.port!)/_sandbox/bytes"
-        let a = try await cache.file(for: "\(base)/1000").entry
-        let b = try await cache.file(for: "\(base)/1001").entry
-        let c = try await cache.file(for: "\(base)/1002").entry
-        _ = try await cache.file(for: "\(base)/1000")  // a is used again: b is now the oldest
-        let d = try await cache.file(for: "\(base)/1003").entry
-        #expect(FileManager.default.fileExists(atPath: a.path))
-        #expect(!FileManager.default.fileExists(atPath: b.path), "the least recently used went first")
-        #expect(FileManager.default.fileExists(atPath: c.path))
-        #expect(FileManager.default.fileExists(atPath: d.path))
-        let stats = try await cache.stats()
-        #expect(stats.bytes <= 3_100)
-        #expect(stats.entries == 3)
     }
 
     @Test func playerGetsTheDownloadElseTheStream() async throws {
@@ -176,6 +100,51 @@ import Testing
         #expect(error.code == -32021)
         #expect(error.message.contains("'no-such-player-xyz' was not found"))
         #expect(error.message.contains("player.command"))
+    }
+
+    static let badParams: [(String, String, String)] = [
+        ("player.volume", #"{"level":500}"#, "0-130"),
+        ("player.seek", #"{"seconds":-5}"#, "0 or more unless relative"),
+        ("player.mark", #"{"ids":[],"played":true}"#, "1 to 10000"),
+    ]
+
+    @Test(arguments: badParams)
+    func badParamsAreInvalidParams(method: String, params: String, needle: String) async throws {
+        let fixture = try HostFixture(modules: [PlayerModule.self])
+        let error = try #require(await fixture.error(method, try JSONValue(parsing: params)))
+        #expect(error.code == -32602)
+        #expect(error.message.contains(needle), "\(error.message)")
+    }
+
+    @Test func theSpecDescribesThePlayersMethodsAndNotification() throws {
+        #expect(try specDisagreements(PlayerModule.methods) == [])
+        #expect(PlayerModule.notifications.map { $0.method } == ["player.state"])
+        #expect(try notificationDisagreements(PlayerStatus(state: .stopped, paused: false, queue: [], player: "mpv")) == [])
+        let paused = PlayerStatus(
+            state: .paused,
+            item: PlayerStatus.Entry(id: try ItemID(parsing: "catalog:video:v1"), title: "V1", target: "/d/v1.mp4", local: true),
+            position: 12.5, duration: 60, paused: true, volume: 80,
+            queue: [PlayerStatus.Entry(id: nil, title: "x.mp3", target: "https://example.com/x.mp3", local: false)],
+            player: "mpv")
+        #expect(try notificationDisagreements(paused) == [])
+    }
+
+    /// What plays is told with the secrets in its addresses masked, as everything the host says.
+    @Test func playerStateMasksSecretsInWhatPlays() async throws {
+        let fixture = try HostFixture(environment: ["CATALOG_API_KEY": "s3cr3t-k3y-v4lu3"], modules: [PlayerModule.self])
+        let heard = Mutex<[PlayerStatus]>([])
+        let token = fixture.host.events.subscribe { event in
+            if let status = event.payload(PlayerStatus.self) { heard.withLock { $0.append(status) } }
+        }
+        defer { fixture.host.events.unsubscribe(token) }
+        let entry = PlayerStatus.Entry(
+            id: nil, title: "signed", target: "https://cdn.example/v.mp4?key=s3cr3t-k3y-v4lu3", local: false)
+        fixture.host.events.publish(
+            HostEvent(PlayerStatus(state: .playing, item: entry, paused: false, queue: [entry], player: "mpv")))
+        let told = try #require(heard.withLock { $0.first })
+        #expect(told.item?.target.contains("s3cr3t") == false)
+        #expect(told.queue.first?.target.contains("s3cr3t") == false)
+        #expect(told.item?.title == "signed")
     }
 
     func waitForFile(_ path: String) async throws {
