@@ -152,35 +152,42 @@ public final class FallbackConnection: HostConnection {
     public var isRemote: Bool { !flag.isSet }
 
     public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
-        if !flag.isSet {
-            do throws(RPCError) {
-                return try await service.run(request)
-            } catch  where error.isServiceGone {
-                onSwitch()
-            }
+        try await either { () async throws(RPCError) in
+            try await service.run(request)
+        } here: { () async throws(RPCError) in
+            try await local.run(request)
         }
-        return try await local.run(request)
     }
 
     public func call(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
-        if !flag.isSet {
-            do throws(RPCError) {
-                return try await service.call(method, params: params)
-            } catch  where error.isServiceGone {
-                onSwitch()
-            }
+        try await either { () async throws(RPCError) in
+            try await service.call(method, params: params)
+        } here: {
+            () async throws(RPCError) in
+            try await local.call(method, params: params)
         }
-        return try await local.call(method, params: params)
     }
 
     public func value(_ method: String, params: JSONValue?) async throws(RPCError) -> JSONValue {
+        try await either { () async throws(RPCError) in
+            try await service.value(method, params: params)
+        } here: {
+            () async throws(RPCError) in
+            try await local.value(method, params: params)
+        }
+    }
+
+    /// The service's answer while it runs; once it is gone, this process's (said once).
+    private func either<T>(
+        _ service: () async throws(RPCError) -> T, here local: () async throws(RPCError) -> T
+    ) async throws(RPCError) -> T {
         if !flag.isSet {
             do throws(RPCError) {
-                return try await service.value(method, params: params)
+                return try await service()
             } catch  where error.isServiceGone {
                 onSwitch()
             }
         }
-        return try await local.value(method, params: params)
+        return try await local()
     }
 }

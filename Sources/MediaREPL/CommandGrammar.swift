@@ -182,6 +182,19 @@ public struct CommandSpec: Sendable {
         return sub.resolve(CommandWords(words: rest, raw: line.raw.trimmingSpaces().splitFirstWord().1))
     }
 
+    /// A command that takes no words: it runs `request` and `show`s the answer.
+    static func plain<M: RPCMethod>(
+        _ name: String, aliases: [String] = [], usage: String? = nil, summary: String, subcommands: [CommandSpec] = [],
+        _ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void
+    ) -> CommandSpec {
+        CommandSpec(
+            name, aliases: aliases, usage: usage ?? name, method: M.method, summary: summary, subcommands: subcommands
+        ) { line, _ throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(.run(request, show: show))
+        }
+    }
+
     /// The command a word names, by name or alias.
     static func named(_ word: String) -> CommandSpec? {
         let word = word.lowercased()

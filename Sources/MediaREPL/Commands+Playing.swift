@@ -91,13 +91,10 @@ extension CommandSpec {
                     }
                 })
         },
-        CommandSpec(
-            "player", usage: "player", method: PlayerStatusGet.method,
-            summary: "what plays and what is queued; its subcommands control it (mpv)", subcommands: REPL.playerSubcommands
-        ) { line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerStatusGet()) { repl, status in repl.present(player: status) })
-        },
+        .plain(
+            "player", summary: "what plays and what is queued; its subcommands control it (mpv)",
+            subcommands: REPL.playerSubcommands, PlayerStatusGet()
+        ) { repl, status in repl.present(player: status) },
         CommandSpec(
             "toggle", usage: "toggle", method: PlayerPause.method,
             summary: "pause or resume what plays (`player pause`, `player resume`)"
@@ -117,18 +114,12 @@ extension CommandSpec {
             "seek", usage: "seek <+s|-s|mm:ss|s>", method: PlayerSeek.method,
             summary: "jump in what plays: +30 forward, -10 back, 12:30 or 750 to that point"
         ) { line, _ throws(CommandError) in try REPL.seekCall(line) },
-        CommandSpec(
-            "stop", usage: "stop", method: PlayerStop.method, summary: "stop playing (the position is kept) and empty the queue"
-        ) { line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
-        },
-        CommandSpec(
-            "skip", usage: "skip", method: PlayerNext.method, summary: "play what is queued next (stops when nothing is)"
-        ) { line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
-        },
+        .plain(
+            "stop", summary: "stop playing (the position is kept) and empty the queue", PlayerStop()
+        ) { repl, status in repl.present(player: status) },
+        .plain(
+            "skip", summary: "play what is queued next (stops when nothing is)", PlayerNext()
+        ) { repl, status in repl.present(player: status) },
         CommandSpec(
             "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"
         ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },

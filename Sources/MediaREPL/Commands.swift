@@ -115,12 +115,9 @@ extension CommandSpec {
             if let provider = line.words.first { request.provider = try repl.requireProvider(provider) }
             return .call(.run(request) { repl, latest in repl.present(latest: latest) })
         },
-        CommandSpec(
-            "lists", usage: "lists", method: ListsList.method, summary: "your lists and how many items each holds"
-        ) { line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(ListsList()) { repl, lists in repl.present(lists: lists) })
-        },
+        .plain(
+            "lists", summary: "your lists and how many items each holds", ListsList()
+        ) { repl, lists in repl.present(lists: lists) },
         CommandSpec(
             "list", usage: "list <name>", method: ListsItems.method,
             summary: "a list's items (then the usual row commands)", subcommands: REPL.listSubcommands

@@ -116,26 +116,18 @@ extension REPL {
 
     /// `player pause`, `player seek +30`...: the controls of what plays, as subcommands.
     static let playerSubcommands: [CommandSpec] = [
-        CommandSpec("pause", usage: "player pause", method: PlayerPause.method, summary: "pause what plays") {
-            line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerPause()) { repl, status in repl.present(player: status) })
-        },
-        CommandSpec("resume", usage: "player resume", method: PlayerResume.method, summary: "play on") {
-            line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerResume()) { repl, status in repl.present(player: status) })
-        },
-        CommandSpec("stop", usage: "player stop", method: PlayerStop.method, summary: "as `stop`") {
-            line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerStop()) { repl, status in repl.present(player: status) })
-        },
-        CommandSpec("skip", aliases: ["next"], usage: "player skip", method: PlayerNext.method, summary: "as `skip`") {
-            line, _ throws(CommandError) in
-            guard line.words.isEmpty else { throw CommandError.usage }
-            return .call(.run(PlayerNext()) { repl, status in repl.present(player: status) })
-        },
+        .plain(
+            "pause", usage: "player pause", summary: "pause what plays", PlayerPause()
+        ) { repl, status in repl.present(player: status) },
+        .plain(
+            "resume", usage: "player resume", summary: "play on", PlayerResume()
+        ) { repl, status in repl.present(player: status) },
+        .plain(
+            "stop", usage: "player stop", summary: "as `stop`", PlayerStop()
+        ) { repl, status in repl.present(player: status) },
+        .plain(
+            "skip", aliases: ["next"], usage: "player skip", summary: "as `skip`", PlayerNext()
+        ) { repl, status in repl.present(player: status) },
         CommandSpec("seek", usage: "player seek <+s|-s|mm:ss|s>", method: PlayerSeek.method, summary: "as `seek`") {
             line, _ throws(CommandError) in try REPL.seekCall(line)
         },

@@ -82,48 +82,51 @@ public struct DownloadsList: RPCMethod {
     }
 }
 
+/// A method on one download that answers with the download as it is after.
+public protocol DownloadAction: RPCMethod where Response == Download {
+    var id: ItemID { get }
+    static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord
+}
+
+extension DownloadAction {
+    public func run(on host: HostRuntime) async throws -> Download {
+        host.downloads.live.current(try await Self.act(on: host.downloads, id))
+    }
+}
+
 /// Pauses a queued or running download; its `.part` file stays for resuming.
-public struct DownloadsPause: RPCMethod {
+public struct DownloadsPause: DownloadAction {
     public static let method = "downloads.pause"
     public static let effect = MethodEffect(.changes)
-    public typealias Response = Download
     public var id: ItemID
 
-    public init(id: ItemID) {
-        self.id = id
-    }
-    public func run(on host: HostRuntime) async throws -> Download {
-        host.downloads.live.current(try await host.downloads.pause(id))
+    public init(id: ItemID) { self.id = id }
+    public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
+        try await downloads.pause(id)
     }
 }
 
 /// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
-public struct DownloadsResume: RPCMethod {
+public struct DownloadsResume: DownloadAction {
     public static let method = "downloads.resume"
     public static let effect = MethodEffect(.changes, reachesOut: true)
-    public typealias Response = Download
     public var id: ItemID
 
-    public init(id: ItemID) {
-        self.id = id
-    }
-    public func run(on host: HostRuntime) async throws -> Download {
-        host.downloads.live.current(try await host.downloads.resume(id))
+    public init(id: ItemID) { self.id = id }
+    public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
+        try await downloads.resume(id)
     }
 }
 
 /// Stops a download and deletes its partial file.
-public struct DownloadsCancel: RPCMethod {
+public struct DownloadsCancel: DownloadAction {
     public static let method = "downloads.cancel"
     public static let effect = MethodEffect(.removes)
-    public typealias Response = Download
     public var id: ItemID
 
-    public init(id: ItemID) {
-        self.id = id
-    }
-    public func run(on host: HostRuntime) async throws -> Download {
-        host.downloads.live.current(try await host.downloads.cancel(id))
+    public init(id: ItemID) { self.id = id }
+    public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
+        try await downloads.cancel(id)
     }
 }
 
