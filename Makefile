@@ -6,13 +6,20 @@ SWIFTC      ?= swiftc
 BUILD_FLAGS ?=
 # jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
 # their tests run with them.
-DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3
+# libchafa0, libgdk-pixbuf-2.0-0 and webp-pixbuf-loader: pictures in the terminal (gdk-pixbuf
+# decodes JPEG, PNG, GIF and, with the loader, WebP; libchafa draws kitty, sixel, iTerm2 or
+# blocks). Loaded at first use: the build needs none of them, and mediahost runs without them.
+DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 libchafa0 libgdk-pixbuf-2.0-0 \
+	webp-pixbuf-loader
 # mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
 # avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
 # tmux: the REPL's screen is read from a real terminal emulator (what fits, what a redraw leaves).
 # ffmpeg: a YouTube download of video and audio apart is merged by the real ffmpeg (yt-dlp runs it).
-TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg
+# xvfb, xterm, kitty, imagemagick, xfonts-base: pictures are drawn into real terminal emulators on
+# a virtual screen and read back from screenshots.
+TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
+	xvfb xterm kitty imagemagick xfonts-base
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

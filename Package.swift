@@ -74,6 +74,10 @@ let package = Package(
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CAvahi", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        // Pictures: gdk-pixbuf decodes, libchafa draws (kitty, sixel, iTerm2, blocks), both loaded
+        // at first use so the binary runs without them.
+        .target(name: "CPictures", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(name: "Pictures", dependencies: ["CPictures"], swiftSettings: strict),
         // The libcurl implementation of MediaKit's HTTPClient.
         .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: strict),
         .target(
@@ -182,6 +186,7 @@ let package = Package(
         .testTarget(
             name: "HostServiceTests", dependencies: ["HostService", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "PicturesTests", dependencies: ["Pictures"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
