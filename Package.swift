@@ -108,7 +108,9 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "MediaREPL",
-            dependencies: ["MediaHost", "HostPlayer", "HostService", "MediaKit", "MediaStore", "JSONRPC", "CReadline"],
+            dependencies: [
+                "MediaHost", "HostPlayer", "HostService", "MediaKit", "MediaStore", "JSONRPC", "CReadline", "Pictures",
+            ],
             swiftSettings: strict),
         // The compiled-in providers and host modules, registered by the executables: the runtime
         // imports none.

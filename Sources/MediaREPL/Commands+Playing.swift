@@ -132,13 +132,14 @@ extension CommandSpec {
         ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: false) },
         CommandSpec(
             "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
-            summary: "an item's image as a local file (cached)"
+            summary: "an item's image as a local file (cached), drawn large where the terminal draws pictures"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
             return .call(
                 .run(MediaArtwork(id: id)) { repl, result in
                     let path = repl.renderer.fit == nil ? result.path : Renderer.home(result.path)
                     repl.display(path + repl.renderer.dim(result.cached ? "  (cached)" : ""))
+                    await repl.drawLarge(result)
                 })
         },
     ]

@@ -38,25 +38,31 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "browse", usage: "browse <provider> <category|n>", method: MediaBrowse.method, summary: "a category's items",
-            arguments: [[.provider], [.category(providerAt: 0)]]
+            "browse", usage: "browse <provider> <category|n> [--pictures]", method: MediaBrowse.method,
+            summary: "a category's items (--pictures: with their thumbnails)",
+            arguments: [[.provider], [.category(providerAt: 0)]], options: [.flag("--pictures")]
         ) { line, repl throws(CommandError) in
             guard line.words.count >= 2 else { throw CommandError.usage }
             let provider = try repl.requireProvider(line.words[0])
-            return .call(repl.browse(provider: provider, category: line.words.dropFirst().joined(separator: " ")))
+            return .call(
+                repl.browse(
+                    provider: provider, category: line.words.dropFirst().joined(separator: " "),
+                    pictures: line.has("--pictures")))
         },
         CommandSpec(
-            "search", aliases: ["s"], usage: "search [<provider>] [--kind K] <query>", method: MediaSearch.method,
-            summary: "search one or every provider", arguments: [[.provider]], options: [.value("--kind", .mediaKind)]
+            "search", aliases: ["s"], usage: "search [<provider>] [--kind K] [--pictures] <query>",
+            method: MediaSearch.method, summary: "search one or every provider (--pictures: with thumbnails)",
+            arguments: [[.provider]], options: [.value("--kind", .mediaKind), .flag("--pictures")]
         ) { line, repl throws(CommandError) in .call(try repl.searchCall(line)) },
         CommandSpec(
             "show", aliases: ["get"], usage: "show <n|id> [--reveal]", method: MediaGet.method,
-            summary: "an item's details (--reveal: a post's text under its content warning)",
+            summary:
+                "an item's details, with its picture where the terminal draws them (--reveal: a post's text under its content warning)",
             options: [.flag("--reveal")]
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
             let reveal = line.has("--reveal")
-            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item, reveal: reveal) })
+            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item, reveal: reveal, picture: true) })
         },
         CommandSpec(
             "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",
@@ -91,9 +97,9 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "favs", aliases: ["favorites"], usage: "favs [<provider> [--remote]]", method: FavoritesList.method,
+            "favs", aliases: ["favorites"], usage: "favs [<provider> [--remote]] [--pictures]", method: FavoritesList.method,
             summary: "favorites, newest first (works offline); --remote: the account's",
-            arguments: [[.provider]], options: [.flag("--remote")]
+            arguments: [[.provider]], options: [.flag("--remote"), .flag("--pictures")]
         ) { line, repl throws(CommandError) in
             var request = FavoritesList(remote: line.has("--remote") ? true : nil)
             guard line.words.count <= 1 else { throw CommandError.usage }
@@ -101,19 +107,21 @@ extension CommandSpec {
             if request.remote == true, request.provider == nil {
                 throw CommandError.invalid("--remote lists one account's favorites: favs <provider> --remote")
             }
-            return .call(repl.listing(.favorites(request)))
+            return .call(repl.listing(.favorites(request), pictures: line.has("--pictures")))
         },
         CommandSpec(
-            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed] [--no-shorts]", method: FavoritesLatest.method,
+            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed] [--no-shorts] [--pictures]",
+            method: FavoritesLatest.method,
             summary:
                 "what is new from followed favorites (shows, channels, people), newest first; --no-shorts leaves out YouTube Shorts",
-            arguments: [[.provider]], options: [.flag("--unplayed"), .flag("--no-shorts")]
+            arguments: [[.provider]], options: [.flag("--unplayed"), .flag("--no-shorts"), .flag("--pictures")]
         ) { line, repl throws(CommandError) in
             var request = FavoritesLatest(
                 unplayed: line.has("--unplayed") ? true : nil, shorts: line.has("--no-shorts") ? false : nil)
             guard line.words.count <= 1 else { throw CommandError.usage }
             if let provider = line.words.first { request.provider = try repl.requireProvider(provider) }
-            return .call(.run(request) { repl, latest in repl.present(latest: latest) })
+            let pictures = line.has("--pictures")
+            return .call(.run(request) { repl, latest in repl.present(latest: latest, pictures: pictures) })
         },
         .plain(
             "lists", summary: "your lists and how many items each holds", ListsList()

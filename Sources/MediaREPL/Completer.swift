@@ -53,8 +53,9 @@ struct Completer: Sendable {
                 let positional =
                     arguments.count < spec.arguments.count
                     ? spec.arguments[arguments.count].flatMap { offers($0, arguments: arguments) } : []
-                // Options not given yet, wherever the line is.
-                options = positional + spec.options.map(\.name).filter { parsed.options[$0] == nil }
+                // Options not given yet: once the arguments are there, or when a word starts with "-".
+                let unused = spec.options.map(\.name).filter { parsed.options[$0] == nil }
+                options = positional + (word.hasPrefix("-") || arguments.count >= spec.arguments.count ? unused : [])
             }
         } else {
             options = []

@@ -3,6 +3,7 @@ import Foundation
 import HostPlayer
 import JSONRPC
 import MediaHost
+import Pictures
 import Synchronization
 
 /// The latest progress of every running download and what plays, fed by the host's
@@ -200,32 +201,74 @@ final class InPlaceProgress: @unchecked Sendable {
     private let color: Bool
     /// The columns of each bar line drawn above the prompt, to move back over them.
     private var shown: [Int] = []
+    /// Pictures waiting for their room in the output, and how the terminal draws them.
+    private let pictures: PictureSlots?
+    private let graphics: TerminalGraphics?
 
     /// Where the bars go: stdout, or stderr when stdout is redirected.
     private let fd: Int32
 
-    init(board: ProgressBoard, color: Bool, fd: Int32 = 1) {
+    init(board: ProgressBoard, color: Bool, fd: Int32 = 1, pictures: PictureSlots? = nil, graphics: TerminalGraphics? = nil) {
         self.board = board
         self.color = color
         self.fd = fd
+        self.pictures = fd == 1 ? pictures : nil
+        self.graphics = fd == 1 ? graphics : nil
     }
 
-    /// After a command printed, the old bars scrolled away: draw anew below its output.
-    func forget() { shown = [] }
+    /// After a command printed, the old bars scrolled away: draw anew below its output. The
+    /// last command's pictures not drawn yet are not drawn now.
+    func forget() {
+        shown = []
+        pictures?.clear()
+    }
 
     func draw() {
         let width = Renderer.terminalColumns(fd)
-        guard let update = board.takeUpdate(width: width, color: color) else { return }
-        // Rows the old bars take now: after a resize to fewer columns the terminal wrapped them.
-        let rows = shown.reduce(0) { $0 + max(1, ($1 + width) / (width + 1)) }
+        let update = board.takeUpdate(width: width, color: color)
+        let ready = pictures?.takeReady() ?? []
+        guard update != nil || !ready.isEmpty else { return }
         var out = "\r"
-        if rows > 0 { out += "\u{1B}[\(rows)A" }
-        out += "\u{1B}[J"
-        for line in update.events { out += Renderer.fitLines(line, width: width) + "\n" }
-        for line in update.bars { out += line + "\n" }
-        shown = update.bars.map { Renderer.columns($0) }
+        if let update {
+            // Rows the old bars take now: after a resize to fewer columns the terminal wrapped them.
+            let rows = Self.rows(shown, width: width)
+            if rows > 0 { out += "\u{1B}[\(rows)A" }
+            out += "\u{1B}[J"
+            for line in update.events {
+                let fitted = Renderer.fitLines(line, width: width)
+                out += fitted + "\n"
+                pictures?.wrote(rows: fitted.split(separator: "\n", omittingEmptySubsequences: false).count)
+            }
+            for line in update.bars { out += line + "\n" }
+            shown = update.bars.map { Renderer.columns($0) }
+        }
+        if let pictures, let graphics {
+            // Each picture's room is where its command left it: that many rows above the prompt,
+            // with the bars between. One that scrolled off the screen is not drawn.
+            let above = Self.rows(shown, width: width)
+            let screen = Renderer.terminalRows(fd)
+            for (slot, content) in ready {
+                let up = pictures.rowsWritten - slot.topRow + above
+                guard up >= 1, up < screen else { continue }
+                let drawing: Drawing
+                switch content {
+                case .drawing(let made): drawing = made
+                case .note(let note):
+                    let lines = Renderer.fitLines(note, width: max(8, slot.box.columns)).split(separator: "\n")
+                    drawing = Drawing(
+                        mode: .blocks,
+                        text: lines.prefix(slot.box.rows).map { color ? "\u{1B}[2m\($0)\u{1B}[0m" : String($0) }
+                            .joined(separator: "\n"), columns: slot.box.columns, rows: min(lines.count, slot.box.rows))
+                }
+                out += graphics.place(drawing, rowsUp: up, column: slot.column)
+            }
+        }
         Descriptor.writeAll(fd, Array(out.utf8))
         rl_on_new_line()
         rl_redisplay()
+    }
+
+    private static func rows(_ shown: [Int], width: Int) -> Int {
+        shown.reduce(0) { $0 + max(1, ($1 + width) / (width + 1)) }
     }
 }

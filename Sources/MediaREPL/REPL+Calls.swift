@@ -24,7 +24,7 @@ extension REPL {
             )
         }
         request.query = words.joined(separator: " ")
-        return listing(.search(request))
+        return listing(.search(request), pictures: line.has("--pictures"))
     }
 
     /// The provider id one or two edits away from `word` (letters case-blind), if exactly one is.
@@ -58,10 +58,11 @@ extension REPL {
     }
 
     /// `browse`: the category by row number, name or id, then the listing.
-    func browse(provider: String, category text: String) -> Call {
+    func browse(provider: String, category text: String, pictures: Bool = false) -> Call {
         Call(method: MediaBrowse.method) { repl throws(RPCError) in
             let category = await repl.resolveCategory(provider: provider, text: text)
-            try await repl.listing(.browse(MediaBrowse(provider: provider, category: category))).perform(repl)
+            try await repl.listing(.browse(MediaBrowse(provider: provider, category: category)), pictures: pictures)
+                .perform(repl)
         }
     }
 
@@ -85,21 +86,23 @@ extension REPL {
     }
 
     /// A paged listing: runs its request and remembers it for `next` and `prev`.
-    func listing(_ request: PagedRequest) -> Call {
+    /// A paged listing's call; with `pictures`, its thumbnails follow its rows.
+    func listing(_ request: PagedRequest, pictures: Bool = false) -> Call {
         switch request {
         case .browse(let browse):
-            return .run(browse) { repl, page in repl.present(page: page, request: request) }
+            return .run(browse) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .children(let children):
-            return .run(children) { repl, page in repl.present(page: page, request: request) }
+            return .run(children) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .favorites(let favorites):
-            return .run(favorites) { repl, page in repl.present(page: page, request: request) }
+            return .run(favorites) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .list(let list):
-            return .run(list) { repl, page in repl.present(page: page, request: request) }
+            return .run(list) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .search(let search):
             return .run(search) { repl, result in
                 for failure in result.errors ?? [] { repl.fail(failure.message, label: "warning") }
                 repl.present(
-                    page: Page(items: result.items, next: result.next, prev: result.prev, total: result.total), request: request)
+                    page: Page(items: result.items, next: result.next, prev: result.prev, total: result.total), request: request,
+                    pictures: pictures)
             }
         }
     }

@@ -5,6 +5,7 @@ import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
+import Pictures
 import Synchronization
 
 #if canImport(Glibc)
@@ -106,11 +107,18 @@ extension REPL {
             stdoutFit.follow(nil)
             stderrFit.follow(nil)
         }
-        let progress = output.map { InPlaceProgress(board: board, color: options.color, fd: $0) }
+        if output == 1 { await findGraphics() }
+        let progress = output.map {
+            InPlaceProgress(board: board, color: options.color, fd: $0, pictures: pictures, graphics: graphics)
+        }
         showsNowPlaying = progress != nil
         defer { showsNowPlaying = false }
         idleHook = { [self] in
-            if mh_take_interrupt() != 0 { mh_rl_discard_line() }
+            if mh_take_interrupt() != 0 {
+                mh_rl_discard_line()
+                // Ctrl-C stops the pictures still coming too.
+                pictures.clear()
+            }
             if let progress { progress.draw() } else { flushProgress() }
         }
         defer { idleHook = nil }
@@ -180,5 +188,24 @@ extension REPL {
         writeError(
             "\(count) not finished: \(active.count == 1 ? "it stops" : "they stop") now, keeping what \(active.count == 1 ? "it has" : "they have"), and \(active.count == 1 ? "goes" : "go") on the next time mediahost starts"
         )
+    }
+
+    /// How this terminal draws pictures (asked before the prompt reads the keyboard), by the
+    /// `repl.images` setting; said once when the libraries for them are missing.
+    func findGraphics() async {
+        guard options.images, !options.json else { return }
+        let entries = (try? await dispatch(ConfigGet())) ?? []
+        func setting(_ key: String) -> String? { entries.first { $0.key == key }?.value }
+        let chosen = PictureSetting(rawValue: setting(HostSettings.replImages.key) ?? "auto") ?? .auto
+        listingPictures = setting(HostSettings.replListingImages.key) == "on"
+        guard let found = TerminalGraphics.detect(setting: chosen) else { return }
+        host.logger.debug("pictures: \(found.mode.rawValue), \(found.cell.width)x\(found.cell.height) px cells: \(found.reason)")
+        if case .failure(let why) = Picture.available {
+            write(
+                renderer.dim(
+                    "pictures are off: \(why) (`sudo apt install libchafa0 libgdk-pixbuf-2.0-0`, or `config repl.images off`)"))
+            return
+        }
+        graphics = found
     }
 }

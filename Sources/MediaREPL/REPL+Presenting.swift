@@ -15,7 +15,7 @@ extension REPL {
         display(text)
     }
 
-    func present(page: Page, request: PagedRequest) {
+    func present(page: Page, request: PagedRequest, pictures: Bool = false) {
         // Nothing to number: say why, and keep the last listing's rows (`fav 2` still means
         // what it meant before).
         if page.items.isEmpty, page.prev == nil, let reason = Self.emptyReason(request) {
@@ -27,10 +27,11 @@ extension REPL {
         show(
             .items(page.items, paging: Paging(request: request, next: page.next, prev: page.prev)),
             renderer.items(page, grouped: grouped))
+        if pictures || listingPictures { presentThumbnails(page.items, from: 1) }
     }
 
     /// What is new from the followed favorites: rows like any listing's, then what could not be read.
-    func present(latest: FavoritesLatest.Response) {
+    func present(latest: FavoritesLatest.Response, pictures: Bool = false) {
         guard latest.followed > 0 else {
             return display(
                 renderer.dim("(no followed favorites: `fav <n>` on a show, channel or person follows it)"))
@@ -43,6 +44,7 @@ extension REPL {
             text += "\n" + renderer.dim("  \(failure.id): \(Renderer.clean(failure.message))")
         }
         show(.items(latest.items, paging: nil), text)
+        if pictures || listingPictures { presentThumbnails(latest.items, from: 1) }
     }
 
     /// Why a first page is empty, in the terms of what was asked.
@@ -81,19 +83,26 @@ extension REPL {
 
     /// An item's details; with `rows`, its linked items and a post's sections too, numbered as
     /// the new listing.
-    func present(detail item: MediaItem, rows: Bool = true, reveal: Bool = false) {
-        var text = renderer.detail(item, reveal: reveal)
-        guard rows else { return display(text) }
+    func present(detail item: MediaItem, rows: Bool = true, reveal: Bool = false, picture: Bool = false) {
         // Linked items (trailers, a channel) and a post's hashtags, users, links and media become
         // rows: `open <n>` follows them, `play <n>`, `show <n>` and `fav <n>` take the linked items.
-        let links = Renderer.links(of: item)
-        let entities = Renderer.sectionRows(item.entities ?? [])
-        guard !links.isEmpty || !entities.isEmpty else { return display(text) }
+        let links = rows ? Renderer.links(of: item) : []
+        let entities = rows ? Renderer.sectionRows(item.entities ?? []) : []
         let parent = listing.base
-        text += "\n\n" + renderer.rows(links: links, entities: entities, from: parent.count + 1)
-        listing = .details(
-            parent: parent, provider: item.provider, links.map { .link(label: $0.label, $0.id) } + entities.map { .entity($0) })
-        display(text)
+        let compose = { (renderer: Renderer) -> String in
+            var text = renderer.detail(item, reveal: reveal)
+            if !links.isEmpty || !entities.isEmpty {
+                text += "\n\n" + renderer.rows(links: links, entities: entities, from: parent.count + 1)
+            }
+            return text
+        }
+        if !links.isEmpty || !entities.isEmpty {
+            listing = .details(
+                parent: parent, provider: item.provider,
+                links.map { .link(label: $0.label, $0.id) } + entities.map { .entity($0) })
+        }
+        if picture, presentWithPicture(detail: item, text: compose) { return }
+        display(compose(renderer))
     }
 
     func present(lists: [ListInfo]) {

@@ -5,6 +5,7 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import MediaStore
+import Pictures
 import Synchronization
 
 /// The interactive front end: command lines in, typed dispatcher calls, rendered results out.
@@ -21,11 +22,14 @@ public final class REPL: @unchecked Sendable {
         public var keepGoing: Bool
         /// Use ANSI colors.
         public var color: Bool
+        /// Draw pictures where the terminal can (`--no-images` turns them off whatever the setting).
+        public var images: Bool
 
-        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false) {
+        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true) {
             self.json = json
             self.keepGoing = keepGoing
             self.color = color
+            self.images = images
         }
     }
 
@@ -43,6 +47,12 @@ public final class REPL: @unchecked Sendable {
 
     /// What the last listing showed: row numbers and next/prev refer to it (set by `show`).
     var listing: Listing = .none
+    /// How the terminal draws pictures, found when the interactive session starts (nil: none).
+    var graphics: TerminalGraphics?
+    /// Whether listings end with their thumbnails (`repl.listing_images`).
+    var listingPictures = false
+    /// Pictures on their way to the room left for them, and the rows written to count it by.
+    let pictures = PictureSlots()
     /// Running downloads' progress, from the host's notifications.
     let board = ProgressBoard()
     /// Where the progress board and login prompts hear from: the events of where commands run.
@@ -132,9 +142,25 @@ public final class REPL: @unchecked Sendable {
         let redactor = host.redactor
         let (stdoutFit, stderrFit) = (TerminalFit(), TerminalFit())
         (self.stdoutFit, self.stderrFit) = (stdoutFit, stderrFit)
-        self.write = { write(stdoutFit.apply(redactor.redact($0))) }
-        self.writeData = { write(redactor.redact($0)) }
-        self.writeError = { writeError(stderrFit.apply(redactor.redact($0))) }
+        // Rows written are counted: a picture's room is found by them (stderr's too when it is the
+        // same terminal).
+        let pictures = pictures
+        let rows: @Sendable (String) -> Int = { $0.split(separator: "\n", omittingEmptySubsequences: false).count }
+        self.write = {
+            let text = stdoutFit.apply(redactor.redact($0))
+            pictures.wrote(rows: rows(text))
+            write(text)
+        }
+        self.writeData = {
+            let text = redactor.redact($0)
+            pictures.wrote(rows: rows(text))
+            write(text)
+        }
+        self.writeError = {
+            let text = stderrFit.apply(redactor.redact($0))
+            if isatty(2) == 1 { pictures.wrote(rows: rows(text)) }
+            writeError(text)
+        }
         connectionBox = Mutex(LocalConnection(host: host))
         let board = board
         let show = self.write

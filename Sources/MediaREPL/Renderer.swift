@@ -20,6 +20,13 @@ struct Renderer {
         return 79
     }
 
+    /// The rows of the terminal on `fd`; 24 when it cannot say.
+    static func terminalRows(_ fd: Int32) -> Int {
+        var size = winsize()
+        if ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_row >= 2 { return Int(size.ws_row) }
+        return 24
+    }
+
     /// The columns rows are fitted to, when on a terminal.
     var fit: Int? { terminalWidth?() }
 

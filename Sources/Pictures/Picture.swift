@@ -108,4 +108,11 @@ public struct Drawing: Sendable, Equatable {
     public var text: String
     public var columns: Int
     public var rows: Int
+
+    public init(mode: GraphicsMode, text: String, columns: Int, rows: Int) {
+        self.mode = mode
+        self.text = text
+        self.columns = columns
+        self.rows = rows
+    }
 }

@@ -114,7 +114,8 @@ public struct TerminalGraphics: Sendable, Equatable {
                     mode: .blocks, colors: colors, cell: size,
                     reason: reason + "; inside tmux without allow-passthrough: blocks (`tmux set -g allow-passthrough on`)")
             }
-            return TerminalGraphics(mode: mode, colors: colors, cell: size, passthrough: inTmux && mode != .blocks, reason: reason)
+            return TerminalGraphics(
+                mode: mode, colors: colors, cell: size, passthrough: inTmux && mode != .blocks, reason: reason)
         }
         switch setting {
         case .off: return nil
@@ -241,7 +242,8 @@ public struct TerminalGraphics: Sendable, Equatable {
         case .blocks:
             // Rows of characters: each below the last, at the same column, without scrolling.
             let next = "\u{1B}[1B" + (column > 1 ? "\u{1B}[\(column)G" : "\r")
-            out += drawing.text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
+            out +=
+                drawing.text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
                 .joined(separator: next) + "\u{1B}[0m"
         case .kitty, .sixel, .iterm:
             out += passthrough ? Self.tmuxWrapped(drawing.text) : drawing.text

@@ -199,7 +199,8 @@ public struct FileHosts: Sendable {
                 return Response(status: .notFound)
             }
             return Response(
-                status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: Self.png)))
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: SandboxPicture.png(for: path))))
         }
     }
 

@@ -309,10 +309,16 @@ struct REPLCommand: AsyncParsableCommand {
     @Flag(name: .customLong("keep-going"), help: "When stdin is not a terminal, go on after a failing command.")
     var keepGoing = false
 
+    @Flag(
+        name: .customLong("no-images"),
+        help: "Draw no pictures, whatever the terminal draws (also the setting repl.images off).")
+    var noImages = false
+
     func run() async throws {
         let host = try await global.makeHost()
         let interactive = isatty(0) == 1
-        let repl = REPL(host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor()))
+        let repl = REPL(
+            host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor(), images: !noImages))
         if !global.sandbox {
             let options = global.host
             repl.startService = { await ServeCommand.startInBackground(options: options, paths: host.paths) }

@@ -556,11 +556,11 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "cats ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "history clear ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "history catalog ", word: "").isEmpty)
-        #expect(completer.candidates(before: "favs catalog ", word: "--") == ["--remote"])
+        #expect(completer.candidates(before: "favs catalog ", word: "--") == ["--pictures", "--remote"])
         #expect(completer.candidates(before: "s --kind ", word: "v") == ["video"])
         // An option is offered wherever it may go, until it is given.
-        #expect(completer.candidates(before: "new ", word: "--") == ["--no-shorts", "--unplayed"])
-        #expect(completer.candidates(before: "new --unplayed catalog ", word: "") == ["--no-shorts"])
+        #expect(completer.candidates(before: "new ", word: "--") == ["--no-shorts", "--pictures", "--unplayed"])
+        #expect(completer.candidates(before: "new --unplayed catalog ", word: "") == ["--no-shorts", "--pictures"])
         #expect(completer.candidates(before: "play 3 ", word: "") == ["--now"])
         #expect(completer.candidates(before: "browse ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
@@ -582,7 +582,7 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(accounts.candidates(before: "login ", word: "") == ["youtube"])
         #expect(accounts.candidates(before: "logout ", word: "") == ["youtube"])
         #expect(accounts.candidates(before: "sync ", word: "") == ["youtube"])
-        #expect(accounts.candidates(before: "favs youtube ", word: "") == ["--remote"])
+        #expect(accounts.candidates(before: "favs youtube ", word: "") == ["--pictures", "--remote"])
         #expect(accounts.candidates(before: "search catalog --kind ", word: "") == ["channel", "video"])
         #expect(accounts.candidates(before: "search --kind ", word: "").count == MediaKind.allCases.count)
     }

@@ -95,7 +95,8 @@ import Testing
     func everyProtocolDraws(mode: GraphicsMode) throws {
         guard case .success = Picture.available else { return }
         let drawing = try #require(
-            try Self.open("quad.jpg").draw(mode, colors: .truecolor, box: CellBox(columns: 20, rows: 10), cell: CellSize(width: 10, height: 20)))
+            try Self.open("quad.jpg").draw(
+                mode, colors: .truecolor, box: CellBox(columns: 20, rows: 10), cell: CellSize(width: 10, height: 20)))
         switch mode {
         case .kitty: #expect(drawing.text.hasPrefix("\u{1B}_G") && drawing.text.contains("a=T"))
         case .sixel: #expect(drawing.text.contains("\u{1B}P") && drawing.text.contains("q"))

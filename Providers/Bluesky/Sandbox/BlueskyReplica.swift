@@ -70,8 +70,10 @@ public struct BlueskyReplica: SandboxReplica {
             MediaFile.wave(seconds: 3, etag: "\"bluesky-video\"").response(
                 to: request, bytesPerSecond: context.mediaBytesPerSecond)
         }
-        routes.get("video/:name/thumbnail.jpg") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: FileHosts.png)))
+        routes.get("video/:name/thumbnail.jpg") { request, _ in
+            Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: SandboxPicture.png(for: request.uri.path))))
         }
         routes.post("control/expire") { _, _ in
             state.withLock { $0.expired.formUnion($0.access.keys) }

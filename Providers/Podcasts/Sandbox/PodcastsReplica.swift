@@ -28,8 +28,10 @@ public struct PodcastsReplica: SandboxReplica {
         }
         routes.get("feeds/:file") { request, context in try feed(request, context) }
         routes.get("media/:show/:file") { request, context in try media(request, context) }
-        routes.get("artwork/:file") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: FileHosts.png)))
+        routes.get("artwork/:file") { request, _ in
+            Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: SandboxPicture.png(for: "podcast" + request.uri.path))))
         }
     }
 

@@ -115,6 +115,17 @@ public enum HostSettings {
         summary: "`mediahost mcp` offers assistants only the tools that change nothing (search, details, lists, status)",
         defaultValue: "false", environment: ["MEDIAHOST_MCP_READ_ONLY"], kind: .choice(["false", "true"]))
 
+    public static let replImages = ConfigKeyInfo(
+        key: "repl.images",
+        summary:
+            "Pictures in the REPL: auto (ask the terminal), kitty, sixel, iterm, blocks (Unicode in colour), or off",
+        defaultValue: "auto", environment: ["MEDIAHOST_REPL_IMAGES"],
+        kind: .choice(["auto", "kitty", "sixel", "iterm", "blocks", "off"]))
+    public static let replListingImages = ConfigKeyInfo(
+        key: "repl.listing_images",
+        summary: "Listings end with a grid of their thumbnails (as `--pictures` asks once): on or off",
+        defaultValue: "off", environment: ["MEDIAHOST_REPL_LISTING_IMAGES"], kind: .choice(["off", "on"]))
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -126,6 +137,7 @@ public enum HostSettings {
     }
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
+        replImages, replListingImages,
     ]
 }
 

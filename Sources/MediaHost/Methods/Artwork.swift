@@ -1,13 +1,17 @@
 import MediaKit
 
-/// An item's artwork as a local file (fetched once, then served from the cache).
+/// An item's artwork, or one of a post's attached images, as a local file (fetched once, then
+/// served from the cache).
 public struct MediaArtwork: RPCMethod {
     public static let method = "media.artwork"
     public static let effect = MethodEffect(.reads, reachesOut: true)
     public var id: ItemID
+    /// The item's nth attached image (1 first) instead of its artwork.
+    public var image: Int?
 
-    public init(id: ItemID) {
+    public init(id: ItemID, image: Int? = nil) {
         self.id = id
+        self.image = image
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -22,16 +26,35 @@ public struct MediaArtwork: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
-        // An item just listed: its image alone, without asking the provider again. Else the
-        // provider, and offline a favorite's snapshot.
-        var url = host.recentArtwork.url(for: id)
-        if url == nil { url = try await host.itemOrSnapshot(id).artwork }
-        guard let url else {
-            throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
+        let url: String
+        if let image {
+            guard (1...100).contains(image) else { throw HostError.invalidArgument("image is from 1 to 100") }
+            let images = Self.attachedImages(of: try await host.itemOrSnapshot(id))
+            guard image <= images.count else {
+                let has = images.isEmpty ? "no attached images" : "\(images.count) attached image\(images.count == 1 ? "" : "s")"
+                throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has \(has)"))
+            }
+            url = images[image - 1]
+        } else {
+            // An item just listed: its image alone, without asking the provider again. Else the
+            // provider, and offline a favorite's snapshot.
+            var found = host.recentArtwork.url(for: id)
+            if found == nil { found = try await host.itemOrSnapshot(id).artwork }
+            guard let found else {
+                throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))
+            }
+            url = found
         }
         let (entry, cached) = try await host.tagging(id.provider) { try await host.artwork.file(for: url) }
         return Response(
             id: id, url: entry.url, path: entry.path, contentType: entry.contentType, size: entry.size, cached: cached)
+    }
+}
+
+extension MediaArtwork {
+    /// A post's attached photos, in order (its videos and audio are not pictures).
+    public static func attachedImages(of item: MediaItem) -> [String] {
+        (item.entities ?? []).filter { $0.type == .media && $0.text.hasPrefix("[image") }.map(\.value)
     }
 }
 

@@ -1,0 +1,161 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaHost
+import MediaKit
+import Pictures
+
+/// Pictures in the REPL: `show` beside its details, `artwork` larger, listings' thumbnails in a
+/// grid. Rows print first; each picture is fetched through the artwork cache, decoded at the
+/// size it is drawn at and drawn into the room left for it as it arrives (`PictureSlots`).
+extension REPL {
+    /// How the terminal draws pictures; nil where none are drawn (not a terminal, `--json`,
+    /// `--no-images`, `repl.images off`, `NO_COLOR`, a script).
+    var drawing: TerminalGraphics? { options.json ? nil : graphics }
+
+    /// The room a picture of a `kind` gets, `rows` high: its usual shape (a video's 16:9, a
+    /// poster's 2:3, a cover's square) in this terminal's cells.
+    static func pictureBox(kind: MediaKind, rows: Int, cell: CellSize) -> CellBox {
+        let aspect: Double =
+            switch kind {
+            case .movie: 2.0 / 3
+            case .podcast, .episode, .user, .channel: 1
+            default: 16.0 / 9
+            }
+        let columns = Double(rows) * Double(cell.height) / Double(max(1, cell.width)) * aspect
+        return CellBox(columns: max(2, Int(columns.rounded())), rows: rows)
+    }
+
+    /// `show`'s text with the item's picture beside it (above it on a narrow terminal), and a
+    /// post's other attached images in a row below; false when there is no picture to draw
+    /// (the caller shows the text alone).
+    func presentWithPicture(detail item: MediaItem, text compose: (Renderer) -> String) -> Bool {
+        guard let graphics = drawing else { return false }
+        let images = MediaArtwork.attachedImages(of: item)
+        // A post's picture is its first photo, else its author's avatar; anything else's, its artwork.
+        let first: Int? = item.kind == .post && !images.isEmpty ? 1 : nil
+        guard first != nil || item.artwork != nil else { return false }
+        let width = renderer.fit ?? 79
+        let screen = Renderer.terminalRows(1)
+        let box = Self.pictureBox(
+            kind: first == nil ? item.kind : .post, rows: min(12, max(4, screen / 2 - 1)), cell: graphics.cell)
+        let text: [String]
+        let column: Int
+        if width >= box.columns + 2 + 40 {
+            // Beside: the details in the columns right of the picture.
+            var narrow = renderer
+            let room = width - box.columns - 2
+            narrow.terminalWidth = { room }
+            var lines = Renderer.fitLines(compose(narrow), width: room).split(separator: "\n", omittingEmptySubsequences: false)
+                .map(String.init)
+            while lines.count < box.rows { lines.append("") }
+            let margin = String(repeating: " ", count: box.columns + 2)
+            text = lines.map { $0.isEmpty ? "" : margin + $0 }
+            column = 1
+        } else {
+            text = Array(repeating: "", count: box.rows) + [compose(renderer)]
+            column = 1
+        }
+        let top = pictures.rowsWritten
+        display(text.joined(separator: "\n"))
+        let id = item.id
+        reservePicture(topRow: top, column: column, box: box, graphics: graphics) { connection in
+            try await connection.run(MediaArtwork(id: id, image: first))
+        }
+        // The other photos, small, in a row (as many as fit), each with its number.
+        if images.count > 1 {
+            let small = Self.pictureBox(kind: .post, rows: 5, cell: graphics.cell)
+            let fit = max(1, (width + 1) / (small.columns + 1))
+            let shown = Array(images.indices.dropFirst().prefix(fit))
+            let labels = shown.map { Renderer.pad("  photo \($0 + 1)", small.columns + 1) }.joined()
+            let gridTop = pictures.rowsWritten
+            display(Array(repeating: "", count: small.rows).joined(separator: "\n") + "\n" + renderer.dim(labels))
+            for (place, index) in shown.enumerated() {
+                reservePicture(topRow: gridTop, column: 1 + place * (small.columns + 1), box: small, graphics: graphics) {
+                    connection in try await connection.run(MediaArtwork(id: id, image: index + 1))
+                }
+            }
+        }
+        return true
+    }
+
+    /// A listing's thumbnails in a grid below its rows, each over its row number.
+    func presentThumbnails(_ items: [MediaItem], from first: Int) {
+        guard let graphics = drawing, items.contains(where: { $0.artwork != nil }) else { return }
+        let width = renderer.fit ?? 79
+        let box = Self.pictureBox(kind: .video, rows: 4, cell: graphics.cell)
+        let perLine = max(1, (width + 1) / (box.columns + 1))
+        var start = 0
+        while start < items.count {
+            let line = Array(items[start..<min(items.count, start + perLine)])
+            let labels = line.indices.map { Renderer.pad(String(repeating: " ", count: 1) + "\(first + $0)", box.columns + 1) }
+            let top = pictures.rowsWritten
+            display(Array(repeating: "", count: box.rows).joined(separator: "\n") + "\n" + renderer.dim(labels.joined()))
+            for (place, item) in line.enumerated() where item.artwork != nil {
+                let id = item.id
+                reservePicture(topRow: top, column: 1 + place * (box.columns + 1), box: box, graphics: graphics) {
+                    connection in try await connection.run(MediaArtwork(id: id))
+                }
+            }
+            start += perLine
+        }
+    }
+
+    /// `artwork <n>`: the picture large, below the line naming its file; drawn before the prompt
+    /// returns (it is what was asked for), Ctrl-C stops it.
+    func drawLarge(_ artwork: MediaArtwork.Response) async {
+        guard let graphics = drawing else { return }
+        let width = renderer.fit ?? 79
+        let rows = max(4, min(Renderer.terminalRows(1) - 3, 30))
+        let box = CellBox(columns: width, rows: rows)
+        let content = await PictureMaker.shared.make(path: artwork.path, box: box, graphics: graphics)
+        guard !Task.isCancelled else { return }
+        switch content {
+        case .drawing(let drawing):
+            display(Array(repeating: "", count: drawing.rows - 1).joined(separator: "\n"))
+            Descriptor.writeAll(1, Array(graphics.place(drawing, rowsUp: drawing.rows, column: 1).utf8))
+        case .note(let note):
+            display(renderer.dim(note))
+        }
+    }
+
+    /// Room for a picture, filled with what `fetch` finds once it is decoded and drawn.
+    private func reservePicture(
+        topRow: Int, column: Int, box: CellBox, graphics: TerminalGraphics,
+        fetch: @escaping @Sendable (any HostConnection) async throws -> MediaArtwork.Response
+    ) {
+        let connection = self.connection
+        pictures.reserve(topRow: topRow, column: column, box: box) {
+            let artwork: MediaArtwork.Response
+            do {
+                artwork = try await fetch(connection)
+            } catch let error as RPCError {
+                if error.code == RPCError.requestCancelledCode { return nil }
+                return .note("no picture: " + Renderer.clean(error.message))
+            } catch {
+                return nil
+            }
+            return await PictureMaker.shared.make(path: artwork.path, box: box, graphics: graphics)
+        }
+    }
+}
+
+/// Decodes and draws one picture at a time (each holds its decoded pixels until drawn): memory
+/// is bounded by the largest picture drawn, not by how many a listing has.
+actor PictureMaker {
+    static let shared = PictureMaker()
+
+    func make(path: String, box: CellBox, graphics: TerminalGraphics) -> PictureSlots.Content {
+        guard !Task.isCancelled else { return .note("") }
+        do {
+            let picture = try Picture(
+                path: path, maxWidth: box.columns * graphics.cell.width, maxHeight: box.rows * graphics.cell.height)
+            guard let drawing = picture.draw(graphics.mode, colors: graphics.colors, box: box, cell: graphics.cell) else {
+                return .note("no picture: it could not be drawn")
+            }
+            return .drawing(drawing)
+        } catch {
+            return .note("no picture: \(error)")
+        }
+    }
+}
