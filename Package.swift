@@ -100,7 +100,7 @@ let package = Package(
             swiftSettings: strict),
         .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: strict),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
-        .target(name: "HostMCP", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",

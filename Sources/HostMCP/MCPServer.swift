@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import Pictures
 import Synchronization
 
 /// Where the MCP server's tools are answered: the host in this process, or the background
@@ -135,10 +136,48 @@ public final class MCPServer: RPCHandler, Sendable {
             final = try await follow(download: id, token: token, progress: progress) ?? value
         }
         let structured: JSONValue = tool.wrapsResult ? ["result": final] : final
-        return [
-            "content": [["type": "text", "text": .string(MCPText.summary(final))]], "structuredContent": structured,
-            "isError": false,
-        ]
+        var content: [JSONValue] = [["type": "text", "text": .string(MCPText.summary(final))]]
+        if let picture = await picture(for: tool.method, final) { content.append(picture) }
+        return ["content": .array(content), "structuredContent": structured, "isError": false]
+    }
+
+    /// The longest side of a picture given to an assistant: a thumbnail, not the original.
+    static let pictureSide = 384
+
+    /// The picture of what `media.get` or `media.artwork` answered, as MCP image content (a PNG
+    /// thumbnail), so an assistant that sees images sees the poster or thumbnail; when it cannot
+    /// be had, a line saying why (the answer itself stands).
+    func picture(for method: String, _ value: JSONValue) async -> JSONValue? {
+        let path: String
+        switch method {
+        case "media.artwork":
+            guard let given = value["path"]?.stringValue else { return nil }
+            path = given
+        case "media.get":
+            guard value["artwork"]?.stringValue != nil, let id = value["id"] else { return nil }
+            switch await backend.call("media.artwork", ["id": id]) {
+            case .success(let artwork):
+                guard let given = artwork["path"]?.stringValue else { return nil }
+                path = given
+            case .failure(let error):
+                return ["type": "text", "text": .string("(no picture: \(error.message))")]
+            }
+        default: return nil
+        }
+        let side = Self.pictureSide
+        let made = await Task.detached { () -> Result<[UInt8], PictureError> in
+            do throws(PictureError) {
+                return .success(try Picture(path: path, maxWidth: side, maxHeight: side).png())
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        switch made {
+        case .success(let png):
+            return ["type": "image", "data": .string(Data(png).base64EncodedString()), "mimeType": "image/png"]
+        case .failure(let error):
+            return ["type": "text", "text": .string("(no picture: \(error))")]
+        }
     }
 
     /// Follows a download to its end, sending `notifications/progress` against `token`; the

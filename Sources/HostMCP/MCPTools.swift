@@ -36,6 +36,10 @@ public struct MCPToolCatalog: Sendable {
             "media.children",
             "What is inside an item: a podcast's episodes, a channel's videos, a post's replies, a user's posts."
         ),
+        (
+            "media.artwork",
+            "The picture of an item (a video's thumbnail, a movie's poster, a show's cover, a post's photo with image: n) as an image you can see, and where its file is."
+        ),
         ("favorites.list", "The user's favorites (podcasts, channels, people and items they follow or keep)."),
         (
             "favorites.latest",

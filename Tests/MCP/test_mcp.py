@@ -6,7 +6,7 @@ and the read-only setting.
 
 Run by `make test` (`make test-mcp`): MEDIAHOST_BIN names the binary.
 """
-import json, os, queue, shutil, subprocess, sys, tempfile, threading, unittest
+import base64, json, os, queue, shutil, struct, subprocess, sys, tempfile, threading, unittest
 
 import anyio
 import jsonschema
@@ -152,7 +152,7 @@ class MCPTests(unittest.TestCase):
         outcomes = self.run_session(body)
         self.assertGreater(len(outcomes), 10)
         # The sandbox's keys and tokens (settings of this process) never appear in what tools say.
-        said = json.dumps([[r.structured_content, [c.text for c in r.content]] for _, _, r, _ in outcomes])
+        said = json.dumps([[r.structured_content, [getattr(c, "text", None) for c in r.content]] for _, _, r, _ in outcomes])
         secrets = [v for k, v in self.env.items() if k.endswith(("_KEY", "_TOKEN", "_SECRET")) and len(v) > 4]
         self.assertTrue(secrets)
         for secret in secrets:
@@ -275,6 +275,27 @@ class MCPTests(unittest.TestCase):
         self.run_session(body)
         self.assertGreater(len(progress), 1)
         self.assertEqual(sorted(progress), progress, "progress only grows")
+
+    def test_details_carry_their_picture(self):
+        """media_get and media_artwork answer with the picture as image content: a PNG thumbnail
+        no larger than 384 pixels a side, decodable, beside the text and the structured result."""
+        async def body(session, init):
+            found = await session.call_tool("media_search", {"provider": "youtube", "query": "swift"})
+            first = found.structured_content["items"][0]["id"]
+            details = await session.call_tool("media_get", {"id": first})
+            artwork = await session.call_tool("media_artwork", {"id": first})
+            return details, artwork
+        details, artwork = self.run_session(body)
+        for result in (details, artwork):
+            self.assertFalse(result.is_error)
+            self.assertEqual(result.content[0].type, "text")
+            images = [c for c in result.content if c.type == "image"]
+            self.assertEqual(len(images), 1, result.content)
+            self.assertEqual(images[0].mime_type, "image/png")
+            png = base64.b64decode(images[0].data)
+            self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+            width, height = struct.unpack(">II", png[16:24])
+            self.assertTrue(0 < width <= 384 and 0 < height <= 384, (width, height))
 
     def test_a_tool_error_and_a_bad_call(self):
         async def body(session, init):
