@@ -44,13 +44,25 @@ export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
 MCP_CLIENT_VERSION := 2.3.0
 MCP_VENV := .build/mcp-venv
 
-.PHONY: all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
+.PHONY: screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
 RELEASE_FLAGS := -c release --static-swift-stdlib
 
 all: build
+
+# The README's screenshot: `show` with its picture in xterm (sixels), taken by the test that
+# checks it, from the release build.
+screenshots: export MEDIAHOST_BIN = $(abspath $(E2E_BIN))
+screenshots: export MEDIAHOST_SANDBOX_BIN = $(abspath $(E2E_SANDBOX_BIN))
+screenshots: export MEDIAHOST_SCREENSHOTS = $(abspath Support/screenshots)
+screenshots: deps
+	@$(call install_missing,$(TEST_PACKAGES))
+	$(MAKE) --no-print-directory e2e-bin
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	mkdir -p Support/screenshots
+	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter sixelsInXterm
 
 # Installs what is missing, and only that (apt-get needs root; sudo is used when available).
 deps:

@@ -29,9 +29,10 @@ extension REPL {
     /// `show`'s text with the item's picture beside it (above it on a narrow terminal), and a
     /// post's other attached images in a row below; false when there is no picture to draw
     /// (the caller shows the text alone).
-    func presentWithPicture(detail item: MediaItem, text compose: (Renderer) -> String) -> Bool {
+    func presentWithPicture(detail item: MediaItem, reveal: Bool, text compose: (Renderer) -> String) -> Bool {
         guard let graphics = drawing else { return false }
-        let images = MediaArtwork.attachedImages(of: item)
+        // A sensitive post's photos are drawn only when asked (`show <n> --reveal`).
+        let images = item.extra?["sensitive"] == "true" && !reveal ? [] : MediaArtwork.attachedImages(of: item)
         // A post's picture is its first photo, else its author's avatar; anything else's, its artwork.
         let first: Int? = item.kind == .post && !images.isEmpty ? 1 : nil
         guard first != nil || item.artwork != nil else { return false }

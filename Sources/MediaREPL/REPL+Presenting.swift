@@ -101,7 +101,7 @@ extension REPL {
                 parent: parent, provider: item.provider,
                 links.map { .link(label: $0.label, $0.id) } + entities.map { .entity($0) })
         }
-        if picture, presentWithPicture(detail: item, text: compose) { return }
+        if picture, presentWithPicture(detail: item, reveal: reveal, text: compose) { return }
         display(compose(renderer))
     }
 

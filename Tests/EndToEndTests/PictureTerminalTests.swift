@@ -106,6 +106,16 @@ final class XScreen: @unchecked Sendable {
         }
     }
 
+    /// Saves the screen's `region` as a PNG at `path` (the README's screenshot is made so).
+    func save(_ region: (x: Int, y: Int, width: Int, height: Int), to path: String) async throws {
+        let shot = dataDir + "/save.png"
+        _ = await runProgram(try #require(Self.tool("import")), ["-display", display, "-window", "root", shot])
+        let cropped = await runProgram(
+            try #require(Self.tool("convert")),
+            [shot, "-crop", "\(region.width)x\(region.height)+\(region.x)+\(region.y)", "+repage", "-strip", path])
+        try #require(cropped.status == 0)
+    }
+
     /// The pixels near `colour` in `colours`.
     static func count(_ colours: [(r: Int, g: Int, b: Int, count: Int)], near colour: (r: UInt8, g: UInt8, b: UInt8)) -> Int {
         colours.filter { abs($0.r - Int(colour.r)) < 40 && abs($0.g - Int(colour.g)) < 40 && abs($0.b - Int(colour.b)) < 40 }
@@ -150,7 +160,7 @@ final class XScreen: @unchecked Sendable {
             [
                 "-ti", "vt340", "-xrm", "XTerm*decTerminalID: vt340", "-xrm", "XTerm*numColorRegisters: 256", "-geometry",
                 "140x45+0+0", "-bg", "white", "-fg", "black", "-e",
-            ] + screen.relayed(["--sandbox", "--no-service", "--log-level", "debug"]))
+            ] + screen.relayed(["--sandbox", "--no-service"]))
         #expect(await screen.wait(for: "mediahost>"), "no prompt: \(screen.written.suffix(500))")
         try screen.type("search youtube swift")
         #expect(await screen.wait(for: "mediahost>", count: 2))
@@ -158,6 +168,10 @@ final class XScreen: @unchecked Sendable {
         // The picture is drawn as sixels (DCS … q), into the room left beside the details.
         #expect(await screen.wait(for: "\u{1B}P"), "no sixels: \(screen.written.suffix(300))")
         try await expectPictureBesideText(screen, colours: colours, what: "xterm sixels")
+        // `make screenshots` keeps what the screen shows for the README.
+        if let folder = ProcessInfo.processInfo.environment["MEDIAHOST_SCREENSHOTS"] {
+            try await screen.save((0, 0, 846, 590), to: folder + "/show-in-xterm.png")
+        }
     }
 
     /// kitty draws with OpenGL: Mesa's software renderer on the virtual screen.
