@@ -149,7 +149,7 @@ let package = Package(
             name: "mediahost-bench",
             dependencies: [
                 "MediaHost", "MediaStore", "MediaKit", "JSONRPC", "MediaHTTP", "Sandbox", "PodcastsSandbox", "Podcasts",
-                "BuiltinProviders",
+                "BuiltinProviders", "Pictures",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Benchmarks/mediahost-bench",

@@ -16,7 +16,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, lists, service, feed, http, search, plugin, downloads, ytdlp.
+/// Run one group only: rpc, cold, favorites, lists, service, feed, pictures, http, search, plugin, downloads, ytdlp.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// The Python virtual environment with the peers (podcastparser, feedparser, yt-dlp).
 let venv = arguments.firstIndex(of: "--peers").map { arguments[$0 + 1] }
@@ -109,14 +109,18 @@ if !arguments.contains("--quiet-header") {
     fflush(nil)
 }
 
-// The feed benchmark runs first, in a fresh process of its own, so its peak memory is its own.
+// The feed and picture benchmarks run first, each in a fresh process of its own, so its peak
+// memory is its own.
 if only == nil {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = ["--only", "feed", "--quiet-header", "--binary", binary] + (venv.map { ["--peers", $0] } ?? [])
-    try child.run()
-    child.waitUntilExit()
+    for group in ["feed", "pictures"] {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["--only", group, "--quiet-header", "--binary", binary] + (venv.map { ["--peers", $0] } ?? [])
+        try child.run()
+        child.waitUntilExit()
+    }
 }
+if only == "pictures" { try pictureBench() }
 if only == "feed" {
     // 5. The big feed: parse alone in this process, the peers on the same bytes, then end to end
     // from a cold `mediahost call media.children` with a fresh data dir, re-opened (304), and a
