@@ -56,6 +56,11 @@
   "Seconds to wait for an answer before giving up."
   :type 'integer)
 
+(defcustom mediahost-pictures t
+  "Show pictures in graphic frames: thumbnails in lists, the picture in details.
+They are fetched after the rows are shown, through mediahost's artwork cache."
+  :type 'boolean)
+
 (defvar mediahost--connection nil "The connection to `mediahost rpc', or nil.")
 (defvar mediahost--downloads (make-hash-table :test #'equal)
   "Download id -> plist of what notifications said.
@@ -273,7 +278,9 @@ header says it once, and the title gets the room."
                                                 (and same-kind (concat same-kind "s"))))
                                " · ")))
     (setq mediahost--width width)
-    (vconcat (list (list (if (string-empty-p heading) "Title" heading) title t))
+    (vconcat (and (mediahost--pictures-p) (list (list "" (mediahost--thumbnail-columns) nil)))
+             (list (list (if (string-empty-p heading) "Title" heading)
+                         (if (mediahost--pictures-p) (max 8 (- title (mediahost--thumbnail-columns) 1)) title) t))
              (unless same-by (list (list "By" by t)))
              (unless same-kind (list '("Kind" 7 t)))
              (list '("Date" 10 t) '("Length" 7 t) '("★" 1 t) '("Download" 9 t)))))
@@ -333,7 +340,8 @@ header says it once, and the title gets the room."
 (defun mediahost--entry (item &optional shared)
   "ITEM's row, without the columns SHARED says every row shares."
   (list item
-        (vconcat (list (mediahost--text (plist-get item :title)))
+        (vconcat (and (mediahost--pictures-p) (list (mediahost--thumbnail-cell item)))
+                 (list (mediahost--text (plist-get item :title)))
                  (unless (car shared) (list (mediahost--text (mediahost--by item))))
                  (unless (cdr shared) (list (or (plist-get item :kind) "")))
                  (list (substring (or (plist-get item :published) "") 0
@@ -367,6 +375,7 @@ header says it once, and the title gets the room."
     (setq tabulated-list-format (mediahost--list-format (window-width window) mediahost--shared))
     (tabulated-list-init-header)
     (mediahost--print-keeping-row)
+    (mediahost--fetch-thumbnails (current-buffer) items)
     (let ((errors (append (plist-get page :errors) nil)))
       (when errors
         (message "mediahost: %s"
@@ -478,6 +487,83 @@ Inline in graphical Emacs, else its file name in the echo area."
       (message "mediahost: artwork of %s: %s" (plist-get item :title) path))
     path))
 
+;;;; Pictures
+
+(defvar mediahost--thumbnails (make-hash-table :test #'equal)
+  "By item id: the artwork's file, or (error . MESSAGE) when it cannot be had.")
+
+(defun mediahost--pictures-p ()
+  "Whether pictures are drawn here: a graphic frame that shows images."
+  (and mediahost-pictures (display-graphic-p)
+       (or (image-type-available-p 'png) (image-type-available-p 'jpeg))))
+
+(defun mediahost--picture (path max-width max-height)
+  "PATH's image fitted in MAX-WIDTH x MAX-HEIGHT pixels, or nil."
+  (ignore-errors (create-image path nil nil :max-width max-width :max-height max-height :ascent 'center)))
+
+(defun mediahost--thumbnail-size ()
+  "A thumbnail's size in pixels: two lines high, 16:9."
+  (let ((height (* 2 (frame-char-height))))
+    (cons (/ (* height 16) 9) height)))
+
+(defun mediahost--thumbnail-columns ()
+  (1+ (/ (car (mediahost--thumbnail-size)) (max 1 (frame-char-width)))))
+
+(defun mediahost--thumbnail-cell (item)
+  "The picture column's text for ITEM: its thumbnail once fetched, ✗ when it failed."
+  (let ((known (gethash (plist-get item :id) mediahost--thumbnails)))
+    (cond ((stringp known)
+           (let* ((size (mediahost--thumbnail-size))
+                  (image (mediahost--picture known (car size) (cdr size))))
+             (if image (propertize " " 'display image 'help-echo known) "")))
+          ((consp known) (propertize "✗" 'help-echo (cdr known)))
+          (t ""))))
+
+(defun mediahost--fetch-picture (id success)
+  "Ask for ID's artwork without waiting; call SUCCESS with its file, or remember why not."
+  (jsonrpc-async-request (mediahost--connection) 'media.artwork (list :id id)
+                         :success-fn (lambda (result) (funcall success (plist-get result :path)))
+                         :error-fn (lambda (error)
+                                     (puthash id (cons 'error (or (plist-get error :message) "no picture"))
+                                              mediahost--thumbnails))
+                         :timeout mediahost-request-timeout))
+
+(defun mediahost--fetch-thumbnails (buffer items)
+  "Fetch the thumbnails of ITEMS and show each in BUFFER's row as it arrives."
+  (when (mediahost--pictures-p)
+    (seq-doseq (item items)
+      (let ((id (plist-get item :id)))
+        (when (and (plist-get item :artwork) (not (gethash id mediahost--thumbnails)))
+          (mediahost--fetch-picture
+           id (lambda (path)
+                (puthash id path mediahost--thumbnails)
+                (when (buffer-live-p buffer)
+                  (with-current-buffer buffer
+                    (when-let ((entry (seq-find (lambda (e) (equal (plist-get (car e) :id) id))
+                                                tabulated-list-entries)))
+                      (mediahost--update-item (car entry))))))))))))
+
+(defun mediahost--insert-picture (item)
+  "Leave room for ITEM's picture at point and put it there when it arrives."
+  (when (and (mediahost--pictures-p) (plist-get item :artwork))
+    (let ((marker (point-marker))
+          (buffer (current-buffer))
+          (id (plist-get item :id)))
+      (insert "\n")
+      (set-marker-insertion-type marker nil)
+      (mediahost--fetch-picture
+       id (lambda (path)
+            (when (and (buffer-live-p buffer)
+                       (equal (plist-get (buffer-local-value 'mediahost--item buffer) :id) id))
+              (with-current-buffer buffer
+                (let ((inhibit-read-only t)
+                      (image (mediahost--picture path 480 320)))
+                  (save-excursion
+                    (goto-char marker)
+                    (if image
+                        (insert-image image "[picture]")
+                      (insert "(no picture: it cannot be shown)")))))))))))
+
 ;;;; Lists
 
 (defun mediahost--list-names ()
@@ -572,6 +658,7 @@ Inline in graphical Emacs, else its file name in the echo area."
         (mediahost-details-mode)
         (setq mediahost--item item)
         (insert (propertize (mediahost--text (plist-get item :title)) 'face 'bold) "\n\n")
+        (mediahost--insert-picture item)
         (dolist (field `(("id" . ,(plist-get item :id))
                          ("kind" . ,(plist-get item :kind))
                          ("from" . ,(plist-get item :subtitle))

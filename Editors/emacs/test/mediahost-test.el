@@ -164,6 +164,51 @@
       (mediahost-play)
       (should (string-match-p "playing The Electric Kitchen 77" (car mediahost-test--messages))))))
 
+;; A graphic frame is stood in for (batch Emacs has none): what is drawn is what `create-image'
+;; was given, an image of the artwork file mediahost fetched.
+(defmacro mediahost-test--in-a-graphic-frame (&rest body)
+  (declare (indent 0))
+  `(cl-letf (((symbol-function 'display-graphic-p) (lambda (&rest _) t))
+             ((symbol-function 'image-type-available-p) (lambda (&rest _) t))
+             ((symbol-function 'create-image) (lambda (file &rest _) (list 'image :type 'png :file file)))
+             ((symbol-function 'frame-char-height) (lambda (&rest _) 16))
+             ((symbol-function 'frame-char-width) (lambda (&rest _) 8)))
+     ,@body))
+
+(defun mediahost-test--images (buffer)
+  "The files of the images BUFFER displays."
+  (with-current-buffer buffer
+    (let ((files nil) (position (point-min)))
+      (while (< position (point-max))
+        (let ((display (get-text-property position 'display)))
+          (when (eq (car-safe display) 'image) (push (plist-get (cdr display) :file) files)))
+        (setq position (1+ position)))
+      (delete-dups (nreverse files)))))
+
+(defun mediahost-test--has-image (line)
+  "Whether LINE (text with properties) displays an image."
+  (seq-some (lambda (i) (eq (car-safe (get-text-property i 'display line)) 'image))
+            (number-sequence 0 (1- (length line)))))
+
+(ert-deftest mediahost-pictures-in-listings-and-details ()
+  (mediahost-test--with-sandbox
+    (clrhash mediahost--thumbnails)
+    (mediahost-test--in-a-graphic-frame
+      (let ((buffer (mediahost-search "youtube" "swift")))
+        ;; The rows come first; their thumbnails follow as they arrive, one per row.
+        (should (mediahost-test--wait
+                 (lambda ()
+                   (with-current-buffer buffer
+                     (= 20 (seq-count #'mediahost-test--has-image (split-string (buffer-string) "\n" t)))))))
+        (should (seq-every-p #'file-exists-p (mediahost-test--images buffer)))
+        (with-current-buffer buffer
+          (goto-char (point-min))
+          (let ((details (mediahost-show (plist-get (tabulated-list-get-id) :id))))
+            (should (mediahost-test--wait (lambda () (mediahost-test--images details))))
+            (should (file-exists-p (car (mediahost-test--images details))))
+            ;; The details are all there below it.
+            (should (string-match-p "published" (mediahost-test--text details)))))))))
+
 (ert-deftest mediahost-errors-are-messages ()
   (mediahost-test--with-sandbox
     (let ((error (should-error (mediahost-show "podcasts:episode:nope") :type 'user-error)))
