@@ -510,7 +510,7 @@ Inline in graphical Emacs, else its file name in the echo area."
   (1+ (/ (car (mediahost--thumbnail-size)) (max 1 (frame-char-width)))))
 
 (defun mediahost--thumbnail-cell (item)
-  "The picture column's text for ITEM: its thumbnail once fetched, ✗ when it failed."
+  "ITEM's picture cell: its thumbnail once fetched, ✗ when it failed."
   (let ((known (gethash (plist-get item :id) mediahost--thumbnails)))
     (cond ((stringp known)
            (let* ((size (mediahost--thumbnail-size))
@@ -520,7 +520,7 @@ Inline in graphical Emacs, else its file name in the echo area."
           (t ""))))
 
 (defun mediahost--fetch-picture (id success)
-  "Ask for ID's artwork without waiting; call SUCCESS with its file, or remember why not."
+  "Ask for ID's artwork without waiting: SUCCESS gets its file; a failure is kept."
   (jsonrpc-async-request (mediahost--connection) 'media.artwork (list :id id)
                          :success-fn (lambda (result) (funcall success (plist-get result :path)))
                          :error-fn (lambda (error)
