@@ -125,7 +125,7 @@ let package = Package(
             name: "mediahost",
             dependencies: [
                 "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "HostMCP", "MediaREPL", "JSONRPC",
-                "MediaHTTP",
+                "MediaHTTP", "Pictures",
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

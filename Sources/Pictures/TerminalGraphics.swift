@@ -153,6 +153,8 @@ public struct TerminalGraphics: Sendable, Equatable {
         output: Int32 = 1, timeout: Duration = .milliseconds(600)
     ) -> TerminalGraphics? {
         guard setting != .off, isatty(input) == 1, isatty(output) == 1 else { return nil }
+        // Opted out: the terminal is not even asked (its answers would be for nothing).
+        if setting == .auto, environment["TERM"] == "dumb" || !(environment["NO_COLOR"] ?? "").isEmpty { return nil }
         let inTmux = environment["TMUX"] != nil
         let passthrough = inTmux && tmuxAllowsPassthrough()
         let cell = windowCell(output)

@@ -27,7 +27,7 @@ struct Mediahost: AsyncParsableCommand {
         version: HostRuntime.version,
         subcommands: [
             REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
-            SandboxCommand.self, DoctorCommand.self,
+            SandboxCommand.self, DoctorCommand.self, PictureCommand.self,
             PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)

@@ -153,6 +153,41 @@ test("play and artwork", function()
   expect(said("playing The Electric Kitchen 77"), "handed to the player")
 end)
 
+test("the details window draws the item's picture where the terminal can", function()
+  mediahost.setup({ pictures = "kitty" })
+  -- What is written to the terminal, kept instead (headless Neovim has none).
+  local real, written = io.stdout, {}
+  io.stdout = {
+    write = function(_, data)
+      table.insert(written, data)
+    end,
+    flush = function() end,
+  }
+  local ok, err = pcall(function()
+    vim.cmd("Mediahost search youtube swift")
+    press("<CR>")
+    local details = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    expect(details[3] == "" and details[12] == "" and details[13]:find("id%s+youtube:video:"), "room for the picture")
+    vim.wait(20000, function()
+      return table.concat(written):find("a=T", 1, true) ~= nil
+    end, 50)
+  end)
+  io.stdout = real
+  expect(ok, tostring(err))
+  local drawn = table.concat(written)
+  expect(drawn:find("\27_Ga=d", 1, true), "the last picture deleted first")
+  -- Drawn at the details window's third row, the cursor kept.
+  local position = vim.fn.win_screenpos(0)
+  expect(drawn:find("\27[s\27[" .. (position[1] + 2) .. ";" .. position[2] .. "H\27_G", 1, true), "placed: " .. drawn:sub(1, 80))
+  expect(drawn:find("\27[u", 1, true), "the cursor restored")
+  -- Where the terminal draws no pictures, nothing is drawn and no room is left.
+  mediahost.setup({ pictures = "auto" })
+  vim.env.TERM, vim.env.KITTY_WINDOW_ID, vim.env.TERM_PROGRAM = "xterm-256color", nil, nil
+  expect(mediahost.picture_protocol() == nil, "no pictures in a plain xterm")
+  vim.env.TERM = "xterm-kitty"
+  expect(mediahost.picture_protocol() == "kitty", "kitty graphics in kitty")
+end)
+
 test("errors are messages", function()
   vim.o.columns = 80
   vim.cmd("Mediahost search nosuch x")

@@ -20,6 +20,9 @@ M.config = {
   args = {},
   -- Milliseconds to wait for an answer.
   timeout = 60000,
+  -- The details window's picture: "auto" (kitty graphics where the terminal is kitty, WezTerm or
+  -- Ghostty), "kitty", "sixel" (Neovim cannot ask the terminal: name it), or false.
+  pictures = "auto",
 }
 
 function M.setup(options)
@@ -430,10 +433,90 @@ local function is_item_id(text)
 end
 
 -- Shows an item's details in a split: fields, text, and links (<CR> on a link opens it).
+-- How the terminal around Neovim draws pictures, or nil.
+function M.picture_protocol()
+  local chosen = M.config.pictures
+  if chosen == "kitty" or chosen == "sixel" then
+    return chosen
+  end
+  if chosen ~= "auto" or vim.env.TMUX then
+    return nil
+  end
+  local program = (vim.env.TERM_PROGRAM or ""):lower()
+  if vim.env.TERM == "xterm-kitty" or vim.env.KITTY_WINDOW_ID or program == "wezterm" or program == "ghostty" then
+    return "kitty"
+  end
+  return nil
+end
+
+-- The rows left for the picture at the top of the details.
+M.picture_rows = 10
+
+-- Draws `text` (escape sequences) at the top-left of `window`'s row `row` on the terminal,
+-- the cursor kept where it was.
+local function draw_at(window, row, text)
+  local position = vim.fn.win_screenpos(window)
+  io.stdout:write("\27[s\27[" .. (position[1] + row - 1) .. ";" .. position[2] .. "H" .. text .. "\27[u")
+  io.stdout:flush()
+end
+
+-- Fetches the item's picture and draws it in the room left in the details window, unless the
+-- window shows another item by then. What fails is said in place of the picture.
+local function draw_picture(buffer, item, protocol)
+  M.request("media.artwork", { id = item.id }, function(err, result)
+    local shown = M.buffers[buffer]
+    if not shown or shown.item.id ~= item.id then
+      return
+    end
+    local function note(text)
+      if vim.api.nvim_buf_is_valid(buffer) then
+        vim.bo[buffer].modifiable = true
+        vim.api.nvim_buf_set_lines(buffer, 2, 3, false, { "  (" .. text .. ")" })
+        vim.bo[buffer].modifiable = false
+      end
+    end
+    if err then
+      return note("no picture: " .. (err.message or "it cannot be had"))
+    end
+    local window = vim.fn.bufwinid(buffer)
+    if window == -1 then
+      return
+    end
+    local output = {}
+    local argv = { M.config.cmd, "picture", result.path, "--protocol", protocol, "--columns",
+      tostring(math.min(vim.api.nvim_win_get_width(window), 60)), "--rows", tostring(M.picture_rows) }
+    vim.fn.jobstart(argv, {
+      stdout_buffered = true,
+      stderr_buffered = true,
+      on_stdout = function(_, data)
+        output = data
+      end,
+      on_exit = function(_, code, _)
+        vim.schedule(function()
+          if code ~= 0 then
+            return note("no picture: mediahost could not draw it")
+          end
+          local current = M.buffers[buffer]
+          if current and current.item.id == item.id and vim.fn.bufwinid(buffer) == window then
+            draw_at(window, 3, table.concat(output, "\n"))
+            current.picture = protocol
+          end
+        end)
+      end,
+    })
+  end)
+end
+
 function M.show(id)
   local item = M.call("media.get", { id = id })
   local buffer = scratch("mediahost://item")
   local lines = { clean(item.title), "" }
+  local protocol = item.artwork and M.picture_protocol() or nil
+  if protocol then
+    for _ = 1, M.picture_rows do
+      table.insert(lines, "")
+    end
+  end
   local function field(name, value)
     if value ~= nil and value ~= "" then
       table.insert(lines, string.format("  %-10s %s", name, clean(value)))
@@ -526,6 +609,13 @@ function M.show(id)
     vim.cmd(vim.fn.bufwinnr(buffer) .. "wincmd w")
   end
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  if protocol then
+    -- A kitty picture stays until deleted: the last one goes first.
+    if protocol == "kitty" then
+      io.stdout:write("\27_Ga=d\27\\")
+    end
+    draw_picture(buffer, item, protocol)
+  end
   return buffer
 end
 
