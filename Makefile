@@ -19,7 +19,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 l
 # xvfb, xterm, kitty, imagemagick, xfonts-base: pictures are drawn into real terminal emulators on
 # a virtual screen and read back from screenshots.
 TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
-	xvfb xterm kitty imagemagick xfonts-base
+	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

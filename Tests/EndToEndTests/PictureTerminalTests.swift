@@ -152,7 +152,7 @@ final class XScreen: @unchecked Sendable {
     }
 
     @Test func sixelsInXterm() async throws {
-        guard XScreen.available else { return }
+        try #require(XScreen.available, "make test installs Xvfb, xterm and ImageMagick")
         let (_, colours) = try await Self.firstResult()
         let screen = try await XScreen()
         try screen.start(
@@ -176,7 +176,8 @@ final class XScreen: @unchecked Sendable {
 
     /// kitty draws with OpenGL: Mesa's software renderer on the virtual screen.
     @Test func kittyGraphicsInKitty() async throws {
-        guard XScreen.available, let kitty = XScreen.tool("kitty") else { return }
+        try #require(XScreen.available, "make test installs Xvfb, xterm and ImageMagick")
+        let kitty = try #require(XScreen.tool("kitty"), "make test installs kitty")
         let (_, colours) = try await Self.firstResult()
         let screen = try await XScreen()
         try screen.start(
@@ -197,7 +198,8 @@ final class XScreen: @unchecked Sendable {
 
     /// Inside tmux with allow-passthrough on, sixels pass through to xterm.
     @Test func sixelsThroughTmuxInXterm() async throws {
-        guard XScreen.available, let tmux = TmuxScreen.tmux else { return }
+        try #require(XScreen.available, "make test installs Xvfb, xterm and ImageMagick")
+        let tmux = try #require(TmuxScreen.tmux, "make test installs tmux")
         let (_, colours) = try await Self.firstResult()
         let screen = try await XScreen()
         let conf = screen.dataDir + "/tmux.conf"
