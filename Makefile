@@ -14,11 +14,13 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 l
 # mpv: the player tests drive a real one (`--ao=null --vo=null`) over its JSON IPC.
 # emacs-nox and neovim: the editor packages in Editors/ are tested in the real editors.
 # avahi-daemon and dbus-daemon: list sharing is tested with DNS-SD discovery (the test starts them).
+# playerctl and dbus-bin (dbus-send, dbus-monitor): the media keys and notifications are driven and
+# watched on a private session bus.
 # tmux: the REPL's screen is read from a real terminal emulator (what fits, what a redraw leaves).
 # ffmpeg: a YouTube download of video and audio apart is merged by the real ffmpeg (yt-dlp runs it).
 # xvfb, xterm, kitty, imagemagick, xfonts-base: pictures are drawn into real terminal emulators on
 # a virtual screen and read back from screenshots.
-TEST_PACKAGES := mpv emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
+TEST_PACKAGES := mpv playerctl dbus-bin emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
 	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
@@ -121,7 +123,7 @@ HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests
 # Suites that keep real players, offers and daemons running for seconds (mpv playing, a share
 # waiting to expire): on their own, between the others, so they neither load the timing tests
 # nor are loaded by the fuzzers.
-PROCESS_TESTS := PlayerTests|ListeningClientTests|ShareTests|ScreenTests|PictureTerminalTests
+PROCESS_TESTS := PlayerTests|MediaKeysTests|ListeningClientTests|ShareTests|ScreenTests|PictureTerminalTests
 # Swift Testing starts every test at once by default: 350 tests, most of them starting processes,
 # on 2 cores. At most this many run at a time, so each gets the CPU it needs to answer in time.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8

@@ -99,6 +99,12 @@ let package = Package(
             name: "HostShare", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CAvahi"],
             swiftSettings: strict),
         .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: strict),
+        // The session bus through sd-bus (libsystemd.so.0, loaded at first use).
+        .target(name: "CDBus", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        // The desktop: media keys (MPRIS2) and notifications.
+        .target(
+            name: "HostDesktop", dependencies: ["MediaHost", "HostPlayer", "MediaKit", "MediaStore", "CDBus"],
+            swiftSettings: strict),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
         .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: strict),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -116,7 +122,7 @@ let package = Package(
         // imports none.
         .target(
             name: "BuiltinProviders",
-            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "MediaKit"]
+            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "MediaKit"]
                 + providers.map { .target(name: $0.name) },
             swiftSettings: strict, plugins: ["ProviderList"]),
         .plugin(name: "ProviderList", capability: .buildTool()),

@@ -1,6 +1,7 @@
 /// What this build puts on the runtime: the compiled-in providers, the plugins, and the modules
 /// built on the runtime (the player, sharing). The executables register these: the runtime knows
 /// none of them.
+import HostDesktop
 import HostPlayer
 import HostPlugins
 import HostShare
@@ -12,7 +13,7 @@ public enum BuiltinProviders {}
 
 /// The modules of this build and where its plugins come from.
 public enum BuiltinModules {
-    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self]
+    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self, DesktopModule.self]
 
     /// A host's plugins (one per host: it keeps the host's plugin settings).
     public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }

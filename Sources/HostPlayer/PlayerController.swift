@@ -207,7 +207,7 @@ public actor PlayerController: HostComponent {
             if abs((position ?? 0) - target) < 1 || ContinuousClock.now >= deadline { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        publish(force: true)
+        publish(force: true, jumped: true)
     }
 
     func setVolume(_ level: Double) async throws {
@@ -584,14 +584,16 @@ public actor PlayerController: HostComponent {
     /// A change that leaves what a client shows as it was (mpv reports duration, pause and
     /// volume one by one as a file loads) is not sent again: a file's start was seven
     /// `playing` in a row.
-    private func publish(force: Bool) {
+    /// A seek (`jumped`) is sent at once even when only the position changed: a client that
+    /// shows where playback is (the media keys' Position, an editor) would be a second behind.
+    private func publish(force: Bool, jumped: Bool = false) {
         let now = ContinuousClock.now
         let due = now - lastNotified >= Self.notifyInterval
         guard force || due else { return }
         let status = makeStatus(controllable: true)
         var unmoved = status
         unmoved.position = lastStatus?.position
-        if unmoved == lastStatus, !due || status == lastStatus { return }
+        if unmoved == lastStatus, !jumped, !due || status == lastStatus { return }
         lastNotified = now
         lastStatus = status
         events.publish(HostEvent(status))

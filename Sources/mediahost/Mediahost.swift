@@ -244,6 +244,7 @@ struct HostOptions {
         let host: HostRuntime
         if let made { host = made } else { host = try await makeHost() }
         if service == nil { service = await startedService(host) }
+        await host.sessionWillStart()
         let local = LocalConnection(host: host)
         guard let service else { return (local, host) }
         return (FallbackConnection(service: service, local: local, onSwitch: onSwitch), host)

@@ -126,6 +126,19 @@ public enum HostSettings {
         summary: "Listings end with a grid of their thumbnails (as `--pictures` asks once): on or off",
         defaultValue: "off", environment: ["MEDIAHOST_REPL_LISTING_IMAGES"], kind: .choice(["off", "on"]))
 
+    public static let mediaKeys = ConfigKeyInfo(
+        key: "desktop.media_keys",
+        summary: "While this host plays, it is a media player on the session bus (MPRIS): media keys, playerctl, widgets",
+        defaultValue: "on", environment: ["MEDIAHOST_DESKTOP_MEDIA_KEYS"], kind: .choice(["on", "off"]))
+    public static let desktopNotifications = ConfigKeyInfo(
+        key: "desktop.notifications",
+        summary: "Desktop notifications: a download done or failed, and (from the service) new episodes of what you follow",
+        defaultValue: "off", environment: ["MEDIAHOST_DESKTOP_NOTIFICATIONS"], kind: .choice(["off", "on"]))
+    public static let desktopCheckMinutes = ConfigKeyInfo(
+        key: "desktop.check_minutes",
+        summary: "How often the service looks for new episodes to notify of, in minutes",
+        defaultValue: "60", environment: ["MEDIAHOST_DESKTOP_CHECK_MINUTES"], kind: .seconds(1...1440))
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -137,7 +150,7 @@ public enum HostSettings {
     }
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
-        replImages, replListingImages,
+        replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
     ]
 }
 

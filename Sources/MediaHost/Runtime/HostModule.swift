@@ -12,11 +12,16 @@ public protocol HostModule: Sendable {
     /// The host starts serving as the background service: take over what a front end handed
     /// on (the player follows an mpv the REPL started). Nothing by default.
     static func serviceWillStart(_ host: HostRuntime) async
+    /// A person works with this host for a while in this process (the REPL, an editor's `rpc`,
+    /// `mcp`; the service too): what lives beside the session starts (the media keys follow what
+    /// plays here). Not for one-shot calls. Nothing by default.
+    static func sessionWillStart(_ host: HostRuntime) async
 }
 
 extension HostModule {
     public static var notifications: [any HostNotification.Type] { [] }
     public static func serviceWillStart(_ host: HostRuntime) async {}
+    public static func sessionWillStart(_ host: HostRuntime) async {}
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
@@ -63,6 +68,13 @@ extension HostRuntime {
     /// The host serves as the background service: each module takes over what it must.
     public func serviceWillStart() async {
         for module in modules { await module.serviceWillStart(self) }
+        await sessionWillStart()
+    }
+
+    /// A session starts in this process (a front end, or the service): each module starts what
+    /// lives beside it.
+    public func sessionWillStart() async {
+        for module in modules { await module.sessionWillStart(self) }
     }
 
     /// Before the process exits: every component made keeps what must outlive it, and
