@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "CDBus", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The desktop: media keys (MPRIS2) and notifications.
         .target(
-            name: "HostDesktop", dependencies: ["MediaHost", "HostPlayer", "MediaKit", "MediaStore", "CDBus"],
+            name: "HostDesktop", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CDBus"],
             swiftSettings: strict),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
         .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: strict),
@@ -194,6 +194,8 @@ let package = Package(
         .testTarget(
             name: "HostServiceTests", dependencies: ["HostService", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(
+            name: "HostDesktopTests", dependencies: ["HostDesktop", "HostPlayer", "MediaKit", "JSONRPC"], swiftSettings: strict),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(

@@ -1,5 +1,5 @@
 import Foundation
-import HostPlayer
+import JSONRPC
 import MediaHost
 import MediaKit
 
@@ -7,7 +7,8 @@ import MediaKit
 /// one), an MPRIS2 player on the session bus, `org.mpris.MediaPlayer2.mediahost`, so the
 /// keyboard's media keys, `playerctl` and the desktop's player widget show and control it.
 ///
-/// It follows `player.state` and acts through the player's own methods, as any client does.
+/// It follows `player.state` and acts through the player's methods by name, as any client does
+/// (it knows the player module only by what rpc-spec.json says of it).
 /// It joins the bus the first time something plays here, and stays while the process runs;
 /// without a session bus (or sd-bus) nothing changes but one debug line.
 public actor MediaKeys: HostComponent {
@@ -18,7 +19,7 @@ public actor MediaKeys: HostComponent {
     private var subscription: Int?
     /// What was last told to the bus, and when, to see a seek.
     private var last: (state: MPRISPlayer.State, at: ContinuousClock.Instant)?
-    private var status: PlayerStatus?
+    private var status: PlayingNow?
     /// Details of the item playing (artist, album, art), fetched once per item.
     private var details: [ItemID: Details] = [:]
     private var fetching: Set<ItemID> = []
@@ -41,9 +42,15 @@ public actor MediaKeys: HostComponent {
             logger.debug("media keys: off (desktop.media_keys)")
             return
         }
-        let (statuses, continuation) = AsyncStream.makeStream(of: PlayerStatus.self, bufferingPolicy: .bufferingNewest(8))
+        let (statuses, continuation) = AsyncStream.makeStream(of: PlayingNow.self, bufferingPolicy: .bufferingNewest(8))
+        let logger = logger
         subscription = host.events.subscribe { event in
-            if let status = event.payload(PlayerStatus.self) { continuation.yield(status) }
+            guard event.method == PlayingNow.method else { return }
+            do {
+                continuation.yield(try JSONValueDecoder().decode(PlayingNow.self, from: event.params))
+            } catch {
+                logger.warning("media keys: a player.state they cannot read: \(error)")
+            }
         }
         Task { [weak self] in
             for await status in statuses {
@@ -53,17 +60,12 @@ public actor MediaKeys: HostComponent {
         }
     }
 
-    private func show(_ status: PlayerStatus) async {
+    private func show(_ status: PlayingNow) async {
         self.status = status
-        if player == nil, !joined, status.state != .stopped { join() }
+        if player == nil, !joined, status.state != "stopped" { join() }
         guard let player else { return }
         var state = MPRISPlayer.State()
-        state.playback =
-            switch status.state {
-            case .playing: .playing
-            case .paused: .paused
-            case .stopped: .stopped
-            }
+        state.playback = MPRISPlayer.State.Playback(rawValue: status.state.capitalized) ?? .stopped
         if let item = status.item {
             state.trackID = Self.trackPath(item)
             state.title = item.title
@@ -116,34 +118,34 @@ public actor MediaKeys: HostComponent {
     /// A media key or a widget's button: the player's method for it.
     private func perform(_ command: MPRISPlayer.Command) async {
         guard let host else { return }
-        let state = status?.state ?? .stopped
+        let state = status?.state ?? "stopped"
+        let call: (method: String, params: JSONValue?)?
+        switch command {
+        case .playPause where state == "playing", .pause where state == "playing": call = ("player.pause", nil)
+        case .playPause where state == "paused", .play where state == "paused": call = ("player.resume", nil)
+        case .playPause, .play, .pause,
+            .stop where state == "stopped", .next where state == "stopped",
+            .previous where state == "stopped", .seek where state == "stopped":
+            call = nil
+        case .stop: call = ("player.stop", nil)
+        case .next: call = ("player.next", nil)
+        // mpv's queue keeps nothing played before: back to the start, as players do.
+        case .previous: call = ("player.seek", ["seconds": 0])
+        case .seek(let seconds): call = ("player.seek", ["seconds": JSONValue(seconds), "relative": true])
+        case .setPosition(let track, let seconds):
+            // The spec: ignored when the track is no longer the one playing.
+            let current = status?.item.map(Self.trackPath)
+            call = current == track && seconds >= 0 ? ("player.seek", ["seconds": JSONValue(seconds)]) : nil
+        case .volume(let level): call = ("player.volume", ["level": JSONValue(min(130, max(0, level * 100)))])
+        }
+        guard let call else {
+            logger.debug("media keys: \(command) with the player \(state)")
+            return
+        }
         do {
-            switch command {
-            case .playPause where state == .playing, .pause where state == .playing:
-                _ = try await host.dispatcher.run(PlayerPause())
-            case .playPause where state == .paused, .play where state == .paused:
-                _ = try await host.dispatcher.run(PlayerResume())
-            case .playPause, .play, .pause:
-                logger.debug("media keys: \(command) with the player \(state.rawValue)")
-            case .stop:
-                if state != .stopped { _ = try await host.dispatcher.run(PlayerStop()) }
-            case .next:
-                if state != .stopped { _ = try await host.dispatcher.run(PlayerNext()) }
-            case .previous:
-                // Nothing was played before in mpv's queue: back to the start, as players do.
-                if state != .stopped { _ = try await host.dispatcher.run(PlayerSeek(seconds: 0)) }
-            case .seek(let seconds):
-                if state != .stopped { _ = try await host.dispatcher.run(PlayerSeek(seconds: seconds, relative: true)) }
-            case .setPosition(let track, let seconds):
-                // The spec: ignored when the track is no longer the one playing.
-                if let item = status?.item, track == Self.trackPath(item), seconds >= 0 {
-                    _ = try await host.dispatcher.run(PlayerSeek(seconds: seconds))
-                }
-            case .volume(let level):
-                _ = try await host.dispatcher.run(PlayerVolume(level: min(130, max(0, level * 100))))
-            }
+            _ = try await host.dispatcher.value(call.method, params: call.params)
         } catch {
-            logger.warning("media keys: \(command): \(error)")
+            logger.warning("media keys: \(command): \(error.message)")
         }
     }
 
@@ -178,9 +180,29 @@ public actor MediaKeys: HostComponent {
     }
 
     /// The track's object path: its item id (or file) as hex, which D-Bus paths allow.
-    static func trackPath(_ item: PlayerStatus.Entry) -> String {
+    static func trackPath(_ item: PlayingNow.Entry) -> String {
         let name = item.id?.description ?? item.target
         let hex = name.utf8.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }
         return "/org/mediahost/track/" + hex.joined()
     }
+}
+
+/// `player.state`, as rpc-spec.json describes it: what the media keys show.
+struct PlayingNow: Decodable, Sendable {
+    static let method = "player.state"
+
+    struct Entry: Decodable, Sendable {
+        var id: ItemID?
+        var title: String
+        var target: String
+        var local: Bool
+    }
+
+    /// playing, paused or stopped.
+    var state: String
+    var item: Entry?
+    var position: Double?
+    var duration: Double?
+    var volume: Double?
+    var queue: [Entry]
 }

@@ -1,0 +1,55 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaKit
+import Testing
+
+@testable import HostDesktop
+
+/// The desktop module knows the player only by its notification's JSON: what HostPlayer sends
+/// must read as what the media keys show.
+@Suite struct MediaKeysUnitTests {
+    @Test func thePlayersNotificationReadsAsWhatTheKeysShow() throws {
+        let id = try ItemID(parsing: "podcasts:episode:1:ep-2")
+        let entry = PlayerStatus.Entry(id: id, title: "Tone 2", target: "http://x/2.wav", local: false)
+        let sent = PlayerStatus(
+            state: .paused, item: entry, position: 12.5, duration: 120, paused: true, volume: 40, queue: [entry],
+            player: "mpv")
+        let value = try JSONValue(parsing: String(decoding: JSONEncoder().encode(sent), as: UTF8.self))
+        let read = try JSONValueDecoder().decode(PlayingNow.self, from: value)
+        #expect(read.state == "paused" && read.item?.id == id && read.item?.title == "Tone 2")
+        #expect(read.position == 12.5 && read.duration == 120 && read.volume == 40 && read.queue.count == 1)
+        #expect(MPRISPlayer.State.Playback(rawValue: read.state.capitalized) == .paused)
+        let stopped = PlayerStatus(state: .stopped, paused: false, queue: [], player: nil)
+        let none = try JSONValue(parsing: String(decoding: JSONEncoder().encode(stopped), as: UTF8.self))
+        #expect(try JSONValueDecoder().decode(PlayingNow.self, from: none).item == nil)
+    }
+
+    /// D-Bus object paths allow only [A-Za-z0-9_] between slashes: any id or file name fits.
+    @Test(arguments: ["podcasts:episode:1:ep-2", "/home/ada/Müsic/a b.mp3", "x"])
+    func trackPathsAreObjectPaths(name: String) {
+        let path = MediaKeys.trackPath(PlayingNow.Entry(id: nil, title: "", target: name, local: true))
+        #expect(path.hasPrefix("/org/mediahost/track/"))
+        let last = path.split(separator: "/").last.map(String.init) ?? ""
+        #expect(!last.isEmpty && last.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        #expect(path != MediaKeys.trackPath(PlayingNow.Entry(id: nil, title: "", target: name + "!", local: true)))
+    }
+
+    @Test func newEpisodesAreToldInFewLines() throws {
+        func item(_ n: Int) throws -> MediaItem {
+            var item = MediaItem(id: try ItemID(parsing: "podcasts:episode:1:\(n)"), title: "Episode \(n)")
+            item.subtitle = "The Show"
+            return item
+        }
+        #expect(DesktopNotifier.newSummary(1) == "New in what you follow")
+        #expect(DesktopNotifier.newSummary(5) == "5 new in what you follow")
+        let body = DesktopNotifier.newBody(try (1...5).map(item))
+        #expect(
+            body.split(separator: "\n") == [
+                "The Show: Episode 1", "The Show: Episode 2", "The Show: Episode 3", "and 2 more (`new` in the REPL)",
+            ])
+        #expect(DesktopNotifier.date("2026-11-26T10:00:00Z") != nil)
+        #expect(DesktopNotifier.date("2026-11-26T10:00:00.250Z") != nil)
+        #expect(DesktopNotifier.date("yesterday") == nil)
+    }
+}
