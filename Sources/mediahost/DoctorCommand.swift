@@ -25,12 +25,23 @@ struct DoctorCommand: AsyncParsableCommand {
     var online = false
     @Flag(help: "Print the checks as JSON (host.doctor's answer).")
     var json = false
+    @Argument(
+        help: ArgumentHelp("Check only these providers (and the host's own checks).", valueName: "provider"),
+        completion: .custom { _, _, prefix in Completions.providers.filter { $0.hasPrefix(prefix) } })
+    var providers: [String] = []
+
+    func validate() throws {
+        let known = Completions.providers
+        for id in providers where !known.contains(id) {
+            throw ValidationError("no provider '\(id)' (\(known.joined(separator: ", ")))")
+        }
+    }
 
     func run() async throws {
         let host = try await global.host.makeHost(oneShot: true)
         let report: HostDoctor.Response
         do throws(RPCError) {
-            report = try await host.dispatcher.run(HostDoctor(online: online))
+            report = Self.only(providers, in: try await host.dispatcher.run(HostDoctor(online: online)))
         } catch {
             Descriptor.standardError("mediahost: \(error.message)\n")
             throw ExitCode(1)
@@ -42,6 +53,16 @@ struct DoctorCommand: AsyncParsableCommand {
             _ = Descriptor.writeAll(1, Array(Self.render(report, width: width).utf8))
         }
         if !report.ok { throw ExitCode(1) }
+    }
+
+    /// The host's own checks and those of `providers` (all when none is named).
+    static func only(_ providers: [String], in report: HostDoctor.Response) -> HostDoctor.Response {
+        guard !providers.isEmpty else { return report }
+        let all = Set(Completions.providers)
+        var kept = report
+        kept.checks = report.checks.filter { !all.contains($0.area) || providers.contains($0.area) }
+        kept.ok = !kept.checks.contains { $0.status == .failed }
+        return kept
     }
 
     static func columns() -> Int {

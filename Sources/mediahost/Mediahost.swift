@@ -22,7 +22,9 @@ struct Mediahost: AsyncParsableCommand {
             `mediahost rpc` (JSON-RPC 2.0 on stdin/stdout) or `mediahost call METHOD JSON`.
 
             Files: config $XDG_CONFIG_HOME/mediahost/config.toml, data $XDG_DATA_HOME/mediahost \
-            (or MEDIAHOST_DATA_DIR). Shell completion: mediahost --generate-completion-script bash
+            (or MEDIAHOST_DATA_DIR). Shell completion: installed by `make install`, or \
+            mediahost --generate-completion-script bash|zsh|fish. Each subcommand has its manual \
+            page (man mediahost.call).
             """,
         version: HostRuntime.version,
         subcommands: [
@@ -56,12 +58,13 @@ struct Mediahost: AsyncParsableCommand {
 
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The config file.", valueName: "path"), completion: .file(extensions: ["toml"]))
     var config: String?
 
     @Option(
         name: .customLong("data-dir"),
-        help: ArgumentHelp("Where the database and downloads live (also MEDIAHOST_DATA_DIR).", valueName: "path"))
+        help: ArgumentHelp("Where the database and downloads live (also MEDIAHOST_DATA_DIR).", valueName: "path"),
+        completion: .directory)
     var dataDir: String?
 
     @Option(
@@ -351,7 +354,8 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Argument(
-        help: ArgumentHelp("The script: one REPL command a line, '#' starts a comment line; '-' reads stdin.", valueName: "file"))
+        help: ArgumentHelp("The script: one REPL command a line, '#' starts a comment line; '-' reads stdin.", valueName: "file"),
+        completion: .file())
     var file: String
 
     @Flag(help: "Print each result as one JSON line.")
@@ -429,7 +433,9 @@ struct CallCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The method, e.g. host.info (`mediahost call rpc.discover` lists them).", valueName: "method"))
+    @Argument(
+        help: ArgumentHelp("The method, e.g. host.info (`mediahost call rpc.discover` lists them).", valueName: "method"),
+        completion: .custom { _, _, prefix in Completions.methods.filter { $0.hasPrefix(prefix) } })
     var method: String
 
     @Argument(help: ArgumentHelp("Params as a JSON object; '-' reads them from stdin.", valueName: "json"))

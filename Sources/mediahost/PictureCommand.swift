@@ -20,7 +20,9 @@ struct PictureCommand: ParsableCommand {
             `COLUMNSxROWS`. Exit status 1 when the image cannot be drawn, with why.
             """)
 
-    @Argument(help: ArgumentHelp("The image (JPEG, PNG, GIF, WebP).", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("The image (JPEG, PNG, GIF, WebP).", valueName: "file"),
+        completion: .file(extensions: ["jpg", "jpeg", "png", "gif", "webp"]))
     var file: String
 
     @Option(help: ArgumentHelp("kitty, sixel, iterm or blocks (default: ask the terminal).", valueName: "protocol"))

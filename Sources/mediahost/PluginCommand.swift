@@ -43,7 +43,7 @@ struct PluginCommand: AsyncParsableCommand {
             abstract: "Run a plugin through every method of the protocol and check each answer against provider-spec.json.",
             discussion: "Exit status 0 when it conforms, 1 when anything is wrong (each problem is printed).")
 
-        @Argument(help: "The plugin's folder (holding plugin.toml).")
+        @Argument(help: "The plugin's folder (holding plugin.toml).", completion: .directory)
         var folder: String
 
         @Option(name: .customLong("set"), help: "A setting to send in initialize, as key=value (repeatable).")

@@ -122,6 +122,30 @@ struct YTDLP: Sendable {
         return (source, (Self.string(info["extractor_key"]) ?? "Youtube").hasPrefix("Youtube"))
     }
 
+    /// The yt-dlp to run when providers.youtube.ytdlp is not set: the one on PATH, else the one
+    /// `make install` put beside mediahost (`<prefix>/lib/mediahost/yt-dlp/bin/yt-dlp`, with
+    /// deno beside it), else the name, for the error that says how to install it.
+    static func defaultProgram(
+        path: String? = ProcessInfo.processInfo.environment["PATH"], executable: String? = Self.executablePath()
+    ) -> String {
+        let directories = (path ?? "").split(separator: ":")
+        if directories.contains(where: { FileManager.default.isExecutableFile(atPath: "\($0)/yt-dlp") }) { return "yt-dlp" }
+        if let executable {
+            let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent()
+            let installed = prefix.appendingPathComponent("lib/mediahost/yt-dlp/bin/yt-dlp").path
+            if FileManager.default.isExecutableFile(atPath: installed) { return installed }
+        }
+        return "yt-dlp"
+    }
+
+    /// This process's binary, symbolic links resolved.
+    static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether `program` is an executable in PATH.
     static func installed(_ program: String) -> Bool {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -96,7 +96,8 @@ public struct YouTubeProvider: CompiledProvider {
                 "providers.youtube.downloader is '\(downloader)'; it is auto, host or ytdlp")
         }
         var engine = YTDLP(
-            program: config["ytdlp"] ?? "yt-dlp", programs: context.programs, cookies: config["cookies"],
+            program: config["ytdlp"].flatMap { $0 == "yt-dlp" ? nil : $0 } ?? YTDLP.defaultProgram(), programs: context.programs,
+            cookies: config["cookies"],
             format: config["download_format"] ?? "auto", pageSize: Self.pageSize,
             timeout: Double(config["ytdlp_timeout"] ?? "").flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } ?? 60,
             site: String(try config.url("site_url").absoluteString.reversed().drop { $0 == "/" }.reversed()))

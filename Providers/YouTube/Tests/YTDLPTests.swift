@@ -299,4 +299,20 @@ final class RecordedPrograms: ProgramRunner {
             ).items.count
         }
     }
+
+    /// `make install` puts yt-dlp in a venv under <prefix>/lib/mediahost: found there when none
+    /// is on PATH, and the one on PATH wins.
+    @Test func theInstalledYTDLPBesideTheBinaryIsFoundWhenNoneIsOnPath() throws {
+        let prefix = try makeTemporaryDirectory()
+        let venv = prefix + "/lib/mediahost/yt-dlp/bin"
+        try FileManager.default.createDirectory(atPath: venv, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+        #expect(
+            FileManager.default.createFile(
+                atPath: venv + "/yt-dlp", contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755]))
+        let binary = prefix + "/bin/mediahost"
+        #expect(YTDLP.defaultProgram(path: "/nonexistent", executable: binary) == venv + "/yt-dlp")
+        #expect(YTDLP.defaultProgram(path: venv, executable: binary) == "yt-dlp")
+        #expect(YTDLP.defaultProgram(path: "/nonexistent", executable: "/elsewhere/bin/mediahost") == "yt-dlp")
+    }
 }
