@@ -275,6 +275,7 @@ fuzz: deps
 # Benchmarks on a release build; figures go to stdout (see the README's table).
 # The peers are installed once; without PyPI the benchmarks still run, without their ratios.
 bench: deps
+	@# PREVIOUS=<an earlier build of mediahost> compares size and start-up with it, in the same runs.
 	@$(call install_missing,$(BENCH_PACKAGES))
 	@[ -x $(BENCH_VENV)/bin/yt-dlp ] || { python3 -m venv $(BENCH_VENV) && \
 	  $(BENCH_VENV)/bin/pip install -q podcastparser feedparser yt-dlp; } || \
@@ -282,7 +283,7 @@ bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-bench
-	.build/release/mediahost-bench --binary .build/release/mediahost --peers $(BENCH_VENV)
+	.build/release/mediahost-bench --binary .build/release/mediahost --peers $(BENCH_VENV) $(if $(PREVIOUS),--previous $(PREVIOUS))
 
 # The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
 # fails on any difference.
