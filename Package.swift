@@ -170,7 +170,7 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict),
 
-        .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], swiftSettings: strict),
+        .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], exclude: ["Recorded"], swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(
