@@ -217,7 +217,7 @@ HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests
 # Suites that keep real players, offers and daemons running for seconds (mpv playing, a share
 # waiting to expire): on their own, between the others, so they neither load the timing tests
 # nor are loaded by the fuzzers.
-PROCESS_TESTS := PlayerTests|MediaKeysTests|ListeningClientTests|ShareTests|ScreenTests|PictureTerminalTests
+PROCESS_TESTS := PlayerTests|MediaKeysTests|ChapterPlaybackTests|ListeningClientTests|ShareTests|ScreenTests|PictureTerminalTests
 # Swift Testing starts every test at once by default: 350 tests, most of them starting processes,
 # on 2 cores. At most this many run at a time, so each gets the CPU it needs to answer in time.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8

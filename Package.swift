@@ -206,7 +206,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "HostPlugins",
-                "HostService", "mediahost",
+                "HostService", "HostPlayer", "mediahost",
                 "mediahost-sandbox", "YouTubeSandbox",
             ],
             exclude: ["Recorded"], swiftSettings: strict),

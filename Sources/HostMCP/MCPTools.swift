@@ -37,6 +37,10 @@ public struct MCPToolCatalog: Sendable {
             "What is inside an item: a podcast's episodes, a channel's videos, a post's replies, a user's posts."
         ),
         (
+            "media.chapters",
+            "An episode's or video's chapters (start in seconds, title, link): where each part begins. Play from one with player_open and chapter: n."
+        ),
+        (
             "media.artwork",
             "The picture of an item (a video's thumbnail, a movie's poster, a show's cover, a post's photo with image: n) as an image you can see, and where its file is."
         ),
@@ -78,6 +82,7 @@ public struct MCPToolCatalog: Sendable {
         ("player.stop", "Stop playback (the position is kept)."),
         ("player.volume", "Set the player's volume."),
         ("player.next", "Skip to the next queued item."),
+        ("player.chapter", "Move to the next or previous chapter of what plays, or to chapter n."),
         ("player.mark", "Mark an item played or unplayed."),
         ("host.info", "Version, providers and where mediahost keeps its files."),
         (

@@ -62,19 +62,37 @@ public actor PlayerController: HostComponent {
     /// Position-only notifications at most this often.
     static let notifyInterval: Duration = .seconds(1)
 
+    /// An item's chapters (the table of contents), which mpv is given as each file loads.
+    typealias ChapterSource = @Sendable (ItemID) async -> [Chapter]
+    private let chapterSource: ChapterSource?
+
     public init(host: HostRuntime) {
+        let logger = host.logger
         self.init(
             store: host.store, events: host.events, logger: host.logger,
             socketPath: host.paths.playerSocket(environment: host.environment),
-            statePath: host.paths.dataDir + "/run/player.json")
+            statePath: host.paths.dataDir + "/run/player.json",
+            chapters: { [weak host] id in
+                guard let host else { return [] }
+                do {
+                    return try await host.dispatcher.run(MediaChapters(id: id)).contents
+                } catch {
+                    logger.info("no chapters for mpv: \(id): \(error)")
+                    return []
+                }
+            })
     }
 
-    init(store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String) {
+    init(
+        store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String,
+        chapters: ChapterSource? = nil
+    ) {
         self.store = store
         self.events = events
         self.logger = logger
         self.socketPath = socketPath
         shared = SharedPlayerState(path: statePath)
+        chapterSource = chapters
     }
 
     /// Whether `command` (player.command's words) names mpv, which this controls.
@@ -231,6 +249,67 @@ public actor PlayerController: HostComponent {
         // What plays is the next entry from here on, before mpv's events say so.
         syncCurrent(path: next.target)
         publish(force: true)
+    }
+
+    /// The item's chapters, as mpv's own (its keys and OSD move between them), once they are
+    /// known: fetched beside the playback, and set only if the same file still plays. A file
+    /// whose chapters mpv read itself (ID3, yt-dlp's) keeps them when the host has none.
+    private func giveChapters(of id: ItemID, for path: String, to connection: MPVConnection) {
+        guard let chapterSource else { return }
+        Task {
+            let chapters = await chapterSource(id)
+            guard !chapters.isEmpty else { return }
+            await self.setChapters(chapters, for: path, on: connection)
+        }
+    }
+
+    private func setChapters(_ chapters: [Chapter], for path: String, on connection: MPVConnection) async {
+        guard connection === self.connection, current?.target == path else { return }
+        let list = JSONValue.array(
+            chapters.map { .object(["title": .string($0.title), "time": JSONValue($0.start)]) })
+        do {
+            _ = try await ask(connection, ["set_property", "chapter-list", list])
+            logger.debug("mpv has \(chapters.count) chapters of \(id(of: path))")
+        } catch {
+            logger.info("mpv did not take the chapters: \(error)")
+        }
+    }
+
+    private func id(of path: String) -> String { current?.id?.description ?? URLRedaction.redact(path) }
+
+    /// Moves to the next or previous chapter (the previous one's start, or this one's when more
+    /// than a few seconds in, as mpv's keys do), or to chapter `index` (1 first).
+    func chapter(_ step: ChapterStep) async throws {
+        let connection = try await controlled()
+        let count = (try? await ask(connection, ["get_property", "chapters"]))?.intValue ?? 0
+        let title = current?.title ?? "what plays"
+        guard count > 0 else { throw HostError.player("\(title) has no chapters (`chapters` says where they would come from)") }
+        let now = (try? await ask(connection, ["get_property", "chapter"]))?.intValue ?? -1
+        switch step {
+        case .next:
+            guard now + 1 < count else {
+                throw HostError.player("this is the last chapter of \(title) (`next` plays what is queued)")
+            }
+            try await ask(connection, ["add", "chapter", 1])
+        case .previous:
+            try await ask(connection, ["add", "chapter", -1])
+        case .index(let index):
+            guard (1...count).contains(index) else {
+                throw HostError.invalidArgument("\(title) has \(count) chapter\(count == 1 ? "" : "s"); ask for 1-\(count)")
+            }
+            try await ask(connection, ["set_property", "chapter", JSONValue(index - 1)])
+        }
+        // As a seek: the answer says where playback is once it got there.
+        let deadline = ContinuousClock.now + .seconds(2)
+        let before = position
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            if let time = (try? await ask(connection, ["get_property", "time-pos"]))?.doubleValue {
+                position = time
+                if before.map({ abs($0 - time) > 0.5 }) ?? true { break }
+            }
+        }
+        publish(force: true, jumped: true)
     }
 
     /// Stops playing and forgets the queue; the position is kept. Returns once mpv has gone, so
@@ -495,6 +574,7 @@ public actor PlayerController: HostComponent {
                     at = record.position
                 }
                 if let at, at > 1 { _ = try? await ask(connection, ["seek", JSONValue(at), "absolute"]) }
+                if let id = entry.id { giveChapters(of: id, for: path, to: connection) }
             }
             publish(force: true)
         case "end-file":
@@ -703,4 +783,11 @@ extension HostPaths {
         let name = (service as NSString).lastPathComponent
         return folder + "/" + (name.hasPrefix("rpc") ? "mpv" + name.dropFirst(3) : "mpv.sock")
     }
+}
+
+/// Where `player.chapter` goes.
+enum ChapterStep: Equatable, Sendable {
+    case next, previous
+    /// 1 first.
+    case index(Int)
 }

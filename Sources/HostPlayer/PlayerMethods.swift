@@ -12,7 +12,7 @@ import Synchronization
 public enum PlayerModule: HostModule {
     public static let methods: [any RPCMethod.Type] = [
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerMark.self,
+        PlayerVolume.self, PlayerNext.self, PlayerChapter.self, PlayerMark.self,
     ]
     public static let notifications: [any HostNotification.Type] = [PlayerStatus.self]
 
@@ -44,11 +44,14 @@ public struct PlayerOpen: RPCMethod {
     public var now: Bool?
     /// Seconds to start at, instead of where it was left (mpv only; 0 starts over).
     public var start: Double?
+    /// Start at this chapter (1 first, as `media.chapters` lists the table of contents).
+    public var chapter: Int?
 
-    public init(id: ItemID, now: Bool? = nil, start: Double? = nil) {
+    public init(id: ItemID, now: Bool? = nil, start: Double? = nil, chapter: Int? = nil) {
         self.id = id
         self.now = now
         self.start = start
+        self.chapter = chapter
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -87,6 +90,17 @@ public struct PlayerOpen: RPCMethod {
         let command = words + [target]
         if PlayerController.isMPV(words) {
             let record = try await host.store.playback(played)
+            var start = start
+            if let chapter {
+                let contents = try await host.dispatcher.run(MediaChapters(id: played)).contents
+                guard (1...max(1, contents.count)).contains(chapter), !contents.isEmpty else {
+                    throw HostError.invalidArgument(
+                        contents.isEmpty
+                            ? "\(played) has no chapters"
+                            : "\(played) has \(contents.count) chapters; ask for 1-\(contents.count)")
+                }
+                start = contents[chapter - 1].start
+            }
             let resume = start ?? record.flatMap { $0.played ? nil : $0.position }
             let known = (try? await host.itemOrSnapshot(played))?.title
             let title = known ?? played.description
@@ -422,6 +436,31 @@ public struct PlayerVolume: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         guard level.isFinite, (0...130).contains(level) else { throw HostError.invalidArgument("level must be 0-130") }
         try await host.controlledPlayer().setVolume(level)
+        return await host.player.status(controllable: true)
+    }
+}
+
+/// Moves between the chapters of what plays: `next`, `previous`, or a chapter's number (1 first).
+public struct PlayerChapter: RPCMethod {
+    public static let method = "player.chapter"
+    public static let effect = MethodEffect(.changes, idempotent: false)
+    /// `next`, `previous` (`prev`), or a number.
+    public var to: String
+
+    public init(to: String) { self.to = to }
+
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        let step: ChapterStep
+        switch to.lowercased() {
+        case "next": step = .next
+        case "previous", "prev": step = .previous
+        default:
+            guard let index = Int(to), index >= 1 else {
+                throw HostError.invalidArgument("to is next, previous or a chapter's number (1 first)")
+            }
+            step = .index(index)
+        }
+        try await host.controlledPlayer().chapter(step)
         return await host.player.status(controllable: true)
     }
 }

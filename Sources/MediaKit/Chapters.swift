@@ -102,7 +102,7 @@ public struct ChapterList: Codable, Sendable, Equatable {
         }
         if fixedEnds > 0 { notes.append(Self.count(fixedEnds, "whose end overlapped the next chapter or the media's end; cut")) }
         for index in kept.indices where kept[index].title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            kept[index].title = "Chapter at \(Self.clock(kept[index].start))"
+            kept[index].title = (kept[index].toc ? "Chapter at " : "Marker at ") + Self.clock(kept[index].start)
         }
         return ChapterList(source: source, chapters: kept, notes: notes)
     }
@@ -472,4 +472,12 @@ public enum ID3Chapters {
         }
         return out
     }
+}
+
+/// A provider that knows an item's chapters from its service (a feed's chapters file or
+/// Podlove chapters, a video's chapters). The host falls back to a downloaded file's ID3 chapters
+/// and to timestamps in the description.
+public protocol ChapterProvider: MediaProvider {
+    /// nil when the service gives none for `id`.
+    func chapters(of id: ItemID) async throws -> ChapterList?
 }

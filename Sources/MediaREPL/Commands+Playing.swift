@@ -66,15 +66,20 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "play", usage: "play <n|id> [--now]", method: PlayerOpen.method,
+            "play", usage: "play <n|id> [--now] [--chapter K]", method: PlayerOpen.method,
             summary:
-                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now",
-            options: [.flag("--now")]
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; --chapter K starts at chapter K",
+            options: [.flag("--now"), .value("--chapter", .words([]))]
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
             let now = line.has("--now")
+            var chapter: Int?
+            if let text = line.options["--chapter"] {
+                guard let number = Int(text), number >= 1 else { throw .invalid("--chapter takes a chapter's number (1 first)") }
+                chapter = number
+            }
             return .call(
-                .run(PlayerOpen(id: id, now: now ? true : nil)) { repl, result in
+                .run(PlayerOpen(id: id, now: now || chapter != nil ? true : nil, chapter: chapter)) { repl, result in
                     // "the newest episode, Title, ": what was chosen, by its name.
                     let what =
                         result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
@@ -130,6 +135,24 @@ extension CommandSpec {
             "unplayed", usage: "unplayed <n|id>...", method: PlayerMark.method,
             summary: "mark items not played (forgets where they were left)"
         ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: false) },
+        CommandSpec(
+            "chapters", usage: "chapters <n|id>", method: MediaChapters.method,
+            summary: "an item's chapters: time and title (`play <n> --chapter K` starts at one, `chapter next` moves on)"
+        ) { line, repl throws(CommandError) in
+            let id = try repl.item(try line.single())
+            return .call(.run(MediaChapters(id: id)) { repl, result in repl.present(chapters: result) })
+        },
+        CommandSpec(
+            "chapter", usage: "chapter <next|prev|K>", method: PlayerChapter.method,
+            summary: "move between the chapters of what plays: next, prev (this one's start when a few seconds in), or K",
+            arguments: [[.words(["next", "prev"])]]
+        ) { line, _ throws(CommandError) in
+            let to = try line.single()
+            guard ["next", "prev", "previous"].contains(to.lowercased()) || (Int(to) ?? 0) >= 1 else {
+                throw .invalid("chapter takes next, prev or a chapter's number (1 first)")
+            }
+            return .call(.run(PlayerChapter(to: to)) { repl, status in repl.present(player: status) })
+        },
         CommandSpec(
             "artwork", aliases: ["art"], usage: "artwork <n|id>", method: MediaArtwork.method,
             summary: "an item's image as a local file (cached), drawn large where the terminal draws pictures"

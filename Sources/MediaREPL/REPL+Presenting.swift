@@ -141,6 +141,53 @@ extension REPL {
         display(lines.joined(separator: "\n"))
     }
 
+    /// A line a chapter: its number, start and title (one kept out of the table of contents,
+    /// a picture change, dim and unnumbered); where they came from and what was not usable below.
+    func present(chapters result: MediaChapters.Response) {
+        guard !result.chapters.isEmpty else {
+            let why = result.notes.map { ": " + $0.joined(separator: "; ") } ?? ""
+            display("no chapters: the service, a downloaded file and the description have none" + why)
+            return
+        }
+        // A chapter at 2:30.5 is at 2:30, as players show it (not rounded to the next second).
+        let times = result.chapters.map { Renderer.duration($0.start.rounded(.down)) }
+        let timeWidth = times.map(\.count).max() ?? 4
+        let contents = result.chapters.filter(\.toc).count
+        let numberWidth = String(contents).count
+        var number = 0
+        var lines: [String] = []
+        for (chapter, time) in zip(result.chapters, times) {
+            let padded = String(repeating: " ", count: timeWidth - time.count) + time
+            let title = Renderer.clean(chapter.title)
+            if chapter.toc {
+                number += 1
+                let label = String(repeating: " ", count: numberWidth - String(number).count) + String(number)
+                let prefix = "\(label)  \(padded)  "
+                lines.append(prefix + Renderer.fit(title, max(10, renderer.width - Renderer.columns(prefix))))
+            } else {
+                let prefix = String(repeating: " ", count: numberWidth) + "  \(padded)  · "
+                lines.append(renderer.dim(prefix + Renderer.fit(title, max(10, renderer.width - Renderer.columns(prefix)))))
+            }
+        }
+        let source =
+            switch result.source {
+            case "podcast:chapters": "the episode's chapters file"
+            case "psc": "the feed's Podlove chapters"
+            case "id3": "the downloaded file's ID3 chapters"
+            case "service": "the service"
+            case "description": "timestamps in the description"
+            default: result.source ?? "?"
+            }
+        let hidden = result.chapters.count - contents
+        lines.append(
+            renderer.dim(
+                "\(contents) chapter\(contents == 1 ? "" : "s") from \(source)"
+                    + (hidden > 0 ? "; \(hidden) marker\(hidden == 1 ? "" : "s") (·) outside the contents" : "")))
+        lines.append(renderer.dim("`play <n> --chapter K` starts at one; while it plays, `chapter next|prev|K`"))
+        for note in result.notes ?? [] { lines.append(renderer.dim("note: " + note)) }
+        display(lines.joined(separator: "\n"))
+    }
+
     func present(auth status: AuthStatusEntry) {
         display(
             status.loggedIn

@@ -41,7 +41,8 @@ struct DoctorCommand: AsyncParsableCommand {
         let host = try await global.host.makeHost(oneShot: true)
         let report: HostDoctor.Response
         do throws(RPCError) {
-            report = Self.only(providers, in: try await host.dispatcher.run(HostDoctor(online: online)))
+            let all = try await host.dispatcher.run(HostDoctor(online: online))
+            report = Self.only(providers, in: all)
         } catch {
             Descriptor.standardError("mediahost: \(error.message)\n")
             throw ExitCode(1)

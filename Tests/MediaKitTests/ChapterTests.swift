@@ -18,7 +18,7 @@ import Testing
         #expect(list.chapters.map(\.start).prefix(4) == [0, 168, 260, 410])
         #expect(list.chapters[3].url == "https://github.com/Podcastindex-org/podcast-namespace")
         let hidden = try #require(list.chapters.first { !$0.toc })
-        #expect(hidden.start == 4826 && hidden.title == "Chapter at 1:20:26", "a toc:false chapter without a title")
+        #expect(hidden.start == 4826 && hidden.title == "Marker at 1:20:26", "a toc:false chapter without a title")
         let example = try ChapterReader.podcastJSON(try Self.data("pc20-chapters-example.json"))
         #expect(example.chapters[1].image == "https://example.com/images/hearing_aids.jpg")
     }

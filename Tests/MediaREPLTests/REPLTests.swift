@@ -561,7 +561,9 @@ final class CapturedREPL: @unchecked Sendable {
         // An option is offered wherever it may go, until it is given.
         #expect(completer.candidates(before: "new ", word: "--") == ["--no-shorts", "--pictures", "--unplayed"])
         #expect(completer.candidates(before: "new --unplayed catalog ", word: "") == ["--no-shorts", "--pictures"])
-        #expect(completer.candidates(before: "play 3 ", word: "") == ["--now"])
+        #expect(completer.candidates(before: "play 3 ", word: "") == ["--chapter", "--now"])
+        #expect(completer.candidates(before: "play 3 --now ", word: "") == ["--chapter"])
+        #expect(completer.candidates(before: "chapter ", word: "") == ["next", "prev"])
         #expect(completer.candidates(before: "browse ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)

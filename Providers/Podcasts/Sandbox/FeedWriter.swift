@@ -80,10 +80,47 @@ struct FeedWriter {
         if number % 7 == 0 {
             out += "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/\(number).vtt\" type=\"text/vtt\"/>\n"
         }
+        if show.id == PodcastCatalogue.radioShowID { out += radioChapters(show, number) }
         return out + "</item>\n"
     }
 
     let rssFooter = "</channel>\n</rss>\n"
+
+    /// The radio's tones carry chapters as real feeds do: tone 3 a Podcasting 2.0 chapters file,
+    /// tone 2 Podlove Simple Chapters in the item (with its namespace declared on the element,
+    /// as Podlove Publisher writes it).
+    private func radioChapters(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
+        switch number {
+        case 3:
+            return "<podcast:chapters url=\"\(base)/chapters/\(show.id)/3.json\" type=\"application/json+chapters\"/>\n"
+        case 2:
+            return """
+                <psc:chapters version="1.2" xmlns:psc="http://podlove.org/simple-chapters">
+                <psc:chapter start="00:00:00" title="Start"/>
+                <psc:chapter start="00:00:40" title="Forty seconds in"/>
+                <psc:chapter start="00:01:20.500" title="Eighty and a half" href="https://example.invalid/80"/>
+                </psc:chapters>
+
+                """
+        default:
+            return ""
+        }
+    }
+
+    /// Tone 3's chapters file (180 s): four chapters and a picture change kept out of the table of
+    /// contents, as the namespace's example has one.
+    static func radioChaptersFile(base: String) -> [String: Any] {
+        [
+            "version": "1.2.0",
+            "chapters": [
+                ["startTime": 0, "title": "Opening"],
+                ["startTime": 30, "title": "The long middle", "url": "https://example.invalid/middle"],
+                ["startTime": 60, "toc": false, "img": "\(base)/artwork/\(PodcastCatalogue.radioShowID).png"],
+                ["startTime": 90, "title": "Part three"],
+                ["startTime": 150.5, "title": "Closing"],
+            ],
+        ]
+    }
 
     private func description(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
         switch number % 3 {

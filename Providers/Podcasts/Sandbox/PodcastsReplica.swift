@@ -28,6 +28,13 @@ public struct PodcastsReplica: SandboxReplica {
         }
         routes.get("feeds/:file") { request, context in try feed(request, context) }
         routes.get("media/:show/:file") { request, context in try media(request, context) }
+        routes.get("chapters/:show/:file") { request, context in
+            guard context.parameters.get("show", as: Int.self) == PodcastCatalogue.radioShowID,
+                context.parameters.get("file") == "3.json"
+            else { return Response(status: .notFound) }
+            return jsonResponse(
+                FeedWriter.radioChaptersFile(base: base(request)), status: .ok, contentType: "application/json+chapters")
+        }
         routes.get("artwork/:file") { request, _ in
             Response(
                 status: .ok, headers: [.contentType: "image/png"],

@@ -3,7 +3,9 @@ import Foundation
 /// An episode as a row of the host's cache: a compact binary record (JSONEncoder cost more than
 /// parsing the feed). Versioned; anything unreadable decodes as nil and the feed is read again.
 enum EpisodeRecord {
-    static let version: UInt8 = 1
+    /// 2: chapters (a file's URL, Podlove chapters) after the numbers. A version 1 record reads
+    /// as nil: the feed is read again, and its episodes get their chapters.
+    static let version: UInt8 = 2
 
     static func encode(_ episode: ParsedEpisode) -> Data {
         let strings = [
@@ -13,7 +15,7 @@ enum EpisodeRecord {
         ]
         // One allocation, of the record's size: a feed of 4,000 episodes makes 4,000 of these
         // while it is parsed.
-        var size = 3 + 5 * 8
+        var size = 3 + 5 * 8 + 2 + 8 + (episode.chapters?.utf8.count ?? 0) + (episode.simpleChapters?.utf8.count ?? 0)
         var mask: UInt16 = 0
         for (bit, value) in strings.enumerated() {
             guard let value else { continue }
@@ -39,6 +41,15 @@ enum EpisodeRecord {
         if let length = episode.enclosureLength { append(UInt64(bitPattern: length), bytes: 8, to: &out) }
         if let season = episode.season { append(UInt64(bitPattern: Int64(season)), bytes: 8, to: &out) }
         if let number = episode.episode { append(UInt64(bitPattern: Int64(number)), bytes: 8, to: &out) }
+        for value in [episode.chapters, episode.simpleChapters] {
+            guard let value else {
+                append(0, bytes: 1, to: &out)
+                continue
+            }
+            append(1, bytes: 1, to: &out)
+            append(UInt64(value.utf8.count), bytes: 4, to: &out)
+            out.append(contentsOf: value.utf8)
+        }
         return Data(out)
     }
 
@@ -71,6 +82,18 @@ enum EpisodeRecord {
             episode.enclosureLength = length.map { Int64(bitPattern: $0) }
             episode.season = season.flatMap { Int(exactly: Int64(bitPattern: $0)) }
             episode.episode = number.flatMap { Int(exactly: Int64(bitPattern: $0)) }
+            var more: [String?] = []
+            for _ in 0..<2 {
+                guard let present = reader.read(1) else { return nil }
+                guard present == 1 else {
+                    more.append(nil)
+                    continue
+                }
+                guard let count = reader.read(4), let text = reader.string(Int(count)) else { return nil }
+                more.append(text)
+            }
+            episode.chapters = more[0]
+            episode.simpleChapters = more[1]
             return reader.atEnd ? episode : nil
         }
     }

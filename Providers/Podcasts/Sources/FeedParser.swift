@@ -28,6 +28,10 @@ public struct ParsedEpisode: Codable, Sendable, Equatable {
     public var notes: String?
     public var link: String?
     public var transcript: String?
+    /// The Podcasting 2.0 chapters file (`<podcast:chapters url>`).
+    public var chapters: String?
+    /// Podlove Simple Chapters in the item, a line each: start, title, href, image, split by tabs.
+    public var simpleChapters: String?
 
     /// The notes as plain text.
     public var summary: String? { notes.map(HTMLText.plain) }
@@ -209,7 +213,7 @@ extension FeedParser {
 
         // MARK: Names
 
-        private enum Namespace { case core, itunes, content, dc, podcast, media, googleplay, other }
+        private enum Namespace { case core, itunes, content, dc, podcast, media, googleplay, psc, other }
 
         private static let namespaces: [String: Namespace] = [
             "http://www.itunes.com/dtds/podcast-1.0.dtd": .itunes, "https://www.itunes.com/dtds/podcast-1.0.dtd": .itunes,
@@ -219,6 +223,7 @@ extension FeedParser {
             "https://github.com/podcastindex-org/podcast-namespace/blob/main/docs/1.0.md": .podcast,
             "http://search.yahoo.com/mrss/": .media, "http://search.yahoo.com/mrss": .media,
             "http://www.google.com/schemas/play-podcasts/1.0": .googleplay,
+            "http://podlove.org/simple-chapters": .psc, "https://podlove.org/simple-chapters": .psc,
             "http://www.w3.org/2005/atom": .core, "http://purl.org/rss/1.0/": .core, "http://purl.org/rss/1.0": .core,
             "http://backend.userland.com/rss2": .core, "http://blogs.law.harvard.edu/tech/rss": .core,
             // RSS 0.90, Netscape's RDF: the same elements as RSS 1.0's (heise online served it into 2018).
@@ -226,6 +231,7 @@ extension FeedParser {
         ]
         private static let prefixes: [String: Namespace] = [
             "itunes": .itunes, "content": .content, "dc": .dc, "podcast": .podcast, "media": .media, "googleplay": .googleplay,
+            "psc": .psc,
             "atom": .core,
         ]
 
@@ -246,7 +252,7 @@ extension FeedParser {
             case atomLink, rssLink
             case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
                 itunesCategory, itunesAuthor
-            case podcastSeason, podcastEpisode, podcastTranscript
+            case podcastSeason, podcastEpisode, podcastTranscript, podcastChapters, pscChapter
             case contentEncoded, dcDate, dcCreator, mediaContent, mediaThumbnail
             case googleplayDescription, googleplayImage, googleplayAuthor
 
@@ -286,6 +292,7 @@ extension FeedParser {
                     case "season": self = .podcastSeason
                     case "episode": self = .podcastEpisode
                     case "transcript": self = .podcastTranscript
+                    case "chapters": self = .podcastChapters
                     default: self = .other
                     }
                 case .content: self = local == "encoded" ? .contentEncoded : .other
@@ -308,6 +315,7 @@ extension FeedParser {
                     case "author": self = .googleplayAuthor
                     default: self = .other
                     }
+                case .psc: self = local == "chapter" ? .pscChapter : .other
                 case .other: self = .other
                 }
             }
@@ -406,6 +414,22 @@ extension FeedParser {
                 if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
             case .podcastTranscript:
                 if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
+            case .podcastChapters:
+                if episode?.chapters == nil, let url = attribute("url"), !url.isEmpty { episode?.chapters = url }
+            case .pscChapter:
+                if let start = attribute("start") {
+                    func clean(_ text: String?) -> String {
+                        HTMLText.decodeEntities(text ?? "").map { $0 == "\t" || $0.isNewline ? " " : $0 }.reduce(into: "") {
+                            $0.append($1)
+                        }
+                    }
+                    let line = [start, attribute("title"), attribute("href"), attribute("image")].map(clean).joined(
+                        separator: "\t")
+                    let before = episode?.simpleChapters
+                    if (before?.utf8.count ?? 0) < FeedParser.maxFieldBytes {
+                        episode?.simpleChapters = before.map { $0 + "\n" + line } ?? line
+                    }
+                }
             case .mediaContent:
                 if mediaContent == nil, let url = attribute("url") {
                     mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
@@ -558,6 +582,7 @@ extension FeedParser {
             episode.link = episode.link.flatMap { resolve($0, against: channelBase) }
             episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
             episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
+            episode.chapters = episode.chapters.flatMap { resolve($0, against: baseURL) }
             do {
                 try onEpisode(episode)
                 episodeCount += 1

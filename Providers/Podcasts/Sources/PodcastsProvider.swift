@@ -198,7 +198,7 @@ public struct PodcastsProvider: CompiledProvider {
         return show
     }
 
-    private func findEpisode(_ id: ItemID) async throws -> (ITunesPodcast, StoredFeed, ParsedEpisode) {
+    func findEpisode(_ id: ItemID) async throws -> (ITunesPodcast, StoredFeed, ParsedEpisode) {
         let parts = id.nativeID.split(separator: ":", maxSplits: 1)
         guard parts.count == 2 else { throw ProviderError.notFound("\(id) is not an episode id") }
         let show = try await lookup(String(parts[0]))
@@ -231,8 +231,10 @@ public struct PodcastsProvider: CompiledProvider {
             throw ProviderError.notFound("\(show.collectionName ?? "this podcast") has no feed in the directory")
         }
         let name = URLRedaction.redact(url.absoluteString)
-        let key = "feed2:" + url.absoluteString
-        let listKey = "episodes:" + url.absoluteString
+        // Named by the episode record's version: a cache of another version is not read (its
+        // feed is fetched and parsed again, its rows left to the cache's bound).
+        let key = "feed\(EpisodeRecord.version + 1):" + url.absoluteString
+        let listKey = "episodes\(EpisodeRecord.version):" + url.absoluteString
         let cached = await cache.value(for: key)
         var kept = cached.flatMap { try? JSONDecoder().decode(StoredFeed.self, from: $0.data) }
         if kept != nil, await cache.listCount(listKey) == nil { kept = nil }

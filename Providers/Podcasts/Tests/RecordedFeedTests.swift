@@ -26,6 +26,14 @@ import Testing
             var link: String?
             var enclosures: [Enclosure]?
             var number: Int?
+            struct Chapter: Decodable {
+                var start: Double
+                var title: String
+                var href: String?
+                var image: String?
+            }
+            var chapters: [Chapter]?
+            var chapters_json_url: String?
         }
         var title: String?
         var episodes: [Episode]?
@@ -61,7 +69,36 @@ import Testing
                 #expect(ours.published?.timeIntervalSince1970 == published, "\(name): date")
             }
             if let number = theirs.number { #expect(ours.episode == number, "\(name): episode number") }
+            if let link = theirs.chapters_json_url { #expect(ours.chapters == link, "\(name): the chapters file") }
+            if let chapters = theirs.chapters {
+                // podcastparser drops a start's fraction (01:02:03.400 is 3723); we keep it.
+                let read = PodcastsProvider.simpleChapters(ours.simpleChapters).chapters
+                #expect(read.map { floor($0.start) } == chapters.map(\.start), "\(name): chapter starts")
+                #expect(read.map(\.title) == chapters.map(\.title), "\(name): chapter titles")
+                #expect(read.map(\.url) == chapters.map(\.href) && read.map(\.image) == chapters.map(\.image), "\(name): links")
+            }
         }
+    }
+
+    /// Chapters in real feeds: Podlove chapters with their namespace declared on the element and
+    /// character references in titles (Podlovers, from Podlove's metalove), and multi-line
+    /// `<podcast:chapters>` under the namespace's GitHub URL (Homegrown Hits, from partytime).
+    @Test func chaptersInRealFeeds() throws {
+        let podlovers = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/rss-real-podlovers-psc.xml"), url: URL(string: "https://podlovers.org/feed/mp3"))
+        let first = try #require(podlovers.episodes.first)
+        let chapters = PodcastsProvider.simpleChapters(first.simpleChapters).normalized(duration: first.duration)
+        #expect(chapters.chapters.count > 3 && chapters.notes.isEmpty, "\(chapters)")
+        #expect(chapters.chapters.first?.start == 0)
+        #expect(chapters.chapters.contains { $0.title.contains("ü") }, "\(chapters.chapters.map(\.title))")
+        let hits = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/rss-real-homegrown-hits.xml"), url: URL(string: "https://example.com/feed.xml"))
+        #expect(
+            hits.episodes.count == 4 && hits.episodes.allSatisfy { $0.chapters?.hasPrefix("https://") == true },
+            "\(hits.episodes.map(\.chapters))")
+        let example = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/pc20-example-feed.xml"), url: URL(string: "https://example.com/feed.xml"))
+        #expect(example.episodes.contains { $0.chapters != nil })
     }
 
     @Test(

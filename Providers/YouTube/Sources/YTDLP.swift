@@ -29,6 +29,9 @@ struct YTDLP: Sendable {
     /// Where yt-dlp is pointed: https://www.youtube.com, or a stand-in (the sandbox serves media
     /// at `<site>/watch?v=<id>`, which yt-dlp reads with its generic extractor).
     var site = "https://www.youtube.com"
+    /// The chapters of the videos whose details were read last (details and chapters come in
+    /// one answer of yt-dlp's; `chapters` after `item` costs no second run).
+    let chapterMemo = Memo<ChapterList?>(lifetime: 600)
 
     // MARK: Reading
 
@@ -60,6 +63,7 @@ struct YTDLP: Sendable {
         switch id.kind {
         case .video:
             let info = try await json(["--no-playlist", "--skip-download", site + Self.videoPath(id.nativeID)], for: id)
+            chapterMemo.keep(Self.chapters(from: info), id.nativeID)
             // The video asked for, whichever extractor read it (a stand-in site is "Generic").
             return Self.video(from: info, id: id.nativeID)
         case .channel, .playlist:
@@ -70,6 +74,19 @@ struct YTDLP: Sendable {
         default:
             throw ProviderError.unsupported("YouTube has no \(id.kind.rawValue)s")
         }
+    }
+
+    /// A video's chapters as the service lists them; nil when it has none.
+    func chapters(_ id: ItemID) async throws -> ChapterList? {
+        guard id.kind == .video else { return nil }
+        if let known = chapterMemo.value(id.nativeID) { return known }
+        _ = try await item(id)
+        return chapterMemo.value(id.nativeID) ?? nil
+    }
+
+    static func chapters(from info: [String: Any]) -> ChapterList? {
+        guard let entries = info["chapters"] as? [[String: Any]], !entries.isEmpty else { return nil }
+        return ChapterReader.service(entries)
     }
 
     /// The format asked of yt-dlp.

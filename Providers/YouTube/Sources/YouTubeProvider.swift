@@ -473,3 +473,12 @@ public struct YouTubeProvider: CompiledProvider {
             artwork: snippet?.bestThumbnail, published: snippet?.publishedAt, creator: snippet?.channelTitle, extra: extra)
     }
 }
+
+extension YouTubeProvider: ChapterProvider {
+    /// A video's chapters from yt-dlp (the Data API has none: the host then reads the
+    /// description's timestamps).
+    public func chapters(of id: ItemID) async throws -> ChapterList? {
+        guard keyless else { return nil }
+        return try await ytdlp.chapters(id)
+    }
+}

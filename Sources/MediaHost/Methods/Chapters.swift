@@ -1,0 +1,60 @@
+import Foundation
+import MediaKit
+
+/// An item's chapters, from the best source there is: the service's (a podcast's chapters file
+/// or its feed's Podlove chapters, a video's chapters), else the downloaded file's ID3 chapters,
+/// else timestamps in its description. What could not be used is said in `notes`.
+public struct MediaChapters: RPCMethod {
+    public static let method = "media.chapters"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
+    public var id: ItemID
+
+    public init(id: ItemID) { self.id = id }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var id: ItemID
+        /// `podcast:chapters`, `psc`, `id3`, `service` or `description`; absent when there are none.
+        public var source: String?
+        /// In time order; `toc: false` ones (a picture change) are not seek targets.
+        public var chapters: [Chapter]
+        /// What was not usable, one sentence each.
+        public var notes: [String]?
+
+        /// The chapters a person moves between (the table of contents).
+        public var contents: [Chapter] { chapters.filter(\.toc) }
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        let item = try await host.itemOrSnapshot(id)
+        var notes: [String] = []
+        var list: ChapterList?
+        do {
+            list = try await host.withProvider(id.provider) { provider -> ChapterList? in
+                guard let chaptered = provider as? any ChapterProvider else { return nil }
+                return try await chaptered.chapters(of: id)
+            }
+        } catch {
+            // A chapters file that cannot be had: the other sources may still have them.
+            notes.append("the service's chapters: \(error)")
+            host.logger.info("chapters of \(id): \(error)")
+        }
+        if list?.chapters.isEmpty ?? true, let record = try await host.store.download(id), record.state == .completed,
+            FileManager.default.fileExists(atPath: record.path)
+        {
+            do {
+                if let found = try ID3Chapters.read(path: record.path), !found.chapters.isEmpty { list = found }
+            } catch {
+                notes.append("the downloaded file's chapters: \(error)")
+            }
+        }
+        if list?.chapters.isEmpty ?? true, let summary = item.summary, let found = ChapterReader.description(summary) {
+            list = found
+        }
+        guard let list else {
+            return Response(id: id, source: nil, chapters: [], notes: notes.isEmpty ? nil : notes)
+        }
+        let normalized = list.normalized(duration: item.duration)
+        let all = notes + normalized.notes
+        return Response(id: id, source: normalized.source.rawValue, chapters: normalized.chapters, notes: all.isEmpty ? nil : all)
+    }
+}

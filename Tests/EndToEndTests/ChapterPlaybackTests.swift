@@ -1,0 +1,143 @@
+import Foundation
+import HostPlayer
+import JSONRPC
+import MediaHost
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Chapters through the binary and the real mpv: the sandbox radio's tone 3 has a Podcasting 2.0
+/// chapters file (four chapters and a marker), tone 2 Podlove chapters in its feed item. mpv is
+/// asked over its own IPC what it was given and where it is.
+@Suite(.serialized) struct ChapterPlaybackTests {
+    /// A JSON-IPC client of mpv's socket, one request at a time.
+    final class MPVProbe {
+        let fd: Int32
+
+        init?(path: String) {
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard fd >= 0, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(fd)
+                return nil
+            }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(fd) }
+
+        private var buffer: [UInt8] = []
+        private var nextID = 100
+
+        /// The `data` of mpv's answer to `command` (nil on an error answer).
+        func ask(_ command: [JSONValue]) -> JSONValue? {
+            nextID += 1
+            let request = JSONWriter.bytes(.object(["command": .array(command), "request_id": JSONValue(nextID)])) + [0x0A]
+            guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return nil }
+            while true {
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = Array(buffer[..<newline])
+                    buffer.removeSubrange(...newline)
+                    guard let message = try? JSONParser.parse(line), message["request_id"]?.intValue == nextID else { continue }
+                    return message["error"]?.stringValue == "success" ? (message["data"] ?? .null) : nil
+                }
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                let count = read(fd, &chunk, chunk.count)
+                guard count > 0 else { return nil }
+                buffer += chunk[..<count]
+            }
+        }
+    }
+
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func mpvGetsTheChaptersAndChapterNextLandsOnTheNext() async throws {
+        let setup = try await PlayerTests.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try PlayerTests.Client(dataDir: setup.dataDir, environment: setup.environment)
+        let tone3 = setup.tones[2], tone2 = setup.tones[1]
+
+        // What the feed and its chapters file say.
+        let listed = try await client.call("media.chapters", #"{"id":"\#(tone3)"}"#)
+        #expect(listed["source"] == "podcast:chapters", "\(listed)")
+        let chapters = listed["chapters"]?.arrayValue ?? []
+        #expect(chapters.map { $0["start"]?.doubleValue } == [0, 30, 60, 90, 150.5])
+        #expect(chapters.filter { $0["toc"] == true }.count == 4)
+        let simple = try await client.call("media.chapters", #"{"id":"\#(tone2)"}"#)
+        #expect(simple["source"] == "psc" && simple["chapters"]?.arrayValue?.count == 3, "\(simple)")
+        #expect(simple["chapters"]?.arrayValue?.last?["start"]?.doubleValue == 80.5)
+
+        // Started at chapter 2 (30 s), mpv is given the four chapters of the contents.
+        let opened = try await client.call("player.open", #"{"id":"\#(tone3)","chapter":2}"#)
+        let pid = try #require(opened["pid"]?.intValue, "\(opened)")
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(abs((opened["resumedAt"]?.doubleValue ?? 0) - 30) < 0.01, "\(opened)")
+        let playing = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 30 && $0["state"] == "playing" }
+        #expect(playing != nil, "it plays from chapter 2: \(client.process.errors.suffix(2000))")
+        let socket = HostPaths(configFile: setup.dataDir + "/none.toml", dataDir: setup.dataDir, cacheDir: setup.dataDir)
+            .playerSocket(environment: ProcessInfo.processInfo.environment.merging(setup.environment) { $1 })
+        let mpv = try #require(MPVProbe(path: socket), "mpv's socket at \(socket)")
+        var given: [JSONValue] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while given.count != 4, ContinuousClock.now < deadline {
+            given = mpv.ask(["get_property", "chapter-list"])?.arrayValue ?? []
+            if given.count != 4 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(given.map { $0["title"]?.stringValue } == ["Opening", "The long middle", "Part three", "Closing"], "\(given)")
+        #expect(mpv.ask(["get_property", "chapter"])?.intValue == 1, "in chapter 2")
+
+        // `chapter next` (the REPL's, through player.chapter) lands on chapter 3 at 90 s.
+        let next = try await client.call("player.chapter", #"{"to":"next"}"#)
+        let at = next["position"]?.doubleValue ?? 0
+        #expect(at >= 90 && at < 95, "\(next)")
+        #expect(mpv.ask(["get_property", "chapter"])?.intValue == 2)
+        #expect((mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0) >= 90)
+        // To chapter 4 by its number, then the last has no next.
+        let fourth = try await client.call("player.chapter", #"{"to":"4"}"#)
+        #expect((fourth["position"]?.doubleValue ?? 0) >= 150.5, "\(fourth)")
+        #expect(mpv.ask(["get_property", "chapter"])?.intValue == 3)
+        let past = try await client.call("player.chapter", #"{"to":"next"}"#)
+        #expect(past["message"]?.stringValue?.contains("last chapter") == true, "\(past)")
+        let none = try await client.call("player.chapter", #"{"to":"9"}"#)
+        #expect(none["code"]?.intValue == -32602 && none["message"]?.stringValue?.contains("has 4 chapters") == true, "\(none)")
+        // Back within its first seconds: the chapter before.
+        let back = try await client.call("player.chapter", #"{"to":"prev"}"#)
+        let backAt = back["position"]?.doubleValue ?? 0
+        #expect(backAt >= 90 && backAt < 100, "\(back)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
+
+    /// The REPL lists them at 80 columns: numbered, the marker apart, the source said.
+    @Test func theREPLListsChapters() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let result = try await runMediahost(
+            ["run", "-"], input: "open \(PlayerTests.radio)\nchapters 1\nchapters 2\nchapters 3\n", dataDir: dataDir,
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": base, "COLUMNS": "80"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("1  0:00  Opening") && lines.contains("4  2:30  Closing"), "\(result.stdout)")
+        #expect(lines.contains { $0.contains("1:00  · Marker at 1:00") }, "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("4 chapters from the episode's chapters file; 1 marker") })
+        #expect(
+            lines.contains("3  1:20  Eighty and a half") && lines.contains { $0.hasPrefix("3 chapters from the feed's Podlove") })
+        #expect(lines.contains { $0.hasPrefix("no chapters: ") })
+        #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
+    }
+}
