@@ -41,6 +41,14 @@ public struct MCPToolCatalog: Sendable {
             "An episode's or video's chapters (start in seconds, title, link): where each part begins. Play from one with player_open and chapter: n."
         ),
         (
+            "media.transcript",
+            "What was said in an episode: each line with its time in seconds and its speaker. Reading one also makes it searchable with transcripts_search."
+        ),
+        (
+            "transcripts.search",
+            "Find where words were said, in every transcript read so far (across shows): each hit with its episode, the time in seconds and the words around. Answer 'where did they talk about X?' with this, then player_open with start to play from there."
+        ),
+        (
             "media.artwork",
             "The picture of an item (a video's thumbnail, a movie's poster, a show's cover, a post's photo with image: n) as an image you can see, and where its file is."
         ),

@@ -71,15 +71,23 @@ extension CommandSpec {
                 "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; --chapter K starts at chapter K",
             options: [.flag("--now"), .value("--chapter", .words([]))]
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
+            let word = try line.single()
+            let id = try repl.item(word)
             let now = line.has("--now")
+            // A passage `transcript search` found plays from where it was said.
+            var start: Double?
+            if let n = Int(word), case .hit(let hit)? = repl.listing.row(n) { start = hit.start }
             var chapter: Int?
             if let text = line.options["--chapter"] {
                 guard let number = Int(text), number >= 1 else { throw .invalid("--chapter takes a chapter's number (1 first)") }
                 chapter = number
             }
+            let reason = start != nil ? "where it was said" : chapter.map { "chapter \($0)" } ?? "where it was left"
+            let request = PlayerOpen(
+                id: id, now: now || chapter != nil || start != nil ? true : nil, start: start, chapter: chapter)
             return .call(
-                .run(PlayerOpen(id: id, now: now || chapter != nil ? true : nil, chapter: chapter)) { repl, result in
+                .run(request) {
+                    repl, result in
                     // "the newest episode, Title, ": what was chosen, by its name.
                     let what =
                         result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
@@ -87,7 +95,7 @@ extension CommandSpec {
                     if result.queued == true {
                         repl.display("queued \(what)\(source): it plays after what plays now (`skip` goes to it)")
                     } else if PlayerController.isMPV(result.command) {
-                        let from = result.resumedAt.map { " from \(Renderer.duration($0)), where it was left" } ?? ""
+                        let from = result.resumedAt.map { " from \(Renderer.duration($0)), \(reason)" } ?? ""
                         repl.display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
                     } else {
                         repl.display(
@@ -141,6 +149,26 @@ extension CommandSpec {
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
             return .call(.run(MediaChapters(id: id)) { repl, result in repl.present(chapters: result) })
+        },
+        CommandSpec(
+            "transcript", usage: "transcript <n|id> | transcript search <words>", method: MediaTranscript.method,
+            summary:
+                "what was said in an episode, with times and speakers; `transcript search` finds words in every transcript read so far (`play n` starts there)",
+            arguments: [[.words(["search"])]]
+        ) { line, repl throws(CommandError) in
+            let words = line.words
+            if words.first == "search" {
+                let text = words.dropFirst().joined(separator: " ")
+                guard !text.isEmpty else { throw .invalid("transcript search takes the words to find") }
+                return .call(
+                    Call(method: TranscriptsSearch.method) { repl throws(RPCError) in
+                        let result = try await repl.dispatch(TranscriptsSearch(text: text))
+                        repl.printJSON(TranscriptsSearch.self, result)
+                        repl.present(hits: result, query: text)
+                    })
+            }
+            let id = try repl.item(try line.single())
+            return .call(.run(MediaTranscript(id: id)) { repl, result in repl.present(transcript: result) })
         },
         CommandSpec(
             "chapter", usage: "chapter <next|prev|K>", method: PlayerChapter.method,

@@ -10,6 +10,8 @@ enum Listing {
     case searches([SearchRecord])
     case providers([ProvidersList.ProviderInfo])
     case downloads([Download])
+    /// What `transcript search` found: `play n` starts at the passage.
+    case hits([TranscriptHit])
     /// The numbered rows under an item's details: the items it links to (a movie's trailers, a
     /// video's channel), then a post's media, links, hashtags and users; and its provider. They
     /// are numbered after the rows of the listing the item was shown from, which keep theirs:
@@ -28,6 +30,7 @@ enum Listing {
         case search(SearchRecord)
         case provider(ProvidersList.ProviderInfo)
         case download(Download)
+        case hit(TranscriptHit)
         case section(provider: String, TextEntity)
         case link(label: String, ItemID)
     }
@@ -40,6 +43,7 @@ enum Listing {
         case .searches(let records): records.count
         case .providers(let providers): providers.count
         case .downloads(let downloads): downloads.count
+        case .hits(let hits): hits.count
         case .details(let parent, _, let rows): parent.count + rows.count
         }
     }
@@ -55,6 +59,7 @@ enum Listing {
         case .searches(let records): return .search(records[index])
         case .providers(let providers): return .provider(providers[index])
         case .downloads(let downloads): return .download(downloads[index])
+        case .hits(let hits): return .hit(hits[index])
         case .details(let parent, let provider, let rows):
             if n <= parent.count { return parent.row(n) }
             switch rows[index - parent.count] {

@@ -188,6 +188,58 @@ extension REPL {
         display(lines.joined(separator: "\n"))
     }
 
+    /// What was said, a line a cue: its time, its speaker when it changes, its words.
+    func present(transcript result: MediaTranscript.Response) {
+        var lines: [String] = []
+        var speaker: String?
+        let width = result.timed ? (result.cues.map { Renderer.duration($0.start.rounded(.down)).count }.max() ?? 4) : 0
+        for cue in result.cues {
+            var line = ""
+            if result.timed {
+                let time = Renderer.duration(cue.start.rounded(.down))
+                line += renderer.dim(String(repeating: " ", count: width - time.count) + time) + "  "
+            }
+            if let name = cue.speaker, name != speaker { line += renderer.bold(Renderer.clean(name) + ":") + " " }
+            speaker = cue.speaker ?? speaker
+            line += Renderer.clean(cue.text)
+            lines.append(line)
+        }
+        let from = result.cached ? "kept from before" : "fetched now"
+        lines.append(
+            renderer.dim(
+                "\(result.cues.count) line\(result.cues.count == 1 ? "" : "s") (\(result.format), \(from)); "
+                    + "`transcript search <words>` looks in every one read"))
+        for note in result.notes ?? [] { lines.append(renderer.dim("note: " + note)) }
+        display(lines.joined(separator: "\n"))
+    }
+
+    /// The passages found: a row each (what it is from, where, the words around), `play n`
+    /// starting there.
+    func present(hits result: TranscriptsSearch.Response, query: String) {
+        listing = .hits(result.hits)
+        guard !result.hits.isEmpty else {
+            display(
+                result.transcripts == 0
+                    ? "no transcripts read yet: `transcript <n>` reads an episode's"
+                    : "'\(query)' is in none of the \(result.transcripts) transcripts read")
+            return
+        }
+        var lines: [String] = []
+        let numberWidth = String(result.hits.count).count
+        for (index, hit) in result.hits.enumerated() {
+            let number = String(index + 1)
+            let label = String(repeating: " ", count: numberWidth - number.count) + number
+            let heading = "\(label)  \(Renderer.clean(hit.title)) · \(Renderer.duration(hit.start.rounded(.down)))"
+            lines.append(Renderer.fit(heading, renderer.width))
+            let said = (hit.speaker.map { Renderer.clean($0) + ": " } ?? "") + Renderer.clean(hit.text)
+            let indent = String(repeating: " ", count: numberWidth + 2)
+            lines.append(indent + renderer.dim(Renderer.fit(said, max(20, renderer.width - indent.count))))
+        }
+        lines.append(
+            renderer.dim("\(result.hits.count) found in \(result.transcripts) transcripts; `play <n>` starts where it was said"))
+        display(lines.joined(separator: "\n"))
+    }
+
     func present(auth status: AuthStatusEntry) {
         display(
             status.loggedIn

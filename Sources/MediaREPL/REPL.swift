@@ -304,7 +304,7 @@ public final class REPL: @unchecked Sendable {
                     .run(ProvidersCategories(provider: info.id)) { repl, categories in
                         repl.present(categories: categories, of: info.id)
                     })
-            case .item, .download, .link:
+            case .item, .download, .link, .hit:
                 break
             }
         }
@@ -341,6 +341,7 @@ public final class REPL: @unchecked Sendable {
         switch row {
         case .item(let item): return item.id
         case .download(let download): return download.id
+        case .hit(let hit): return hit.id
         case .link(_, let id): return id
         case .category: throw CommandError.invalid("row \(n) is a category: `open \(n)` browses it")
         case .search: throw CommandError.invalid("row \(n) is a past search: `open \(n)` runs it again")

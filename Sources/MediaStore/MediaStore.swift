@@ -336,6 +336,27 @@ public final class MediaStore: Sendable {
                     CREATE INDEX providerRow_id ON providerRow(generation, id);
                     """)
         }
+        // Transcripts fetched, and their passages for full-text search (SQLite's FTS5; words
+        // matched without their accents, so "cafe" finds "café").
+        steps.registerMigration("v11: transcripts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE transcript (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        provider TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        show TEXT,
+                        format TEXT NOT NULL,
+                        fetchedAt REAL NOT NULL,
+                        cues BLOB NOT NULL
+                    );
+                    CREATE INDEX transcript_fetched ON transcript(fetchedAt);
+                    CREATE VIRTUAL TABLE transcriptText USING fts5(
+                        text, item UNINDEXED, start UNINDEXED, speaker UNINDEXED,
+                        tokenize = 'unicode61 remove_diacritics 2'
+                    );
+                    """)
+        }
         return steps
     }
 }

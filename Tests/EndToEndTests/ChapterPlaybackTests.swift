@@ -140,4 +140,49 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("no chapters: ") })
         #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
     }
+
+    /// Transcripts through the binary: read (JSON merged into lines, the English SRT chosen by
+    /// the locale over a German VTT), kept, searched across episodes from another process, and a
+    /// hit played from where it was said.
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func transcriptsAreReadKeptSearchedAndPlayedFromAHit() async throws {
+        let setup = try await PlayerTests.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let environment = setup.environment.merging(["LANG": "en_US.UTF-8", "COLUMNS": "80"]) { $1 }
+        let script = """
+            open \(PlayerTests.radio)
+            transcript 1
+            transcript 2
+            transcript search long middle
+
+            """
+        let first = try await runMediahost(["run", "-"], input: script, dataDir: setup.dataDir, environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let lines = first.stdout.split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains("0:00  Ada: The tone rises slowly.")
+                && lines.contains("2:31  Grace: Closing words: thank you for listening."), "\(first.stdout)")
+        #expect(lines.contains("0:01  Host: Forty seconds of a steady tone begin here."), "the English SRT: \(first.stdout)")
+        #expect(lines.contains { $0.hasPrefix("1  Tone 3 (180 s) · 0:31") }, "\(first.stdout)")
+        #expect(lines.contains { $0.contains("Listen for the [long] [middle] of the sine wave.") })
+
+        // Another process: kept, searched without fetching, played from the hit.
+        let client = try PlayerTests.Client(dataDir: setup.dataDir, environment: environment)
+        let kept = try await client.call("media.transcript", #"{"id":"\#(setup.tones[2])"}"#)
+        #expect(kept["cached"] == true && kept["format"] == "json", "\(kept)")
+        let found = try await client.call("transcripts.search", #"{"text":"\"thank you\""}"#)
+        let hit = try #require(found["hits"]?.arrayValue?.first, "\(found)")
+        #expect(found["transcripts"]?.intValue == 2 && hit["start"]?.doubleValue == 151 && hit["speaker"] == "Grace", "\(found)")
+        let none = try await client.call("transcripts.search", #"{"text":"NEAR( OR"}"#)
+        #expect(none["hits"]?.arrayValue?.isEmpty == true, "operators are words: \(none)")
+        let opened = try await client.call(
+            "player.open", #"{"id":"\#(setup.tones[2])","start":\#(hit["start"]?.doubleValue ?? 0),"now":true}"#)
+        let pid = try #require(opened["pid"]?.intValue, "\(opened)")
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(opened["resumedAt"]?.doubleValue == 151)
+        let playing = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 151 }
+        #expect(playing != nil, "it plays from where it was said")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
 }

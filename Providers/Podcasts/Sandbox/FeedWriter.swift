@@ -93,6 +93,8 @@ struct FeedWriter {
         switch number {
         case 3:
             return "<podcast:chapters url=\"\(base)/chapters/\(show.id)/3.json\" type=\"application/json+chapters\"/>\n"
+                + "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/3.vtt\" type=\"text/vtt\" language=\"en\" rel=\"captions\"/>\n"
+                + "<podcast:transcript url=\"\(base)/transcripts/\(show.id)/3.json\" type=\"application/json\" language=\"en\"/>\n"
         case 2:
             return """
                 <psc:chapters version="1.2" xmlns:psc="http://podlove.org/simple-chapters">
@@ -100,10 +102,61 @@ struct FeedWriter {
                 <psc:chapter start="00:00:40" title="Forty seconds in"/>
                 <psc:chapter start="00:01:20.500" title="Eighty and a half" href="https://example.invalid/80"/>
                 </psc:chapters>
+                <podcast:transcript url="\(base)/transcripts/\(show.id)/2.de.vtt" type="text/vtt" language="de"/>
+                <podcast:transcript url="\(base)/transcripts/\(show.id)/2.srt" type="application/x-subrip" language="en-US"/>
 
                 """
         default:
             return ""
+        }
+    }
+
+    /// The transcripts the feeds name, in the formats real hosts serve: the radio's tone 3 as
+    /// word-level Podcasting 2.0 JSON and as WebVTT captions, tone 2 as SRT (English) and WebVTT
+    /// (German); every seventh episode of the other shows as WebVTT with voices.
+    func transcript(_ show: PodcastCatalogue.Show, file: String) -> (body: String, type: String)? {
+        let radio = show.id == PodcastCatalogue.radioShowID
+        switch (radio, file) {
+        case (true, "3.json"):
+            let words: [(String, Double)] = [
+                ("The", 0.4), ("tone", 0.7), ("rises", 1.0), ("slowly.", 1.4), ("Listen", 31), ("for", 31.3), ("the", 31.5),
+                ("long", 31.7), ("middle", 32), ("of", 32.3), ("the", 32.4), ("sine", 32.6), ("wave.", 33),
+            ]
+            let segments = words.map { word, start in
+                "{\"speaker\":\"Ada\",\"startTime\":\(start),\"endTime\":\(start + 0.25),\"body\":\"\(word)\"}"
+            }
+            let closing =
+                "{\"speaker\":\"Grace\",\"startTime\":151,\"endTime\":155,\"body\":\"Closing words: thank you for listening.\"}"
+            return (
+                "{\"version\":\"1.0.0\",\"segments\":[" + (segments + [closing]).joined(separator: ",") + "]}", "application/json"
+            )
+        case (true, "3.vtt"):
+            return (
+                "WEBVTT\n\n00:00.400 --> 00:01.600\n<v Ada>The tone rises slowly.\n\n00:31.000 --> 00:33.300\n"
+                    + "<v Ada>Listen for the long middle of the sine wave.\n\n02:31.000 --> 02:35.000\n"
+                    + "<v Grace>Closing words: thank you for listening.\n", "text/vtt"
+            )
+        case (true, "2.srt"):
+            return (
+                "1\n00:00:01,000 --> 00:00:04,000\nHost: Forty seconds of a steady tone\nbegin here.\n\n"
+                    + "2\n00:00:40,000 --> 00:00:43,500\nthen the pitch changes, as promised.\n", "application/x-subrip"
+            )
+        case (true, "2.de.vtt"):
+            return ("WEBVTT\n\n00:01.000 --> 00:04.000\n<v Moderatorin>Hier beginnt ein gleichmäßiger Ton.\n", "text/vtt")
+        case (false, _):
+            guard file.hasSuffix(".vtt"), let number = Int(file.dropLast(4)), (1...show.episodeCount).contains(number),
+                number % 7 == 0
+            else { return nil }
+            let episode = catalogue.episode(show, number)
+            let title = episode.title
+            return (
+                "WEBVTT\n\n00:00:01.000 --> 00:00:06.000\n<v \(show.author)>Welcome to \(show.title). \(title).\n\n"
+                    + "00:00:06.000 --> 00:00:12.500\n<v \(show.author)>Today we talk about \(title.lowercased()) with a guest.\n\n"
+                    + "00:01:00.000 --> 00:01:08.000\n<v Guest>Thank you for having me; this is episode \(number).\n",
+                "text/vtt"
+            )
+        default:
+            return nil
         }
     }
 

@@ -28,6 +28,15 @@ public struct PodcastsReplica: SandboxReplica {
         }
         routes.get("feeds/:file") { request, context in try feed(request, context) }
         routes.get("media/:show/:file") { request, context in try media(request, context) }
+        routes.get("transcripts/:show/:file") { request, context in
+            let writer = FeedWriter(catalogue: catalogue, base: base(request))
+            guard let show = context.parameters.get("show", as: Int.self).flatMap(catalogue.show),
+                let file = context.parameters.get("file"), let (body, type) = writer.transcript(show, file: file)
+            else { return Response(status: .notFound) }
+            var headers = HTTPFields()
+            headers[.contentType] = type + "; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Data(body.utf8))))
+        }
         routes.get("chapters/:show/:file") { request, context in
             guard context.parameters.get("show", as: Int.self) == PodcastCatalogue.radioShowID,
                 context.parameters.get("file") == "3.json"

@@ -3,9 +3,10 @@ import Foundation
 /// An episode as a row of the host's cache: a compact binary record (JSONEncoder cost more than
 /// parsing the feed). Versioned; anything unreadable decodes as nil and the feed is read again.
 enum EpisodeRecord {
-    /// 2: chapters (a file's URL, Podlove chapters) after the numbers. A version 1 record reads
-    /// as nil: the feed is read again, and its episodes get their chapters.
-    static let version: UInt8 = 2
+    /// 3: chapters (a file's URL, Podlove chapters) and every transcript offered, after the
+    /// numbers. An older record reads as nil (and its cache is named apart): the feed is read
+    /// again, and its episodes get their chapters and transcripts.
+    static let version: UInt8 = 3
 
     static func encode(_ episode: ParsedEpisode) -> Data {
         let strings = [
@@ -15,7 +16,9 @@ enum EpisodeRecord {
         ]
         // One allocation, of the record's size: a feed of 4,000 episodes makes 4,000 of these
         // while it is parsed.
-        var size = 3 + 5 * 8 + 2 + 8 + (episode.chapters?.utf8.count ?? 0) + (episode.simpleChapters?.utf8.count ?? 0)
+        var size =
+            3 + 5 * 8 + 3 + 12 + (episode.chapters?.utf8.count ?? 0) + (episode.simpleChapters?.utf8.count ?? 0)
+            + (episode.transcripts?.utf8.count ?? 0)
         var mask: UInt16 = 0
         for (bit, value) in strings.enumerated() {
             guard let value else { continue }
@@ -41,7 +44,7 @@ enum EpisodeRecord {
         if let length = episode.enclosureLength { append(UInt64(bitPattern: length), bytes: 8, to: &out) }
         if let season = episode.season { append(UInt64(bitPattern: Int64(season)), bytes: 8, to: &out) }
         if let number = episode.episode { append(UInt64(bitPattern: Int64(number)), bytes: 8, to: &out) }
-        for value in [episode.chapters, episode.simpleChapters] {
+        for value in [episode.chapters, episode.simpleChapters, episode.transcripts] {
             guard let value else {
                 append(0, bytes: 1, to: &out)
                 continue
@@ -83,7 +86,7 @@ enum EpisodeRecord {
             episode.season = season.flatMap { Int(exactly: Int64(bitPattern: $0)) }
             episode.episode = number.flatMap { Int(exactly: Int64(bitPattern: $0)) }
             var more: [String?] = []
-            for _ in 0..<2 {
+            for _ in 0..<3 {
                 guard let present = reader.read(1) else { return nil }
                 guard present == 1 else {
                     more.append(nil)
@@ -94,6 +97,7 @@ enum EpisodeRecord {
             }
             episode.chapters = more[0]
             episode.simpleChapters = more[1]
+            episode.transcripts = more[2]
             return reader.atEnd ? episode : nil
         }
     }

@@ -32,6 +32,8 @@ public struct ParsedEpisode: Codable, Sendable, Equatable {
     public var chapters: String?
     /// Podlove Simple Chapters in the item, a line each: start, title, href, image, split by tabs.
     public var simpleChapters: String?
+    /// Every `<podcast:transcript>`, a line each: url, type, language, rel, split by tabs.
+    public var transcripts: String?
 
     /// The notes as plain text.
     public var summary: String? { notes.map(HTMLText.plain) }
@@ -413,7 +415,14 @@ extension FeedParser {
             case .itunesImage, .googleplayImage:
                 if let href = attribute("href") ?? attribute("url") { episode?.artwork = href }
             case .podcastTranscript:
-                if episode?.transcript == nil, let url = attribute("url") { episode?.transcript = url }
+                if let url = attribute("url"), !url.isEmpty {
+                    if episode?.transcript == nil { episode?.transcript = url }
+                    let line = [url, attribute("type"), attribute("language"), attribute("rel")].map {
+                        ($0 ?? "").map { $0 == "\t" || $0.isNewline ? " " : $0 }.reduce(into: "") { $0.append($1) }
+                    }.joined(separator: "\t")
+                    let before = episode?.transcripts
+                    if (before?.utf8.count ?? 0) < 64 << 10 { episode?.transcripts = before.map { $0 + "\n" + line } ?? line }
+                }
             case .podcastChapters:
                 if episode?.chapters == nil, let url = attribute("url"), !url.isEmpty { episode?.chapters = url }
             case .pscChapter:
@@ -583,6 +592,13 @@ extension FeedParser {
             episode.artwork = episode.artwork.flatMap { resolve($0, against: baseURL) }
             episode.transcript = episode.transcript.flatMap { resolve($0, against: baseURL) }
             episode.chapters = episode.chapters.flatMap { resolve($0, against: baseURL) }
+            if let listed = episode.transcripts {
+                episode.transcripts = listed.split(separator: "\n").map { line -> String in
+                    var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                    if let url = fields.first { fields[0] = resolve(url, against: baseURL) ?? url }
+                    return fields.joined(separator: "\t")
+                }.joined(separator: "\n")
+            }
             do {
                 try onEpisode(episode)
                 episodeCount += 1

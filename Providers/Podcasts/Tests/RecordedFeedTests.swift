@@ -162,4 +162,37 @@ import Testing
         #expect(first.enclosureLength == 17_567_124)
         #expect(first.published == Date(timeIntervalSince1970: 1_378_245_600))
     }
+
+    /// Transcripts as real feeds offer them: SRT with `language="EN"` (The Mike Neumann Show,
+    /// 54 episodes), JSON beside SRT (AntennaPod's test feed), WebVTT (Podlovers); the richest
+    /// format in the person's language is chosen.
+    @Test func transcriptsInRealFeeds() throws {
+        let show = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/rss-real-themnshow.xml"), url: URL(string: "https://example.com/feed.xml"))
+        let offered = show.episodes.map(PodcastsProvider.transcripts)
+        #expect(offered.filter { !$0.isEmpty }.count >= 54, "\(offered.prefix(2))")
+        let subrip = try #require(offered.first { $0.contains { $0.type == "application/x-subrip" } })
+        #expect(subrip.allSatisfy { $0.url.hasPrefix("https://") && $0.language == "EN" })
+        #expect(PodcastsProvider.choose(subrip, language: "en-US")?.type == "application/x-subrip")
+        let antennapod = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/rss-antennapod-transcripts.xml"), url: URL(string: "https://example.com/feed.xml"))
+        let both = try #require(antennapod.episodes.first.map(PodcastsProvider.transcripts))
+        #expect(both.count == 2)
+        #expect(PodcastsProvider.choose(both, language: nil)?.type == "application/json", "JSON says most")
+        let podlovers = try FeedParser.parse(
+            Self.corpus.data("feeds/chapters/rss-real-podlovers-psc.xml"), url: URL(string: "https://podlovers.org/feed/mp3"))
+        #expect(podlovers.episodes.contains { PodcastsProvider.transcripts($0).contains { $0.type == "text/vtt" } })
+    }
+
+    @Test func theLanguageAskedForComesBeforeTheFormat() {
+        let offers = [
+            PodcastsProvider.Offer(url: "https://x/de.json", type: "application/json", language: "de"),
+            PodcastsProvider.Offer(url: "https://x/en.srt", type: "application/srt", language: "en-GB"),
+            PodcastsProvider.Offer(url: "https://x/en.vtt", type: "text/vtt", language: "en-GB", rel: "captions"),
+        ]
+        #expect(PodcastsProvider.choose(offers, language: "en_US")?.url == "https://x/en.vtt")
+        #expect(PodcastsProvider.choose(offers, language: "de-AT")?.url == "https://x/de.json")
+        #expect(PodcastsProvider.choose(offers, language: "fr")?.url == "https://x/de.json", "none in French: the richest")
+        #expect(PodcastsProvider.choose([], language: "en") == nil)
+    }
 }

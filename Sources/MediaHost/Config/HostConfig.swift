@@ -139,6 +139,11 @@ public enum HostSettings {
         summary: "How often the service looks for new episodes to notify of, in minutes",
         defaultValue: "60", environment: ["MEDIAHOST_DESKTOP_CHECK_MINUTES"], kind: .seconds(1...1440))
 
+    public static let transcriptsLanguage = ConfigKeyInfo(
+        key: "transcripts.language",
+        summary: "The language of transcripts when an episode has several (en, de-DE…); empty: the first listed",
+        defaultValue: "", environment: ["MEDIAHOST_TRANSCRIPTS_LANGUAGE"], kind: .text)
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -151,6 +156,7 @@ public enum HostSettings {
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
+        transcriptsLanguage,
     ]
 }
 

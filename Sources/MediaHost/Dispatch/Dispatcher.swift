@@ -40,7 +40,8 @@ public struct Dispatcher: RPCHandler {
     public static let runtimeMethods: [any RPCMethod.Type] = [
         RPCDiscover.self, HostInfo.self, HostDoctor.self,
         ProvidersList.self, ProvidersCategories.self,
-        MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self, MediaChapters.self,
+        MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self, MediaChapters.self, MediaTranscript.self,
+        TranscriptsSearch.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self, FavoritesLatest.self,
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,

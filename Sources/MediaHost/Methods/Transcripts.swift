@@ -1,0 +1,104 @@
+import Foundation
+import MediaKit
+import MediaStore
+
+/// An item's transcript: the one kept from before, else the service's (an episode's
+/// `<podcast:transcript>` in the person's language when it has several, JSON, WebVTT, SRT or
+/// HTML preferred in that order), read and kept for `transcripts.search`.
+public struct MediaTranscript: RPCMethod {
+    public static let method = "media.transcript"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
+    public var id: ItemID
+    /// Fetch it again even when one is kept.
+    public var refresh: Bool?
+
+    public init(id: ItemID, refresh: Bool? = nil) {
+        self.id = id
+        self.refresh = refresh
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var id: ItemID
+        /// vtt, srt, json, html or text.
+        public var format: String
+        /// Whether the lines have times (plain text has none).
+        public var timed: Bool
+        public var cues: [TranscriptCue]
+        public var notes: [String]?
+        /// Served from what was kept, without a transfer.
+        public var cached: Bool
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        if refresh != true, let kept = try await host.store.transcript(id) {
+            return Response(
+                id: id, format: kept.format, timed: kept.format != "text", cues: kept.cues, notes: nil, cached: true)
+        }
+        let language = Self.language(setting: host.config.string(HostSettings.transcriptsLanguage), environment: host.environment)
+        let found = try await host.withProvider(id.provider) { provider -> Transcript? in
+            guard let transcribed = provider as? any TranscriptProvider else {
+                throw ProviderError.unsupported("\(provider.descriptor.name) has no transcripts")
+            }
+            return try await transcribed.transcript(of: id, language: language)
+        }
+        guard let transcript = found, !transcript.cues.isEmpty else {
+            throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no transcript"))
+        }
+        let item = try? await host.itemOrSnapshot(id)
+        do {
+            try await host.store.keepTranscript(
+                id, title: item?.title ?? id.description, show: item?.subtitle, format: transcript.format.rawValue,
+                cues: transcript.cues)
+        } catch {
+            // The answer stands; the search will not find it, and says so in the log.
+            host.logger.error("cannot keep the transcript of \(id) for search: \(error)")
+        }
+        return Response(
+            id: id, format: transcript.format.rawValue, timed: transcript.timed, cues: transcript.cues,
+            notes: transcript.notes.isEmpty ? nil : transcript.notes, cached: false)
+    }
+}
+
+extension MediaTranscript {
+    /// transcripts.language, else the language of the person's locale (LC_ALL, LC_MESSAGES,
+    /// LANG: `de_DE.UTF-8` is `de-DE`), else none.
+    static func language(setting: String, environment: [String: String]) -> String? {
+        let set = setting.trimmingCharacters(in: .whitespaces)
+        if !set.isEmpty { return set }
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            guard let value = environment[name], !value.isEmpty else { continue }
+            let tag = value.prefix { $0 != "." && $0 != "@" }.replacingOccurrences(of: "_", with: "-")
+            return tag == "C" || tag == "POSIX" ? nil : tag
+        }
+        return nil
+    }
+}
+
+/// Finds words in every transcript fetched so far, across providers, best first: each hit with
+/// its item, where in it (seconds), and the words around.
+public struct TranscriptsSearch: RPCMethod {
+    public static let method = "transcripts.search"
+    public static let effect = MethodEffect(.reads)
+    public var text: String
+    public var limit: Int?
+
+    public init(text: String, limit: Int? = nil) {
+        self.text = text
+        self.limit = limit
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var hits: [TranscriptHit]
+        /// How many transcripts were searched.
+        public var transcripts: Int
+    }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw HostError.invalidArgument("text is empty") }
+        let limit = limit ?? 20
+        guard (1...200).contains(limit) else { throw HostError.invalidArgument("limit is from 1 to 200") }
+        let hits = try await host.store.searchTranscripts(text, limit: limit)
+        let count = try await host.store.transcriptCount()
+        return Response(hits: hits, transcripts: count)
+    }
+}

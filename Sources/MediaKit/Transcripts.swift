@@ -1,0 +1,318 @@
+import Foundation
+
+/// One line of what was said: when, by whom, and the words.
+public struct TranscriptCue: Codable, Sendable, Equatable {
+    /// Seconds from the start; 0 for every line of a transcript without times (plain text).
+    public var start: Double
+    public var end: Double?
+    public var speaker: String?
+    public var text: String
+
+    public init(start: Double, end: Double? = nil, speaker: String? = nil, text: String) {
+        self.start = start
+        self.end = end
+        self.speaker = speaker
+        self.text = text
+    }
+}
+
+/// A transcript as read from one file.
+public struct Transcript: Codable, Sendable, Equatable {
+    public enum Format: String, Codable, Sendable {
+        case vtt, srt, json, html, text
+    }
+
+    public var format: Format
+    public var cues: [TranscriptCue]
+    /// Whether the cues have times (plain text has none).
+    public var timed: Bool
+    /// What was not usable, one sentence each.
+    public var notes: [String]
+
+    public init(format: Format, cues: [TranscriptCue], timed: Bool = true, notes: [String] = []) {
+        self.format = format
+        self.cues = cues
+        self.timed = timed
+        self.notes = notes
+    }
+}
+
+/// Readers of every transcript format podcasts and video sites use: WebVTT (voice tags, cue
+/// settings, inline timestamps, YouTube's rolling automatic captions, bare-second timings some
+/// hosts write), SRT (speaker prefixes), the Podcasting 2.0 JSON (word-level segments merged into
+/// lines) and HTML (`<cite>`, `<time>`, `<p>`), and plain text.
+public enum TranscriptReader {
+    /// The largest transcript read (a 3-hour show's word-level JSON is a few MB).
+    public static let maxSize = 16 << 20
+
+    /// Reads `data` as the format its type (a MIME type) or its URL's extension says, or, when
+    /// neither is known or they lie (WebVTT served as text/plain), as its first bytes show.
+    public static func read(_ data: Data, type: String?, url: String?) throws -> Transcript {
+        guard data.count <= maxSize else {
+            throw ProviderError.invalidResponse("the transcript is over \(maxSize >> 20) MB; not read")
+        }
+        var text = String(decoding: data, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let head = text.prefix(512).trimmingCharacters(in: .whitespacesAndNewlines)
+        if head.hasPrefix("WEBVTT") { return webVTT(text) }
+        if head.hasPrefix("{") { return try podcastJSON(data) }
+        let declared = (type ?? "").lowercased()
+        let path = (url.flatMap { URL(string: $0)?.path } ?? "").lowercased()
+        if declared.contains("subrip") || declared.contains("srt") || path.hasSuffix(".srt") || looksLikeSRT(head) {
+            return srt(text)
+        }
+        if declared.contains("vtt") || path.hasSuffix(".vtt") { return webVTT(text) }
+        if declared.contains("json") || path.hasSuffix(".json") { return try podcastJSON(data) }
+        if declared.contains("html") || path.hasSuffix(".html") || path.hasSuffix(".htm") || head.contains("<p")
+            || head.contains("<cite") || head.contains("<time")
+        {
+            return html(text)
+        }
+        return plain(text)
+    }
+
+    static func looksLikeSRT(_ head: String) -> Bool {
+        let lines = head.split(whereSeparator: \.isNewline).prefix(2)
+        return lines.count == 2 && lines.first?.allSatisfy(\.isNumber) == true && lines.last?.contains("-->") == true
+    }
+
+    // MARK: WebVTT and SRT
+
+    public static func webVTT(_ text: String) -> Transcript { cueFile(text, format: .vtt) }
+    public static func srt(_ text: String) -> Transcript { cueFile(text, format: .srt) }
+
+    /// Cues are a timing line and the text lines after it, up to a blank line or the next timing
+    /// line (YouTube's captions leave out the blank line). Anything else (the header, `NOTE` and
+    /// `STYLE` blocks, cue identifiers, SRT's numbers) is not text.
+    static func cueFile(_ text: String, format: Transcript.Format) -> Transcript {
+        var raw: [(start: Double, end: Double?, lines: [String])] = []
+        var inCue = false
+        var unreadable = 0
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.contains("-->") {
+                if let (start, end) = timing(trimmed) {
+                    raw.append((start, end, []))
+                    inCue = true
+                } else {
+                    unreadable += 1
+                    inCue = false
+                }
+            } else if trimmed.isEmpty {
+                inCue = false
+            } else if inCue {
+                raw[raw.count - 1].lines.append(String(line))
+            }
+        }
+        var cues: [TranscriptCue] = []
+        // YouTube's automatic captions roll: each cue repeats the line before and adds one, and
+        // 10 ms cues repeat what is shown. A line said just before is not said again.
+        var recent: [String] = []
+        var speaker: String?
+        var prefixSpeakers = false
+        for cue in raw {
+            var said: [String] = []
+            var voice: String?
+            for line in cue.lines {
+                let (name, words) = clean(Substring(line))
+                if let name { voice = name }
+                guard !words.isEmpty, !recent.contains(words) else { continue }
+                said.append(words)
+                recent.append(words)
+                if recent.count > 3 { recent.removeFirst() }
+            }
+            guard !said.isEmpty else { continue }
+            var joined = said.joined(separator: " ")
+            if voice == nil, let (name, rest) = speakerPrefix(joined) {
+                voice = name
+                joined = rest
+                prefixSpeakers = true
+            }
+            // A speaker named once (a prefix on a change of speaker, as Descript and Buzzsprout
+            // write them) goes on speaking until the next is named.
+            if let voice { speaker = voice } else if !prefixSpeakers { speaker = nil }
+            cues.append(TranscriptCue(start: cue.start, end: cue.end, speaker: voice ?? speaker, text: joined))
+        }
+        let notes = unreadable > 0 ? ["\(unreadable) cue\(unreadable == 1 ? "" : "s") with a timing that cannot be read"] : []
+        return Transcript(format: format, cues: cues, notes: notes)
+    }
+
+    /// `00:01:02.500 --> 00:01:04.000 align:start`, SRT's commas, `mm:ss.ttt`, and the bare
+    /// seconds (`0.860 --> 7.380`) some hosts write.
+    static func timing(_ line: String) -> (Double, Double?)? {
+        let parts = line.components(separatedBy: "-->")
+        guard parts.count == 2, let start = time(parts[0]) else { return nil }
+        let endWord = parts[1].trimmingCharacters(in: .whitespaces).split(whereSeparator: \.isWhitespace).first.map(String.init)
+        return (start, endWord.flatMap(time))
+    }
+
+    static func time(_ text: String) -> Double? {
+        ChapterReader.normalPlayTime(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "."))
+    }
+
+    /// A cue line without its markup: the voice's name (`<v Name>`, `<v.loud Name>`), and the
+    /// words with tags, inline timestamps and entities gone and spaces collapsed.
+    static func clean(_ line: Substring) -> (speaker: String?, words: String) {
+        var speaker: String?
+        var out = ""
+        var index = line.startIndex
+        while index < line.endIndex {
+            if line[index] == "<", let close = line[index...].firstIndex(of: ">") {
+                let tag = line[line.index(after: index)..<close]
+                if tag.hasPrefix("v ") || tag.hasPrefix("v.") {
+                    let name = tag.drop { $0 != " " }.trimmingCharacters(in: .whitespaces)
+                    if !name.isEmpty { speaker = name }
+                }
+                index = line.index(after: close)
+                continue
+            }
+            out.append(line[index])
+            index = line.index(after: index)
+        }
+        let words = HTMLText.decodeEntities(out).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return (speaker, words)
+    }
+
+    /// "Travis: When you…": a name of at most four words, each capitalized, then a colon.
+    static func speakerPrefix(_ text: String) -> (String, String)? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon]
+        let words = name.split(separator: " ")
+        guard (1...4).contains(words.count), name.count <= 40,
+            words.allSatisfy({ $0.first?.isUppercase == true || $0.first?.isNumber == true }),
+            !name.contains(where: { $0.isNumber && words.count == 1 && name.count <= 2 })
+        else { return nil }
+        let rest = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !rest.isEmpty else { return nil }
+        return (String(name), rest)
+    }
+
+    // MARK: Podcasting 2.0 JSON
+
+    /// `segments` of `speaker`, `startTime`, `endTime`, `body`: word-level ones (as tools write
+    /// them) are merged into lines, each ending at a sentence's end, a change of speaker, a
+    /// pause of 2 s, or 40 words.
+    public static func podcastJSON(_ data: Data) throws -> Transcript {
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let segments = root["segments"] as? [Any]
+        else {
+            throw ProviderError.invalidResponse("the transcript is not Podcasting 2.0 JSON (no \"segments\" list)")
+        }
+        var cues: [TranscriptCue] = []
+        var unusable = 0
+        var words = 0
+        var lastEnd: Double?
+        for case let segment as [String: Any] in segments {
+            guard let start = number(segment["startTime"]) else {
+                unusable += 1
+                continue
+            }
+            let body = ((segment["body"] as? String) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let speaker = (segment["speaker"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+            let end = number(segment["endTime"])
+            guard !body.isEmpty else { continue }
+            let punctuationOnly = body.allSatisfy { $0.isPunctuation }
+            if var last = cues.last,
+                punctuationOnly
+                    || (last.speaker == speaker && !endsSentence(last.text) && words < 40
+                        && start - (lastEnd ?? last.start) < 2)
+            {
+                last.text += punctuationOnly ? body : " " + body
+                last.end = end ?? last.end
+                cues[cues.count - 1] = last
+                words += punctuationOnly ? 0 : 1
+            } else {
+                cues.append(TranscriptCue(start: start, end: end, speaker: speaker, text: body))
+                words = 1
+            }
+            lastEnd = end ?? start
+        }
+        unusable += segments.count - segments.filter { $0 is [String: Any] }.count
+        return Transcript(
+            format: .json, cues: cues,
+            notes: unusable > 0 ? ["\(unusable) segment\(unusable == 1 ? "" : "s") without a usable start time"] : [])
+    }
+
+    static func endsSentence(_ text: String) -> Bool { text.last.map { ".?!…".contains($0) } ?? false }
+
+    static func number(_ value: Any?) -> Double? {
+        switch value {
+        case let text as String: return ChapterReader.normalPlayTime(text)
+        case let number as NSNumber:
+            let double = number.doubleValue
+            return double.isFinite && double >= 0 ? double : nil
+        default: return nil
+        }
+    }
+
+    // MARK: HTML
+
+    /// `<cite>Speaker:</cite> <time>0:53</time> <p>…</p>`, the namespace's HTML form; a page
+    /// saved from a browser around it, or blocks without a `<cite>`, too.
+    public static func html(_ text: String) -> Transcript {
+        var cues: [TranscriptCue] = []
+        var speaker: String?
+        var start = 0.0
+        var timed = false
+        var element = ""
+        var buffer = ""
+        var index = text.startIndex
+        func flush() {
+            let words = HTMLText.decodeEntities(buffer).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            buffer = ""
+            switch element {
+            case "cite":
+                let name = words.hasSuffix(":") ? String(words.dropLast()) : words
+                speaker = name.isEmpty ? nil : name
+            case "time":
+                if let seconds = ChapterReader.normalPlayTime(words) {
+                    start = seconds
+                    timed = true
+                }
+            case "p":
+                if !words.isEmpty { cues.append(TranscriptCue(start: start, speaker: speaker, text: words)) }
+            default: break
+            }
+        }
+        while index < text.endIndex {
+            guard text[index] == "<", let close = text[index...].firstIndex(of: ">") else {
+                if !element.isEmpty { buffer.append(text[index]) }
+                index = text.index(after: index)
+                continue
+            }
+            let tag = text[text.index(after: index)..<close].lowercased()
+            let name = tag.drop { $0 == "/" }.prefix { $0.isLetter }
+            if tag.hasPrefix("/") {
+                if name == element {
+                    flush()
+                    element = ""
+                }
+            } else if ["cite", "time", "p"].contains(String(name)) {
+                if !element.isEmpty { flush() }
+                element = String(name)
+            } else if name == "br" {
+                buffer.append(" ")
+            }
+            index = text.index(after: close)
+        }
+        if !element.isEmpty { flush() }
+        return Transcript(format: .html, cues: cues, timed: timed)
+    }
+
+    // MARK: Plain text
+
+    /// A paragraph a line, without times.
+    public static func plain(_ text: String) -> Transcript {
+        let paragraphs = text.components(separatedBy: "\n\n").map {
+            $0.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }.filter { !$0.isEmpty }
+        return Transcript(format: .text, cues: paragraphs.map { TranscriptCue(start: 0, text: $0) }, timed: false)
+    }
+}
+
+/// A provider that has transcripts of its items (a feed's `<podcast:transcript>`).
+public protocol TranscriptProvider: MediaProvider {
+    /// `language` is the person's (an IETF tag like `en` or `de-DE`), nil for no preference;
+    /// nil when the item has no transcript.
+    func transcript(of id: ItemID, language: String?) async throws -> Transcript?
+}

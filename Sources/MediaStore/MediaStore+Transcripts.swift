@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import MediaKit
+
+/// A passage of a transcript a search found.
+public struct TranscriptHit: Codable, Sendable, Equatable {
+    public var id: ItemID
+    public var title: String
+    /// The show or channel.
+    public var show: String?
+    /// Seconds in, where the passage starts.
+    public var start: Double
+    public var speaker: String?
+    /// The words around the match, the matched words in [brackets].
+    public var text: String
+    /// Higher is better (SQLite's bm25, negated).
+    public var score: Double
+}
+
+extension MediaStore {
+    /// About this many characters of consecutive cues make one searchable passage: a phrase cut
+    /// by a cue's end is still found, and a hit still says where, to within a few seconds.
+    static let passageLength = 320
+    /// A passage spans at most this many seconds, and a pause this long starts a new one: a hit
+    /// is then where the words were said, give or take a few seconds.
+    static let passageSpan = 20.0
+    static let passagePause = 5.0
+
+    /// Keeps `cues` as the transcript of `id` (replacing one kept before), in passages that
+    /// full-text search reads. The oldest transcripts go when more than `limit` are kept.
+    public func keepTranscript(
+        _ id: ItemID, title: String, show: String?, format: String, cues: [TranscriptCue], limit: Int = 5000,
+        at date: Date = Date()
+    ) async throws {
+        let encoded = try JSONEncoder().encode(cues)
+        try await write(roomy: cues.count > 2000) { db in
+            try db.execute(sql: "DELETE FROM transcriptText WHERE item = ?", arguments: [id.description])
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO transcript (id, provider, title, show, format, fetchedAt, cues)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id.description, id.provider, title, show, format, date.timeIntervalSince1970, encoded])
+            let insert = try db.makeStatement(
+                sql: "INSERT INTO transcriptText (text, item, start, speaker) VALUES (?, ?, ?, ?)")
+            var passage = ""
+            var start = 0.0
+            var speaker: String?
+            func flush() throws {
+                guard !passage.isEmpty else { return }
+                try insert.execute(arguments: [passage, id.description, start, speaker])
+                passage = ""
+            }
+            var lastStart = 0.0
+            for cue in cues {
+                if !passage.isEmpty,
+                    passage.count + cue.text.count > Self.passageLength || cue.speaker != speaker
+                        || cue.start - start > Self.passageSpan || cue.start - lastStart > Self.passagePause
+                {
+                    try flush()
+                }
+                lastStart = cue.start
+                if passage.isEmpty {
+                    start = cue.start
+                    speaker = cue.speaker
+                }
+                passage += (passage.isEmpty ? "" : " ") + cue.text
+            }
+            try flush()
+            // Bounded like the other caches: the least recently fetched go first.
+            try db.execute(
+                sql: """
+                    DELETE FROM transcriptText WHERE item IN
+                        (SELECT id FROM transcript ORDER BY fetchedAt DESC LIMIT -1 OFFSET ?)
+                    """, arguments: [limit])
+            try db.execute(
+                sql: "DELETE FROM transcript WHERE id IN (SELECT id FROM transcript ORDER BY fetchedAt DESC LIMIT -1 OFFSET ?)",
+                arguments: [limit])
+        }
+    }
+
+    /// The transcript kept for `id`: its format and cues, or nil.
+    public func transcript(_ id: ItemID) async throws -> (format: String, cues: [TranscriptCue])? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT format, cues FROM transcript WHERE id = ?", arguments: [id.description])
+            else { return nil }
+            let data: Data = row[1]
+            return (row[0], try JSONDecoder().decode([TranscriptCue].self, from: data))
+        }
+    }
+
+    /// How many transcripts are kept.
+    public func transcriptCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM transcript") ?? 0 }
+    }
+
+    /// The passages that have all of `words` (a word ending in `*` is a prefix; "quoted words" a
+    /// phrase), best first.
+    public func searchTranscripts(_ words: String, limit: Int = 20) async throws -> [TranscriptHit] {
+        guard let query = Self.ftsQuery(words) else { return [] }
+        return try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT t.item, x.title, x.show, t.start, t.speaker,
+                        snippet(transcriptText, 0, '[', ']', '…', 24), bm25(transcriptText) AS rank
+                    FROM transcriptText t JOIN transcript x ON x.id = t.item
+                    WHERE transcriptText MATCH ? ORDER BY rank LIMIT ?
+                    """, arguments: [query, limit])
+            return rows.compactMap { row in
+                guard let id = try? ItemID(parsing: row[0] as String) else { return nil }
+                return TranscriptHit(
+                    id: id, title: row[1], show: row[2], start: row[3], speaker: row[4], text: row[5], score: -(row[6] as Double))
+            }
+        }
+    }
+
+    /// What a person typed, as an FTS5 query: each word a quoted term (so no word is read as an
+    /// operator), a trailing `*` kept as a prefix, "quoted words" kept as a phrase; all must match.
+    static func ftsQuery(_ text: String) -> String? {
+        var terms: [String] = []
+        var phrase: String?
+        for piece in text.split(separator: " ", omittingEmptySubsequences: true) {
+            var word = String(piece)
+            if phrase == nil, word.hasPrefix("\""), word.count > 1 || word == "\"" {
+                word.removeFirst()
+                if word.hasSuffix("\""), !word.isEmpty {
+                    word.removeLast()
+                    if !word.isEmpty { terms.append(quoted(word)) }
+                } else {
+                    phrase = word
+                }
+                continue
+            }
+            if var open = phrase {
+                if word.hasSuffix("\"") {
+                    open += " " + word.dropLast()
+                    terms.append(quoted(open.trimmingCharacters(in: .whitespaces)))
+                    phrase = nil
+                } else {
+                    phrase = open + " " + word
+                }
+                continue
+            }
+            let prefix = word.hasSuffix("*") && word.count > 1
+            if prefix { word.removeLast() }
+            word = word.filter { !"\"()^:*".contains($0) }
+            guard !word.isEmpty else { continue }
+            terms.append(quoted(word) + (prefix ? "*" : ""))
+        }
+        if let phrase, !phrase.isEmpty { terms.append(quoted(phrase)) }
+        return terms.isEmpty ? nil : terms.joined(separator: " ")
+    }
+
+    private static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+}

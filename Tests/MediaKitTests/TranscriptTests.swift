@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import MediaKit
+
+/// Transcripts in every format, read from real files public projects keep (Recorded/transcripts,
+/// SOURCES.md there says where each came from).
+@Suite struct TranscriptTests {
+    static let recorded = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Recorded/transcripts")
+
+    static func read(_ name: String, type: String? = nil) throws -> Transcript {
+        try TranscriptReader.read(
+            try Data(contentsOf: recorded.appendingPathComponent(name)), type: type, url: "https://example.com/" + name)
+    }
+
+    @Test func webVTTWithVoicesAndEntities() throws {
+        let transcript = try Self.read("pc20-transcript.vtt", type: "text/vtt")
+        #expect(transcript.format == .vtt && transcript.timed)
+        let first = try #require(transcript.cues.first)
+        #expect(first.speaker == "Sarah" && first.start == 0 && first.end == 2.76)
+        #expect(first.text == "In today's episode, you'll learn whether or not you")
+        #expect(transcript.cues.contains { $0.text.contains("Podcasting Q&A") }, "&amp; decoded")
+        #expect(transcript.cues.contains { $0.speaker == "Gillian" && $0.start == 19.08 })
+    }
+
+    @Test func srtWithASpeakerNamedOnceAndTwoLineCues() throws {
+        let transcript = try Self.read("pc20-transcript.srt", type: "application/x-subrip")
+        #expect(transcript.format == .srt)
+        let first = try #require(transcript.cues.first)
+        #expect(first.speaker == "Travis" && abs(first.start - 0.179) < 0.0001)
+        #expect(first.text == "When you first get started in podcasting, it's")
+        #expect(transcript.cues[1].speaker == "Travis", "named once, speaking on")
+        let real = try Self.read("srt-real-podcasting20-ep124.srt")
+        #expect(real.cues.count > 500 && real.cues.contains { $0.speaker == "Adam Curry" }, "\(real.cues.prefix(2))")
+    }
+
+    /// The namespace's JSON: word-level segments become lines; zero-length segments of a space
+    /// or a comma join the words they follow.
+    @Test func wordLevelJSONBecomesLines() throws {
+        let example = try Self.read("pc20-transcript.json", type: "application/json")
+        let first = try #require(example.cues.first)
+        #expect(first.speaker == "Darth Vader" && first.start == 0.5 && first.text.hasPrefix("I am your"), "\(example.cues)")
+        let real = try Self.read("pc20-transcript-real-podnews-words.json", type: "application/json")
+        let line = try #require(real.cues.first)
+        #expect(line.text.hasPrefix("It's Friday, the 2nd"), "\(line.text)")
+        #expect(!real.cues.contains { $0.text.contains(" ,") || $0.text.contains("  ") })
+        #expect(real.cues.allSatisfy { $0.text.split(separator: " ").count <= 41 })
+        let noEnd = try Self.read("pc20-transcript-no-endtime.json", type: "application/json")
+        #expect(!noEnd.cues.isEmpty && noEnd.cues.allSatisfy { $0.speaker != nil })
+        let noSpeaker = try Self.read("pc20-transcript-no-speaker.json", type: "application/json")
+        #expect(!noSpeaker.cues.isEmpty && noSpeaker.cues.allSatisfy { $0.speaker == nil })
+        let duplicates = try Self.read("pc20-transcript-real-podnews-duplicate-times.json", type: "application/json")
+        #expect(duplicates.cues.contains { $0.speaker == "Jingles" })
+    }
+
+    @Test func htmlWithCitesTimesAndASavedPage() throws {
+        let example = try Self.read("pc20-transcript.html", type: "text/html")
+        let first = try #require(example.cues.first)
+        #expect(
+            first.speaker == "Travis" && first.start == 0
+                && first.text.hasPrefix("When you first get started in podcasting, it's"))
+        #expect(example.cues.contains { $0.speaker == "Sarah" && $0.start == 53 })
+        for name in [
+            "html-transcript-real-buzzcast.html", "html-transcript-real-hhmmss-empty-p.html",
+            "html-transcript-real-podnews-no-cite.html",
+        ] {
+            let real = try Self.read(name, type: "text/html")
+            #expect(real.cues.count > 5 && real.timed, "\(name): \(real.cues.prefix(2))")
+            #expect(real.cues.allSatisfy { !$0.text.isEmpty && !$0.text.contains("<") }, "\(name)")
+        }
+    }
+
+    /// YouTube's automatic captions roll: each line is said once.
+    @Test func rollingAutomaticCaptionsAreSaidOnce() throws {
+        let vtt = try Self.read("vtt-youtube-autocaption-webvtt-py.vtt", type: "text/vtt")
+        #expect(vtt.cues.map(\.text) == ["yeah", "what", "this will happen is I'm telling"], "\(vtt.cues)")
+        let srt = try Self.read("srt-youtube-autocaption-converted.en.srt")
+        let texts = srt.cues.map(\.text)
+        #expect(texts.first == "okay welcome to this session this is", "\(texts.prefix(3))")
+        #expect(zip(texts, texts.dropFirst()).allSatisfy { $0 != $1 }, "no line twice in a row")
+        #expect(texts.count(where: { $0 == "okay welcome to this session this is" }) == 1)
+    }
+
+    /// What real hosts write: bare-second timings, a BOM, a VTT served as .txt, Descript's
+    /// speaker prefixes, Whisper's leading spaces, cue identifiers and settings.
+    @Test(arguments: [
+        "vtt-real-podnews-seconds-only.vtt", "vtt-real-podnews-weekly-3-speakers.vtt", "vtt-bom.vtt",
+        "vtt-real-served-as-txt.txt",
+        "vtt-real-descript-name-prefix.vtt", "vtt-real-kde-express-whisper.vtt", "vtt-cue-identifiers.vtt",
+        "vtt-voice-classes-styles.vtt", "vtt-voice-no-hours.vtt", "vtt-cue-timestamps.vtt", "vtt-kind-language-headers.vtt",
+        "srt-sample.srt",
+    ])
+    func realFilesReadWhole(name: String) throws {
+        let transcript = try Self.read(name, type: name.hasSuffix(".txt") ? "text/plain" : nil)
+        #expect(transcript.timed && !transcript.cues.isEmpty && transcript.notes.isEmpty, "\(name): \(transcript.notes)")
+        #expect(
+            transcript.cues.allSatisfy { !$0.text.contains("<") && !$0.text.hasPrefix(" ") && !$0.text.contains("-->") },
+            "\(name)")
+        #expect(zip(transcript.cues, transcript.cues.dropFirst()).allSatisfy { $0.start <= $1.start }, "\(name): in order")
+        switch name {
+        case "vtt-real-podnews-seconds-only.vtt":
+            #expect(transcript.cues.first?.start == 0.86 && transcript.cues.first?.speaker == "SPEAKER_1")
+        case "vtt-real-served-as-txt.txt":
+            #expect(transcript.format == .vtt && transcript.cues.contains { $0.speaker == "Yishai Beeri" })
+        case "vtt-real-descript-name-prefix.vtt":
+            #expect(
+                transcript.cues.first?.speaker == "Michael" && transcript.cues.first?.text.hasPrefix("Hello, and welcome") == true
+            )
+            #expect(transcript.cues[1].speaker == "Michael", "speaking on until the next is named")
+        case "vtt-voice-classes-styles.vtt":
+            #expect(transcript.cues.contains { $0.speaker == "Speaker3" }, "<v.loud Speaker3>")
+        default: break
+        }
+    }
+
+    @Test func brokenInputIsAnErrorOrNothingNeverATrap() throws {
+        #expect(throws: ProviderError.self) {
+            try TranscriptReader.read(Data("{\"not\":1}".utf8), type: "application/json", url: nil)
+        }
+        let garbage = TranscriptReader.webVTT("WEBVTT\n\nxx:yy --> zz\nwords\n\n00:01.000 -->\nsaid\n")
+        #expect(garbage.cues.map(\.text) == ["said"] && garbage.notes.count == 1, "\(garbage)")
+        let whole = try String(contentsOf: Self.recorded.appendingPathComponent("pc20-transcript.vtt"), encoding: .utf8)
+        for cut in stride(from: 0, to: whole.count, by: 17) { _ = TranscriptReader.webVTT(String(whole.prefix(cut))) }
+        #expect(TranscriptReader.plain("One.\n\nTwo\nlines.").cues.map(\.text) == ["One.", "Two lines."])
+    }
+}
