@@ -153,6 +153,10 @@ public enum TranscriptReader {
     /// A cue line without its markup: the voice's name (`<v Name>`, `<v.loud Name>`), and the
     /// words with tags, inline timestamps and entities gone and spaces collapsed.
     static func clean(_ line: Substring) -> (speaker: String?, words: String) {
+        // Most lines are words alone: no tag, no entity.
+        if !line.utf8.contains(UInt8(ascii: "<")), !line.utf8.contains(UInt8(ascii: "&")) {
+            return (nil, line.split(whereSeparator: \.isWhitespace).joined(separator: " "))
+        }
         var speaker: String?
         var out = ""
         var index = line.startIndex
@@ -169,8 +173,8 @@ public enum TranscriptReader {
             out.append(line[index])
             index = line.index(after: index)
         }
-        let words = HTMLText.decodeEntities(out).split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        return (speaker, words)
+        let decoded = out.utf8.contains(UInt8(ascii: "&")) ? HTMLText.decodeEntities(out) : out
+        return (speaker, decoded.split(whereSeparator: \.isWhitespace).joined(separator: " "))
     }
 
     /// "Travis: When you…": a name of at most four words, each capitalized, then a colon.

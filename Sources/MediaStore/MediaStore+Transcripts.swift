@@ -34,13 +34,19 @@ extension MediaStore {
     ) async throws {
         let encoded = try JSONEncoder().encode(cues)
         try await write(roomy: cues.count > 2000) { db in
-            try db.execute(sql: "DELETE FROM transcriptText WHERE item = ?", arguments: [id.description])
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO transcript (id, provider, title, show, format, fetchedAt, cues)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [id.description, id.provider, title, show, format, date.timeIntervalSince1970, encoded])
+            // A transcript's passages are rows firstRow...lastRow of the search table (written
+            // in one go): found by rowid, not by a scan of every passage kept.
+            func forget(where condition: String, _ arguments: StatementArguments) throws {
+                let ranges = try Row.fetchAll(
+                    db, sql: "SELECT firstRow, lastRow FROM transcript WHERE \(condition)", arguments: arguments)
+                for range in ranges {
+                    guard let first = range[0] as Int64?, let last = range[1] as Int64? else { continue }
+                    try db.execute(sql: "DELETE FROM transcriptText WHERE rowid BETWEEN ? AND ?", arguments: [first, last])
+                }
+                try db.execute(sql: "DELETE FROM transcript WHERE \(condition)", arguments: arguments)
+            }
+            try forget(where: "id = ?", [id.description])
+            let before = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM transcriptText") ?? 0
             let insert = try db.makeStatement(
                 sql: "INSERT INTO transcriptText (text, item, start, speaker) VALUES (?, ?, ?, ?)")
             var passage = ""
@@ -67,15 +73,19 @@ extension MediaStore {
                 passage += (passage.isEmpty ? "" : " ") + cue.text
             }
             try flush()
-            // Bounded like the other caches: the least recently fetched go first.
+            let last = db.lastInsertedRowID
+            let first = try Int64.fetchOne(db, sql: "SELECT min(rowid) FROM transcriptText WHERE rowid > ?", arguments: [before])
             try db.execute(
                 sql: """
-                    DELETE FROM transcriptText WHERE item IN
-                        (SELECT id FROM transcript ORDER BY fetchedAt DESC LIMIT -1 OFFSET ?)
-                    """, arguments: [limit])
-            try db.execute(
-                sql: "DELETE FROM transcript WHERE id IN (SELECT id FROM transcript ORDER BY fetchedAt DESC LIMIT -1 OFFSET ?)",
-                arguments: [limit])
+                    INSERT INTO transcript (id, provider, title, show, format, fetchedAt, cues, firstRow, lastRow)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id.description, id.provider, title, show, format, date.timeIntervalSince1970, encoded, first,
+                    first == nil ? nil : last,
+                ])
+            // Bounded like the other caches: the least recently fetched go first.
+            try forget(where: "id IN (SELECT id FROM transcript ORDER BY fetchedAt DESC LIMIT -1 OFFSET ?)", [limit])
         }
     }
 

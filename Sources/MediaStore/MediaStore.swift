@@ -348,7 +348,9 @@ public final class MediaStore: Sendable {
                         show TEXT,
                         format TEXT NOT NULL,
                         fetchedAt REAL NOT NULL,
-                        cues BLOB NOT NULL
+                        cues BLOB NOT NULL,
+                        firstRow INTEGER,
+                        lastRow INTEGER
                     );
                     CREATE INDEX transcript_fetched ON transcript(fetchedAt);
                     CREATE VIRTUAL TABLE transcriptText USING fts5(
