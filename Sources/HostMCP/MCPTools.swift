@@ -49,6 +49,10 @@ public struct MCPToolCatalog: Sendable {
             "Find where words were said, in every transcript read so far (across shows): each hit with its episode, the time in seconds and the words around. Answer 'where did they talk about X?' with this, then player_open with start to play from there."
         ),
         (
+            "media.segments",
+            "A YouTube video's SponsorBlock segments (sponsor reads, intros…) with start and end in seconds, and whether the player skips, mutes or marks each."
+        ),
+        (
             "media.artwork",
             "The picture of an item (a video's thumbnail, a movie's poster, a show's cover, a post's photo with image: n) as an image you can see, and where its file is."
         ),

@@ -65,6 +65,11 @@ public actor PlayerController: HostComponent {
     /// An item's chapters (the table of contents), which mpv is given as each file loads.
     typealias ChapterSource = @Sendable (ItemID) async -> [Chapter]
     private let chapterSource: ChapterSource?
+    /// An item's segments to skip or mute while it plays (SponsorBlock's, for YouTube videos).
+    typealias SegmentSource = @Sendable (ItemID) async -> [MediaSegment]
+    private let segmentSource: SegmentSource?
+    /// The segments of the file playing, and which of them were acted on this time it plays.
+    private var segments: (path: String, id: ItemID, list: [MediaSegment], done: Set<Int>, muted: Int?)?
 
     public init(host: HostRuntime) {
         let logger = host.logger
@@ -80,12 +85,23 @@ public actor PlayerController: HostComponent {
                     logger.info("no chapters for mpv: \(id): \(error)")
                     return []
                 }
+            },
+            segments: { [weak host] id in
+                guard let host, id.provider == "youtube", id.kind == .video else { return [] }
+                do {
+                    return try await host.dispatcher.run(MediaSegments(id: id)).segments.filter {
+                        $0.action == "skip" || $0.action == "mute"
+                    }
+                } catch {
+                    logger.info("no SponsorBlock segments for \(id): \(error)")
+                    return []
+                }
             })
     }
 
     init(
         store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String,
-        chapters: ChapterSource? = nil
+        chapters: ChapterSource? = nil, segments: SegmentSource? = nil
     ) {
         self.store = store
         self.events = events
@@ -93,6 +109,7 @@ public actor PlayerController: HostComponent {
         self.socketPath = socketPath
         shared = SharedPlayerState(path: statePath)
         chapterSource = chapters
+        segmentSource = segments
     }
 
     /// Whether `command` (player.command's words) names mpv, which this controls.
@@ -272,6 +289,66 @@ public actor PlayerController: HostComponent {
             logger.debug("mpv has \(chapters.count) chapters of \(id(of: path))")
         } catch {
             logger.info("mpv did not take the chapters: \(error)")
+        }
+    }
+
+    /// Looks up the item's segments beside the playback; none are acted on until they are known.
+    private func findSegments(of id: ItemID, for path: String) {
+        segments = nil
+        guard let segmentSource else { return }
+        Task {
+            let list = await segmentSource(id)
+            guard !list.isEmpty else { return }
+            await self.setSegments(list, id: id, for: path)
+        }
+    }
+
+    private func setSegments(_ list: [MediaSegment], id: ItemID, for path: String) {
+        guard current?.target == path else { return }
+        segments = (path, id, list, [], nil)
+        logger.debug("\(list.count) segments to skip or mute in \(id)")
+    }
+
+    /// Within a segment to skip: a seek to its end, once each time the file plays (seeking back
+    /// into it plays it). Within one to mute: muted until it ends or playback leaves it.
+    private func passSegments(at position: Double) async {
+        guard var known = segments, known.path == current?.target, let connection else { return }
+        if let muted = known.muted {
+            let segment = known.list[muted]
+            if position < segment.start - 0.5 || position >= segment.end {
+                _ = try? await ask(connection, ["set_property", "mute", false])
+                known.muted = nil
+                segments = known
+            }
+        }
+        guard
+            let index = known.list.indices.first(where: { index in
+                let segment = known.list[index]
+                return !known.done.contains(index) && position >= segment.start && position < segment.end - 0.3
+                    && position - segment.start < 1.5
+            })
+        else { return }
+        let segment = known.list[index]
+        known.done.insert(index)
+        segments = known
+        do {
+            if segment.action == "skip" {
+                try await ask(connection, ["seek", JSONValue(segment.end), "absolute"])
+                self.position = segment.end
+            } else {
+                try await ask(connection, ["set_property", "mute", true])
+                segments?.muted = index
+            }
+            logger.info(
+                "\(segment.action == "skip" ? "skipped" : "muted") \(segment.category) \(segment.start)-\(segment.end) of \(known.id)"
+            )
+            events.publish(
+                HostEvent(
+                    PlayerSkip(
+                        id: known.id, category: segment.category, action: segment.action == "skip" ? "skipped" : "muted",
+                        start: segment.start, end: segment.end)))
+        } catch {
+            logger.warning("could not \(segment.action) \(segment.category) at \(segment.start): \(error)")
         }
     }
 
@@ -547,6 +624,7 @@ public actor PlayerController: HostComponent {
             switch event["name"]?.stringValue {
             case "time-pos":
                 position = data?.doubleValue
+                if owner, let position { await passSegments(at: position) }
                 if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
                     await save(id, finished: false)
                 }
@@ -574,7 +652,10 @@ public actor PlayerController: HostComponent {
                     at = record.position
                 }
                 if let at, at > 1 { _ = try? await ask(connection, ["seek", JSONValue(at), "absolute"]) }
-                if let id = entry.id { giveChapters(of: id, for: path, to: connection) }
+                if let id = entry.id {
+                    giveChapters(of: id, for: path, to: connection)
+                    findSegments(of: id, for: path)
+                }
             }
             publish(force: true)
         case "end-file":

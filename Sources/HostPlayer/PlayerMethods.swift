@@ -14,7 +14,7 @@ public enum PlayerModule: HostModule {
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
         PlayerVolume.self, PlayerNext.self, PlayerChapter.self, PlayerMark.self,
     ]
-    public static let notifications: [any HostNotification.Type] = [PlayerStatus.self]
+    public static let notifications: [any HostNotification.Type] = [PlayerStatus.self, PlayerSkip.self]
 
     /// An mpv a front end started (the REPL that handed over) is followed from here on; one that
     /// does not answer is reported by player.status, and never delays serving.

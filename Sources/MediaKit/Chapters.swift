@@ -37,6 +37,8 @@ public struct ChapterList: Codable, Sendable, Equatable {
         case service
         /// Timestamps in the description ("00:00 Intro").
         case description
+        /// SponsorBlock's segments alone (a video with no chapters of its own).
+        case sponsorBlock = "sponsorblock"
     }
 
     public var source: Source

@@ -52,6 +52,9 @@ final class ProgressBoard: Sendable {
             receive(change)
         } else if let status = event.payload(PlayerStatus.self) {
             receive(status)
+        } else if let skip = event.payload(PlayerSkip.self) {
+            // "» skipped sponsor 0:45-1:30" (SponsorBlock), above the prompt.
+            post("» \(skip.action) \(skip.category) \(Renderer.duration(skip.start))-\(Renderer.duration(skip.end))")
         }
     }
 

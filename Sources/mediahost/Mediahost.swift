@@ -259,7 +259,8 @@ struct HostOptions {
         var environment = ProcessInfo.processInfo.environment
         if sandbox {
             // Endpoints always point at the sandbox; credentials only fill in what is not set.
-            for (name, value) in try SandboxChild.start() where name.hasSuffix("_URL") || environment[name]?.isEmpty ?? true {
+            for (name, value) in try SandboxChild.start()
+            where name.hasSuffix("_URL") || name.hasSuffix("_SERVER") || environment[name]?.isEmpty ?? true {
                 environment[name] = value
             }
         }

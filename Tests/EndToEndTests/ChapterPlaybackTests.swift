@@ -185,4 +185,86 @@ import Testing
         _ = try await client.call("player.stop")
         await client.close()
     }
+
+    /// SponsorBlock while playing: a sandbox YouTube video (downloaded through yt-dlp from the
+    /// site's stand-in) plays in the real mpv; its sponsor segment (5-12 s) is skipped once, said
+    /// in `player.skipped`, and playing it again after a seek back into it is not skipped; the
+    /// reminder to subscribe (20-24 s) is only marked (sponsorblock.skip is `sponsor`).
+    @Test(
+        .enabled(
+            if: PlayerTests.mpv != nil && YTDLPEndToEndTests.ytdlp != nil,
+            "needs mpv and yt-dlp (`make test` installs them)"))
+    func sponsorSegmentsAreSkippedOnceWhilePlaying() async throws {
+        let ytdlp = try #require(YTDLPEndToEndTests.ytdlp)
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let root = String(base.dropLast("/podcasts".count))
+        let dataDir = try makeTemporaryDirectory()
+        let environment = [
+            "MEDIAHOST_YOUTUBE_BASE_URL": root + "/youtube", "MEDIAHOST_YOUTUBE_SITE_URL": root + "/youtube/site",
+            "YOUTUBE_API_KEY": "sandbox-key", "MEDIAHOST_YOUTUBE_DOWNLOADER": "ytdlp", "MEDIAHOST_YOUTUBE_YTDLP": ytdlp,
+            "MEDIAHOST_SPONSORBLOCK_SERVER": root + "/youtube/sponsorblock",
+            "MEDIAHOST_PLAYER": "mpv --ao=null --vo=null --ytdl=no",
+        ]
+        let client = try PlayerTests.Client(dataDir: dataDir, environment: environment)
+        // A video with segments: every third of the sandbox's has them.
+        let found = try await client.call("media.search", #"{"query":"a","provider":"youtube"}"#)
+        var video: String?
+        for id in (found["items"]?.arrayValue ?? []).compactMap({ $0["id"]?.stringValue }) {
+            let segments = try await client.call("media.segments", #"{"id":"\#(id)"}"#)
+            if segments["segments"]?.arrayValue?.contains(where: { $0["action"] == "skip" }) == true {
+                #expect(segments["segments"]?.arrayValue?.map { $0["action"]?.stringValue } == ["skip", "mark", "highlight"])
+                video = id
+                break
+            }
+        }
+        let id = try #require(video, "no sandbox video with segments: \(found)")
+        _ = try await client.call("downloads.start", #"{"id":"\#(id)"}"#)
+        let deadline = ContinuousClock.now + .seconds(90)
+        var state = ""
+        while state != "completed", ContinuousClock.now < deadline {
+            let list = try await client.call("downloads.list")
+            state = list.arrayValue?.first { $0["id"]?.stringValue == id }?["state"]?.stringValue ?? ""
+            if state == "failed" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try #require(state == "completed", "the download: \(state) \(client.process.errors.suffix(2000))")
+
+        let opened = try await client.call("player.open", #"{"id":"\#(id)"}"#)
+        let pid = try #require(opened["pid"]?.intValue, "\(opened)")
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(opened["local"] == true)
+        // The skip, as said to clients, then where mpv is.
+        var skipped: JSONValue?
+        let until = ContinuousClock.now + .seconds(60)
+        while skipped == nil, ContinuousClock.now < until,
+            let message = await client.process.next(timeout: until - ContinuousClock.now)?.value
+        {
+            if message["method"] == "player.skipped" { skipped = message["params"] }
+        }
+        let skip = try #require(skipped, "no player.skipped: \(client.process.errors.suffix(2000))")
+        #expect(
+            skip["category"] == "sponsor" && skip["action"] == "skipped" && skip["start"] == 5 && skip["end"] == 12, "\(skip)")
+        let socket = HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir)
+            .playerSocket(environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        let mpv = try #require(MPVProbe(path: socket))
+        let after = mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0
+        #expect(after >= 11.9 && after < 20, "past the segment: \(after)")
+        // Back into it: played this time.
+        _ = try await client.call("player.seek", #"{"seconds":6}"#)
+        try await Task.sleep(for: .seconds(2))
+        let inside = mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0
+        #expect(inside >= 6 && inside < 11.5, "seeking back into a skipped segment plays it: \(inside)")
+        // The marked one plays through.
+        _ = try await client.call("player.seek", #"{"seconds":19}"#)
+        try await Task.sleep(for: .seconds(2.5))
+        let marked = mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0
+        #expect(marked >= 20 && marked < 23.5, "a marked segment plays: \(marked)")
+        // And the chapters list the segments as markers, the highlight as a chapter.
+        let chapters = try await client.call("media.chapters", #"{"id":"\#(id)"}"#)
+        let titles = (chapters["chapters"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+        #expect(titles.contains("Sponsor (skipped)") && titles.contains("Highlight"), "\(chapters)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
 }

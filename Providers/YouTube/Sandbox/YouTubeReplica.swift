@@ -41,6 +41,26 @@ public struct YouTubeReplica: SandboxReplica {
         Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
+    /// Every third video has segments, in SponsorBlock's shapes: a sponsor read at 5-12 s and a
+    /// reminder to subscribe at 20-24 s (the sandbox's videos are 50-75 s), a highlight at 30 s;
+    /// and one in nine is labelled whole.
+    static func sponsorSegments(_ id: String) -> [[String: Any]] {
+        let seed = id.utf8.reduce(UInt64(1469598103934665603)) { ($0 ^ UInt64($1)) &* 1099511628211 }
+        guard seed % 3 == 0 else { return [] }
+        func segment(_ category: String, _ action: String, _ start: Double, _ end: Double, _ n: Int) -> [String: Any] {
+            [
+                "category": category, "actionType": action, "segment": [start, end], "UUID": "\(id)-\(n)",
+                "videoDuration": 0, "locked": 0, "votes": Int(seed % 7), "description": "",
+            ]
+        }
+        var segments = [
+            segment("sponsor", "skip", 5, 12, 1), segment("interaction", "skip", 20, 24, 2),
+            segment("poi_highlight", "poi", 30, 30, 3),
+        ]
+        if seed % 9 == 0 { segments.append(segment("exclusive_access", "full", 0, 0, 4)) }
+        return segments
+    }
+
     public func environment(baseURL: String) -> [String: String] {
         [
             "MEDIAHOST_YOUTUBE_OAUTH_BASE_URL": baseURL + "/oauth2", "YOUTUBE_API_KEY": "sandbox-key",
@@ -48,6 +68,8 @@ public struct YouTubeReplica: SandboxReplica {
             "MEDIAHOST_YOUTUBE_CLIENT_SECRET": "sandbox-secret",
             // yt-dlp (downloads, and reading without a key) reads the site's stand-in.
             "MEDIAHOST_YOUTUBE_SITE_URL": baseURL + "/site",
+            // SponsorBlock's stand-in, for the same videos.
+            "MEDIAHOST_SPONSORBLOCK_SERVER": baseURL + "/sponsorblock",
         ]
     }
 
@@ -77,6 +99,19 @@ public struct YouTubeReplica: SandboxReplica {
         accounts.register(routes)
         // The site's stand-in: a video's page is its media (a tone a player plays), which yt-dlp
         // takes as a direct link with its generic extractor, as on any site it has no extractor for.
+        // SponsorBlock's privacy-preserving endpoint, as the real server answers it: every video
+        // whose id's SHA-256 starts with the prefix and has segments, 404 when none has.
+        let hashes = catalogue.videos.map { (SHA256.hex(Array($0.id.utf8)), $0) }
+        routes.get("sponsorblock/api/skipSegments/:prefix") { _, context in
+            guard let prefix = context.parameters.get("prefix")?.lowercased(), prefix.count >= 4 else {
+                return Response(status: .badRequest)
+            }
+            let found = hashes.filter { $0.0.hasPrefix(prefix) }.compactMap { hash, video -> [String: Any]? in
+                let segments = Self.sponsorSegments(video.id)
+                return segments.isEmpty ? nil : ["videoID": video.id, "hash": hash, "segments": segments]
+            }
+            return found.isEmpty ? Response(status: .notFound) : jsonResponse(found)
+        }
         routes.get("site/watch") { request, context in
             // `large-<MB>`: a video of that many megabytes, for benchmarks of big downloads.
             if let id = request.uri.queryParameters.get("v"), id.hasPrefix("large-"),

@@ -144,6 +144,22 @@ public enum HostSettings {
         summary: "The language of transcripts when an episode has several (en, de-DE…); empty: the first listed",
         defaultValue: "", environment: ["MEDIAHOST_TRANSCRIPTS_LANGUAGE"], kind: .text)
 
+    public static let sponsorBlock = ConfigKeyInfo(
+        key: "sponsorblock.enabled",
+        summary: "SponsorBlock for YouTube videos: on (segments asked by a 4-digit hash prefix; skipped, muted or marked) or off",
+        defaultValue: "on", environment: ["MEDIAHOST_SPONSORBLOCK"], kind: .choice(["on", "off"]))
+    public static let sponsorBlockServer = ConfigKeyInfo(
+        key: "sponsorblock.server", summary: "The SponsorBlock server (people run mirrors)",
+        defaultValue: "https://sponsor.ajay.app", environment: ["MEDIAHOST_SPONSORBLOCK_SERVER"], kind: .text)
+    public static let sponsorBlockSkip = ConfigKeyInfo(
+        key: "sponsorblock.skip",
+        summary:
+            "Categories skipped while playing (sponsor, selfpromo, interaction, intro, outro, preview, music_offtopic, filler)",
+        defaultValue: "sponsor", environment: ["MEDIAHOST_SPONSORBLOCK_SKIP"], kind: .text)
+    public static let sponsorBlockMute = ConfigKeyInfo(
+        key: "sponsorblock.mute", summary: "Categories muted while playing; the others are marked as chapters",
+        defaultValue: "", environment: ["MEDIAHOST_SPONSORBLOCK_MUTE"], kind: .text)
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -156,7 +172,7 @@ public enum HostSettings {
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
-        transcriptsLanguage,
+        transcriptsLanguage, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
     ]
 }
 

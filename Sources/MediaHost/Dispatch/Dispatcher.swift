@@ -41,7 +41,7 @@ public struct Dispatcher: RPCHandler {
         RPCDiscover.self, HostInfo.self, HostDoctor.self,
         ProvidersList.self, ProvidersCategories.self,
         MediaBrowse.self, MediaSearch.self, MediaGet.self, MediaChildren.self, MediaChapters.self, MediaTranscript.self,
-        TranscriptsSearch.self,
+        TranscriptsSearch.self, MediaSegments.self,
         FavoritesAdd.self, FavoritesRemove.self, FavoritesList.self, FavoritesSync.self, FavoritesLatest.self,
         HistoryList.self, HistoryClear.self,
         DownloadsStart.self, DownloadsList.self, DownloadsPause.self, DownloadsResume.self, DownloadsCancel.self,

@@ -50,11 +50,43 @@ public struct MediaChapters: RPCMethod {
         if list?.chapters.isEmpty ?? true, let summary = item.summary, let found = ChapterReader.description(summary) {
             list = found
         }
+        // A YouTube video's SponsorBlock segments are markers beside its chapters (skipped,
+        // muted or marked, as the player treats them), its highlight a chapter.
+        if id.provider == "youtube", id.kind == .video, host.config.string(HostSettings.sponsorBlock) == "on" {
+            do {
+                let segments = try await host.dispatcher.run(MediaSegments(id: id)).segments
+                let marks = segments.map(Self.chapter)
+                if !marks.isEmpty {
+                    if var known = list {
+                        known.chapters += marks
+                        list = known
+                    } else {
+                        list = ChapterList(source: .sponsorBlock, chapters: marks)
+                    }
+                }
+            } catch {
+                notes.append("SponsorBlock's segments: \(error.message)")
+            }
+        }
         guard let list else {
             return Response(id: id, source: nil, chapters: [], notes: notes.isEmpty ? nil : notes)
         }
         let normalized = list.normalized(duration: item.duration)
         let all = notes + normalized.notes
         return Response(id: id, source: normalized.source.rawValue, chapters: normalized.chapters, notes: all.isEmpty ? nil : all)
+    }
+
+    /// A segment as a chapter: "Sponsor (skipped)", marked apart from the contents; the
+    /// highlight is a chapter to jump to.
+    static func chapter(_ segment: MediaSegment) -> Chapter {
+        guard segment.action != "highlight" else { return Chapter(start: segment.start, title: "Highlight") }
+        let names = [
+            "sponsor": "Sponsor", "selfpromo": "Self-promotion", "interaction": "Reminder to subscribe", "intro": "Intro",
+            "outro": "Endcards", "preview": "Preview", "music_offtopic": "Not music", "filler": "Filler",
+            "exclusive_access": "Exclusive access",
+        ]
+        let done = ["skip": "skipped", "mute": "muted"][segment.action] ?? "marked"
+        return Chapter(
+            start: segment.start, end: segment.end, title: "\(names[segment.category] ?? segment.category) (\(done))", toc: false)
     }
 }

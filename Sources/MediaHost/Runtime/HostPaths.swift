@@ -1,4 +1,5 @@
 import Foundation
+import MediaKit
 
 /// Where mediahost keeps its files, following the XDG base directory spec.
 public struct HostPaths: Sendable, Equatable {

@@ -1,0 +1,124 @@
+import Foundation
+import MediaKit
+
+/// A stretch of a video that people marked (SponsorBlock): a sponsor read, an intro, a
+/// reminder to subscribe, and what this host does with it.
+public struct MediaSegment: Codable, Sendable, Equatable {
+    /// sponsor, selfpromo, interaction, intro, outro, preview, music_offtopic, filler,
+    /// poi_highlight, exclusive_access.
+    public var category: String
+    /// skip, mute or mark (as the sponsorblock.* settings say for the category); `highlight`
+    /// for the point to jump to, `full` for a label of the whole video.
+    public var action: String
+    public var start: Double
+    public var end: Double
+    public var uuid: String?
+
+    public init(category: String, action: String, start: Double, end: Double, uuid: String? = nil) {
+        self.category = category
+        self.action = action
+        self.start = start
+        self.end = end
+        self.uuid = uuid
+    }
+}
+
+/// A YouTube video's SponsorBlock segments, asked the privacy-preserving way: only the first
+/// four hex digits of the video id's SHA-256 go to the server, which answers for every video
+/// that shares them; this host picks its own. Each category's action comes from the settings
+/// (`sponsorblock.skip`, `sponsorblock.mute`; everything else is marked).
+public struct MediaSegments: RPCMethod {
+    public static let method = "media.segments"
+    public static let effect = MethodEffect(.reads, reachesOut: true)
+    public var id: ItemID
+
+    public init(id: ItemID) { self.id = id }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var id: ItemID
+        public var segments: [MediaSegment]
+        /// The category the whole video is labelled with (SponsorBlock's `full`), if any.
+        public var full: String?
+    }
+
+    public static let categories = [
+        "sponsor", "selfpromo", "interaction", "intro", "outro", "preview", "music_offtopic", "filler", "poi_highlight",
+        "exclusive_access",
+    ]
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        guard id.provider == "youtube", id.kind == .video else {
+            throw ProviderFailure(
+                provider: id.provider, error: .unsupported("segments are SponsorBlock's, for YouTube videos only"))
+        }
+        guard host.config.string(HostSettings.sponsorBlock) == "on" else { return Response(id: id, segments: [], full: nil) }
+        let server = host.config.string(HostSettings.sponsorBlockServer)
+        let prefix = String(SHA256.hex(Array(id.nativeID.utf8)).prefix(4))
+        let categories = "[" + Self.categories.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        guard let base = URL(string: server), ["http", "https"].contains(base.scheme?.lowercased()),
+            let url = base.endpoint(
+                "api/skipSegments/\(prefix)",
+                query: ["categories": categories, "actionTypes": #"["skip","mute","poi","full"]"#])
+        else {
+            throw HostError.invalidArgument("sponsorblock.server is not an http(s) URL: \(server)")
+        }
+        let response: HTTPResponse
+        do {
+            response = try await host.http.send(
+                HTTPRequest(url: url, headers: ["Accept": "application/json"], timeout: 10, maxBodySize: 4 << 20))
+        } catch {
+            throw ProviderFailure(
+                provider: "youtube", error: .network("SponsorBlock (\(base.host ?? server)) cannot be reached: \(error)"))
+        }
+        // 404: no video with that prefix has segments.
+        if response.status == 404 { return Response(id: id, segments: [], full: nil) }
+        guard response.status == 200 else {
+            throw ProviderFailure(
+                provider: "youtube", error: .from(response, reason: "SponsorBlock answered HTTP \(response.status)"))
+        }
+        return try Self.read(
+            response.body, id: id, skip: Self.list(host, HostSettings.sponsorBlockSkip),
+            mute: Self.list(host, HostSettings.sponsorBlockMute))
+    }
+
+    static func list(_ host: HostRuntime, _ setting: ConfigKeyInfo) -> Set<String> {
+        Set(host.config.string(setting).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+    }
+
+    /// The segments of `id` in the hash-prefix answer, each with its action.
+    static func read(_ body: Data, id: ItemID, skip: Set<String>, mute: Set<String>) throws -> Response {
+        guard let videos = try? JSONSerialization.jsonObject(with: body) as? [[String: Any]] else {
+            throw ProviderFailure(provider: "youtube", error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
+        }
+        var segments: [MediaSegment] = []
+        var full: String?
+        for video in videos where (video["videoID"] as? String) == id.nativeID {
+            for case let entry as [String: Any] in (video["segments"] as? [Any]) ?? [] {
+                guard let category = entry["category"] as? String, let times = entry["segment"] as? [Any], times.count == 2,
+                    let start = (times[0] as? NSNumber)?.doubleValue, let end = (times[1] as? NSNumber)?.doubleValue,
+                    start.isFinite, end.isFinite, start >= 0, end >= start
+                else { continue }
+                let type = (entry["actionType"] as? String) ?? "skip"
+                let action: String
+                switch type {
+                case "full":
+                    full = category
+                    continue
+                case "poi": action = "highlight"
+                default:
+                    // A segment marked to mute (a song) is muted where its category is skipped.
+                    if skip.contains(category) {
+                        action = type == "mute" ? "mute" : "skip"
+                    } else if mute.contains(category) {
+                        action = "mute"
+                    } else {
+                        action = "mark"
+                    }
+                }
+                segments.append(
+                    MediaSegment(category: category, action: action, start: start, end: end, uuid: entry["UUID"] as? String))
+            }
+        }
+        return Response(id: id, segments: segments.sorted { $0.start < $1.start }, full: full)
+    }
+}
