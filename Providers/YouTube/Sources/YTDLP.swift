@@ -32,6 +32,17 @@ struct YTDLP: Sendable {
     /// The chapters of the videos whose details were read last (details and chapters come in
     /// one answer of yt-dlp's; `chapters` after `item` costs no second run).
     let chapterMemo = Memo<ChapterList?>(lifetime: 600)
+    /// The captions the same answers offered, by video.
+    let captionMemo = Memo<[Caption]>(lifetime: 600)
+
+    /// A subtitle track yt-dlp lists: a language's file in one format.
+    struct Caption: Equatable, Sendable {
+        var language: String
+        var url: String
+        var ext: String
+        /// YouTube's automatic captions (speech recognition), not the uploader's.
+        var automatic: Bool
+    }
 
     // MARK: Reading
 
@@ -64,6 +75,7 @@ struct YTDLP: Sendable {
         case .video:
             let info = try await json(["--no-playlist", "--skip-download", site + Self.videoPath(id.nativeID)], for: id)
             chapterMemo.keep(Self.chapters(from: info), id.nativeID)
+            captionMemo.keep(Self.captions(from: info), id.nativeID)
             // The video asked for, whichever extractor read it (a stand-in site is "Generic").
             return Self.video(from: info, id: id.nativeID)
         case .channel, .playlist:
@@ -82,6 +94,46 @@ struct YTDLP: Sendable {
         if let known = chapterMemo.value(id.nativeID) { return known }
         _ = try await item(id)
         return chapterMemo.value(id.nativeID) ?? nil
+    }
+
+    /// A video's captions as yt-dlp listed them in its details.
+    func captions(_ id: ItemID) async throws -> [Caption] {
+        guard id.kind == .video else { return [] }
+        if let known = captionMemo.value(id.nativeID) { return known }
+        _ = try await item(id)
+        return captionMemo.value(id.nativeID) ?? []
+    }
+
+    /// `subtitles` (the uploader's) and `automatic_captions`, WebVTT only; live chat is not
+    /// a caption.
+    static func captions(from info: [String: Any]) -> [Caption] {
+        var found: [Caption] = []
+        for (key, automatic) in [("subtitles", false), ("automatic_captions", true)] {
+            guard let tracks = info[key] as? [String: Any] else { continue }
+            for (language, formats) in tracks.sorted(by: { $0.key < $1.key }) where language != "live_chat" {
+                for case let format as [String: Any] in (formats as? [Any]) ?? [] {
+                    guard let ext = string(format["ext"]), ext == "vtt", let url = string(format["url"]) else { continue }
+                    found.append(Caption(language: language, url: url, ext: ext, automatic: automatic))
+                }
+            }
+        }
+        return found
+    }
+
+    /// The uploader's captions before automatic ones; in `language` (by its primary subtag)
+    /// when asked, else English, else the video's first; an automatic track translated into
+    /// another language (`en-de`, `de-orig`…) only when nothing else is there.
+    static func chooseCaption(_ captions: [Caption], language: String?) -> Caption? {
+        func primary(_ text: String) -> String { String(text.lowercased().prefix { $0 != "-" && $0 != "_" }) }
+        let wanted = language.map(primary) ?? "en"
+        func rank(_ caption: Caption) -> Int {
+            let original = !caption.language.contains("-") || caption.language.hasSuffix("-orig")
+            var score = caption.automatic ? 2 : 0
+            if primary(caption.language) != wanted { score += 4 }
+            if !original { score += 1 }
+            return score
+        }
+        return captions.enumerated().min { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }?.element
     }
 
     static func chapters(from info: [String: Any]) -> ChapterList? {

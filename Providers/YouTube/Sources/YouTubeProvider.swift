@@ -474,6 +474,33 @@ public struct YouTubeProvider: CompiledProvider {
     }
 }
 
+extension YouTubeProvider: TranscriptProvider {
+    /// A video's captions through yt-dlp (the uploader's, else YouTube's automatic ones, whose
+    /// rolling lines the reader says once), in WebVTT. The Data API's captions need the owner's
+    /// login: without a key only.
+    public func transcript(of id: ItemID, language: String?) async throws -> Transcript? {
+        let program = ytdlp.program
+        let runnable =
+            program.contains("/") ? FileManager.default.isExecutableFile(atPath: program) : YTDLP.installed(program)
+        guard keyless || runnable else { return nil }
+        guard let caption = YTDLP.chooseCaption(try await ytdlp.captions(id), language: language),
+            let url = URL(string: caption.url)
+        else { return nil }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(url: url, maxBodySize: TranscriptReader.maxSize))
+        } catch let error as HTTPClientError where error.kind != .cancelled {
+            throw ProviderError.network("cannot fetch the captions of \(id): \(error)")
+        }
+        guard (200..<300).contains(response.status) else {
+            throw ProviderError.from(response, reason: "YouTube's captions answered HTTP \(response.status)")
+        }
+        var transcript = try TranscriptReader.read(response.body, type: "text/vtt", url: caption.url)
+        if caption.automatic { transcript.notes.append("YouTube's automatic captions (\(caption.language))") }
+        return transcript
+    }
+}
+
 extension YouTubeProvider: ChapterProvider {
     /// A video's chapters from yt-dlp (the Data API has none: the host then reads the
     /// description's timestamps).

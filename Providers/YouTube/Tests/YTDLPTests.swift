@@ -315,4 +315,53 @@ final class RecordedPrograms: ProgramRunner {
         #expect(YTDLP.defaultProgram(path: venv, executable: binary) == "yt-dlp")
         #expect(YTDLP.defaultProgram(path: "/nonexistent", executable: "/elsewhere/bin/mediahost") == "yt-dlp")
     }
+
+    /// Captions as yt-dlp lists them (the recorded video's details with tracks added in yt-dlp's
+    /// shape), fetched and read as a transcript: the uploader's before automatic ones, the
+    /// person's language first; YouTube's rolling automatic captions said once (the captions
+    /// served are youtube-dl's real automatic-caption file from webvtt-py's tests).
+    @Test func captionsBecomeTranscripts() async throws {
+        var info = try #require(
+            try JSONSerialization.jsonObject(with: try Self.corpus.data("ytdlp/video-VcG1DZ4IlPg.json")) as? [String: Any])
+        func track(_ language: String, _ kind: String) -> [[String: Any]] {
+            [
+                [
+                    "ext": "json3",
+                    "url": "https://www.youtube.com/api/timedtext?v=VcG1DZ4IlPg&lang=\(language)&kind=\(kind)&fmt=json3",
+                ],
+                [
+                    "ext": "vtt",
+                    "url": "https://www.youtube.com/api/timedtext?v=VcG1DZ4IlPg&lang=\(language)&kind=\(kind)&fmt=vtt",
+                    "name": language,
+                ],
+            ]
+        }
+        info["automatic_captions"] = ["en": track("en", "asr"), "de-en": track("de-en", "asr"), "sv": track("sv", "asr")]
+        info["subtitles"] = [
+            "live_chat": [["ext": "json", "url": "https://www.youtube.com/live_chat"]], "sv": track("sv", "manual"),
+        ]
+        let captions = YTDLP.captions(from: info)
+        #expect(captions.count == 4 && captions.allSatisfy { $0.ext == "vtt" })
+        #expect(YTDLP.chooseCaption(captions, language: "sv-SE").map { "\($0.language) \($0.automatic)" } == "sv false")
+        #expect(YTDLP.chooseCaption(captions, language: nil).map { "\($0.language) \($0.automatic)" } == "en true")
+        #expect(YTDLP.chooseCaption(captions, language: "de")?.language == "de-en", "a translated track when nothing else")
+        #expect(YTDLP.chooseCaption([], language: "en") == nil)
+
+        let vtt = try Data(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Tests/MediaKitTests/Recorded/transcripts/vtt-youtube-autocaption-webvtt-py.vtt"))
+        let http = RecordedHTTPClient { request in
+            request.url.absoluteString.contains("lang=en&kind=asr&fmt=vtt") ? (200, ["content-type": "text/vtt"], vtt) : nil
+        }
+        let programs = RecordedPrograms(stdout: try JSONSerialization.data(withJSONObject: info))
+        let provider = try YouTubeProvider(
+            context: ProviderContext(
+                config: ProviderConfig(["backend": "ytdlp"]), http: http, logger: Logger(label: "test"), programs: programs))
+        let transcript = try #require(
+            try await provider.transcript(of: ItemID(provider: "youtube", kind: .video, nativeID: "VcG1DZ4IlPg"), language: "en"))
+        #expect(transcript.cues.map(\.text) == ["yeah", "what", "this will happen is I'm telling"])
+        #expect(transcript.notes == ["YouTube's automatic captions (en)"])
+        #expect(programs.calls.withLock { $0.count } == 1, "the details run gave the captions")
+    }
 }
