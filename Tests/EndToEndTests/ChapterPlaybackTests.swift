@@ -267,4 +267,24 @@ import Testing
         _ = try await client.call("player.stop")
         await client.close()
     }
+
+    /// transcripts.prefetch (downloads by default): a downloaded episode's transcript is kept
+    /// with it, found by a search that never asked for it.
+    @Test func aDownloadedEpisodesTranscriptIsSearchableWithoutAsking() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let client = try PlayerTests.Client(dataDir: dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        let children = try await client.call("media.children", #"{"id":"\#(PlayerTests.radio)"}"#)
+        let tone3 = try #require(children["items"]?.arrayValue?.first?["id"]?.stringValue)
+        _ = try await client.call("downloads.start", #"{"id":"\#(tone3)"}"#)
+        var hits: [JSONValue] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while hits.isEmpty, ContinuousClock.now < deadline {
+            hits = try await client.call("transcripts.search", #"{"text":"sine wave"}"#)["hits"]?.arrayValue ?? []
+            if hits.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(hits.first?["id"]?.stringValue == tone3 && hits.first?["start"]?.doubleValue == 31, "\(hits)")
+        await client.close()
+    }
 }

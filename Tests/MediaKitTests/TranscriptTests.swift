@@ -80,6 +80,16 @@ import Testing
         #expect(texts.first == "okay welcome to this session this is", "\(texts.prefix(3))")
         #expect(zip(texts, texts.dropFirst()).allSatisfy { $0 != $1 }, "no line twice in a row")
         #expect(texts.count(where: { $0 == "okay welcome to this session this is" }) == 1)
+        // Two more real automatic-caption files (videogrep's, lattifai's newer yt-dlp output).
+        for name in ["videogrep_manifesto.vtt", "lattifai_DoesFastChargingHurttheBatteryRaw.vtt"] {
+            let real = try Self.read(name, type: "text/vtt")
+            let lines = real.cues.map(\.text)
+            #expect(lines.count > 10 && real.notes.isEmpty, "\(name)")
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $0 != $1 }, "\(name): no line twice in a row")
+            #expect(lines.allSatisfy { !$0.contains("<") && !$0.isEmpty }, "\(name)")
+            let words = lines.joined(separator: " ").split(separator: " ")
+            #expect(Double(Set(words).count) / Double(words.count) > 0.2, "\(name): not the same words over and over")
+        }
     }
 
     /// What real hosts write: bare-second timings, a BOM, a VTT served as .txt, Descript's

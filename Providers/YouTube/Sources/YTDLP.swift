@@ -112,7 +112,10 @@ struct YTDLP: Sendable {
             guard let tracks = info[key] as? [String: Any] else { continue }
             for (language, formats) in tracks.sorted(by: { $0.key < $1.key }) where language != "live_chat" {
                 for case let format as [String: Any] in (formats as? [Any]) ?? [] {
-                    guard let ext = string(format["ext"]), ext == "vtt", let url = string(format["url"]) else { continue }
+                    // A "vtt" served as an HLS playlist of pieces (live streams' captions) is no file.
+                    guard let ext = string(format["ext"]), ext == "vtt", let url = string(format["url"]),
+                        string(format["protocol"])?.hasPrefix("m3u8") != true, !url.contains("hls_timedtext_playlist")
+                    else { continue }
                     found.append(Caption(language: language, url: url, ext: ext, automatic: automatic))
                 }
             }

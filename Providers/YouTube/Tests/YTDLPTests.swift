@@ -364,4 +364,22 @@ final class RecordedPrograms: ProgramRunner {
         #expect(transcript.notes == ["YouTube's automatic captions (en)"])
         #expect(programs.calls.withLock { $0.count } == 1, "the details run gave the captions")
     }
+
+    /// Real details with captions: tubesync's (126 automatic languages, English spoken) and
+    /// pinchflat's (the uploader's German track, 251 automatic ones, one "vtt" served as an HLS
+    /// playlist, which is no file).
+    @Test func realDetailsListTheirCaptions() throws {
+        func info(_ name: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: try Self.corpus.data("ytdlp/" + name)) as? [String: Any])
+        }
+        let tubesync = YTDLP.captions(from: try info("tubesync_metadata_2023-06-29.json"))
+        #expect(tubesync.count == 126 && tubesync.allSatisfy { $0.automatic })
+        let english = try #require(YTDLP.chooseCaption(tubesync, language: "en-GB"))
+        #expect(english.language == "en" && english.url.hasSuffix("kind=asr&lang=en&fmt=vtt"), "\(english)")
+        let pinchflat = YTDLP.captions(from: try info("pinchflat_example.info.json"))
+        #expect(pinchflat.filter { !$0.automatic }.map(\.language) == ["de"])
+        #expect(!pinchflat.contains { $0.url.contains("hls_timedtext_playlist") })
+        let german = try #require(YTDLP.chooseCaption(pinchflat, language: "de-DE"))
+        #expect(german.language == "de" && !german.automatic, "the uploader's own track")
+    }
 }

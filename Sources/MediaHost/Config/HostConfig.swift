@@ -144,6 +144,10 @@ public enum HostSettings {
         summary: "The language of transcripts when an episode has several (en, de-DE…); empty: the first listed",
         defaultValue: "", environment: ["MEDIAHOST_TRANSCRIPTS_LANGUAGE"], kind: .text)
 
+    public static let transcriptsPrefetch = ConfigKeyInfo(
+        key: "transcripts.prefetch",
+        summary: "Fetch an episode's transcript ahead of time: with its download (downloads), or only when asked (off)",
+        defaultValue: "downloads", environment: ["MEDIAHOST_TRANSCRIPTS_PREFETCH"], kind: .choice(["downloads", "off"]))
     public static let sponsorBlock = ConfigKeyInfo(
         key: "sponsorblock.enabled",
         summary: "SponsorBlock for YouTube videos: on (segments asked by a 4-digit hash prefix; skipped, muted or marked) or off",
@@ -172,7 +176,7 @@ public enum HostSettings {
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
-        transcriptsLanguage, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
+        transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
     ]
 }
 

@@ -39,13 +39,17 @@ public actor DownloadManager {
     static let elsewhereRecheck: Duration = .seconds(5)
 
     static let transientRetries = 3
+    /// What follows a completed download (its transcript is fetched), beside the next one.
+    private let completed: @Sendable (ItemID) async -> Void
 
     init(
         store: MediaStore, http: any HTTPClient, events: EventHub, logger: Logger, redactor: Redactor = Redactor(), root: String,
         concurrency: @escaping @Sendable () -> Int,
-        refreshSource: @escaping @Sendable (ItemID) async -> DownloadSource? = { _ in nil }
+        refreshSource: @escaping @Sendable (ItemID) async -> DownloadSource? = { _ in nil },
+        completed: @escaping @Sendable (ItemID) async -> Void = { _ in }
     ) {
         self.refreshSource = refreshSource
+        self.completed = completed
         self.store = store
         self.http = http
         self.events = events
@@ -309,6 +313,8 @@ public actor DownloadManager {
                 record.error = nil
                 record.note = note
                 try? await save(record, announce: true)
+                let id = record.id
+                Task.detached { [completed] in await completed(id) }
             case .busy:
                 // Another process took its lock meanwhile: it is that one's (which says so).
                 leaveToAnotherProcess(record.id)

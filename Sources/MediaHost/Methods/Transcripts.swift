@@ -59,6 +59,22 @@ public struct MediaTranscript: RPCMethod {
     }
 }
 
+extension HostRuntime {
+    /// With `transcripts.prefetch downloads`, a downloaded episode's transcript is fetched and
+    /// kept with it, so `transcripts.search` finds what was said in what a person has.
+    func fetchTranscriptAhead(_ id: ItemID) async {
+        guard config.string(HostSettings.transcriptsPrefetch) == "downloads" else { return }
+        do {
+            let transcript = try await dispatcher.run(MediaTranscript(id: id))
+            logger.info("kept the transcript of \(id) (\(transcript.cues.count) lines) with its download")
+        } catch  where error.data?["kind"]?.stringValue == "notFound" || error.data?["kind"]?.stringValue == "unsupported" {
+            logger.debug("\(id) has no transcript to keep with its download")
+        } catch {
+            logger.warning("the transcript of \(id) could not be kept with its download: \(error.message)")
+        }
+    }
+}
+
 extension MediaTranscript {
     /// transcripts.language, else the language of the person's locale (LC_ALL, LC_MESSAGES,
     /// LANG: `de_DE.UTF-8` is `de-DE`), else none.

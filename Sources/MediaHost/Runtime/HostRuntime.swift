@@ -94,7 +94,8 @@ public final class HostRuntime: Sendable {
         downloads = DownloadManager(
             store: store, http: http, events: events, logger: logger, redactor: redactor, root: paths.downloads,
             concurrency: { configBox.current.integer(HostSettings.downloadsConcurrency) },
-            refreshSource: { id in await sources.host?.freshSource(id) })
+            refreshSource: { id in await sources.host?.freshSource(id) },
+            completed: { id in await sources.host?.fetchTranscriptAhead(id) })
         artwork = ArtworkCache(
             store: store, http: http, root: paths.cacheDir + "/artwork",
             limit: { Int64(configBox.current.integer(HostSettings.cacheMaxMB)) * 1_000_000 })
