@@ -151,10 +151,10 @@ extension CommandSpec {
             return .call(.run(MediaChapters(id: id)) { repl, result in repl.present(chapters: result) })
         },
         CommandSpec(
-            "transcript", usage: "transcript <n|id> | transcript search <words>", method: MediaTranscript.method,
+            "transcript", usage: "transcript <n|id> [--follow] | transcript search <words>", method: MediaTranscript.method,
             summary:
-                "what was said in an episode, with times and speakers; `transcript search` finds words in every transcript read so far (`play n` starts there)",
-            arguments: [[.words(["search"])]]
+                "what was said in an episode, with times and speakers (--follow: each line as it plays); `transcript search` finds words in every transcript read so far (`play n` starts there)",
+            arguments: [[.words(["search"])]], options: [.flag("--follow")]
         ) { line, repl throws(CommandError) in
             let words = line.words
             if words.first == "search" {
@@ -168,6 +168,16 @@ extension CommandSpec {
                     })
             }
             let id = try repl.item(try line.single())
+            if line.has("--follow") {
+                return .call(
+                    .run(MediaTranscript(id: id)) { repl, result in
+                        repl.board.follow(result.id, cues: result.cues)
+                        repl.display(
+                            result.timed
+                                ? "following its \(result.cues.count) lines as it plays (`play` it if it does not)"
+                                : "this transcript has no times to follow; `transcript \(result.id)` shows it whole")
+                    })
+            }
             return .call(.run(MediaTranscript(id: id)) { repl, result in repl.present(transcript: result) })
         },
         CommandSpec(

@@ -3,6 +3,7 @@ import Foundation
 import HostPlayer
 import JSONRPC
 import MediaHost
+import MediaKit
 import Pictures
 import Synchronization
 
@@ -26,6 +27,44 @@ final class ProgressBoard: Sendable {
         )
     >(
         ([:], [], false, [], [:], nil, false, [], nil, nil))
+
+    /// `transcript <n> --follow`: the transcript whose lines are shown as playback passes them.
+    private let following = Mutex<(id: ItemID, cues: [TranscriptCue], next: Int, at: Double)?>(nil)
+
+    /// Shows `cues` of `id` above the prompt as playback reaches each (from where it is now);
+    /// a seek moves with it. Ends when something else plays or playback stops.
+    func follow(_ id: ItemID, cues: [TranscriptCue]) {
+        following.withLock { $0 = (id, cues, 0, -1) }
+        if let status = playing { followPlayback(status) }
+    }
+
+    var isFollowing: Bool { following.withLock { $0 != nil } }
+
+    private func followPlayback(_ status: PlayerStatus) {
+        let lines = following.withLock { follow -> [String] in
+            guard var current = follow else { return [] }
+            guard status.state != .stopped, status.item?.id == current.id, let position = status.position else {
+                if status.state == .stopped || (status.item != nil && status.item?.id != current.id) { follow = nil }
+                return []
+            }
+            // From what is said now (begun at most 3 s ago): on the first status, and after a
+            // seek either way; a line said long before is not news.
+            if current.at < 0 || position < current.at - 2 || position > current.at + 30 {
+                current.next = current.cues.firstIndex { $0.start >= position - 3 } ?? current.cues.count
+            }
+            var out: [String] = []
+            while current.next < current.cues.count, current.cues[current.next].start <= position + 0.5 {
+                let cue = current.cues[current.next]
+                let speaker = cue.speaker.map { Renderer.clean($0) + ": " } ?? ""
+                out.append("  \(Renderer.duration(cue.start.rounded(.down)))  \(speaker)\(Renderer.clean(cue.text))")
+                current.next += 1
+            }
+            current.at = position
+            follow = current
+            return out
+        }
+        for line in lines { post(line) }
+    }
 
     /// A change this front end asks for (`pause 2`): its command's answer says it, so the
     /// notification that follows adds no second line. Changes made elsewhere (another client,
@@ -101,6 +140,7 @@ final class ProgressBoard: Sendable {
     }
 
     func receive(_ status: PlayerStatus) {
+        followPlayback(status)
         state.withLock { state in
             let wasPlaying = state.playing?.item
             state.playing = status.state == .stopped ? nil : status

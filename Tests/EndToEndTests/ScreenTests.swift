@@ -229,4 +229,29 @@ extension ScreenTests {
         #expect(lines.last == Self.prompt.trimmingCharacters(in: .whitespaces), "\(lines)")
         await screen.key("C-d")
     }
+
+    /// `transcript 1 --follow` while tone 3 plays: its lines come above the prompt as playback
+    /// reaches them, the prompt whole below them.
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aTranscriptFollowsPlayback() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let screen = try await TmuxScreen(
+            columns: 80, arguments: ["--no-service"],
+            environment: ["MEDIAHOST_PLAYER": "mpv --ao=null --vo=null", "MEDIAHOST_PODCASTS_BASE_URL": base])
+        #expect(await screen.wait(for: Self.prompt))
+        #expect(await screen.run("open \(PlayerTests.radio)"))
+        #expect(await screen.run("play 1 --chapter 2"))
+        #expect(await screen.run("transcript 1 --follow"))
+        let following = await screen.wait(for: "following its 3 lines")
+        let screenNow = await screen.lines().suffix(10)
+        #expect(following, "\(screenNow)")
+        // Started at 0:30: the line said at 0:31 comes, the one at 0:00 does not.
+        let said = await screen.wait(for: "0:31  Ada: Listen for the long middle of the sine wave.")
+        let lines = await screen.lines().filter { !$0.isEmpty }
+        #expect(said, "\(lines.suffix(10))")
+        #expect(!lines.contains { $0.contains("0:00  Ada: The tone rises") }, "\(lines)")
+        _ = await screen.run("stop")
+        await screen.key("C-d")
+    }
 }
