@@ -38,6 +38,9 @@ final class MediahostProcess: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = self.dataDir + "/config"
         env["XDG_CACHE_HOME"] = self.dataDir + "/cache"
         env["NO_COLOR"] = "1"
+        // SponsorBlock is on by default: a test that plays a YouTube video never reaches the
+        // real server (a closed port answers at once); tests of it name the sandbox's.
+        env["MEDIAHOST_SPONSORBLOCK_SERVER"] = "http://127.0.0.1:9"
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardInput = stdin

@@ -27,6 +27,7 @@ final class TmuxScreen: @unchecked Sendable {
         var environment = [
             "MEDIAHOST_DATA_DIR": dataDir, "XDG_CONFIG_HOME": dataDir + "/config", "XDG_CACHE_HOME": dataDir + "/cache",
             "TERM": "tmux-256color", "NO_COLOR": "1", "HOME": dataDir, "LANG": "C.UTF-8",
+            "MEDIAHOST_SPONSORBLOCK_SERVER": "http://127.0.0.1:9",
         ]
         for (key, value) in extra { environment[key] = value }
         let command =
