@@ -225,6 +225,7 @@ Errors become a `user-error' with the host's message."
     (define-key map "f" #'mediahost-toggle-favorite)
     (define-key map "d" #'mediahost-download)
     (define-key map "p" #'mediahost-play)
+    (define-key map "c" #'mediahost-chapters)
     (define-key map "a" #'mediahost-artwork)
     (define-key map "n" #'mediahost-next-page)
     (define-key map "P" #'mediahost-previous-page)
@@ -623,6 +624,7 @@ Inline in graphical Emacs, else its file name in the echo area."
     (define-key map "f" #'mediahost-details-toggle-favorite)
     (define-key map "d" #'mediahost-details-download)
     (define-key map "p" #'mediahost-details-play)
+    (define-key map "c" #'mediahost-details-chapters)
     (define-key map "a" #'mediahost-details-artwork)
     (define-key map (kbd "TAB") #'forward-button)
     (define-key map (kbd "<backtab>") #'backward-button)
@@ -718,6 +720,71 @@ Inline in graphical Emacs, else its file name in the echo area."
 (defun mediahost-details-artwork ()
   (interactive)
   (mediahost-artwork mediahost--item))
+
+(defun mediahost-details-chapters ()
+  (interactive)
+  (mediahost-chapters mediahost--item))
+
+;;;; Chapters
+
+(defvar-local mediahost--chapters-item nil "The item whose chapters a buffer lists.")
+
+(defvar mediahost-chapters-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'mediahost-chapters-go)
+    (define-key map "g" #'mediahost-chapters-refresh)
+    map))
+
+(define-derived-mode mediahost-chapters-mode tabulated-list-mode "mediahost-chapters"
+  "An item's chapters: RET moves to one while it plays, or plays it from there.
+\\{mediahost-chapters-mode-map}"
+  (setq tabulated-list-format [("#" 3 nil :right-align t) ("Start" 8 nil :right-align t) ("Title" 60 nil)])
+  (setq tabulated-list-padding 1)
+  (tabulated-list-init-header))
+
+(defun mediahost-chapters (&optional item)
+  "List ITEM's (the one at point's) chapters.
+Markers outside the table of contents are left out."
+  (interactive)
+  (let* ((item (or item (mediahost--item-at-point)))
+         (result (mediahost-request "media.chapters" (list :id (plist-get item :id))))
+         (number 0)
+         (entries nil))
+    (dolist (chapter (append (plist-get result :chapters) nil))
+      (when (eq (plist-get chapter :toc) t)
+        (setq number (1+ number))
+        (push (list (cons number chapter)
+                    (vector (number-to-string number)
+                            (mediahost--duration (floor (plist-get chapter :start)))
+                            (mediahost--text (plist-get chapter :title))))
+              entries)))
+    (with-current-buffer (get-buffer-create (mediahost--buffer-name (plist-get item :title) "chapters: "))
+      (mediahost-chapters-mode)
+      (setq mediahost--chapters-item item)
+      (setq tabulated-list-entries (nreverse entries))
+      (tabulated-list-print)
+      (unless tabulated-list-entries
+        (message "mediahost: no chapters: the service, a downloaded file and the description have none"))
+      (pop-to-buffer-same-window (current-buffer))
+      (current-buffer))))
+
+(defun mediahost-chapters-refresh ()
+  "List the chapters again."
+  (interactive)
+  (mediahost-chapters mediahost--chapters-item))
+
+(defun mediahost-chapters-go ()
+  "Move to the chapter at point while its item plays, or play it from there."
+  (interactive)
+  (let* ((row (or (tabulated-list-get-id) (user-error "No chapter on this line")))
+         (number (car row))
+         (id (plist-get mediahost--chapters-item :id))
+         (status (mediahost-request "player.status"))
+         (playing (plist-get (plist-get status :item) :id)))
+    (if (and (equal playing id) (not (equal (plist-get status :state) "stopped")))
+        (mediahost-request "player.chapter" (list :to (number-to-string number)))
+      (mediahost-request "player.open" (list :id id :chapter number :now t)))
+    (message "mediahost: chapter %d: %s" number (plist-get (cdr row) :title))))
 
 ;;;; Commands
 

@@ -153,6 +153,17 @@
               (should (seq-some (lambda (m) (string-match-p "downloaded .*\\.mp3" m)) mediahost-test--messages))))
         (advice-remove 'mediahost--downloads-changed 'mediahost-test-progress)))))
 
+(ert-deftest mediahost-chapters-and-play-from-one ()
+  (mediahost-test--with-sandbox
+    (with-current-buffer (mediahost-chapters '(:id "podcasts:episode:1999999997:1999999997-ep-3" :title "Tone 3"))
+      (should (equal (mapcar (lambda (e) (aref (cadr e) 2)) tabulated-list-entries)
+                     '("Opening" "The long middle" "Part three" "Closing")))
+      (should (equal (aref (cadr (nth 3 tabulated-list-entries)) 1) "2:30"))
+      (goto-char (point-min))
+      (forward-line 1)
+      (mediahost-chapters-go)
+      (should (string-match-p "chapter 2: The long middle" (car mediahost-test--messages))))))
+
 (ert-deftest mediahost-play-and-artwork ()
   (mediahost-test--with-sandbox
     (with-current-buffer (mediahost-search "podcasts" "kitchen")

@@ -153,6 +153,18 @@ test("play and artwork", function()
   expect(said("playing The Electric Kitchen 77"), "handed to the player")
 end)
 
+test("chapters of an episode, and <CR> plays from one", function()
+  mediahost.open({ id = "podcasts:podcast:1999999997", kind = "podcast", title = "Sandbox Radio" })
+  press("c")
+  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  expect(#lines == 4, "the table of contents, the marker left out: " .. text())
+  expect(lines[1]:find("^ 1%s+0:00%s+Opening$"), lines[1])
+  expect(lines[4]:find("^ 4%s+2:30%s+Closing$"), lines[4])
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  press("<CR>")
+  expect(said("chapter 2: The long middle"), "moved to chapter 2")
+end)
+
 test("the details window draws the item's picture where the terminal can", function()
   mediahost.setup({ pictures = "kitty" })
   -- What is written to the terminal, kept instead (headless Neovim has none).

@@ -596,6 +596,9 @@ function M.show(id)
   map(buffer, "p", function()
     M.play(M.buffers[buffer].item)
   end)
+  map(buffer, "c", function()
+    M.chapters(M.buffers[buffer].item)
+  end)
   map(buffer, "a", function()
     M.artwork(M.buffers[buffer].item)
   end)
@@ -684,6 +687,9 @@ setup_list_keys = function(buffer)
   map(buffer, "p", function()
     M.play()
   end)
+  map(buffer, "c", function()
+    M.chapters()
+  end)
   map(buffer, "a", function()
     M.artwork()
   end)
@@ -729,6 +735,33 @@ local function show_rows(name, rows, render, empty, open, refresh)
   map(buffer, "g", refresh)
   vim.api.nvim_set_current_buf(buffer)
   return buffer
+end
+
+-- An item's chapters, a row each (number, start, title); <CR> moves to the one under the
+-- cursor when the item plays, and plays it from there when it does not.
+function M.chapters(item)
+  item = item or item_at_cursor()
+  local result = M.call("media.chapters", { id = item.id })
+  local rows, number = {}, 0
+  for _, chapter in ipairs(result.chapters or {}) do
+    if chapter.toc then
+      number = number + 1
+      table.insert(rows, { number = number, chapter = chapter })
+    end
+  end
+  return show_rows("mediahost://chapters/" .. clean(item.title), rows, function(row)
+    return string.format("%2d  %7s  %s", row.number, duration(math.floor(row.chapter.start)), clean(row.chapter.title))
+  end, "no chapters: the service, a downloaded file and the description have none", function(row)
+    local status = M.call("player.status")
+    if status.state ~= "stopped" and status.item and status.item.id == item.id then
+      M.call("player.chapter", { to = tostring(row.number) })
+    else
+      M.call("player.open", { id = item.id, chapter = row.number, now = true })
+    end
+    notify(string.format("chapter %d: %s", row.number, clean(row.chapter.title)))
+  end, function()
+    M.chapters(item)
+  end)
 end
 
 -- Your lists; <CR> shows one.
