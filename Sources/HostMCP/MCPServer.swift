@@ -309,6 +309,12 @@ public final class MCPServer: RPCHandler, Sendable {
             "description": "The item's image (cover, thumbnail, poster, avatar).",
         ],
         [
+            "uriTemplate": "mediahost://transcript/{id}", "name": "transcript", "title": "What was said in an episode or video",
+            "description":
+                "Its transcript as text, a line each: [m:ss] Speaker: words (as media_transcript reads it; searchable with transcripts_search after).",
+            "mimeType": "text/plain",
+        ],
+        [
             "uriTemplate": "mediahost://lists/{name}", "name": "list", "title": "A list's items",
             "description": "The items of one of the user's lists, in order.", "mimeType": "application/json",
         ],
@@ -356,6 +362,7 @@ public final class MCPServer: RPCHandler, Sendable {
             case "item": (method, params) = ("media.get", ["id": .string(value)])
             case "lists": (method, params) = ("lists.items", ["name": .string(value), "limit": 500])
             case "artwork": return try await artwork(uri: uri, id: value)
+            case "transcript": return try await transcript(uri: uri, id: value)
             default:
                 throw RPCError(code: Self.resourceNotFound, message: "Resource not found: \(uri)", data: ["uri": .string(uri)])
             }
@@ -373,6 +380,26 @@ public final class MCPServer: RPCHandler, Sendable {
         case .failure(let error):
             // The host's not found, unknown provider and malformed id are MCP's resource not found.
             guard [Self.resourceNotFound, -32010, -32602].contains(error.code) else { throw error }
+            throw RPCError(code: Self.resourceNotFound, message: error.message, data: ["uri": .string(uri)])
+        }
+    }
+
+    /// A transcript as text an assistant reads: `[0:31] Ada: Listen for…`, a line each.
+    func transcript(uri: String, id: String) async throws -> JSONValue {
+        switch await backend.call("media.transcript", ["id": .string(id)]) {
+        case .success(let result):
+            let timed = result["timed"]?.boolValue ?? true
+            let lines = (result["cues"]?.arrayValue ?? []).map { cue -> String in
+                let seconds = Int(cue["start"]?.doubleValue ?? 0)
+                let time = timed ? "[\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)] " : ""
+                let speaker = cue["speaker"]?.stringValue.map { $0 + ": " } ?? ""
+                return time + speaker + (cue["text"]?.stringValue ?? "")
+            }
+            return [
+                "contents": [["uri": .string(uri), "mimeType": "text/plain", "text": .string(lines.joined(separator: "\n"))]]
+            ]
+        case .failure(let error):
+            guard [Self.resourceNotFound, -32010, -32602, -32001].contains(error.code) else { throw error }
             throw RPCError(code: Self.resourceNotFound, message: error.message, data: ["uri": .string(uri)])
         }
     }

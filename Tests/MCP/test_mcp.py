@@ -237,6 +237,15 @@ class MCPTests(unittest.TestCase):
             self.assertGreater(len(art.contents[0].blob), 10)
             with self.assertRaises(MCPError):
                 await session.read_resource("mediahost://nothing/here")
+            self.assertIn("mediahost://transcript/{id}", [t.uri_template for t in templates.resource_templates])
+            tone = "podcasts:episode:1999999997:1999999997-ep-3"
+            said = await session.read_resource("mediahost://transcript/" + tone)
+            self.assertEqual(said.contents[0].mime_type, "text/plain")
+            self.assertIn("[0:31] Ada: Listen for the long middle of the sine wave.", said.contents[0].text)
+            where = await session.call_tool("transcripts_search", {"text": "sine wave"})
+            self.assertFalse(where.is_error, where.content)
+            self.assertEqual(where.structured_content["hits"][0]["id"], tone)
+            self.assertEqual(where.structured_content["hits"][0]["start"], 31)
             for _ in range(50):
                 if any(isinstance(m, types.ServerNotification) or getattr(m, "method", "") for m in messages):
                     break
