@@ -610,8 +610,12 @@ public actor PlayerController: HostComponent {
     }
 
     private func handle(_ event: JSONValue) async {
-        // The owner gone (its process quit), this one carries on.
-        if !owner, ContinuousClock.now - lastOwnershipTry >= .seconds(1) {
+        // The owner gone (its process quit), this one carries on; at a file's start and end (what
+        // only the owner acts on) without waiting for the next second.
+        let kind = event["event"]?.stringValue ?? ""
+        if !owner,
+            ContinuousClock.now - lastOwnershipTry >= .seconds(1) || ["start-file", "file-loaded", "end-file"].contains(kind)
+        {
             lastOwnershipTry = ContinuousClock.now
             owner = shared.takeOwnership()
         }
@@ -823,7 +827,14 @@ final class SharedPlayerState: Sendable {
     func takeOwnership() -> Bool {
         ownerFD.withLock { fd in
             if fd >= 0 { return true }
-            let opened = open(path + ".owner", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            var opened = open(path + ".owner", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            if opened < 0, errno == ENOENT {
+                // The folder is made by whoever starts mpv first: this process may be first.
+                try? FileManager.default.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                opened = open(path + ".owner", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            }
             guard opened >= 0 else { return false }
             guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
                 close(opened)

@@ -118,7 +118,12 @@ import Testing
 
     @Test func theSpecDescribesThePlayersMethodsAndNotification() throws {
         #expect(try specDisagreements(PlayerModule.methods) == [])
-        #expect(PlayerModule.notifications.map { $0.method } == ["player.state"])
+        #expect(PlayerModule.notifications.map { $0.method } == ["player.state", "player.skipped"])
+        #expect(
+            try notificationDisagreements(
+                PlayerSkip(id: try ItemID(parsing: "youtube:video:v1"), category: "sponsor", action: "skipped", start: 5, end: 12)
+            )
+                == [])
         #expect(try notificationDisagreements(PlayerStatus(state: .stopped, paused: false, queue: [], player: "mpv")) == [])
         let paused = PlayerStatus(
             state: .paused,
