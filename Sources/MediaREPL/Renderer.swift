@@ -214,7 +214,11 @@ struct Renderer {
         // Content warnings and sensitive media have their own lines below.
         for (key, value) in (item.extra ?? [:]).sorted(by: { $0.key < $1.key })
         where !Self.isLink(value) && key != "contentWarning" && key != "sensitive" {
-            field(key, value)
+            switch key {
+            case "chapters": field(key, Self.chaptersField(value))
+            case "transcript" where value.hasPrefix("http"): field(key, "yes (`transcript <n>` shows it)")
+            default: field(key, value)
+            }
         }
         if item.played == true {
             field("played", "yes")
@@ -287,6 +291,15 @@ struct Renderer {
     /// A post's entities in the order its sections number them: row n is element n - 1.
     static func sectionRows(_ entities: [TextEntity]) -> [TextEntity] {
         sectionHeadings.flatMap { type, _ in entities.filter { $0.type == type } }
+    }
+
+    /// How many chapters an item says it has: a count (a feed's Podlove chapters), the lines of
+    /// a video's chapters, or a chapters file not fetched yet.
+    static func chaptersField(_ value: String) -> String {
+        if let count = Int(value) { return "\(count) (`chapters <n>` lists them)" }
+        if value.hasPrefix("http") { return "in a chapters file (`chapters <n>` lists them)" }
+        let count = value.split(whereSeparator: \.isNewline).count
+        return "\(count) (`chapters <n>` lists them)"
     }
 
     /// Whether an extra value names other items (a trailer, "youtube:video:a youtube:video:b").

@@ -128,7 +128,8 @@ import Testing
         defer { sandbox.process.terminate() }
         let dataDir = try makeTemporaryDirectory()
         let result = try await runMediahost(
-            ["run", "-"], input: "open \(PlayerTests.radio)\nchapters 1\nchapters 2\nchapters 3\n", dataDir: dataDir,
+            ["run", "-"], input: "open \(PlayerTests.radio)\nchapters 1\nchapters 2\nchapters 3\nshow 2\nshow 1\n",
+            dataDir: dataDir,
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": base, "COLUMNS": "80"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -138,7 +139,13 @@ import Testing
         #expect(
             lines.contains("3  1:20  Eighty and a half") && lines.contains { $0.hasPrefix("3 chapters from the feed's Podlove") })
         #expect(lines.contains { $0.hasPrefix("no chapters: ") })
-        #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
+        // `show` says how many a feed's Podlove chapters are, and that a chapters file is there.
+        #expect(lines.contains { $0.contains("chapters") && $0.contains("3 (`chapters <n>` lists them)") }, "\(result.stdout)")
+        #expect(lines.contains { $0.contains("in a chapters file (`chapters <n>` lists them)") }, "\(result.stdout)")
+        #expect(lines.contains { $0.contains("transcript") && $0.contains("yes (`transcript <n>` shows it)") })
+        // (A script's `show` prints a media URL whole: only the chapters' lines are fitted.)
+        #expect(
+            lines.filter { !$0.hasPrefix("media ") }.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
     }
 
     /// Transcripts through the binary: read (JSON merged into lines, the English SRT chosen by

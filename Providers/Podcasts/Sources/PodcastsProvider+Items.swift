@@ -53,7 +53,11 @@ extension PodcastsProvider {
         if let season = episode.season { extra["season"] = String(season) }
         if let number = episode.episode { extra["episode"] = String(number) }
         if let transcript = episode.transcript { extra["transcript"] = transcript }
-        if let chapters = episode.chapters { extra["chapters"] = chapters }
+        if let chapters = episode.chapters {
+            extra["chapters"] = chapters
+        } else if let simple = episode.simpleChapters {
+            extra["chapters"] = String(simple.split(separator: "\n").count)
+        }
         if let guid = episode.guid { extra["guid"] = guid }
         item.extra = extra.isEmpty ? nil : extra
         return item

@@ -54,8 +54,11 @@ public struct MediaChapters: RPCMethod {
         // muted or marked, as the player treats them), its highlight a chapter.
         if id.provider == "youtube", id.kind == .video, host.config.string(HostSettings.sponsorBlock) == "on" {
             do {
-                let segments = try await host.dispatcher.run(MediaSegments(id: id)).segments
-                let marks = segments.map(Self.chapter)
+                let answer = try await host.dispatcher.run(MediaSegments(id: id))
+                let marks = answer.segments.map(Self.chapter)
+                if let full = answer.full {
+                    notes.append("SponsorBlock labels the whole video: \(full.replacingOccurrences(of: "_", with: " "))")
+                }
                 if !marks.isEmpty {
                     if var known = list {
                         known.chapters += marks

@@ -41,6 +41,9 @@ public struct MediaSegments: RPCMethod {
         public var full: String?
     }
 
+    /// SponsorBlock's answers by server and video.
+    static let answers = Memo<Data>(lifetime: 3600)
+
     public static let categories = [
         "sponsor", "selfpromo", "interaction", "intro", "outro", "preview", "music_offtopic", "filler", "poi_highlight",
         "exclusive_access",
@@ -62,6 +65,11 @@ public struct MediaSegments: RPCMethod {
         else {
             throw HostError.invalidArgument("sponsorblock.server is not an http(s) URL: \(server)")
         }
+        let skip = Self.list(host, HostSettings.sponsorBlockSkip)
+        let mute = Self.list(host, HostSettings.sponsorBlockMute)
+        // Kept an hour with the video, per server (a play, its chapters and a replay ask once).
+        let key = server + " " + id.nativeID
+        if let kept = Self.answers.value(key) { return try Self.read(kept, id: id, skip: skip, mute: mute) }
         let response: HTTPResponse
         do {
             response = try await host.http.send(
@@ -71,14 +79,14 @@ public struct MediaSegments: RPCMethod {
                 provider: "youtube", error: .network("SponsorBlock (\(base.host ?? server)) cannot be reached: \(error)"))
         }
         // 404: no video with that prefix has segments.
-        if response.status == 404 { return Response(id: id, segments: [], full: nil) }
-        guard response.status == 200 else {
+        guard response.status == 200 || response.status == 404 else {
             throw ProviderFailure(
                 provider: "youtube", error: .from(response, reason: "SponsorBlock answered HTTP \(response.status)"))
         }
-        return try Self.read(
-            response.body, id: id, skip: Self.list(host, HostSettings.sponsorBlockSkip),
-            mute: Self.list(host, HostSettings.sponsorBlockMute))
+        let body = response.status == 404 ? Data("[]".utf8) : response.body
+        let answer = try Self.read(body, id: id, skip: skip, mute: mute)
+        Self.answers.keep(body, key)
+        return answer
     }
 
     static func list(_ host: HostRuntime, _ setting: ConfigKeyInfo) -> Set<String> {
