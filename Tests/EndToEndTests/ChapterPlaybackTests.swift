@@ -294,4 +294,55 @@ import Testing
         #expect(hits.first?["id"]?.stringValue == tone3 && hits.first?["start"]?.doubleValue == 31, "\(hits)")
         await client.close()
     }
+
+    /// A video SponsorBlock labels whole (one in nine of the sandbox's) says so in its details.
+    @Test func aWholeVideoLabelIsInItsDetails() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let root = String(base.dropLast("/podcasts".count))
+        let client = try PlayerTests.Client(
+            dataDir: try makeTemporaryDirectory(),
+            environment: [
+                "MEDIAHOST_YOUTUBE_BASE_URL": root + "/youtube", "YOUTUBE_API_KEY": "sandbox-key",
+                "MEDIAHOST_SPONSORBLOCK_SERVER": root + "/youtube/sponsorblock",
+            ])
+        let found = try await client.call("media.search", #"{"query":"a","provider":"youtube"}"#)
+        var labelled: String?
+        var plain: String?
+        for id in (found["items"]?.arrayValue ?? []).compactMap({ $0["id"]?.stringValue }) {
+            let segments = try await client.call("media.segments", #"{"id":"\#(id)"}"#)
+            if segments["full"] != nil, labelled == nil { labelled = id }
+            if segments["full"] == nil, plain == nil { plain = id }
+        }
+        let id = try #require(labelled, "no labelled video among \(found["items"]?.arrayValue?.count ?? 0)")
+        let item = try await client.call("media.get", #"{"id":"\#(id)"}"#)
+        #expect(item["extra"]?["sponsorblock"] == "exclusive access (the whole video)", "\(item)")
+        let other = try await client.call("media.get", #"{"id":"\#(try #require(plain))"}"#)
+        #expect(other["extra"]?["sponsorblock"] == nil)
+        await client.close()
+    }
+
+    /// transcripts.prefetch new: the service keeps the newest episodes' transcripts of what is
+    /// followed as it starts, found by a search that never asked for them.
+    @Test func theServiceKeepsNewEpisodesTranscripts() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_TRANSCRIPTS_PREFETCH": "new"]
+        let added = try await runMediahost(
+            ["call", "favorites.add", #"{"id":"\#(PlayerTests.radio)"}"#], dataDir: dataDir, environment: environment)
+        #expect(added.status == 0, "\(added.stderr)")
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(dataDir)
+        var hits: [JSONValue] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while hits.isEmpty, ContinuousClock.now < deadline {
+            let found = try await runMediahost(
+                ["call", "transcripts.search", #"{"text":"sine wave"}"#], dataDir: dataDir, environment: environment)
+            hits = (try? JSONValue(parsing: found.stdout))?["hits"]?.arrayValue ?? []
+            if hits.isEmpty { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        #expect(hits.first?["start"]?.doubleValue == 31, "\(hits) \(service.errors.suffix(1500))")
+    }
 }

@@ -146,8 +146,9 @@ public enum HostSettings {
 
     public static let transcriptsPrefetch = ConfigKeyInfo(
         key: "transcripts.prefetch",
-        summary: "Fetch an episode's transcript ahead of time: with its download (downloads), or only when asked (off)",
-        defaultValue: "downloads", environment: ["MEDIAHOST_TRANSCRIPTS_PREFETCH"], kind: .choice(["downloads", "off"]))
+        summary:
+            "Fetch transcripts ahead of time: with each download (downloads), and also the newest episodes of what you follow, from the service (new), or only when asked (off)",
+        defaultValue: "downloads", environment: ["MEDIAHOST_TRANSCRIPTS_PREFETCH"], kind: .choice(["downloads", "new", "off"]))
     public static let sponsorBlock = ConfigKeyInfo(
         key: "sponsorblock.enabled",
         summary: "SponsorBlock for YouTube videos: on (segments asked by a 4-digit hash prefix; skipped, muted or marked) or off",

@@ -212,7 +212,27 @@ public struct MediaGet: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> MediaItem {
-        try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
+        // A YouTube video's SponsorBlock label of the whole video (a sponsored video, a paid
+        // promotion), asked beside its details: `extra.sponsorblock`.
+        let whole = Task { await Self.wholeVideoLabel(id, host: host) }
+        var item = try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
+        if let label = await whole.value { item.extra = (item.extra ?? [:]).merging(["sponsorblock": label]) { $1 } }
+        return item
+    }
+
+    /// "exclusive access (the whole video)", or nil: not a YouTube video, SponsorBlock off, no
+    /// label, or SponsorBlock not reachable (said in the debug log).
+    static func wholeVideoLabel(_ id: ItemID, host: HostRuntime) async -> String? {
+        guard id.provider == "youtube", id.kind == .video, host.config.string(HostSettings.sponsorBlock) == "on" else {
+            return nil
+        }
+        do {
+            let answer = try await host.dispatcher.run(MediaSegments(id: id))
+            return answer.full.map { $0.replacingOccurrences(of: "_", with: " ") + " (the whole video)" }
+        } catch {
+            host.logger.debug("no SponsorBlock label for \(id): \(error.message)")
+            return nil
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import MediaKit
 import MediaStore
 
@@ -63,7 +64,7 @@ extension HostRuntime {
     /// With `transcripts.prefetch downloads`, a downloaded episode's transcript is fetched and
     /// kept with it, so `transcripts.search` finds what was said in what a person has.
     func fetchTranscriptAhead(_ id: ItemID) async {
-        guard config.string(HostSettings.transcriptsPrefetch) == "downloads" else { return }
+        guard ["downloads", "new"].contains(config.string(HostSettings.transcriptsPrefetch)) else { return }
         do {
             let transcript = try await dispatcher.run(MediaTranscript(id: id))
             logger.info("kept the transcript of \(id) (\(transcript.cues.count) lines) with its download")
@@ -72,6 +73,43 @@ extension HostRuntime {
         } catch {
             logger.warning("the transcript of \(id) could not be kept with its download: \(error.message)")
         }
+    }
+}
+
+extension HostRuntime {
+    /// With `transcripts.prefetch new`, the service keeps the transcripts of the newest episodes
+    /// of what is followed (the newest 20 across them), looking at its start and every hour, so
+    /// `transcripts.search` finds what was said in them before anyone asks.
+    func keepNewTranscripts() {
+        Task.detached { [weak self] in
+            while let self, !Task.isCancelled {
+                if self.config.string(HostSettings.transcriptsPrefetch) == "new" { await self.fetchNewTranscripts() }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+    }
+
+    func fetchNewTranscripts() async {
+        let latest: FavoritesLatest.Response
+        do {
+            latest = try await dispatcher.run(FavoritesLatest(limit: 20))
+        } catch {
+            logger.warning("transcripts of new episodes: what is followed cannot be read: \(error.message)")
+            return
+        }
+        var kept = 0
+        for item in latest.items where item.kind == .episode || item.kind == .video {
+            do {
+                guard try await store.transcript(item.id) == nil else { continue }
+                _ = try await dispatcher.run(MediaTranscript(id: item.id))
+                kept += 1
+            } catch let error as RPCError where ["notFound", "unsupported"].contains(error.data?["kind"]?.stringValue ?? "") {
+                continue
+            } catch {
+                logger.info("the transcript of \(item.id) could not be kept ahead of time: \(error)")
+            }
+        }
+        if kept > 0 { logger.info("kept \(kept) new episodes' transcripts") }
     }
 }
 

@@ -67,6 +67,7 @@ extension HostRuntime {
 
     /// The host serves as the background service: each module takes over what it must.
     public func serviceWillStart() async {
+        keepNewTranscripts()
         for module in modules { await module.serviceWillStart(self) }
         await sessionWillStart()
     }
