@@ -103,12 +103,12 @@ import Testing
         // `chapter next` (the REPL's, through player.chapter) lands on chapter 3 at 90 s.
         let next = try await client.call("player.chapter", #"{"to":"next"}"#)
         let at = next["position"]?.doubleValue ?? 0
-        #expect(at >= 90 && at < 95, "\(next)")
+        #expect(at >= 89.5 && at < 95, "\(next)")
         #expect(mpv.ask(["get_property", "chapter"])?.intValue == 2)
-        #expect((mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0) >= 90)
+        #expect((mpv.ask(["get_property", "time-pos"])?.doubleValue ?? 0) >= 89.5, "mpv lands a hair before: 89.99997")
         // To chapter 4 by its number, then the last has no next.
         let fourth = try await client.call("player.chapter", #"{"to":"4"}"#)
-        #expect((fourth["position"]?.doubleValue ?? 0) >= 150.5, "\(fourth)")
+        #expect((fourth["position"]?.doubleValue ?? 0) >= 150, "\(fourth)")
         #expect(mpv.ask(["get_property", "chapter"])?.intValue == 3)
         let past = try await client.call("player.chapter", #"{"to":"next"}"#)
         #expect(past["message"]?.stringValue?.contains("last chapter") == true, "\(past)")
@@ -117,7 +117,7 @@ import Testing
         // Back within its first seconds: the chapter before.
         let back = try await client.call("player.chapter", #"{"to":"prev"}"#)
         let backAt = back["position"]?.doubleValue ?? 0
-        #expect(backAt >= 90 && backAt < 100, "\(back)")
+        #expect(backAt >= 89.5 && backAt < 100, "\(back)")
         _ = try await client.call("player.stop")
         await client.close()
     }
