@@ -1,4 +1,5 @@
 import CDBus
+import MediaKit
 import Synchronization
 
 /// An MPRIS2 player on the session bus (CDBus: sd-bus on a thread of its own). Commands from the
@@ -60,9 +61,9 @@ final class MPRISPlayer: Sendable {
                 name, identity, callback, sink.toOpaque(), &taken, taken.count, &error, error.count)
         else {
             sink.release()
-            throw SessionBusError(reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw SessionBusError(reason: String(nulTerminated: error))
         }
-        self.name = String(decoding: taken.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        self.name = String(nulTerminated: taken)
         self.commands = commands
         self.sink = sink
         handle = Mutex(player)
@@ -169,7 +170,7 @@ struct SessionBusError: Error, CustomStringConvertible {
 func desktopNotify(summary: String, body: String, icon: String = "") throws(SessionBusError) {
     var error = [CChar](repeating: 0, count: 256)
     guard mh_dbus_notify("mediahost", summary, body, icon, &error, error.count) == 0 else {
-        throw SessionBusError(reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        throw SessionBusError(reason: String(nulTerminated: error))
     }
 }
 

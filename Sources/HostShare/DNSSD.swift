@@ -1,6 +1,7 @@
 import CAvahi
 import Foundation
 import MediaHost
+import MediaKit
 import Synchronization
 
 /// A service announced on the local network until withdrawn.
@@ -34,7 +35,7 @@ struct DNSSDService: Sendable, Equatable {
 enum DNSSD {
     /// A C string written into `buffer`.
     static func text(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        String(nulTerminated: buffer)
     }
 
     struct Unavailable: Error, CustomStringConvertible {

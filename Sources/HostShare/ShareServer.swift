@@ -143,7 +143,7 @@ final class ShareServer: Sendable {
             var ip = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             var address = peer.sin_addr
             inet_ntop(AF_INET, &address, &ip, socklen_t(INET_ADDRSTRLEN))
-            let from = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let from = String(nulTerminated: ip)
             let admitted = state.withLock { state -> Bool in
                 let all = state.connections.values.reduce(0, +)
                 guard all < Self.maxConnections, state.connections[from, default: 0] < Self.maxConnectionsPerAddress
@@ -274,7 +274,7 @@ final class ShareServer: Sendable {
                 var inAddress = pointer.pointee.sin_addr
                 _ = inet_ntop(AF_INET, &inAddress, &ip, socklen_t(INET_ADDRSTRLEN))
             }
-            let text = String(decoding: ip.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = String(nulTerminated: ip)
             if !found.contains(text) { found.append(text) }
         }
         return found.filter { !$0.hasPrefix("127.") } + found.filter { $0.hasPrefix("127.") }

@@ -1,5 +1,6 @@
 import Foundation
 import MediaKit
+import TestSupport
 import Testing
 
 @testable import MediaHost
@@ -50,5 +51,35 @@ import Testing
             try MediaSegments.read(
                 Data("{\"message\":\"rate limited\"}".utf8), id: try ItemID(parsing: "youtube:video:abc"), skip: [], mute: [])
         }
+    }
+
+    /// sponsorblock.server is a setting anyone may type: anything but an http(s) URL is refused
+    /// naming the setting, before any request; off answers nothing without asking.
+    @Test(arguments: ["file:///etc/passwd", "ftp://example.com", "not a url", "javascript:alert(1)"])
+    func aServerThatIsNoWebAddressIsRefused(server: String) async throws {
+        let fixture = try HostFixture(environment: ["MEDIAHOST_SPONSORBLOCK_SERVER": server])
+        let error = try #require(await fixture.error("media.segments", ["id": "youtube:video:abc"]))
+        #expect(error.code == -32602 && error.message.contains("sponsorblock.server"), "\(error.message)")
+    }
+
+    @Test func offAsksNothingAndOtherProvidersHaveNone() async throws {
+        let off = try HostFixture(environment: ["MEDIAHOST_SPONSORBLOCK": "off"])
+        let answer = try await off.call("media.segments", ["id": "youtube:video:abc"])
+        #expect(answer["segments"]?.arrayValue?.isEmpty == true)
+        let fixture = try HostFixture()
+        let error = try #require(await fixture.error("media.segments", ["id": "podcasts:episode:1:2"]))
+        #expect(error.message.contains("YouTube videos only"), "\(error.message)")
+    }
+
+    /// The transcript language: the setting, else the locale's (LC_ALL, LC_MESSAGES, LANG),
+    /// never C or POSIX.
+    @Test func theTranscriptLanguageComesFromTheSettingElseTheLocale() {
+        #expect(MediaTranscript.language(setting: " de-AT ", environment: ["LANG": "en_US.UTF-8"]) == "de-AT")
+        #expect(MediaTranscript.language(setting: "", environment: ["LANG": "en_US.UTF-8"]) == "en-US")
+        #expect(MediaTranscript.language(setting: "", environment: ["LC_ALL": "de_DE.UTF-8@euro", "LANG": "en_US"]) == "de-DE")
+        #expect(MediaTranscript.language(setting: "", environment: ["LANG": "C.UTF-8"]) == nil)
+        #expect(MediaTranscript.language(setting: "", environment: ["LANG": "POSIX"]) == nil)
+        #expect(MediaTranscript.language(setting: "", environment: [:]) == nil)
+        #expect(LanguageTag.primary("EN_gb") == "en" && LanguageTag.primary("") == nil && LanguageTag.primary(nil) == nil)
     }
 }

@@ -24,7 +24,9 @@ extension PodcastsProvider: TranscriptProvider {
         }
         let type = chosen.type ?? response.headers["content-type"]
         var transcript = try TranscriptReader.read(response.body, type: type, url: chosen.url)
-        if offered.count > 1, let language, let wanted = Self.primary(language), Self.primary(chosen.language) != wanted {
+        if offered.count > 1, let language, let wanted = LanguageTag.primary(language),
+            LanguageTag.primary(chosen.language) != wanted
+        {
             transcript.notes.append("no transcript in \(language); this one is in \(chosen.language ?? "the feed's language")")
         }
         return transcript
@@ -47,12 +49,6 @@ extension PodcastsProvider: TranscriptProvider {
         return listed
     }
 
-    /// `en` of `en-US`, `en_GB` or `EN`.
-    static func primary(_ language: String?) -> String? {
-        guard let language, !language.isEmpty else { return nil }
-        return String(language.lowercased().prefix { $0 != "-" && $0 != "_" })
-    }
-
     /// The language asked for first (by its primary subtag: `en` matches `en-US`), then the
     /// format that says most.
     static func choose(_ offers: [Offer], language: String?) -> Offer? {
@@ -64,8 +60,8 @@ extension PodcastsProvider: TranscriptProvider {
             if type.contains("html") { return 3 }
             return 4
         }
-        let wanted = primary(language)
-        let inLanguage = offers.filter { wanted != nil && primary($0.language) == wanted }
+        let wanted = LanguageTag.primary(language)
+        let inLanguage = offers.filter { wanted != nil && LanguageTag.primary($0.language) == wanted }
         let pool = inLanguage.isEmpty ? offers : inLanguage
         return pool.enumerated().min { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }?.element
     }

@@ -127,8 +127,8 @@ struct YTDLP: Sendable {
     /// when asked, else English, else the video's first; an automatic track translated into
     /// another language (`en-de`, `de-orig`…) only when nothing else is there.
     static func chooseCaption(_ captions: [Caption], language: String?) -> Caption? {
-        func primary(_ text: String) -> String { String(text.lowercased().prefix { $0 != "-" && $0 != "_" }) }
-        let wanted = language.map(primary) ?? "en"
+        func primary(_ text: String) -> String { LanguageTag.primary(text) ?? "" }
+        let wanted = LanguageTag.primary(language) ?? "en"
         func rank(_ caption: Caption) -> Int {
             let original = !caption.language.contains("-") || caption.language.hasSuffix("-orig")
             var score = caption.automatic ? 2 : 0

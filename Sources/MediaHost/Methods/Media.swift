@@ -214,9 +214,10 @@ public struct MediaGet: RPCMethod {
     public func run(on host: HostRuntime) async throws -> MediaItem {
         // A YouTube video's SponsorBlock label of the whole video (a sponsored video, a paid
         // promotion), asked beside its details: `extra.sponsorblock`.
-        let whole = Task { await Self.wholeVideoLabel(id, host: host) }
+        // Only a YouTube video's: no task for every other item's details.
+        let whole = id.provider == "youtube" && id.kind == .video ? Task { await Self.wholeVideoLabel(id, host: host) } : nil
         var item = try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
-        if let label = await whole.value { item.extra = (item.extra ?? [:]).merging(["sponsorblock": label]) { $1 } }
+        if let label = await whole?.value { item.extra = (item.extra ?? [:]).merging(["sponsorblock": label]) { $1 } }
         return item
     }
 
