@@ -41,6 +41,9 @@ public struct MediaSegments: RPCMethod {
         public var full: String?
     }
 
+    /// The longest a lookup may take, retries included.
+    static let budget = 3.0
+
     /// SponsorBlock's answers by server and video.
     static let answers = Memo<Data>(lifetime: 3600)
 
@@ -72,8 +75,17 @@ public struct MediaSegments: RPCMethod {
         if let kept = Self.answers.value(key) { return try Self.read(kept, id: id, skip: skip, mute: mute) }
         let response: HTTPResponse
         do {
-            response = try await host.http.send(
-                HTTPRequest(url: url, headers: ["Accept": "application/json"], timeout: 10, maxBodySize: 4 << 20))
+            // Asked beside a video's details, chapters and playback: a server that does not
+            // answer costs those at most 3 s, retries included (its answers are small and quick).
+            let budget = min(Self.budget, CallDeadline.current?.remaining ?? Self.budget)
+            response = try await CallDeadline.$current.withValue(CallDeadline(seconds: budget)) {
+                try await host.http.send(
+                    HTTPRequest(url: url, headers: ["Accept": "application/json"], maxBodySize: 4 << 20))
+            }
+        } catch let error as HTTPClientError where error.kind == .timedOut {
+            throw ProviderFailure(
+                provider: "youtube",
+                error: .network("SponsorBlock (\(base.host ?? server)) did not answer within \(Int(Self.budget)) s"))
         } catch {
             throw ProviderFailure(
                 provider: "youtube", error: .network("SponsorBlock (\(base.host ?? server)) cannot be reached: \(error)"))
