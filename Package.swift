@@ -52,7 +52,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
@@ -64,12 +63,9 @@ let package = Package(
             swiftSettings: strict),
         // JSON values, framing and the JSON-RPC 2.0 connection loop; knows nothing of media.
         .target(name: "JSONRPC", swiftSettings: strict),
-        .target(
-            name: "MediaStore",
-            dependencies: [
-                "MediaKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ],
-            swiftSettings: strict),
+        // The system's SQLite (libsqlite3-dev's header).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "MediaStore", dependencies: ["MediaKit", "CSQLite"], swiftSettings: strict),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -174,7 +170,7 @@ let package = Package(
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(
-            name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One cached image: which URL, which content (by hash), how big, when last used.
 public struct ArtworkEntry: Sendable, Equatable {

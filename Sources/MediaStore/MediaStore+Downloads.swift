@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MediaKit
 
 /// A download as the store keeps it.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MediaKit
 
 /// A named list as clients see it.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MediaKit
 
 /// Where an item's playback was left.

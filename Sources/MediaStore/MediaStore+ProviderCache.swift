@@ -1,10 +1,6 @@
+import CSQLite
 import Foundation
-import GRDB
-import GRDBSQLite
 import MediaKit
-
-/// SQLite copies a value bound with this destructor.
-private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 extension MediaStore {
     /// Entries kept per provider; the oldest go first.
@@ -99,7 +95,7 @@ extension MediaStore {
         func check(_ code: CInt, _ what: String) throws {
             guard code == SQLITE_OK || code == SQLITE_DONE else {
                 let message = db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? what
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+                throw DatabaseError(resultCode: code, message: message, sql: statement.sql)
             }
         }
         sqlite3_reset(handle)

@@ -1,5 +1,3 @@
-import GRDB
-
 extension MediaStore {
     /// Settings made with `config.set`, by key.
     public func settings() async throws -> [String: String] {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MediaKit
 
 /// A passage of a transcript a search found.

@@ -1,5 +1,5 @@
+import CSQLite
 import Foundation
-import GRDB
 import MediaKit
 import Synchronization
 
@@ -63,8 +63,7 @@ public final class MediaStore: Sendable {
         close(fd)
 
         var config = Configuration()
-        config.busyMode = .timeout(Self.busyTimeout)
-        config.label = "mediahost"
+        config.busyTimeout = Self.busyTimeout
         // The write-ahead log is copied into the database every 1 MB (SQLite's default is 4 MB):
         // a feed's thousands of episodes are then checkpointed while it is still being parsed
         // (rows are written alongside), not by the closing connection, which a one-shot
@@ -124,11 +123,11 @@ public final class MediaStore: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -32768")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             var result: T?
-            try db.inTransaction {
+            try db.inTransaction(.immediate) {
                 result = try updates(db)
                 return .commit
             }
-            guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL) }
+            guard let result else { throw DatabaseError(resultCode: SQLITE_INTERNAL) }
             return result
         }
     }
@@ -363,7 +362,7 @@ public final class MediaStore: Sendable {
     }
 }
 
-/// The schema's steps, each registered with GRDB's migrator too. The migrator runs what an
+/// The schema's steps, each registered with the migrator too. The migrator runs what an
 /// existing database lacks, each step in its own transaction with its own foreign key check;
 /// a new database gets all of them in one transaction (`create`): nine transactions, each with
 /// its own checks, made a first `mediahost call` about 3 ms slower.
@@ -376,7 +375,7 @@ struct SchemaSteps {
         steps.append((identifier, migrate))
     }
 
-    /// Creates the whole schema in a database that has none, recording every step as GRDB's
+    /// Creates the whole schema in a database that has none, recording every step as the
     /// migrator does (the same table, the same identifiers), so later steps migrate it as usual.
     func create(_ db: Database) throws {
         try db.execute(sql: "PRAGMA foreign_keys = OFF")

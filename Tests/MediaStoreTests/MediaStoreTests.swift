@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MediaKit
 import Testing
 
@@ -117,6 +116,38 @@ import Testing
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'listItem'")
         }
         #expect(Set(indexes) == ["sqlite_autoindex_listItem_1", "listItem_order"])
+    }
+
+    /// A data dir made by the build before the store's own SQLite layer (GRDB 7.10 made this file
+    /// with `mediahost call` against the sandbox: a favorite, a list, a search, a feed's episodes,
+    /// a position, a setting) opens with nothing to migrate, and everything in it reads as it was
+    /// written; a write then works beside it.
+    @Test func aDataDirMadeWithGRDBOpensAsItWas() async throws {
+        let fixture = try #require(Bundle.module.path(forResource: "grdb-7.10-v11", ofType: "sqlite", inDirectory: "Fixtures"))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/mediahost.sqlite"
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        let store = try MediaStore(path: path)
+        #expect(try await store.pool.read { try MediaStore.migrator.hasCompletedMigrations($0) })
+        let favorites = try await store.favorites()
+        let favorite = try #require(favorites.items.first)
+        #expect(favorites.items.count == 1 && favorite.title == "The Swift Journal 0")
+        #expect(try await store.allListItems("Later").map(\.id) == [favorite.id])
+        #expect(try await store.history().map(\.query) == ["swift"])
+        let episode = try ItemID(parsing: "podcasts:episode:1000000000:1000000000-ep-457")
+        let position = try await store.playback(episode)
+        #expect(position?.position == 754.5 && position?.duration == 2633 && position?.played == false)
+        #expect(try await store.settings()["repl.images"] == "off")
+        let lists = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT provider, key FROM providerList ORDER BY generation").map {
+                [$0["provider"] as String, $0["key"] as String]
+            }
+        }
+        let list = try #require(lists.last)
+        let rows = try await store.listRows(provider: list[0], key: list[1], offset: 0, limit: 10)
+        #expect(rows?.map(\.id) == ["1000000000-ep-457", "1000000000-ep-456"])
+        try await store.savePlayback(PlaybackRecord(id: episode, position: 800, duration: nil, played: false))
+        #expect(try await store.playback(episode)?.duration == 2633)
     }
 
     /// A new database is made in one transaction, not step by step: it must come out the same
