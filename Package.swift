@@ -2,6 +2,21 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+/// The shipped modules see a module's extensions only where a file imports it: Foundation's
+/// (which a dependency's `import struct Foundation.Data` loads) would otherwise win overloads
+/// such as `contains(_:)` and link full Foundation and its ICU data (34 MB) back in.
+/// Nor do they ask the linker for full Foundation (a module that loads Foundation, as TOMLKit's
+/// `import struct Foundation.Data` did, names Foundation, CoreFoundation and ICU to the linker
+/// ahead of FoundationEssentials, and the linker then takes functions both define from
+/// Foundation, with all they need).
+let shipped =
+    strict + [
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .unsafeFlags(
+            ["Foundation", "CoreFoundation", "FoundationInternationalization", "_FoundationICU"].flatMap {
+                ["-Xfrontend", "-disable-autolink-library", "-Xfrontend", $0]
+            }),
+    ]
 
 /// A compiled-in provider: three targets from Providers/<name>/{Sources,Sandbox,Tests}: the module
 /// (which sees only the SDK), its sandbox replica, and its tests against that replica and against
@@ -14,7 +29,7 @@ struct Provider {
 
     var targets: [Target] {
         [
-            .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: strict),
+            .target(name: name, dependencies: ["MediaKit"], path: "Providers/\(name)/Sources", swiftSettings: shipped),
             .target(
                 name: "\(name)Sandbox",
                 dependencies: ["Sandbox", .product(name: "Hummingbird", package: "hummingbird")] + sandbox,
@@ -52,20 +67,23 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
+        // What full Foundation gave and FoundationEssentials does not (locks, threads, child
+        // processes, paths, text): the shipped binary links no full Foundation, whose ICU data
+        // alone was 34 MB of it.
+        .target(name: "Basics", swiftSettings: shipped),
         // The provider SDK: everything a provider module may depend on.
         .target(
             name: "MediaKit",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
-            swiftSettings: strict),
+            dependencies: ["Basics", "JSONRPC", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: shipped),
         // JSON values, framing and the JSON-RPC 2.0 connection loop; knows nothing of media.
-        .target(name: "JSONRPC", swiftSettings: strict),
+        .target(name: "JSONRPC", dependencies: ["Basics"], swiftSettings: shipped),
         // The system's SQLite (libsqlite3-dev's header).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "MediaStore", dependencies: ["MediaKit", "CSQLite"], swiftSettings: strict),
+        .target(name: "MediaStore", dependencies: ["MediaKit", "CSQLite"], swiftSettings: shipped),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -73,36 +91,35 @@ let package = Package(
         // Pictures: gdk-pixbuf decodes, libchafa draws (kitty, sixel, iTerm2, blocks), both loaded
         // at first use so the binary runs without them.
         .target(name: "CPictures", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        .target(name: "Pictures", dependencies: ["CPictures"], swiftSettings: strict),
+        .target(name: "Pictures", dependencies: ["CPictures", "Basics"], swiftSettings: shipped),
         // The libcurl implementation of MediaKit's HTTPClient.
-        .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: strict),
+        .target(name: "MediaHTTP", dependencies: ["MediaKit", "CCurl"], swiftSettings: shipped),
         .target(
             name: "MediaHost",
             dependencies: [
                 "MediaKit", "JSONRPC", "MediaStore",
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("rpc-spec.json")],
-            swiftSettings: strict),
+            swiftSettings: shipped),
         // What is built on the runtime, each depending on it and on none of the others.
         .target(
             name: "HostPlugins",
-            dependencies: ["MediaHost", "MediaKit", "JSONRPC", .product(name: "TOMLKit", package: "TOMLKit")],
-            resources: [.embedInCode("provider-spec.json")], swiftSettings: strict),
-        .target(name: "HostPlayer", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: strict),
+            dependencies: ["MediaHost", "MediaKit", "JSONRPC"],
+            resources: [.embedInCode("provider-spec.json")], swiftSettings: shipped),
+        .target(name: "HostPlayer", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
         .target(
             name: "HostShare", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CAvahi"],
-            swiftSettings: strict),
-        .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: strict),
+            swiftSettings: shipped),
+        .target(name: "HostService", dependencies: ["MediaHost", "JSONRPC"], swiftSettings: shipped),
         // The session bus through sd-bus (libsystemd.so.0, loaded at first use).
         .target(name: "CDBus", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The desktop: media keys (MPRIS2) and notifications.
         .target(
             name: "HostDesktop", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CDBus"],
-            swiftSettings: strict),
+            swiftSettings: shipped),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
-        .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: strict),
+        .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",
@@ -113,14 +130,14 @@ let package = Package(
             dependencies: [
                 "MediaHost", "HostPlayer", "HostService", "MediaKit", "MediaStore", "JSONRPC", "CReadline", "Pictures",
             ],
-            swiftSettings: strict),
+            swiftSettings: shipped),
         // The compiled-in providers and host modules, registered by the executables: the runtime
         // imports none.
         .target(
             name: "BuiltinProviders",
             dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "MediaKit"]
                 + providers.map { .target(name: $0.name) },
-            swiftSettings: strict, plugins: ["ProviderList"]),
+            swiftSettings: shipped, plugins: ["ProviderList"]),
         .plugin(name: "ProviderList", capability: .buildTool()),
         // The product: links no HTTP server (the sandbox is a process of its own).
         .executableTarget(
@@ -131,7 +148,7 @@ let package = Package(
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict,
+            swiftSettings: shipped,
             // Linked at a fixed address (not position-independent, as Go links by default): the
             // statically linked runtime and Foundation carry hundreds of thousands of pointers
             // that a position-independent executable has the loader rewrite at every start (1.5-2
@@ -169,6 +186,7 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], exclude: ["Recorded"], swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics"], resources: [.copy("toml-test")], swiftSettings: strict),
         .testTarget(
             name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], resources: [.copy("Fixtures")],
             swiftSettings: strict),

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaHost
 import MediaKit
 import MediaStore
@@ -78,7 +80,7 @@ public actor DesktopNotifier: HostComponent {
         let marker = host.paths.dataDir + "/run/notified-since"
         let now = Date()
         let since = (try? String(contentsOfFile: marker, encoding: .utf8)).flatMap {
-            try? Date.ISO8601FormatStyle().parse($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            try? Date.ISO8601FormatStyle().parse($0.trimming(.whitespacesAndNewlines))
         }
         do {
             let latest = try await host.dispatcher.run(FavoritesLatest(limit: 50))

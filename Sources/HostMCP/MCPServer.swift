@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import Pictures
 import Synchronization
@@ -276,7 +278,7 @@ public final class MCPServer: RPCHandler, Sendable {
         let path = uri.dropFirst("mediahost://".count)
         var changing = ["favorites", "downloads", "history", "lists"].contains(path)
         if !changing, path.hasPrefix("lists/"), uri.utf8.count <= 1024,
-            let name = path.dropFirst("lists/".count).removingPercentEncoding, !name.isEmpty,
+            let name = path.dropFirst("lists/".count).percentDecoded, !name.isEmpty,
             case .success(let answer) = await backend.call("lists.list", nil), let lists = answer.arrayValue
         {
             changing = lists.contains { $0["name"]?.stringValue == name }
@@ -321,7 +323,7 @@ public final class MCPServer: RPCHandler, Sendable {
     ]
 
     static func listURI(_ name: String) -> String {
-        "mediahost://lists/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? name)
+        "mediahost://lists/" + name.percentEncoded(allowing: .urlPathSegment)
     }
 
     func listResources() async throws -> JSONValue {
@@ -355,7 +357,7 @@ public final class MCPServer: RPCHandler, Sendable {
         case "lists": (method, params) = ("lists.list", nil)
         default:
             let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let value = parts[1].removingPercentEncoding, !value.isEmpty else {
+            guard parts.count == 2, let value = parts[1].percentDecoded, !value.isEmpty else {
                 throw RPCError(code: Self.resourceNotFound, message: "Resource not found: \(uri)", data: ["uri": .string(uri)])
             }
             switch parts[0] {

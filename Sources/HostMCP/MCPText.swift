@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 
 /// The short text beside a tool's structured result: what a model can quote (title, by, date,
@@ -32,7 +34,7 @@ enum MCPText {
     }
 
     static func bytes(_ count: Double) -> String {
-        count >= 1_000_000 ? String(format: "%.1f MB", count / 1_000_000) : String(format: "%.0f kB", count / 1000)
+        count >= 1_000_000 ? String(printf: "%.1f MB", count / 1_000_000) : String(printf: "%.0f kB", count / 1000)
     }
 
     static func imageType(_ data: Data) -> String {

@@ -144,7 +144,7 @@ public struct MCPToolCatalog: Sendable {
                 wraps ? ["type": "object", "properties": ["result": result], "required": ["result"]] : result
             let summary = described["summary"]?.stringValue ?? ""
             let details = described["description"]?.stringValue.map { " " + $0 } ?? ""
-            let name = method.replacingOccurrences(of: ".", with: "_")
+            let name = method.replacing(".", with: "_")
             let title = summary.split(separator: ".").first.map(String.init) ?? name
             var annotations: [String: JSONValue] = [
                 "title": .string(title), "readOnlyHint": .bool(readOnly),

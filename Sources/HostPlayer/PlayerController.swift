@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -115,7 +116,7 @@ public actor PlayerController: HostComponent {
     /// Whether `command` (player.command's words) names mpv, which this controls.
     public static func isMPV(_ command: [String]) -> Bool {
         guard let program = command.first else { return false }
-        return (program as NSString).lastPathComponent == "mpv"
+        return Path.name(of: program) == "mpv"
     }
 
     private var current: Entry? { shared.read().current }
@@ -168,7 +169,7 @@ public actor PlayerController: HostComponent {
         var command: [JSONValue] = ["loadfile", .string(target), .string(mode)]
         if let start, start > 1 {
             if try await takesIndexBeforeOptions(connection) { command.append(-1) }
-            command.append(.string("start=\(String(format: "%.3f", start))"))
+            command.append(.string("start=\(String(printf: "%.3f", start))"))
         }
         try await ask(connection, command)
     }
@@ -299,7 +300,7 @@ public actor PlayerController: HostComponent {
         Task {
             let list = await segmentSource(id)
             guard !list.isEmpty else { return }
-            await self.setSegments(list, id: id, for: path)
+            self.setSegments(list, id: id, for: path)
         }
     }
 
@@ -484,7 +485,7 @@ public actor PlayerController: HostComponent {
         if await adopt() { return }
         if isStuck { throw HostError.player(stuckMessage) }
         // Only this user may reach the player: the socket's folder is theirs alone.
-        let folder = (socketPath as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: socketPath)
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(folder, 0o700)
@@ -537,14 +538,14 @@ public actor PlayerController: HostComponent {
     private static func link(_ path: String, to target: String) {
         let temporary = path + ".link"
         unlink(temporary)
-        guard symlink((target as NSString).lastPathComponent, temporary) == 0 else { return }
+        guard symlink(Path.name(of: target), temporary) == 0 else { return }
         rename(temporary, path)
     }
 
     /// The sockets of mpvs that are gone (killed ones leave theirs).
     private static func removeStaleSockets(of path: String) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + "."
+        let folder = Path.directory(of: path)
+        let prefix = Path.name(of: path) + "."
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
             let candidate = folder + "/" + name
             if name.hasSuffix(".link") || !UnixSocket(path: candidate).isServing { unlink(candidate) }
@@ -695,7 +696,7 @@ public actor PlayerController: HostComponent {
                     state.queue.removeFirst(index + 1)
                 } else {
                     state.current = Entry(
-                        id: nil, title: (path as NSString).lastPathComponent, target: path, local: !path.contains("://"))
+                        id: nil, title: Path.name(of: path), target: path, local: !path.contains("://"))
                 }
                 state.startAt = nil
                 return (state.current, nil)
@@ -831,7 +832,7 @@ final class SharedPlayerState: Sendable {
             if opened < 0, errno == ENOENT {
                 // The folder is made by whoever starts mpv first: this process may be first.
                 try? FileManager.default.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                    atPath: Path.directory(of: path), withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700])
                 opened = open(path + ".owner", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             }
@@ -858,7 +859,7 @@ final class SharedPlayerState: Sendable {
     }
 
     private func withLock<T>(_ body: () -> T) -> T {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: path)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let fd = open(path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         if fd >= 0 { flock(fd, LOCK_EX) }
@@ -871,8 +872,8 @@ extension HostPaths {
     /// mpv's control socket (`player.*`), beside the background service's (`mpv-<hash>.sock`).
     public func playerSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let service = serviceSocket(environment: environment)
-        let folder = (service as NSString).deletingLastPathComponent
-        let name = (service as NSString).lastPathComponent
+        let folder = Path.directory(of: service)
+        let name = Path.name(of: service)
         return folder + "/" + (name.hasPrefix("rpc") ? "mpv" + name.dropFirst(3) : "mpv.sock")
     }
 }

@@ -1,6 +1,8 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import MediaHost
 import MediaKit
+import MediaStore
 import Synchronization
 
 #if canImport(Glibc)
@@ -177,8 +179,8 @@ final class PlayerProcess: Sendable {
         let child = pid
         let process = PlayerProcess(pid: child)
         let readEnd = pipe[0]
-        Thread.detachNewThread { process.drain(readEnd) }
-        Thread.detachNewThread {
+        detachThread { process.drain(readEnd) }
+        detachThread {
             var status: Int32 = 0
             while waitpid(child, &status, 0) < 0, errno == EINTR {}
             process.state.withLock { $0.exit = status }

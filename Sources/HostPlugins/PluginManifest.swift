@@ -1,7 +1,8 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaHost
 import MediaKit
-import TOMLKit
 
 /// A provider outside the binary: a program speaking the provider protocol (provider-spec.json)
 /// on its stdin/stdout. Found as `<data>/plugins/<id>/plugin.toml` or as `[plugins.<id>]` in
@@ -120,7 +121,7 @@ public struct PluginManifest: Sendable, Equatable {
             capabilities.append(capability)
         }
         var keys: [ProviderDescriptor.ConfigKey] = []
-        for entry in table["config"]?.array ?? TOMLArray() {
+        for entry in table["config"]?.array ?? [] {
             guard let entry = entry.table, let name = entry["name"]?.string else {
                 return problem("a [[config]] entry has no name")
             }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import Dispatch
+import FoundationEssentials
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -34,7 +36,7 @@ final class PluginProcess: Sendable {
     static let stderrLines = 8
 
     struct State {
-        var process: Process?
+        var process: ChildProcess?
         var peer: RPCPeer?
         var stderr: [String] = []
         /// Consecutive starts that ended in a crash, and when the last one ended.
@@ -44,7 +46,7 @@ final class PluginProcess: Sendable {
         var calls = 0
         var descriptor: PluginHello?
         /// The last process started, running or not.
-        var lastProcess: Process?
+        var lastProcess: ChildProcess?
         /// Whether the stderr reader of the last process has read to the end.
         var logEnded = true
         /// Why the last conversation ended, when the host ended it (a broken plugin).
@@ -135,7 +137,7 @@ final class PluginProcess: Sendable {
 
     /// Stops the plugin: `shutdown`, then its stdin closed (a plugin exits at the end of its input).
     func stop() {
-        let (process, peer) = state.withLock { state -> (Process?, RPCPeer?) in
+        let (process, peer) = state.withLock { state -> (ChildProcess?, RPCPeer?) in
             defer {
                 state.process = nil
                 state.peer = nil
@@ -166,21 +168,17 @@ final class PluginProcess: Sendable {
     /// Runs `start` again, twice at most, a tenth of a second apart, while the program is busy
     /// (ETXTBSY): a program just written (a plugin being edited, `plugin new`) cannot be run while
     /// any process holds it open for writing, which another process's fork can do for an instant.
-    private static func retryingBusyText(_ start: () throws -> Void) throws {
+    private static func retryingBusyText<T>(_ start: () throws -> T) throws -> T {
         for attempt in 1... {
             do { return try start() } catch  where attempt < 3 && posixCode(error) == ETXTBSY {
-                Thread.sleep(forTimeInterval: 0.1)
+                sleepThread(seconds: 0.1)
             }
         }
+        preconditionFailure("unreachable: the third attempt returns or throws")
     }
 
-    /// The errno under Foundation's error of a failed `Process.run` (its own text is "The
-    /// operation could not be completed").
-    private static func posixCode(_ error: any Error) -> Int32? {
-        ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
-            $0.domain == NSPOSIXErrorDomain ? Int32($0.code) : nil
-        }
-    }
+    /// The errno of a failed start.
+    private static func posixCode(_ error: any Error) -> Int32? { (error as? ChildProcess.SpawnError)?.code }
 
     private func start() throws {
         let pause = state.withLock { state -> Double in
@@ -194,55 +192,36 @@ final class PluginProcess: Sendable {
                 "plugin \(manifest.id) crashed \(state.withLock { $0.failures }) time(s) in a row; it is started again in \(Int(pause.rounded(.up))) s\(lastWords())"
             )
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: manifest.executable)
-        process.arguments = manifest.arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: manifest.directory)
-        process.environment = PluginManifest.environment(from: ProcessInfo.processInfo.environment, plugin: manifest)
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
         let generation = state.withLock { state -> Int in
             state.generation += 1
             state.logEnded = false
             state.brokenBecause = nil
             return state.generation
         }
-        process.terminationHandler = { [weak self] process in self?.exited(process, generation: generation) }
+        let process: ChildProcess
         do {
-            // The child starts with the signal mask of the thread that spawns it, and threads of
-            // the pool block nearly every signal: a plugin (and what it forks) would ignore
-            // SIGTERM for good. It starts with none blocked.
-            try Self.retryingBusyText { try SignalMask.unblocked { try process.run() } }
+            // A leader of a process group of its own: whatever it forks is ended with it (and when
+            // the host exits), not left holding its pipes. Reaped the moment it exits, whoever
+            // holds its pipes; requests left waiting then fail.
+            process = try Self.retryingBusyText {
+                try ChildProcess(
+                    manifest.executable, arguments: manifest.arguments,
+                    environment: PluginManifest.environment(from: ProcessInfo.processInfo.environment, plugin: manifest),
+                    directory: manifest.directory, standardInput: .pipe, standardOutput: .pipe, standardError: .pipe,
+                    newProcessGroup: true
+                ) { [weak self] process in self?.exited(process, generation: generation) }
+            }
         } catch {
             let code = access(manifest.executable, X_OK) != 0 ? errno : Self.posixCode(error)
             let why =
                 code.map { String(cString: strerror($0)) + ($0 == EACCES ? " (chmod +x it)" : "") }
-                ?? error.localizedDescription
+                ?? describe(error)
             throw ProviderError.notConfigured("plugin \(manifest.id) cannot be started (\(manifest.executable)): \(why)")
         }
-        // Foundation starts it as the leader of a process group of its own: whatever it forks
-        // is ended with it (and when the host exits), not left holding its pipes.
-        PluginGroups.add(process.processIdentifier)
-        // Foundation reaps a child (and calls terminationHandler) only once its pipes are closed,
-        // which a child it forked can keep open: the exit is seen here without reaping it.
-        let pid = process.processIdentifier
-        let watcher = Thread { [weak self] in
-            var info = siginfo_t()
-            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
-            self?.processEnded(pid, generation: generation)
-        }
-        watcher.name = "plugin-\(manifest.id)-exit"
-        watcher.start()
-        // The host's ends of the pipes belong to the peer from here on (Foundation's handles
-        // would close them again when they go).
-        let toPlugin = dup(input.fileHandleForWriting.fileDescriptor)
-        let fromPlugin = dup(output.fileHandleForReading.fileDescriptor)
-        try? input.fileHandleForWriting.close()
-        try? output.fileHandleForReading.close()
+        PluginGroups.add(process.pid)
+        guard let toPlugin = process.standardInput, let fromPlugin = process.standardOutput,
+            let errorReader = process.standardError
+        else { preconditionFailure("a plugin's pipes were asked for") }
         // Writing to a plugin never blocks: its requests wait in the peer's queue.
         _ = fcntl(toPlugin, F_SETFL, fcntl(toPlugin, F_GETFL) | O_NONBLOCK)
         let id = manifest.id
@@ -266,30 +245,19 @@ final class PluginProcess: Sendable {
                 self.stopIfIdle(idle)
             }
         }
-        let errorReader = errors.fileHandleForReading
-        let thread = Thread { [weak self] in
+        detachThread(name: "plugin-\(id)-stderr") { [weak self] in
             self?.readLog(errorReader)
             self?.state.withLock { if $0.generation == generation { $0.logEnded = true } }
         }
-        thread.name = "plugin-\(id)-stderr"
-        thread.start()
         logger.debug("plugin \(manifest.id) started: \(manifest.executable)")
     }
 
-    /// The plugin's process has exited (not yet reaped): what it forked is ended, and requests
-    /// left waiting fail once the answers it wrote have been read.
-    private func processEnded(_ pid: pid_t, generation: Int) {
-        PluginGroups.end(pid)
-        let peer = state.withLock { $0.generation == generation ? $0.peer : nil }
-        if let peer { DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { peer.close() } }
-    }
-
-    private func exited(_ process: Process, generation: Int) {
-        PluginGroups.end(process.processIdentifier)
+    private func exited(_ process: ChildProcess, generation: Int) {
+        PluginGroups.end(process.pid)
         let peer = state.withLock { state -> RPCPeer? in
             // Every crash counts towards the pause before the next start, even one reported
             // after a newer process was started.
-            if process.terminationStatus != 0 || process.terminationReason == .uncaughtSignal {
+            if process.ending?.succeeded != true {
                 state.failures += 1
                 state.lastExit = .now
             }
@@ -319,7 +287,7 @@ final class PluginProcess: Sendable {
     /// The conversation ended: a plugin that broke the protocol is stopped.
     private func ended(_ ending: RPCPeer.Ending, generation: Int) {
         guard let reason = Self.breach(ending) else { return }
-        let process = state.withLock { state -> Process? in
+        let process = state.withLock { state -> ChildProcess? in
             guard state.generation == generation else { return nil }
             state.failures += 1
             state.lastExit = .now
@@ -338,8 +306,7 @@ final class PluginProcess: Sendable {
 
     /// Reads the plugin's stderr to its end: each line goes to the log, the last few are kept
     /// for error messages. A plugin that writes without end costs a read and a scan per chunk.
-    private func readLog(_ handle: FileHandle) {
-        let fd = handle.fileDescriptor
+    private func readLog(_ fd: Int32) {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -367,7 +334,7 @@ final class PluginProcess: Sendable {
                 if state.stderr.count > Self.stderrLines { state.stderr.removeFirst(state.stderr.count - Self.stderrLines) }
             }
         }
-        try? handle.close()
+        close(fd)
     }
 
     private func send(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -121,7 +123,7 @@ struct PluginSource: Decodable {
 /// `plugin.idle` as the host read it, for plugins made after (the registry makes providers again
 /// when the configuration changes).
 final class PluginIdle: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var value: Double = 300
     var seconds: Double {
         get { lock.withLock { value } }

@@ -1,6 +1,8 @@
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
 import JSONRPC
+import Logging
 import MediaHost
 
 #if canImport(Glibc)
@@ -36,7 +38,7 @@ public enum ServiceServer {
         await host.downloads.resumeInterrupted()
         await host.serviceWillStart()
         Descriptor.standardError("mediahost service on \(socket.path) (pid \(getpid()))\n")
-        Thread.detachNewThread {
+        detachThread {
             while true {
                 let client = accept(listener, nil, nil)
                 if client < 0 {

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import MediaHost
 
@@ -32,7 +33,7 @@ public struct ServiceSocket: Sendable, Equatable {
     /// - Returns: the listening descriptor.
     public func listen() throws -> Int32 {
         if isServing {
-            let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimming(.whitespacesAndNewlines)
             throw SocketError(
                 "a mediahost service already runs on \(path)\(pid.map { " (pid \($0))" } ?? ""); `mediahost serve --stop` stops it"
             )

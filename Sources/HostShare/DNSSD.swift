@@ -1,5 +1,7 @@
+import Basics
 import CAvahi
-import Foundation
+import FoundationEssentials
+import Glibc
 import MediaHost
 import MediaKit
 import Synchronization

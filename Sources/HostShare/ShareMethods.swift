@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -291,7 +293,7 @@ public struct ShareReceive: RPCMethod {
         }
         guard
             let match = found.first(where: {
-                $0.name.caseInsensitiveCompare(trimmed) == .orderedSame
+                $0.name.equalsIgnoringCase(trimmed)
                     || $0.txt.contains("list=\(trimmed)")
             })
         else {

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -81,9 +82,9 @@ final class ShareServer: Sendable {
         }
         self.port = Int(UInt16(bigEndian: actual.sin_port))
         listener = fd
-        Thread.detachNewThread { [self] in acceptLoop() }
+        detachThread { [self] in acceptLoop() }
         // The offer ends on time even with no one asking.
-        Thread.detachNewThread { [self] in
+        detachThread { [self] in
             while !isStopped {
                 if Date() >= expires {
                     stop(.expired)
@@ -159,7 +160,7 @@ final class ShareServer: Sendable {
                 close(client)
                 continue
             }
-            Thread.detachNewThread { [self] in
+            detachThread { [self] in
                 handle(client, from: from)
                 state.withLock { state in
                     state.connections[from, default: 1] -= 1
@@ -243,7 +244,7 @@ final class ShareServer: Sendable {
     }
 
     private func respond(_ fd: Int32, _ status: Int, _ fields: [String: String], retryAfter: Int? = nil) {
-        let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
+        let body = JSONWriter.bytes(.object(fields.mapValues { .string($0) }))
         send(fd, status, contentType: "application/json", body: Array(body), retryAfter: retryAfter)
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

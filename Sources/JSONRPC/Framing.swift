@@ -1,3 +1,5 @@
+import Basics
+
 /// How messages are delimited on a stream.
 public enum Framing: Sendable, Equatable {
     /// One JSON text per line (MCP's stdio transport).
@@ -253,7 +255,7 @@ public struct MessageSplitter {
             guard isToken else { return nil }
         }
         let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased()
-        let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimming(.whitespaces)
         return (name, value)
     }
 

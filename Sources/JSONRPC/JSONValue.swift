@@ -52,6 +52,11 @@ public enum JSONValue: Sendable, Hashable {
     public init(parsing text: String) throws(JSONParseError) {
         self = try JSONParser.parse(Array(text.utf8))
     }
+
+    /// Parses JSON bytes.
+    public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
+        self = try JSONParser.parse(Array(bytes))
+    }
 }
 
 extension JSONValue: Codable {
@@ -99,4 +104,54 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
     public init(nilLiteral: ()) { self = .null }
+}
+
+/// JSON's null inside a plain value (`JSONValue.plainValue`), so arrays keep their positions.
+public struct JSONNull: Sendable, Hashable {}
+
+extension JSONValue {
+    /// The value as Swift's own types, for code that reads JSON by casting (`as? [String: Any]`,
+    /// `as? String`, `as? Double`, `as? Bool`): every number is a Double, null is `JSONNull`.
+    public var plainValue: Any {
+        switch self {
+        case .null: JSONNull()
+        case .bool(let value): value
+        case .number(let text): Double(text) ?? Double.nan
+        case .string(let text): text
+        case .array(let values): values.map(\.plainValue)
+        case .object(let members): members.mapValues(\.plainValue)
+        }
+    }
+}
+
+extension JSONValue {
+    /// The JSON of a plain value (String, Bool, an integer, Double, arrays and string-keyed
+    /// dictionaries of them, `JSONNull`); nil when it holds anything else.
+    public init?(plain value: Any) {
+        switch value {
+        case let text as String: self = .string(text)
+        case let flag as Bool: self = .bool(flag)
+        case let number as Int: self = .number(String(number))
+        case let number as Int64: self = .number(String(number))
+        case let number as Double:
+            guard number.isFinite else { return nil }
+            self = JSONValue(number)
+        case let values as [Any]:
+            var array: [JSONValue] = []
+            for element in values {
+                guard let value = JSONValue(plain: element) else { return nil }
+                array.append(value)
+            }
+            self = .array(array)
+        case let members as [String: Any]:
+            var object: [String: JSONValue] = [:]
+            for (key, element) in members {
+                guard let value = JSONValue(plain: element) else { return nil }
+                object[key] = value
+            }
+            self = .object(object)
+        case is JSONNull: self = .null
+        default: return nil
+        }
+    }
 }

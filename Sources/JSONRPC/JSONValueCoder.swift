@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// Decodes a `Decodable` straight from a parsed `JSONValue`, as swift-tools-protocols decodes a
 /// request's params: no JSON text is written and read again in between. It reads what

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -41,7 +42,7 @@ public final class OutputQueue: @unchecked Sendable {
     private let closesDescriptor: Bool
     /// The most bytes that may wait (queued plus being written).
     public let limit: Int
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var queued: [UInt8] = []
     /// Bytes taken by the writer and not yet written.
     private var inFlight = 0
@@ -70,10 +71,7 @@ public final class OutputQueue: @unchecked Sendable {
         self.closesDescriptor = closesDescriptor
         self.limit = max(1, limit)
         self.onFailure = onFailure
-        let thread = Thread { [self] in writeLoop() }
-        thread.name = name
-        thread.stackSize = 256 << 10
-        thread.start()
+        detachThread(name: name, stackSize: 256 << 10) { [self] in writeLoop() }
     }
 
     /// What `enqueue` does with bytes that would pass the limit.

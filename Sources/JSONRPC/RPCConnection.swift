@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A JSON-RPC 2.0 server connection over a pair of file descriptors (stdin/stdout by default).
@@ -80,15 +82,13 @@ public final class RPCConnection: Sendable {
     /// Serves until EOF on the input and every request in flight has been answered and written.
     public func run() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread { [self] in
+            detachThread(name: "jsonrpc-reader") { [self] in
                 readLoop()
                 state.withLock { s in
                     s.inputEnded = true
                     if s.activeTasks == 0 { done.resume() } else { s.drained.append(done) }
                 }
             }
-            thread.name = "jsonrpc-reader"
-            thread.start()
         }
         await outbox.finish()
     }
@@ -342,7 +342,7 @@ public final class RPCConnection: Sendable {
 /// Admission control for the reader: at the limit it sleeps until half the running requests
 /// have finished, so it is woken once per batch rather than once per completion.
 final class Admission: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private let limit: Int
     private var running = 0
     private var readerWaiting = false

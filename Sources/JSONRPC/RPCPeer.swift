@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -91,7 +92,7 @@ public final class RPCPeer: Sendable {
 
         /// "3", "0.5": as a person would write the setting.
         public static func format(_ seconds: Double) -> String {
-            abs(seconds - seconds.rounded()) < 0.05 ? String(Int(seconds.rounded())) : String(format: "%.1f", seconds)
+            abs(seconds - seconds.rounded()) < 0.05 ? String(Int(seconds.rounded())) : String(printf: "%.1f", seconds)
         }
     }
 
@@ -139,7 +140,7 @@ public final class RPCPeer: Sendable {
             ended.withLock { $0 }?(.output(failure))
         }
         ended.withLock { $0 = { [weak self] ending in self?.end(ending) } }
-        let thread = Thread { [self] in
+        detachThread(name: name + "-reader", stackSize: 512 << 10) { [self] in
             let ending = readLoop(maxMessageSize: maxMessageSize, strict: strict, onMessage)
             end(ending)
             queue.cancel()
@@ -148,9 +149,6 @@ public final class RPCPeer: Sendable {
             Glibc.close(input)
             onEnd(state.withLock { $0.ending } ?? ending)
         }
-        thread.name = name + "-reader"
-        thread.stackSize = 512 << 10
-        thread.start()
     }
 
     /// Sends a request and waits for its answer.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// Checks JSON values against the JSON Schema subset rpc-spec.json and provider-spec.json use:
 /// type, properties, required, additionalProperties, items, enum, const, oneOf, pattern,
@@ -7,6 +9,14 @@ public struct SchemaValidator {
     public let document: JSONValue
 
     public init(document: JSONValue) { self.document = document }
+
+    /// Whether `pattern` (a schema's regular expression, searched for anywhere unless anchored)
+    /// finds a match in `string`; a pattern Swift's regular expressions cannot read fails the
+    /// value, never the validator.
+    static func matches(_ string: String, pattern: String) -> Bool {
+        guard let regex = try? Regex(pattern) else { return false }
+        return string.contains(regex)
+    }
 
     /// - Returns: every violation, as "path: problem"; empty when the value conforms.
     public func validate(_ value: JSONValue, against schema: JSONValue, path: String = "$") -> [String] {
@@ -38,7 +48,7 @@ public struct SchemaValidator {
             errors.append("\(path): \(value.jsonString) is not one of \(JSONValue.array(options).jsonString)")
         }
         if case .string(let string) = value {
-            if let pattern = rules["pattern"]?.stringValue, string.range(of: pattern, options: .regularExpression) == nil {
+            if let pattern = rules["pattern"]?.stringValue, !Self.matches(string, pattern: pattern) {
                 errors.append("\(path): '\(string)' does not match \(pattern)")
             }
             if let min = rules["minLength"]?.intValue, string.count < min { errors.append("\(path): shorter than \(min)") }

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -40,7 +41,7 @@ public struct UnixSocket: Sendable, Equatable {
     /// - Returns: the listening descriptor.
     /// - Throws: `SocketError` saying why.
     public func listen() throws -> Int32 {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: path)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         chmod(folder, 0o700)
         unlink(path)  // a dead listener's socket

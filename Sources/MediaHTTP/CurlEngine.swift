@@ -1,5 +1,8 @@
+import Basics
 import CCurl
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// One libcurl multi handle driven by one thread: every transfer of a client runs on it, so many
@@ -7,7 +10,7 @@ import MediaKit
 final class CurlEngine: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer
-    private let lock = NSLock()
+    private let lock = Lock()
     // Guarded by `lock`: handed from callers to the engine thread.
     private var incoming: [Transfer] = []
     private var cancelling: [Transfer] = []
@@ -22,9 +25,7 @@ final class CurlEngine: @unchecked Sendable {
         _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_SSL_SESSION)
         _ = mh_curl_share_setopt_lock_data(share, CURL_LOCK_DATA_DNS)
         _ = mh_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
-        let thread = Thread { [self] in run() }
-        thread.name = "mediahost-curl"
-        thread.start()
+        detachThread(name: "mediahost-curl") { [self] in run() }
     }
 
     func start(_ transfer: Transfer) {
@@ -240,7 +241,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     fileprivate func receiveHeader(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = line.trimming(.whitespacesAndNewlines)
         if trimmed.hasPrefix("HTTP/") {
             // A new response (after a redirect or 100 Continue): start over.
             headers = [:]
@@ -248,7 +249,7 @@ final class Transfer: @unchecked Sendable {
         }
         guard let colon = trimmed.firstIndex(of: ":") else { return }
         let name = trimmed[..<colon].lowercased()
-        let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = trimmed[trimmed.index(after: colon)...].trimming(.whitespaces)
         if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
     }
 
@@ -322,7 +323,7 @@ enum CurlLibrary {
     /// request. A process that preloads must `settle()` before it exits.
     static func preload() {
         loading.enter()
-        Thread.detachNewThread {
+        detachThread {
             _ = problem
             loading.leave()
         }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 import Synchronization
 
@@ -123,7 +125,7 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     }
 
     static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(finite: seconds) ?? 0) : String(format: "%.1f", seconds)
+        seconds == seconds.rounded() ? String(Int(finite: seconds) ?? 0) : String(printf: "%.1f", seconds)
     }
 
     /// Streams a response body to `onData` as it arrives, for downloads of any size.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// A provider with user accounts: login, logout, token refresh, and favorites kept on the account.
 public protocol AccountProvider: MediaProvider {

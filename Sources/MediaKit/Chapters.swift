@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// A chapter of an episode or a video: where it starts (seconds), its title, and what the
 /// source gave with it.
@@ -103,7 +105,7 @@ public struct ChapterList: Codable, Sendable, Equatable {
             }
         }
         if fixedEnds > 0 { notes.append(Self.count(fixedEnds, "whose end overlapped the next chapter or the media's end; cut")) }
-        for index in kept.indices where kept[index].title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        for index in kept.indices where kept[index].title.trimming(.whitespacesAndNewlines).isEmpty {
             kept[index].title = (kept[index].toc ? "Chapter at " : "Marker at ") + Self.clock(kept[index].start)
         }
         return ChapterList(source: source, chapters: kept, notes: notes)
@@ -128,10 +130,10 @@ public enum ChapterReader {
     public static func podcastJSON(_ data: Data) throws -> ChapterList {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            object = try JSONValue(parsing: data).plainValue
         } catch {
-            guard let repaired = try? JSONSerialization.jsonObject(with: withoutTrailingCommas(data)) else {
-                throw ProviderError.invalidResponse("the chapters file is not JSON: \(error.localizedDescription)")
+            guard let repaired = try? JSONValue(parsing: withoutTrailingCommas(data)).plainValue else {
+                throw ProviderError.invalidResponse("the chapters file is not JSON: \(describe(error))")
             }
             object = repaired
         }
@@ -178,7 +180,7 @@ public enum ChapterReader {
 
     /// `[[hh:]mm:]ss[.fff]`, each part a number; nil for anything else.
     public static func normalPlayTime(_ text: String) -> Double? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        let parts = text.trimming(.whitespaces).split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else { return nil }
         var total = 0.0
         for (index, part) in parts.enumerated() {
@@ -205,7 +207,7 @@ public enum ChapterReader {
             var rest = line.dropFirst(time.count)
             if bracketed, rest.first == ")" || rest.first == "]" { rest = rest.dropFirst() }
             let title = rest.drop { $0 == " " || $0 == "-" || $0 == "–" || $0 == "—" || $0 == ":" || $0 == "|" || $0 == "\t" }
-                .trimmingCharacters(in: .whitespaces)
+                .trimming(.whitespaces)
             guard !title.isEmpty else { continue }
             chapters.append(Chapter(start: start, title: title))
         }
@@ -234,8 +236,7 @@ public enum ChapterReader {
     private static func seconds(_ value: Any?) -> Double? {
         switch value {
         case let text as String: return normalPlayTime(text)
-        case let number as NSNumber:
-            let double = number.doubleValue
+        case let double as Double:
             return double.isFinite && double >= 0 ? double : nil
         default: return nil
         }
@@ -289,17 +290,27 @@ public enum ID3Chapters {
 
     /// nil when the file has no ID3v2 tag or no chapters in it.
     public static func read(path: String) throws -> ChapterList? {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ProviderError.invalidResponse("cannot read \(path)")
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ProviderError.invalidResponse("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        func read(_ count: Int) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, count - done) }
+                if got < 0, errno == EINTR { continue }
+                guard got > 0 else { break }
+                done += got
+            }
+            return Array(bytes[0..<done])
         }
-        defer { try? handle.close() }
-        let header = [UInt8](handle.readData(ofLength: 10))
+        let header = read(10)
         guard header.count == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33 else { return nil }
         let size = syncsafe(header[6...9])
         guard size <= maxTag else {
             return ChapterList(source: .id3, chapters: [], notes: ["the ID3 tag is over 64 MB; not read"])
         }
-        let body = [UInt8](handle.readData(ofLength: size))
+        let body = read(size)
         return parse(header: header, body: body)
     }
 
@@ -394,7 +405,7 @@ public enum ID3Chapters {
         guard let encoding = data.first else { return nil }
         let text = decode(Array(data.dropFirst()), encoding: encoding)
         let first = text.split(separator: "\u{0}", omittingEmptySubsequences: false).first.map(String.init) ?? text
-        let trimmed = first.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = first.trimming(.whitespacesAndNewlines)
         return trimmed.isEmpty ? nil : trimmed
     }
 
@@ -414,7 +425,7 @@ public enum ID3Chapters {
             }
         }
         rest = Array(rest.dropFirst(min(index, rest.count)))
-        let url = String(decoding: rest.prefix { $0 != 0 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        let url = String(decoding: rest.prefix { $0 != 0 }, as: UTF8.self).trimming(.whitespaces)
         return url.isEmpty ? nil : url
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// Text from outside (titles, server error bodies, user input echoed back) made safe to show:
 /// every C0 and C1 control character is dropped (so no escape sequence can act on a terminal:
@@ -63,7 +65,7 @@ extension DisplayText {
         guard let first = text.utf8.first, let last = text.utf8.last else { return text }
         // Any non-ASCII byte at an end may be a Unicode space: Foundation decides.
         if first >= 0x80 || last >= 0x80 || isSpace(first) || isSpace(last) {
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return text.trimming(.whitespacesAndNewlines)
         }
         return text
     }

@@ -259,7 +259,7 @@ extension HTMLText {
 
     /// The value of `name="…"` in a tag's text.
     private static func attribute(_ name: String, in tag: String) -> String? {
-        guard let range = tag.range(of: "\(name)=\"") else { return nil }
+        guard let range = tag.firstRange(of: "\(name)=\"") else { return nil }
         let rest = tag[range.upperBound...]
         guard let end = rest.firstIndex(of: "\"") else { return nil }
         return String(rest[..<end])

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// The HTTP client providers use; the host's is MediaHTTP on libcurl, tests may pass their own.
 public protocol HTTPClient: Sendable {

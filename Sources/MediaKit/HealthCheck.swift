@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// One finding of `mediahost doctor` (`host.doctor`): something a provider or the host needs,
 /// whether it works, and the exact command or setting that fixes it when it does not.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// What an item is, across every provider.
 public enum MediaKind: String, Codable, Sendable, CaseIterable, Hashable {
@@ -238,8 +240,8 @@ extension ItemID {
     public static func feedURL(nativeID: String) -> String? {
         let show = nativeID.prefix { $0 != ":" }
         guard show.hasPrefix(feedPrefix) else { return nil }
-        var base64 = show.dropFirst(feedPrefix.count).replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
+        var base64 = String(show.dropFirst(feedPrefix.count)).replacing("-", with: "+")
+            .replacing("_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let url = String(data: data, encoding: .utf8),
             isFeedURL(url)

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// What every provider of a JSON API does around a request, as yt-dlp's `_download_json` does for
 /// an extractor: send it, make a status outside 2xx the provider's own error, read the body as

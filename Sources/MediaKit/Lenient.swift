@@ -127,7 +127,7 @@ protocol LenientScalar {
 
 extension Int: LenientScalar {
     static func converted(from container: any SingleValueDecodingContainer) -> Int? {
-        if let text = try? container.decode(String.self) { return Int(text.trimmingCharacters(in: .whitespaces)) }
+        if let text = try? container.decode(String.self) { return Int(text.trimming(.whitespaces)) }
         if let number = try? container.decode(Double.self) { return Int(exactly: number) }
         return nil
     }
@@ -135,7 +135,7 @@ extension Int: LenientScalar {
 
 extension Int64: LenientScalar {
     static func converted(from container: any SingleValueDecodingContainer) -> Int64? {
-        if let text = try? container.decode(String.self) { return Int64(text.trimmingCharacters(in: .whitespaces)) }
+        if let text = try? container.decode(String.self) { return Int64(text.trimming(.whitespaces)) }
         if let number = try? container.decode(Double.self) { return Int64(exactly: number) }
         return nil
     }
@@ -143,7 +143,7 @@ extension Int64: LenientScalar {
 
 extension Double: LenientScalar {
     static func converted(from container: any SingleValueDecodingContainer) -> Double? {
-        guard let text = try? container.decode(String.self), let number = Double(text.trimmingCharacters(in: .whitespaces)) else {
+        guard let text = try? container.decode(String.self), let number = Double(text.trimming(.whitespaces)) else {
             return nil
         }
         return number.isFinite ? number : nil

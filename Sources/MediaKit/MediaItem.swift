@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// One thing a provider can show: a video, channel, movie, podcast, episode, post or user.
 ///

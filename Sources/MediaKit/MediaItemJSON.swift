@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// Media items and pages written as JSON byte for byte as `JSONEncoder` with `.sortedKeys`
 /// writes them (keys in byte order, doubles as their shortest description without a trailing

@@ -1,6 +1,15 @@
-import Foundation
+import Basics
+@_exported import Basics
+import FoundationEssentials
+import Glibc
 @_exported import Logging
 import Synchronization
+
+@_exported import struct JSONRPC.JSONNull
+// JSON values for what a provider reads without a Codable type (a service's error body, a
+// program's output): the host's own parser, not full Foundation's JSONSerialization.
+@_exported import enum JSONRPC.JSONValue
+@_exported import enum JSONRPC.JSONWriter
 
 /// A source of media behind the host: YouTube, TMDB, podcasts, Twitter, Mastodon.
 ///

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Values a provider keeps in memory because they change rarely (categories, charts, an API's

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// Runs a program for a provider (yt-dlp): its words as given (no shell), with a deadline and
 /// bounded output. The host's runner spawns it; tests give recorded output.

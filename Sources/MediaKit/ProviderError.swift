@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// What went wrong inside a provider, typed so the host can map it to one RPC error and a person
 /// can act on it.
@@ -90,7 +92,7 @@ extension ProviderError {
     /// server may echo a password back in its error message).
     public func masking(_ secret: String, with mask: String = "***") -> ProviderError {
         guard !secret.isEmpty else { return self }
-        func clean(_ text: String) -> String { text.replacingOccurrences(of: secret, with: mask) }
+        func clean(_ text: String) -> String { text.replacing(secret, with: mask) }
         switch self {
         case .unsupported(let text): return .unsupported(clean(text))
         case .notFound(let text): return .notFound(clean(text))

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 extension Int {
     /// `value` rounded toward zero, or nil when it is NaN, infinite or does not fit: numbers from
@@ -45,22 +47,18 @@ public enum RetryAfter {
 
     /// Seconds to wait, or nil when the header is absent or unreadable.
     public static func seconds(_ value: String?, now: Date = Date()) -> Double? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value?.trimming(.whitespaces), !value.isEmpty else { return nil }
         if let seconds = Double(value) {
             guard seconds.isFinite else { return nil }
             return min(max(0, seconds), maximum)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
+        guard let date = HTTPDate.parse(value) else { return nil }
         return min(max(0, date.timeIntervalSince(now)), maximum)
     }
 
     /// Seconds until a reset time given in Unix seconds (X's `x-rate-limit-reset`).
     public static func untilEpoch(_ value: String?, now: Date = Date()) -> Double? {
-        guard let text = value?.trimmingCharacters(in: .whitespaces), let epoch = Double(text), epoch.isFinite else { return nil }
+        guard let text = value?.trimming(.whitespaces), let epoch = Double(text), epoch.isFinite else { return nil }
         return min(max(0, epoch - now.timeIntervalSince1970), maximum)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// The service's own reason for an error, from whichever error shape it used, so a person reads
 /// "query must be provided" instead of "HTTP 422". Every provider's `error(for:)` starts here.
@@ -13,14 +15,14 @@ public enum ServiceReason {
         guard !body.isEmpty else { return nil }
         // Raw control characters make JSON invalid; a hostile or sloppy server sends them anyway.
         let json = Data(body.prefix(1 << 20).map { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D ? 0x20 : $0 })
-        if let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] {
+        if let object = (try? JSONValue(parsing: json))?.plainValue as? [String: Any] {
             return fromJSON(object)
         }
         var text = String(decoding: body.prefix(16384), as: UTF8.self)
         guard !text.contains("\u{FFFD}") else { return nil }
         // An HTML page says why in its body; its head's title is often only the status.
-        if let head = text.range(of: "<head", options: .caseInsensitive),
-            let end = text.range(of: "</head>", options: .caseInsensitive, range: head.upperBound..<text.endIndex)
+        if let head = text.rangeIgnoringASCIICase(of: "<head"),
+            let end = text.rangeIgnoringASCIICase(of: "</head>", from: head.upperBound)
         {
             text.removeSubrange(head.lowerBound..<end.upperBound)
         }
@@ -34,7 +36,7 @@ public enum ServiceReason {
     private static func fromJSON(_ object: [String: Any]) -> String? {
         func text(_ value: Any?) -> String? {
             guard let string = value as? String else { return nil }
-            let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = string.trimming(.whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : shorten(HTMLText.plain(trimmed))
         }
         if let error = object["error"] as? [String: Any] {
@@ -63,7 +65,7 @@ public enum ServiceReason {
     }
 
     private static func shorten(_ text: String) -> String? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimming(.whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return nil }
         return DisplayText.cut(trimmed, to: 300)
     }

@@ -1,5 +1,7 @@
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 extension Array where Element: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,7 @@ public final class SpoolFile: @unchecked Sendable {
     static let chunkOverhead = 64
 
     private let memoryLimit: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     /// The file, once the reader fell behind: it holds the bytes from `spilledAt` on.
     private var fd: Int32 = -1
     private var spilledAt = 0
@@ -96,7 +97,7 @@ public final class SpoolFile: @unchecked Sendable {
     }
 
     private func openFile() -> Bool {
-        var template = Array((NSTemporaryDirectory() + "/mediahost-spool-XXXXXX").utf8CString)
+        var template = Array((Path.temporaryDirectory() + "/mediahost-spool-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             failed = true

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// One line of what was said: when, by whom, and the words.
 public struct TranscriptCue: Codable, Sendable, Equatable {
@@ -53,7 +55,7 @@ public enum TranscriptReader {
         }
         var text = String(decoding: data, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        let head = text.prefix(512).trimmingCharacters(in: .whitespacesAndNewlines)
+        let head = text.prefix(512).trimming(.whitespacesAndNewlines)
         if head.hasPrefix("WEBVTT") { return webVTT(text) }
         if head.hasPrefix("{") { return try podcastJSON(data) }
         let declared = (type ?? "").lowercased()
@@ -89,7 +91,7 @@ public enum TranscriptReader {
         var inCue = false
         var unreadable = 0
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimming(.whitespaces)
             if trimmed.contains("-->") {
                 if let (start, end) = timing(trimmed) {
                     raw.append((start, end, []))
@@ -142,12 +144,12 @@ public enum TranscriptReader {
     static func timing(_ line: String) -> (Double, Double?)? {
         let parts = line.components(separatedBy: "-->")
         guard parts.count == 2, let start = time(parts[0]) else { return nil }
-        let endWord = parts[1].trimmingCharacters(in: .whitespaces).split(whereSeparator: \.isWhitespace).first.map(String.init)
+        let endWord = parts[1].trimming(.whitespaces).split(whereSeparator: \.isWhitespace).first.map(String.init)
         return (start, endWord.flatMap(time))
     }
 
     static func time(_ text: String) -> Double? {
-        ChapterReader.normalPlayTime(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "."))
+        ChapterReader.normalPlayTime(text.trimming(.whitespaces).replacing(",", with: "."))
     }
 
     /// A cue line without its markup: the voice's name (`<v Name>`, `<v.loud Name>`), and the
@@ -164,7 +166,7 @@ public enum TranscriptReader {
             if line[index] == "<", let close = line[index...].firstIndex(of: ">") {
                 let tag = line[line.index(after: index)..<close]
                 if tag.hasPrefix("v ") || tag.hasPrefix("v.") {
-                    let name = tag.drop { $0 != " " }.trimmingCharacters(in: .whitespaces)
+                    let name = tag.drop { $0 != " " }.trimming(.whitespaces)
                     if !name.isEmpty { speaker = name }
                 }
                 index = line.index(after: close)
@@ -186,7 +188,7 @@ public enum TranscriptReader {
             words.allSatisfy({ $0.first?.isUppercase == true || $0.first?.isNumber == true }),
             !name.contains(where: { $0.isNumber && words.count == 1 && name.count <= 2 })
         else { return nil }
-        let rest = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let rest = text[text.index(after: colon)...].trimming(.whitespaces)
         guard !rest.isEmpty else { return nil }
         return (String(name), rest)
     }
@@ -197,7 +199,7 @@ public enum TranscriptReader {
     /// them) are merged into lines, each ending at a sentence's end, a change of speaker, a
     /// pause of 2 s, or 40 words.
     public static func podcastJSON(_ data: Data) throws -> Transcript {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let root = (try? JSONValue(parsing: data))?.plainValue as? [String: Any],
             let segments = root["segments"] as? [Any]
         else {
             throw ProviderError.invalidResponse("the transcript is not Podcasting 2.0 JSON (no \"segments\" list)")
@@ -211,7 +213,7 @@ public enum TranscriptReader {
                 unusable += 1
                 continue
             }
-            let body = ((segment["body"] as? String) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = ((segment["body"] as? String) ?? "").trimming(.whitespacesAndNewlines)
             let speaker = (segment["speaker"] as? String).flatMap { $0.isEmpty ? nil : $0 }
             let end = number(segment["endTime"])
             guard !body.isEmpty else { continue }
@@ -242,8 +244,7 @@ public enum TranscriptReader {
     static func number(_ value: Any?) -> Double? {
         switch value {
         case let text as String: return ChapterReader.normalPlayTime(text)
-        case let number as NSNumber:
-            let double = number.doubleValue
+        case let double as Double:
             return double.isFinite && double >= 0 ? double : nil
         default: return nil
         }

@@ -1,8 +1,11 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
+import MediaStore
 
 extension CommandSpec {
     /// Downloads, the player and artwork.

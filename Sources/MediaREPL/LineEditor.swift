@@ -1,5 +1,7 @@
+import Basics
 @preconcurrency import CReadline
-import Foundation
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -27,17 +29,17 @@ final class LineEditor: Sendable {
     func ask(_ question: String, secret: Bool) async -> String? {
         guard secret else {
             return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                Thread {
+                detachThread {
                     let raw = readline(question)
                     continuation.resume(
                         returning: raw.map { line in
                             defer { free(line) }; return String(cString: line)
                         })
-                }.start()
+                }
             }
         }
         return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            Thread {
+            detachThread {
                 Descriptor.standardOutput(question)
                 var original = termios()
                 tcgetattr(0, &original)
@@ -48,7 +50,7 @@ final class LineEditor: Sendable {
                 tcsetattr(0, TCSANOW, &original)
                 Descriptor.standardOutput("\n")
                 continuation.resume(returning: answer)
-            }.start()
+            }
         }
     }
 
@@ -56,14 +58,14 @@ final class LineEditor: Sendable {
     /// - Parameter remember: whether the line may go into the history file (lines with secrets may not).
     func readLine(prompt: String, remember: @escaping @Sendable (String) -> Bool = { _ in true }) async -> String? {
         await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            let thread = Thread { [self] in
+            detachThread(name: "readline") { [self] in
                 guard let raw = readline(prompt) else {
                     continuation.resume(returning: nil)
                     return
                 }
                 let line = String(cString: raw)
                 free(raw)
-                if !line.trimmingCharacters(in: .whitespaces).isEmpty, remember(line) {
+                if !line.trimming(.whitespaces).isEmpty, remember(line) {
                     add_history(line)
                     // Append at once so nothing is lost if the process is killed.
                     if append_history(1, historyPath) != 0 { _ = write_history(historyPath) }
@@ -72,7 +74,6 @@ final class LineEditor: Sendable {
                 }
                 continuation.resume(returning: line)
             }
-            thread.start()
         }
     }
 }

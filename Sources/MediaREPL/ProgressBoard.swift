@@ -1,5 +1,7 @@
+import Basics
 @preconcurrency import CReadline
-import Foundation
+import FoundationEssentials
+import Glibc
 import HostPlayer
 import JSONRPC
 import MediaHost
@@ -218,7 +220,7 @@ final class ProgressBoard: Sendable {
         tail.append(entry.eta.map { entry.state == "running" ? "eta \(Renderer.duration($0))" : "" } ?? "")
         let title = Renderer.clean(entry.title)
         let wanted = min(Renderer.columns(title), 20)
-        let percent = fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ?%"
+        let percent = fraction.map { String(printf: "%3d%%", Int($0 * 100)) } ?? "  ?%"
         // "⬇ " + title + " " + percent, then each tail part after two spaces.
         func tailColumns() -> Int { tail.reduce(0) { $0 + 2 + Renderer.columns($1) } }
         while tail.count > 1, 2 + wanted + 1 + 4 + tailColumns() + 8 > width { tail.removeLast() }

@@ -78,7 +78,7 @@ extension REPL {
             categoryCache.set(provider, categories)
         }
         let categories = categoryCache.get(provider) ?? []
-        if let named = categories.first(where: { $0.name.caseInsensitiveCompare(text) == .orderedSame || $0.id == text }) {
+        if let named = categories.first(where: { $0.name.equalsIgnoringCase(text) || $0.id == text }) {
             return named.id
         }
         if let n = Int(text), categories.indices.contains(n - 1) { return categories[n - 1].id }

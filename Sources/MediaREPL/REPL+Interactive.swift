@@ -1,10 +1,12 @@
+import Basics
 @preconcurrency import CReadline
 import Dispatch
-import Foundation
+import FoundationEssentials
 import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
+import MediaStore
 import Pictures
 import Synchronization
 

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import HostPlayer
 import JSONRPC
 import MediaHost
@@ -274,8 +276,8 @@ extension REPL {
             var lines = [intro]
             for spec in specs {
                 var line =
-                    "  " + spec.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                    + renderer.dim(spec.method.padding(toLength: methodWidth, withPad: " ", startingAt: 0)) + "  " + spec.summary
+                    "  " + spec.usage.padded(toLength: width) + "  "
+                    + renderer.dim(spec.method.padded(toLength: methodWidth)) + "  " + spec.summary
                 if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
                 lines.append(line)
             }

@@ -1,8 +1,11 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import HostPlayer
 import JSONRPC
 import MediaHost
 import MediaKit
+import MediaStore
 
 /// The grammar of subcommands (`list …`, `player …`) and of the player's arguments, as entries
 /// of the command table.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The rule every line the REPL prints on a terminal follows: it is never wider than the

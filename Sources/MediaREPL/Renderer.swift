@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaHost
 import MediaKit
 import MediaStore
@@ -128,7 +130,7 @@ struct Renderer {
                 lines.append(bold(item.id.provider))
             }
             let favorite = item.favorite == true
-            var line = String(format: "%3d  ", i + 1)
+            var line = String(printf: "%3d  ", i + 1)
             if let width = fit {
                 let titleWidth = max(8, width - 5 - 2 - metaWidth - (favorite ? 2 : 0))
                 let title = Self.fit(Self.clean(item.title), titleWidth)
@@ -190,7 +192,7 @@ struct Renderer {
         func field(_ name: String, _ value: String?, style: (String) -> String = { $0 }) {
             guard let value, !value.isEmpty else { return }
             // Names line up in a column of 10; a longer one is never cut.
-            let label = name.count >= 10 ? name : name.padding(toLength: 10, withPad: " ", startingAt: 0)
+            let label = name.count >= 10 ? name : name.padded(toLength: 10)
             lines.append("  " + dim(label) + " " + style(Self.clean(value)))
         }
         field("id", item.id.description)
@@ -203,7 +205,9 @@ struct Renderer {
         field("artwork", item.artwork)
         field("feed", item.feed)
         if let stats = item.stats, !stats.isEmpty {
-            field("stats", stats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.formatted())" }.joined(separator: " · "))
+            field(
+                "stats",
+                stats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.groupedThousands)" }.joined(separator: " · "))
         }
         if let enclosure = item.enclosure {
             field(
@@ -334,7 +338,7 @@ struct Renderer {
             for link in links {
                 number += 1
                 lines.append(
-                    String(format: "%3d  ", number) + link.label.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    String(printf: "%3d  ", number) + link.label.padded(toLength: width) + "  "
                         + dim(link.id.description))
             }
         }
@@ -345,7 +349,7 @@ struct Renderer {
             for entity in matching {
                 number += 1
                 let text = type == .media || type == .url ? entity.value : entity.text
-                lines.append(String(format: "%3d  ", number) + Self.clean(text))
+                lines.append(String(printf: "%3d  ", number) + Self.clean(text))
             }
         }
         return lines.joined(separator: "\n")
@@ -354,7 +358,7 @@ struct Renderer {
     func categories(_ categories: [MediaCategory]) -> String {
         guard !categories.isEmpty else { return dim("(no categories)") }
         return categories.enumerated().map { i, category in
-            String(format: "%3d  ", i + 1) + Self.clean(category.name) + dim("  " + category.id)
+            String(printf: "%3d  ", i + 1) + Self.clean(category.name) + dim("  " + category.id)
         }.joined(separator: "\n")
     }
 
@@ -364,7 +368,7 @@ struct Renderer {
         }
         return providers.enumerated().map { i, p in
             var line =
-                String(format: "%3d  ", i + 1) + bold(p.id.padding(toLength: 10, withPad: " ", startingAt: 0)) + " " + p.name
+                String(printf: "%3d  ", i + 1) + bold(p.id.padded(toLength: 10)) + " " + p.name
             line += dim("  " + p.kinds.map(\.rawValue).joined(separator: ", "))
             line += p.configured ? "" : "  " + red("not configured: ") + (p.configure ?? "")
             if let notes = p.notes { line += "\n       " + dim(notes) }
@@ -375,16 +379,24 @@ struct Renderer {
     func history(_ records: [SearchRecord]) -> String {
         guard !records.isEmpty else { return dim("(no searches yet)") }
         return records.enumerated().map { i, record in
-            var line = String(format: "%3d  ", i + 1) + Self.clean(record.query)
+            var line = String(printf: "%3d  ", i + 1) + Self.clean(record.query)
             let scope = [record.provider ?? "all providers", record.kind?.rawValue].compactMap { $0 }.joined(separator: ", ")
             line += dim("  \(scope) · \(Self.when(record.at))")
             return line
         }.joined(separator: "\n")
     }
 
+    /// Seconds east of UTC of the local time zone at `date`.
+    static func localUTCOffset(_ date: Date) -> Int {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return 0 }
+        return parts.tm_gmtoff
+    }
+
     /// A stored time (ISO 8601, UTC) for a person: relative when recent ("3 min ago"), else the
     /// local date and time.
-    static func when(_ iso: String, now: Date = Date(), timeZone: TimeZone = .current) -> String {
+    static func when(_ iso: String, now: Date = Date(), utcOffset: (Date) -> Int = localUTCOffset) -> String {
         guard let date = ISODate.parse(iso) else { return iso }
         let seconds = now.timeIntervalSince(date)
         switch seconds {
@@ -394,13 +406,19 @@ struct Renderer {
         case ..<(12 * 3600): return "\(Int(seconds / 3600)) h ago"
         default: break
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        let today = calendar.dateComponents([.year, .month, .day], from: now)
-        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        // Local time as the C library keeps it (TZ, /etc/localtime): FoundationEssentials knows
+        // only GMT.
+        func local(_ date: Date) -> (year: Int, month: Int, day: Int, minutes: Int) {
+            let seconds = Int(date.timeIntervalSince1970.rounded(.down)) + utcOffset(date)
+            let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+            let (year, month, day) = HTTPDate.civil(fromDays: days)
+            return (year, month, day, (seconds - days * 86_400) / 60)
+        }
+        let parts = local(date)
+        let today = local(now)
+        let time = String(printf: "%02d:%02d", parts.minutes / 60, parts.minutes % 60)
         if parts.year == today.year, parts.month == today.month, parts.day == today.day { return "today " + time }
-        return String(format: "%04d-%02d-%02d ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0) + time
+        return String(printf: "%04d-%02d-%02d ", parts.year, parts.month, parts.day) + time
     }
 
     func config(_ entries: [ConfigEntry]) -> String {
@@ -444,13 +462,13 @@ struct Renderer {
         }
         let rateWidth = downloads.map { Self.columns(rate($0)) }.max() ?? 0
         return downloads.enumerated().map { i, download in
-            var line = String(format: "%3d  ", i + 1) + download.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+            var line = String(printf: "%3d  ", i + 1) + download.state.rawValue.padded(toLength: 10)
             let size = download.total.map { Self.bytes($0) } ?? "?"
             let percent =
                 download.total.map { $0 > 0 ? "\(Int(min(100, max(0, Double(download.bytes) * 100 / Double($0)))))%" : "" } ?? ""
             line +=
-                " " + percent.padding(toLength: 5, withPad: " ", startingAt: 0)
-                + size.padding(toLength: 10, withPad: " ", startingAt: 0)
+                " " + percent.padded(toLength: 5)
+                + size.padded(toLength: 10)
             if rateWidth > 0 { line += " " + Self.pad(rate(download), rateWidth) }
             let title = Self.clean(download.title)
             line += "  " + (fit.map { Self.fit(title, max(10, $0 - Self.columns(line) - 2)) } ?? truncate(title, 50))
@@ -471,7 +489,7 @@ struct Renderer {
     static func duration(_ seconds: Double) -> String {
         let total = Int(finite: seconds.rounded()) ?? 0
         let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+        return h > 0 ? String(printf: "%d:%02d:%02d", h, m, s) : String(printf: "%d:%02d", m, s)
     }
 
     static func bytes(_ count: Int64) -> String {
@@ -482,7 +500,7 @@ struct Renderer {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) B" : String(printf: "%.1f ", value) + units[unit]
     }
 
     static func wrap(_ text: String, width: Int, indent: String) -> String {

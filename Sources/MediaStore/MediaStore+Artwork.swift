@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// One cached image: which URL, which content (by hash), how big, when last used.
 public struct ArtworkEntry: Sendable, Equatable {

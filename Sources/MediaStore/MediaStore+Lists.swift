@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A named list as clients see it.
@@ -34,7 +36,7 @@ public enum ListError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A name as typed at the REPL: quoted when it has spaces or quotes, so a hint runs as shown.
     static func typed(_ name: String) -> String {
         guard name.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == "\\" }) else { return name }
-        return "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + name.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 }
 

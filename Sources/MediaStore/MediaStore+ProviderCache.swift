@@ -1,5 +1,7 @@
+import Basics
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 extension MediaStore {

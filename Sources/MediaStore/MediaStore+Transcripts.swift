@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A passage of a transcript a search found.
@@ -146,7 +148,7 @@ extension MediaStore {
             if var open = phrase {
                 if word.hasSuffix("\"") {
                     open += " " + word.dropLast()
-                    terms.append(quoted(open.trimmingCharacters(in: .whitespaces)))
+                    terms.append(quoted(open.trimming(.whitespaces)))
                     phrase = nil
                 } else {
                     phrase = open + " " + word
@@ -163,5 +165,5 @@ extension MediaStore {
         return terms.isEmpty ? nil : terms.joined(separator: " ")
     }
 
-    private static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    private static func quoted(_ text: String) -> String { "\"" + text.replacing("\"", with: "\"\"") + "\"" }
 }

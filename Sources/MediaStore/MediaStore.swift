@@ -1,5 +1,6 @@
+import Basics
 import CSQLite
-import Foundation
+import FoundationEssentials
 import MediaKit
 import Synchronization
 
@@ -39,12 +40,12 @@ public final class MediaStore: Sendable {
     /// - Throws: `StoreError.cannotOpen` saying which file and why.
     public init(path: String, use: Use = .shared) throws {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Path.directory(of: path)
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StoreError.cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
+            throw StoreError.cannotOpen(path: path, reason: "cannot create \(directory): \(describe(error))")
         }
         // What a person watched and searched is theirs alone: the folder too, even when it existed
         // before (never a shared folder with the sticky bit, like /tmp).
@@ -401,7 +402,7 @@ struct SchemaSteps {
 final class Checkpointer: @unchecked Sendable {
     private let path: String
     private let configuration: Configuration
-    private let lock = NSLock()
+    private let lock = Lock()
     /// One checkpoint runs at a time (`running`); `again` asks it for one more after it.
     private var running = false
     private var again = false
@@ -421,7 +422,7 @@ final class Checkpointer: @unchecked Sendable {
             return !running
         }
         guard start else { return }
-        Thread.detachNewThread { [self] in
+        detachThread { [self] in
             repeat {
                 // A checkpoint that fails (the disk) leaves the log to the next one, or to the close.
                 do {

@@ -1,6 +1,8 @@
+import Basics
 import CSQLite
 import Dispatch
 import FoundationEssentials
+import Glibc
 import Synchronization
 
 // The store's own SQLite layer, on the system's libsqlite3: connections, statements, rows,

@@ -1,5 +1,7 @@
+import Basics
 import CPictures
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why a picture is not drawn: the libraries are missing, or the file is not an image one can
 /// show (said in a few words in place of the picture).

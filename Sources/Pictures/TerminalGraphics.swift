@@ -1,5 +1,6 @@
+import Basics
 import CPictures
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -79,7 +80,7 @@ public struct TerminalGraphics: Sendable, Equatable {
         public init(parsing text: String) {
             let bytes = Array(text.utf8)
             if text.contains("\u{1B}_Gi=31;OK") { kitty = true }
-            if let start = text.range(of: "\u{1B}P>|"), let end = text[start.upperBound...].range(of: "\u{1B}\\") {
+            if let start = text.firstRange(of: "\u{1B}P>|"), let end = text[start.upperBound...].firstRange(of: "\u{1B}\\") {
                 version = String(text[start.upperBound..<end.lowerBound])
             }
             // CSI 6 ; height ; width t: the cell size in pixels.
@@ -215,22 +216,22 @@ public struct TerminalGraphics: Sendable, Equatable {
 
     /// Whether tmux passes escape sequences through to the terminal around it.
     static func tmuxAllowsPassthrough() -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "show", "-gv", "allow-passthrough"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        guard
+            let process = try? ChildProcess(
+                "/usr/bin/env", arguments: ["tmux", "show", "-gv", "allow-passthrough"], standardOutput: .pipe,
+                standardError: .null),
+            let output = process.standardOutput
+        else { return false }
+        let data = readToEnd(output)
+        close(output)
         process.waitUntilExit()
-        let value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = String(decoding: data, as: UTF8.self).trimming(.whitespacesAndNewlines)
         return value == "on" || value == "all"
     }
 
     /// `text` for tmux to pass through as it is: in its DCS, every escape doubled.
     public static func tmuxWrapped(_ text: String) -> String {
-        "\u{1B}Ptmux;" + text.replacingOccurrences(of: "\u{1B}", with: "\u{1B}\u{1B}") + "\u{1B}\\"
+        "\u{1B}Ptmux;" + text.replacing("\u{1B}", with: "\u{1B}\u{1B}") + "\u{1B}\\"
     }
 
     /// The text that draws `drawing` with its top-left `rowsUp` rows above the cursor's line at

@@ -1,5 +1,6 @@
 import BuiltinProviders
 import MediaHost
+import MediaKit
 
 /// What the shells' completion scripts (`--generate-completion-script`) offer beyond the
 /// subcommands and options argument-parser knows: the methods `call` takes and the providers'

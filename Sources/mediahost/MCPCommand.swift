@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import Basics
+import FoundationEssentials
 import HostMCP
 import HostService
 import JSONRPC

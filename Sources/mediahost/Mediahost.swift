@@ -1,6 +1,7 @@
 import ArgumentParser
+import Basics
 import BuiltinProviders
-import Foundation
+import FoundationEssentials
 import HostService
 import JSONRPC
 import MediaHTTP

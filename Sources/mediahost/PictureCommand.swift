@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import Pictures
 

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Basics
 import BuiltinProviders
-import Foundation
+import FoundationEssentials
+import Glibc
 import HostPlugins
 import MediaHost
 import MediaKit

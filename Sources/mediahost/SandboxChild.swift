@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import JSONRPC
 import MediaHost
 
 #if canImport(Glibc)
@@ -10,7 +12,7 @@ import MediaHost
 /// exits when our end of its stdin closes, however this process ends (kill -9 included).
 enum SandboxChild {
     /// The running child and the pipe that keeps it alive, for the life of the command.
-    nonisolated(unsafe) private static var running: (Process, Pipe)?
+    nonisolated(unsafe) private static var running: ChildProcess?
 
     static let missing =
         "cannot find mediahost-sandbox next to mediahost or on PATH (set MEDIAHOST_SANDBOX_BIN); `make build` builds it"
@@ -18,28 +20,28 @@ enum SandboxChild {
     /// Starts the child and returns the settings that point every provider at it.
     static func start() throws -> [String: String] {
         guard let binary = binary() else { throw StartupFailure(message: missing) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--child"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
+        let process: ChildProcess
         do {
-            try SignalMask.unblocked { try process.run() }
+            process = try ChildProcess(binary, arguments: ["--child"], standardInput: .pipe, standardOutput: .pipe)
         } catch {
-            throw StartupFailure(message: "cannot start the sandbox (\(binary)): \(error.localizedDescription)")
+            throw StartupFailure(message: "cannot start the sandbox (\(binary)): \(error)")
         }
-        running = (process, input)
+        // Our end of its stdin stays open (never closed) while this process lives.
+        running = process
+        guard let output = process.standardOutput else { preconditionFailure("the sandbox's stdout was asked for") }
+        defer { close(output) }
         // The first line is the settings; the child writes nothing else on stdout.
-        var line = Data()
-        let reader = output.fileHandleForReading
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
         while !line.contains(0x0A) {
-            let chunk = reader.availableData
-            guard !chunk.isEmpty else { throw StartupFailure(message: "the sandbox stopped before it was ready") }
-            line += chunk
+            let count = read(output, &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw StartupFailure(message: "the sandbox stopped before it was ready") }
+            line += chunk[0..<count]
         }
-        guard let settings = try? JSONSerialization.jsonObject(with: line) as? [String: String] else {
+        guard let object = try? JSONValue(parsing: line[..<(line.firstIndex(of: 0x0A) ?? line.endIndex)]).objectValue,
+            case let settings = object.compactMapValues(\.stringValue), settings.count == object.count
+        else {
             throw StartupFailure(message: "the sandbox answered something unexpected at start")
         }
         return settings
@@ -50,7 +52,7 @@ enum SandboxChild {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["MEDIAHOST_SANDBOX_BIN"], !path.isEmpty { return path }
         if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let sibling = (me as NSString).deletingLastPathComponent + "/mediahost-sandbox"
+            let sibling = Path.directory(of: me) + "/mediahost-sandbox"
             if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
         }
         for directory in (environment["PATH"] ?? "").split(separator: ":") {

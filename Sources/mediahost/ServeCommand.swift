@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import Basics
+import FoundationEssentials
 import HostService
 import JSONRPC
 import MediaHost
@@ -47,7 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if stop {
             guard socket.isServing, let text = try? String(contentsOfFile: socket.pidFile, encoding: .utf8),
-                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                let pid = Int32(text.trimming(.whitespacesAndNewlines))
             else {
                 print("no mediahost service runs for this data dir")
                 return

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Basics
+import Dispatch
+import FoundationEssentials
 import HostShare
 import JSONRPC
 import MediaHTTP
@@ -53,7 +55,7 @@ struct ShareCommand: AsyncParsableCommand {
             throw fail(error.message)
         }
         let address = offer.addresses.first ?? "127.0.0.1:\(offer.port)"
-        say("offering '\(offer.name)' until \(offer.expires) (\(String(format: "%g", minutes)) min): code \(offer.code)")
+        say("offering '\(offer.name)' until \(offer.expires) (\(String(printf: "%g", minutes)) min): code \(offer.code)")
         if offer.announced {
             say("announced on the local network: on the other machine, `mediahost peers`, then")
         } else {

@@ -163,8 +163,8 @@ import Testing
                 db, sql: "SELECT type || ' ' || name || ': ' || IFNULL(sql, '') FROM sqlite_master ORDER BY type, name")
                 + String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
-        let expected = try await stepwise.read(describe)
-        let made = try await store.pool.read(describe)
+        let expected = try stepwise.read(describe)
+        let made = try store.pool.read(describe)
         #expect(expected.count > 20)
         #expect(made == expected)
         #expect(try await store.pool.read { try MediaStore.migrator.hasCompletedMigrations($0) })

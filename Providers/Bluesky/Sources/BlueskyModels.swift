@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 // The AppView's lexicon views (app.bsky.*), read leniently: every field optional, a bad element

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// Login with an app password, the session kept by the host and refreshed here, and likes as
@@ -11,7 +13,7 @@ extension BlueskyProvider: AccountProvider {
     public func login(_ credentials: LoginCredentials, prompt: @escaping @Sendable (AuthPrompt) async -> Void) async throws
         -> AuthSession
     {
-        let identifier = Self.actor(credentials.username?.trimmingCharacters(in: .whitespaces) ?? "")
+        let identifier = Self.actor(credentials.username?.trimming(.whitespaces) ?? "")
         guard !identifier.isEmpty, let password = credentials.password, !password.isEmpty else {
             throw ProviderError.invalidArgument("Bluesky login needs your handle and an app password")
         }
@@ -140,11 +142,11 @@ extension BlueskyProvider: AccountProvider {
     static func expiry(ofJWT token: String) -> Date? {
         let parts = token.split(separator: ".")
         guard parts.count == 3 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var base64 = String(parts[1]).replacing("-", with: "+").replacing("_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard let data = Data(base64Encoded: base64),
-            let payload = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let exp = (payload["exp"] as? NSNumber)?.doubleValue, exp.isFinite, exp > 0, exp < 1e11
+            let payload = (try? JSONValue(parsing: data))?.plainValue as? [String: Any],
+            let exp = payload["exp"] as? Double, exp.isFinite, exp > 0, exp < 1e11
         else { return nil }
         return Date(timeIntervalSince1970: exp)
     }
@@ -155,7 +157,7 @@ extension BlueskyProvider: AccountProvider {
         if did.hasPrefix("did:plc:") {
             url = plcDirectory.appendingPathComponent(did)
         } else if did.hasPrefix("did:web:") {
-            let host = String(did.dropFirst(8)).removingPercentEncoding ?? ""
+            let host = String(did.dropFirst(8)).percentDecoded ?? ""
             url = host.contains("/") ? nil : URL(string: "https://\(host)/.well-known/did.json")
         } else {
             url = nil

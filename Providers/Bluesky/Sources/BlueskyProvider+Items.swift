@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 extension BlueskyProvider {
@@ -114,8 +116,8 @@ extension BlueskyProvider {
     }
 
     static func marker(_ kind: String, _ alt: String?) -> String {
-        guard let alt = alt?.trimmingCharacters(in: .whitespacesAndNewlines), !alt.isEmpty else { return kind }
-        return kind + " " + alt.replacingOccurrences(of: "\n", with: " ")
+        guard let alt = alt?.trimming(.whitespacesAndNewlines), !alt.isEmpty else { return kind }
+        return kind + " " + alt.replacing("\n", with: " ")
     }
 
     /// Entities from facets. Facets count UTF-8 bytes; entities count Unicode scalars. A facet out

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// The session's access token was refused as expired or invalid: refresh it and try once more.
@@ -95,7 +97,10 @@ extension BlueskyProvider {
         if let token { headers["Authorization"] = "Bearer \(token)" }
         var data: Data?
         if let body {
-            data = try JSONSerialization.data(withJSONObject: body, options: [.withoutEscapingSlashes])
+            guard let json = JSONValue(plain: body) else {
+                throw ProviderError.invalidArgument("a Bluesky request body that is not JSON")
+            }
+            data = Data(JSONWriter.bytes(json))
             headers["Content-Type"] = "application/json"
         }
         let response = try await http.send(HTTPRequest(method: verb, url: url, headers: headers, body: data))

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// Bluesky through the AT Protocol's XRPC: people's posts, threads, feeds as categories and
@@ -89,7 +91,7 @@ public struct BlueskyProvider: CompiledProvider {
     /// `@handle`: their posts (`@handle replies|media|videos` filters them); people (kind user): people search; `#tag` and words: post search,
     /// which Bluesky answers only with an account (without one, words find people).
     public func search(_ query: SearchQuery) async throws -> Page {
-        let text = query.text.trimmingCharacters(in: .whitespaces)
+        let text = query.text.trimming(.whitespaces)
         guard !text.isEmpty else { throw ProviderError.invalidArgument("search for something: words, #tag or @handle") }
         let words = text.split(separator: " ").map(String.init)
         if let first = words.first, first.hasPrefix("@"), first.count > 1, words.count <= 2 {

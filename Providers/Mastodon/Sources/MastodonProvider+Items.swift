@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 extension MastodonProvider {
@@ -13,7 +15,7 @@ extension MastodonProvider {
         var entities: [TextEntity] = links.map { link in
             if link.classes.contains("hashtag") {
                 let name = String(link.text.drop { $0 == "#" })
-                let tag = shown.tags?.first { $0.name?.caseInsensitiveCompare(name) == .orderedSame }?.name ?? name.lowercased()
+                let tag = shown.tags?.first { $0.name?.equalsIgnoringCase(name) == true }?.name ?? name.lowercased()
                 return TextEntity(type: .hashtag, start: link.start, end: link.end, text: link.text, value: tag)
             }
             if link.classes.contains("mention") {

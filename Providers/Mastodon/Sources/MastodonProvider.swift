@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A Mastodon instance: `#tag` timelines, `@user` posts, trending tags as categories, and text
@@ -45,7 +47,7 @@ public struct MastodonProvider: CompiledProvider {
 
     /// `#tag`: the tag's timeline; `@user`: their posts; other words: text search (with a token).
     public func search(_ query: SearchQuery) async throws -> Page {
-        let text = query.text.trimmingCharacters(in: .whitespaces)
+        let text = query.text.trimming(.whitespaces)
         if text.hasPrefix("#") { return try await timeline("api/v1/timelines/tag/\(Self.tag(text))", cursor: query.cursor) }
         if text.hasPrefix("@") {
             let user = try await lookup(String(text.dropFirst()))
@@ -131,11 +133,11 @@ public struct MastodonProvider: CompiledProvider {
     static func links(_ header: String) -> [String: String] {
         var links: [String: String] = [:]
         for part in header.split(separator: ",") {
-            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let pieces = part.split(separator: ";").map { $0.trimming(.whitespaces) }
             guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">"),
                 let rel = pieces.dropFirst().first(where: { $0.hasPrefix("rel=") })
             else { continue }
-            links[rel.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\""))] = String(
+            links[rel.dropFirst(4).trimming(.characters(in: "\""))] = String(
                 target.dropFirst().dropLast())
         }
         return links
@@ -146,7 +148,7 @@ public struct MastodonProvider: CompiledProvider {
     }
 
     static func tag(_ text: String) -> String {
-        let tag = text.trimmingCharacters(in: CharacterSet(charactersIn: "# ")).lowercased()
-        return tag.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? tag
+        let tag = text.trimming(.characters(in: "# ")).lowercased()
+        return tag.percentEncoded(allowing: .urlPathSegment)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// An episode as a row of the host's cache: a compact binary record (JSONEncoder cost more than
 /// parsing the feed). Versioned; anything unreadable decodes as nil and the feed is read again.

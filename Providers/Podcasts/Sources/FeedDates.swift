@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// Dates as podcast feeds write them: the RFC 822 variants (with or without weekday, seconds,

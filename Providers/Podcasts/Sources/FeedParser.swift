@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A podcast feed, parsed: the show and (when collected) its episodes in feed order.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// `search` and `lookup` answers of the iTunes Search API. Every field is optional: the

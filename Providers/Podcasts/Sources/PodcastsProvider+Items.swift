@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 extension PodcastsProvider {
@@ -143,7 +145,7 @@ final class EpisodeBatch: @unchecked Sendable {
 /// A response's headers, kept on the transfer's thread for the reader of its body; only a 200's
 /// body is read.
 final class ResponseHead: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var kept: [String: String] = [:]
     private var status = 0
     private var errorText = Data()

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 import Synchronization
 
@@ -62,7 +64,7 @@ public struct PodcastsProvider: CompiledProvider {
         let genre: String
         if Int(category) != nil {
             genre = category
-        } else if let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame }) {
+        } else if let match = try await categories().first(where: { $0.name.equalsIgnoringCase(category) }) {
             genre = match.id
         } else {
             throw ProviderError.notFound("no podcast genre '\(category)'; `categories podcasts` lists them")

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 import Synchronization
 
@@ -56,12 +58,12 @@ public struct TMDBProvider: CompiledProvider {
     /// A genre's most popular movies (discover), or one of the lists; paged by the API's pages.
     public func browse(category: String, cursor: Cursor?) async throws -> Page {
         let page = try Self.page(cursor)
-        if let list = Self.lists.first(where: { $0.id == category || $0.name.caseInsensitiveCompare(category) == .orderedSame }) {
+        if let list = Self.lists.first(where: { $0.id == category || $0.name.equalsIgnoringCase(category) }) {
             return try await movies("movie/\(list.id)", ["language": language, "page": String(page)])
         }
         var genre = category
         if Int(category) == nil {
-            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame })
+            guard let match = try await categories().first(where: { $0.name.equalsIgnoringCase(category) })
             else {
                 throw ProviderError.notFound("no TMDB genre '\(category)'; `categories tmdb` lists them")
             }
@@ -148,7 +150,10 @@ public struct TMDBProvider: CompiledProvider {
         var data: Data?
         if let body {
             headers["Content-Type"] = "application/json;charset=utf-8"
-            data = try JSONSerialization.data(withJSONObject: body)
+            guard let json = JSONValue(plain: body) else {
+                throw ProviderError.invalidArgument("a TMDB request body that is not JSON")
+            }
+            data = Data(JSONWriter.bytes(json))
         }
         return try await http.fetch(
             HTTPRequest(method: method, url: url, headers: headers, body: data), failure: Self.error(for:))
@@ -208,7 +213,7 @@ public struct TMDBProvider: CompiledProvider {
             artwork: movie.poster_path.map { images.base + images.poster + $0 }, published: released,
             duration: movie.runtime.flatMap { $0 > 0 ? Double($0) * 60 : nil })
         var extra: [String: String] = [:]
-        if let rating = movie.vote_average { extra["rating"] = String(format: "%.1f/10", rating) }
+        if let rating = movie.vote_average { extra["rating"] = String(printf: "%.1f/10", rating) }
         if let backdrop = movie.backdrop_path { extra["backdrop"] = images.base + images.backdrop + backdrop }
         if let genres = movie.genres?.compactMap(\.name), !genres.isEmpty { extra["genres"] = genres.joined(separator: ", ") }
         if let tagline = movie.tagline, !tagline.isEmpty { extra["tagline"] = tagline }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// X/Twitter through API v2 with an app bearer token: `#tag` and text search of recent posts,
@@ -43,7 +45,7 @@ public struct TwitterProvider: CompiledProvider {
 
     /// `#tag` and words: recent search; `@user`: that user's posts.
     public func search(_ query: SearchQuery) async throws -> Page {
-        let text = query.text.trimmingCharacters(in: .whitespaces)
+        let text = query.text.trimming(.whitespaces)
         if text.hasPrefix("@"), !text.contains(" ") {
             let user = try await lookup(String(text.dropFirst()))
             return try await timeline("2/users/\(user)/tweets", [:], cursor: query.cursor, tokenName: "pagination_token")

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// YouTube without an API key, through yt-dlp (the engine ytfzf, mpv and FreeTube's peers rely
@@ -262,7 +264,7 @@ struct YTDLP: Sendable {
             throw Self.providerError(error, program: program)
         }
         guard output.status == 0 else { throw Self.providerError(stderr: output.lastError, status: output.status, id: id) }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any] else {
+        guard let object = (try? JSONValue(parsing: output.stdout))?.plainValue as? [String: Any] else {
             throw ProviderError.invalidResponse(
                 "yt-dlp printed no JSON object (\(output.stdout.count) bytes); `\(program) -U` may update it")
         }
@@ -287,7 +289,7 @@ struct YTDLP: Sendable {
         let resolved =
             program.contains("/") ? program : directories.map { $0 + "/" + program }.first(where: executable)
         guard let resolved else { return nil }
-        let folder = (URL(fileURLWithPath: resolved).resolvingSymlinksInPath().path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: URL(fileURLWithPath: resolved).resolvingSymlinksInPath().path)
         let deno = folder + "/deno"
         return executable(deno) ? "deno:" + deno : nil
     }
@@ -316,8 +318,8 @@ struct YTDLP: Sendable {
     static func providerError(stderr: String?, status: Int32, id: ItemID?) -> ProviderError {
         let line = DisplayText.cut(stderr ?? "exit status \(status)", to: 400)
         // YouTube writes "you’re" (U+2019); a console in another code page shows U+FFFD.
-        let text = line.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
-            .replacingOccurrences(of: "\u{FFFD}", with: "'")
+        let text = line.lowercased().replacing("\u{2019}", with: "'")
+            .replacing("\u{FFFD}", with: "'")
         let what = id.map { "\($0)" } ?? "this"
         if text.contains("confirm you're not a bot") || text.contains("confirm youre not a bot") {
             return .unauthorized(
@@ -327,18 +329,18 @@ struct YTDLP: Sendable {
         if text.contains("members-only") || text.contains("join this channel") || text.contains("channel's members") {
             return .unauthorized("\(what) is for the channel's members only: \(cookiesRemedy), signed in as a member")
         }
-        if let range = text.range(of: "this live event will begin in ") {
+        if let range = text.firstRange(of: "this live event will begin in ") {
             let when = String(
                 line[line.index(line.startIndex, offsetBy: text.distance(from: text.startIndex, to: range.upperBound))...]
             )
-            .trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            .trimming(.characters(in: ". "))
             return .notFound("\(what) is a live event that has not begun: it begins in \(when); play it then")
         }
-        if let range = text.range(of: "premieres in ") {
+        if let range = text.firstRange(of: "premieres in ") {
             let when = String(
                 line[line.index(line.startIndex, offsetBy: text.distance(from: text.startIndex, to: range.upperBound))...]
             )
-            .trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            .trimming(.characters(in: ". "))
             return .notFound("\(what) is a premiere that has not begun: it premieres in \(when); play it then")
         }
         if text.contains("private video") { return .notFound("\(what) is a private video: \(line)") }
@@ -476,10 +478,8 @@ struct YTDLP: Sendable {
     }
 
     static func number(_ value: Any?) -> Double? {
-        // JSON's true/false are NSNumbers of type "c"; `is Bool` would also take the counts 0 and
-        // 1 for booleans on Linux (a video with no views, a one-second clip).
-        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
-        let double = number.doubleValue
+        // JSON's true/false are Bools, never numbers (a video with no views is 0, not false).
+        guard let double = value as? Double else { return nil }
         return double.isFinite ? double : nil
     }
 
@@ -491,7 +491,7 @@ struct YTDLP: Sendable {
     static func clock(_ seconds: Double) -> String {
         let total = Int(max(0, min(seconds, 1e7)))
         let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
-        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+        return hours > 0 ? String(printf: "%d:%02d:%02d", hours, minutes, rest) : String(printf: "%d:%02d", minutes, rest)
     }
 
     // MARK: URLs

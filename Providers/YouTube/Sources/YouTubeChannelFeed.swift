@@ -1,10 +1,17 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A channel's public Atom feed (`/feeds/videos.xml?channel_id=…`): its 15 newest videos with
 /// title, date, description, thumbnail, views and likes, without a key or yt-dlp, in one small
 /// request, which is how feed readers (newsboat, FreeTube's subscriptions) follow channels.
 final class YouTubeChannelFeed: XMLStreamDelegate {
+    /// A byte of a channel or playlist id: an ASCII letter or digit, "_" or "-".
+    static func isIDByte(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 95 || byte == 45
+    }
+
     static let youtubeNamespace = "http://www.youtube.com/xml/schemas/2015"
     static let mediaNamespace = "http://search.yahoo.com/mrss/"
     static let atomNamespace = "http://www.w3.org/2005/Atom"
@@ -57,7 +64,7 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
         else { return nil }
         func value(_ name: String) -> String? {
             components.queryItems?.first { $0.name == name }?.value.flatMap {
-                $0.range(of: "^[A-Za-z0-9_-]{2,64}$", options: .regularExpression) != nil ? $0 : nil
+                (2...64).contains($0.utf8.count) && $0.utf8.allSatisfy(Self.isIDByte) ? $0 : nil
             }
         }
         if let channel = value("channel_id") { return ItemID(provider: "youtube", kind: .channel, nativeID: channel) }
@@ -126,7 +133,7 @@ final class YouTubeChannelFeed: XMLStreamDelegate {
 
     func xmlEnd(_ name: XMLName, explicit: Bool) {
         defer { depth -= 1 }
-        let value = capturing ? String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        let value = capturing ? String(decoding: text, as: UTF8.self).trimming(.whitespacesAndNewlines) : ""
         capturing = false
         switch (name.namespace, name.local) {
         case (Self.youtubeNamespace, "videoId"): entry?.videoID = value

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// YouTube Data API v3 resources. Everything optional: the API omits what a part does not ask

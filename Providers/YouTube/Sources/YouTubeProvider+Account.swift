@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// The account: Google's OAuth 2.0 device flow for limited-input devices, and likes as favorites.

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// What YouTube without a key needs on this machine: yt-dlp (recent: YouTube changes weekly),
@@ -17,7 +19,7 @@ extension YouTubeProvider: DiagnosableProvider {
         do {
             let output = try await ytdlp.programs.run(
                 ProgramCall(program: ytdlp.program, arguments: ["--version"], timeout: 20, maxOutput: 4096))
-            version = String(decoding: output.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            version = String(decoding: output.stdout, as: UTF8.self).trimming(.whitespacesAndNewlines)
         } catch ProgramError.notFound {
             checks.append(
                 HealthCheck(

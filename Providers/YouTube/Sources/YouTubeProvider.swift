@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 import Synchronization
 
@@ -135,7 +137,7 @@ public struct YouTubeProvider: CompiledProvider {
         if keyless { throw Self.needsKey("most popular videos") }
         var id = category
         if Int(category) == nil {
-            guard let match = try await categories().first(where: { $0.name.caseInsensitiveCompare(category) == .orderedSame })
+            guard let match = try await categories().first(where: { $0.name.equalsIgnoringCase(category) })
             else {
                 throw ProviderError.notFound("no YouTube category '\(category)'; `categories youtube` lists them")
             }

@@ -55,13 +55,11 @@ final class RecordedPrograms: ProgramRunner {
         #expect(call.arguments.suffix(2) == ["--", "https://www.youtube.com/watch?v=VcG1DZ4IlPg"])
     }
 
-    /// Counts of 0 and 1 are counts (JSONSerialization gives them as NSNumbers a Bool check takes
-    /// for booleans on Linux); true and false are no counts.
+    /// Counts of 0 and 1 are counts; true and false are no counts (read as yt-dlp's output is).
     @Test func zeroAndOneAreCountsAndBooleansAreNot() throws {
         let info = try #require(
-            try JSONSerialization.jsonObject(
-                with: Data(#"{"id":"abc","view_count":0,"like_count":1,"duration":1,"comment_count":true}"#.utf8))
-                as? [String: Any])
+            try JSONValue(parsing: #"{"id":"abc","view_count":0,"like_count":1,"duration":1,"comment_count":true}"#)
+                .plainValue as? [String: Any])
         let item = YTDLP.video(from: info, id: "abc")
         #expect(item.stats == ["views": 0, "likes": 1])
         #expect(item.duration == 1)

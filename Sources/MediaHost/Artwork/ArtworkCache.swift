@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import MediaKit
 import MediaStore
 
@@ -73,13 +74,13 @@ public actor ArtworkCache {
             throw ProviderError.upstream(status: response.status, message: "artwork \(URLRedaction.redact(text))")
         }
         let contentType = response.header("content-type")?.split(separator: ";").first.map {
-            String($0).trimmingCharacters(in: .whitespaces)
+            String($0).trimming(.whitespaces)
         }
         let hash = SHA256.hex(response.body)
         let path = self.path(for: hash, contentType: contentType)
         if !FileManager.default.fileExists(atPath: path) {
             try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                atPath: Path.directory(of: path), withIntermediateDirectories: true)
             // Written whole, then renamed: a reader never sees half an image.
             let temporary = path + ".tmp-\(UUID().uuidString)"
             guard FileManager.default.createFile(atPath: temporary, contents: response.body) else {

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +10,7 @@ import Foundation
 /// so a reader never sees half a token and no one else ever sees any.
 enum PrivateFile {
     static func write(_ data: Data, to path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: path)
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(folder, 0o700)

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import MediaKit
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
-import TOMLKit
 
 /// One setting the host knows: a host key like `log.level` or a provider key like
 /// `providers.podcasts.base_url`. Its default and its range are declared here and nowhere else.
@@ -45,12 +46,12 @@ public struct ConfigKeyInfo: Sendable {
         case .text:
             return nil
         case .integer(let range):
-            guard let number = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+            guard let number = Int(value.trimming(.whitespaces)), range.contains(number) else {
                 return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
             }
             return nil
         case .seconds(let range):
-            guard let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite, range.contains(number) else {
+            guard let number = Double(value.trimming(.whitespaces)), number.isFinite, range.contains(number) else {
                 return "must be a number of seconds from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
             }
             return nil
@@ -235,16 +236,13 @@ public struct HostConfig: Sendable {
             do {
                 text = try String(contentsOfFile: file, encoding: .utf8)
             } catch {
-                throw HostError.badConfigFile(path: file, reason: error.localizedDescription)
+                throw HostError.badConfigFile(path: file, reason: describe(error))
             }
             let table: TOMLTable
             do {
                 table = try TOMLTable(string: text)
-            } catch let error as TOMLParseError {
-                throw HostError.badConfigFile(
-                    path: file, reason: "\(error.description) at line \(error.source.begin.line)")
             } catch {
-                throw HostError.badConfigFile(path: file, reason: "\(error)")
+                throw HostError.badConfigFile(path: file, reason: error.description)
             }
             Self.flatten(table, prefix: "", into: &fileValues)
             // [plugins.<id>] tables are plugins' declarations, read by PluginManifest.
@@ -266,7 +264,7 @@ public struct HostConfig: Sendable {
             } else if let double = value.double {
                 out[path] = String(double)
             } else {
-                out[path] = value.debugDescription
+                out[path] = value.description
             }
         }
     }
@@ -321,7 +319,7 @@ public struct HostConfig: Sendable {
     public func integer(_ info: ConfigKeyInfo) -> Int {
         guard case .integer(let range) = info.kind else { preconditionFailure("\(info.key) is not an integer setting") }
         let value =
-            self[info.key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Int($0) }
+            self[info.key].flatMap { Int($0.trimming(.whitespaces)) } ?? info.defaultValue.flatMap { Int($0) }
             ?? range.lowerBound
         return min(max(value, range.lowerBound), range.upperBound)
     }
@@ -330,7 +328,7 @@ public struct HostConfig: Sendable {
     public func seconds(_ info: ConfigKeyInfo) -> Double {
         guard case .seconds(let range) = info.kind else { preconditionFailure("\(info.key) is not a seconds setting") }
         let value =
-            self[info.key].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? info.defaultValue.flatMap { Double($0) }
+            self[info.key].flatMap { Double($0.trimming(.whitespaces)) } ?? info.defaultValue.flatMap { Double($0) }
             ?? range.lowerBound
         return value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : range.lowerBound
     }

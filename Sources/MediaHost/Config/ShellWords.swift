@@ -70,6 +70,6 @@ public enum ShellWords {
                     || "-_./:=@%+,#".unicodeScalars.contains(scalar)
             }
         if plain { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        return "'" + word.replacing("'", with: #"'\''"#) + "'"
     }
 }

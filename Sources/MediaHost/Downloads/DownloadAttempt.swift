@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import MediaKit
 import MediaStore
@@ -41,7 +42,7 @@ struct DownloadAttempt {
 
     /// What the callbacks learn while curl runs them (on its thread).
     final class Progress: @unchecked Sendable {
-        let lock = NSLock()
+        let lock = Lock()
         var fd: Int32
         var offset: Int64 = 0
         var written: Int64 = 0
@@ -191,7 +192,7 @@ struct DownloadAttempt {
         guard rename(record.partPath, record.path) == 0 else {
             return ended(.permanent("cannot move the download into place: \(String(cString: strerror(errno)))"), progress)
         }
-        let directory = open((record.path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY)
+        let directory = open(Path.directory(of: record.path), O_RDONLY | O_DIRECTORY)
         if directory >= 0 {
             fsync(directory)
             close(directory)
@@ -209,11 +210,11 @@ struct DownloadAttempt {
     /// The record's `.part`, made with its folder, open for writing and locked: one process per
     /// download (a REPL and an RPC server may both try to resume it).
     static func lockedPart(_ record: DownloadRecord) -> Swift.Result<Int32, Ending> {
-        let folder = (record.path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: record.path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            return .failure(Ending(result: .permanent("cannot create \(folder): \(error.localizedDescription)")))
+            return .failure(Ending(result: .permanent("cannot create \(folder): \(describe(error))")))
         }
         let fd = open(record.partPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {

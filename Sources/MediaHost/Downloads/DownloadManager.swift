@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import JSONRPC
 import MediaKit
 import MediaStore

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 
 /// File names for downloads. Names come from feeds and APIs, so they are sanitized: no path
 /// separators, no "..", no control characters, bounded length; collisions are numbered, and
@@ -11,7 +13,7 @@ enum DownloadNaming {
         var scalars = String.UnicodeScalarView()
         var lastWasSpace = false
         // "Episode 3: Title" reads best as "Episode 3 - Title" where ':' is not allowed.
-        for scalar in text.replacingOccurrences(of: ": ", with: " - ").unicodeScalars {
+        for scalar in text.replacing(": ", with: " - ").unicodeScalars {
             let category = scalar.properties.generalCategory
             var replacement: Unicode.Scalar? = scalar
             if scalar == "/" || scalar == "\\" || scalar == ":" {
@@ -34,7 +36,7 @@ enum DownloadNaming {
         }
         var name = String(scalars)
         // No ".." anywhere, even where it could no longer climb out.
-        while name.contains("..") { name = name.replacingOccurrences(of: "..", with: ".") }
+        while name.contains("..") { name = name.replacing("..", with: ".") }
         // Leading dots would hide the file or make "." and ".."; trailing dots and spaces trouble other systems.
         while let first = name.first, first == "." || first == " " || first == "-" { name.removeFirst() }
         while let last = name.last, last == "." || last == " " { name.removeLast() }

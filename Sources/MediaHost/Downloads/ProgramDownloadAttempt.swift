@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import MediaKit
 import MediaStore
 
@@ -55,7 +56,7 @@ struct ProgramDownloadAttempt {
         // Streams (video, then audio) each count from zero: what the earlier ones made is kept.
         let streams = StreamProgress()
         let ended = await withTaskCancellationHandler {
-            try? await BlockingWork.run("download-\((download.program as NSString).lastPathComponent)") {
+            try? await BlockingWork.run("download-\(Path.name(of: download.program))") {
                 child.follow { line in
                     guard let (bytes, total) = Self.progress(line) else { return }
                     let (done, whole) = streams.update(bytes: bytes, total: total)
@@ -109,7 +110,7 @@ struct ProgramDownloadAttempt {
     /// left alone).
     static func stopLeftover(pidFile: String, path: String) async {
         guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1,
+            let pid = Int32(text.trimming(.whitespacesAndNewlines)), pid > 1,
             let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
             String(decoding: commandLine, as: UTF8.self).contains(path)
         else { return }
@@ -128,16 +129,31 @@ struct ProgramDownloadAttempt {
         return Int64(info.st_size)
     }
 
+    /// Whether a file's name holds ".f<digits>." (yt-dlp's name for one format before merging).
+    static func namesAFormat(_ file: String) -> Bool {
+        let bytes = Array(file.utf8)
+        var index = 0
+        while index + 3 < bytes.count {
+            if bytes[index] == UInt8(ascii: "."), bytes[index + 1] == UInt8(ascii: "f") {
+                var end = index + 2
+                while end < bytes.count, (48...57).contains(bytes[end]) { end += 1 }
+                if end > index + 2, end < bytes.count, bytes[end] == UInt8(ascii: ".") { return true }
+            }
+            index += 1
+        }
+        return false
+    }
+
     /// Removes what a cancelled download's program left beside its path (yt-dlp's `.part` and
     /// `.ytdl` files, the formats not yet merged).
     static func removeLeftovers(of path: String) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let stem = (name as NSString).deletingPathExtension
+        let folder = Path.directory(of: path)
+        let name = Path.name(of: path)
+        let stem = Path.deletingExtension(name)
         for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         where file != name && (file.hasPrefix(name + ".") || file.hasPrefix(stem + ".f"))
             && (file.hasSuffix(".part") || file.hasSuffix(".ytdl")
-                || file.range(of: #"\.f[0-9]+\."#, options: .regularExpression) != nil)
+                || Self.namesAFormat(file))
         {
             try? FileManager.default.removeItem(atPath: folder + "/" + file)
         }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaKit
 import MediaStore
@@ -11,10 +13,10 @@ public enum ListFormat: String, Codable, Sendable, CaseIterable {
 
     /// The format of a file by its name, or of a text by its first characters.
     static func guess(name: String?, text: [UInt8]) -> ListFormat? {
-        let suffix = name.map { ($0 as NSString).pathExtension.lowercased() }
+        let suffix = name.map { Path.extension(of: $0).lowercased() }
         if let suffix, let format = ListFormat(rawValue: suffix) { return format }
         if suffix == "xml" { return .opml }
-        let head = String(decoding: text.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let head = String(decoding: text.prefix(512), as: UTF8.self).trimming(.whitespacesAndNewlines)
         if head.hasPrefix("{") { return .json }
         if head.hasPrefix("#EXTM3U") { return .m3u }
         if head.lowercased().contains("<opml") || head.hasPrefix("<") || head.hasPrefix("\u{FEFF}<") { return .opml }
@@ -125,7 +127,7 @@ final class OPMLReader: XMLStreamDelegate {
     func xmlEnd(_ name: XMLName, explicit: Bool) {
         if inHeadTitle, element(name) == .title {
             inHeadTitle = false
-            let text = String(decoding: headTitle, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: headTitle, as: UTF8.self).trimming(.whitespacesAndNewlines)
             if !text.isEmpty { title = text }
         }
     }
@@ -244,11 +246,5 @@ public enum ListWriter {
         return out
     }
 
-    static func rfc822(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+    static func rfc822(_ date: Date) -> String { HTTPDate.string(from: date) }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import Logging
 import MediaKit
@@ -48,14 +50,14 @@ public final class Redactor: Sendable {
         var forms = Set<String>()
         for value in values where value.utf8.count >= Self.minimumLength {
             forms.insert(value)
-            for allowed in [Self.unreserved, .alphanumerics, .urlQueryAllowed] {
-                guard let encoded = value.addingPercentEncoding(withAllowedCharacters: allowed) else { continue }
+            for allowed in [Self.unreserved, Self.alphanumerics, Self.urlQueryAllowed] {
+                let encoded = value.percentEncoded(allowing: allowed)
                 forms.insert(encoded)
                 forms.insert(Self.lowercasingHex(encoded))
             }
             let escaped = String(decoding: JSONWriter.bytes(.string(value)).dropFirst().dropLast(), as: UTF8.self)
             forms.insert(escaped)
-            forms.insert(escaped.replacingOccurrences(of: "/", with: "\\/"))  // encoders that escape slashes
+            forms.insert(escaped.replacing("/", with: "\\/"))  // encoders that escape slashes
         }
         let sorted = forms.map { Array($0.utf8) }.sorted {
             $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1)
@@ -66,7 +68,18 @@ public final class Redactor: Sendable {
     public var isEmpty: Bool { current.forms.isEmpty }
 
     /// RFC 3986's unreserved characters: what every encoder leaves as it is.
-    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    static let unreserved = ScalarSet.asciiAlphanumerics(plus: "-._~")
+    /// Letters, marks and digits of any script (what Foundation's `.alphanumerics` leaves).
+    static let alphanumerics = ScalarSet {
+        switch $0.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
+            .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber:
+            true
+        default: false
+        }
+    }
+    /// What a query may hold as it is (Foundation's `.urlQueryAllowed`).
+    static let urlQueryAllowed = ScalarSet.asciiAlphanumerics(plus: "!$&'()*+,-./:;=?@_~")
 
     /// "%2F" as "%2f" (both are the same byte to a server).
     static func lowercasingHex(_ encoded: String) -> String {

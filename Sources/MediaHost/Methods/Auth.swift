@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaKit
 
@@ -81,8 +83,8 @@ public struct AuthLogin: RPCMethod {
         // A server that names the account with the password (echoing what it was sent) must not
         // have it kept in the session file, nor shown as the account's name.
         if let password, password.utf8.count >= 4 {
-            session.account = session.account?.replacingOccurrences(of: password, with: Redactor.mask)
-            session.values = session.values.mapValues { $0.replacingOccurrences(of: password, with: Redactor.mask) }
+            session.account = session.account?.replacing(password, with: Redactor.mask)
+            session.values = session.values.mapValues { $0.replacing(password, with: Redactor.mask) }
         }
         try host.sessions.save(session)
         host.refreshSecrets()

@@ -1,5 +1,8 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
+import MediaStore
 
 /// An item's chapters, from the best source there is: the service's (a podcast's chapters file
 /// or its feed's Podlove chapters, a video's chapters), else the downloaded file's ID3 chapters,
@@ -57,7 +60,7 @@ public struct MediaChapters: RPCMethod {
                 let answer = try await host.dispatcher.run(MediaSegments(id: id))
                 let marks = answer.segments.map(Self.chapter)
                 if let full = answer.full {
-                    notes.append("SponsorBlock labels the whole video: \(full.replacingOccurrences(of: "_", with: " "))")
+                    notes.append("SponsorBlock labels the whole video: \(full.replacing("_", with: " "))")
                 }
                 if !marks.isEmpty {
                     if var known = list {

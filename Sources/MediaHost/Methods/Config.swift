@@ -1,4 +1,5 @@
 import JSONRPC
+import MediaStore
 
 /// Settings with their effective values and sources; secrets are shown as "********".
 public struct ConfigGet: RPCMethod {

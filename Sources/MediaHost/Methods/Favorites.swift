@@ -1,5 +1,6 @@
 import JSONRPC
 import MediaKit
+import MediaStore
 
 /// Keeps an item as a favorite, with a snapshot so `favorites.list` works offline.
 public struct FavoritesAdd: RPCMethod {

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 
 /// The OpenRPC document describing every method (rpc-spec.json).

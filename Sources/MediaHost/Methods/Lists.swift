@@ -1,11 +1,13 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 import MediaStore
 
 /// A list name as given by a person: trimmed, 1-100 characters, no control characters, not
 /// "favorites" (the built-in list, which every list command also accepts where it reads).
 func checkedListName(_ name: String) throws -> String {
-    let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = name.trimming(.whitespacesAndNewlines)
     guard !trimmed.isEmpty, trimmed.count <= 100,
         !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else { throw HostError.invalidArgument("a list name is 1 to 100 characters, with no control characters") }
@@ -288,11 +290,11 @@ public struct ListsExport: RPCMethod {
         // needs to play); a file written here leaves the host, so no secret goes with it.
         let text = host.redactor.redact(written)
         guard let path else { return Response(name: name, format: format, count: count, text: text) }
-        let expanded = (path as NSString).expandingTildeInPath
+        let expanded = Path.expandingTilde(path)
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: expanded), options: .atomic)
         } catch {
-            throw HostError.invalidArgument("cannot write \(expanded): \(error.localizedDescription)")
+            throw HostError.invalidArgument("cannot write \(expanded): \(describe(error))")
         }
         return Response(name: name, format: format, count: count, path: expanded)
     }
@@ -379,7 +381,7 @@ public struct ListsImport: RPCMethod {
         if let text {
             bytes = Array(text.utf8)
         } else if let path {
-            let expanded = (path as NSString).expandingTildeInPath
+            let expanded = Path.expandingTilde(path)
             guard let size = (try? FileManager.default.attributesOfItem(atPath: expanded))?[.size] as? Int else {
                 throw HostError.invalidArgument("cannot read \(expanded): no such file")
             }
@@ -461,7 +463,7 @@ public struct ListsImport: RPCMethod {
             throw HostError.invalidArgument("the file has \(items.count) entries; a list holds \(MediaStore.listLimit) at most")
         }
         // Into the favorites when asked by name (those there already keep their place and snapshot).
-        if let name, name.trimmingCharacters(in: .whitespaces).lowercased() == favoritesList {
+        if let name, name.trimming(.whitespaces).lowercased() == favoritesList {
             let already = try await host.store.favoriteIDs(among: items.map(\.id))
             var seen = already
             let new = items.filter { seen.insert($0.id).inserted }
@@ -471,7 +473,7 @@ public struct ListsImport: RPCMethod {
         }
         // Someone else's favorites become a list of their own unless asked otherwise.
         var proposed = suggested.map { String($0.prefix(100)) }
-        if proposed?.trimmingCharacters(in: .whitespaces).lowercased() == favoritesList { proposed = Self.receivedFavorites }
+        if proposed?.trimming(.whitespaces).lowercased() == favoritesList { proposed = Self.receivedFavorites }
         let listName = try checkedListName(name ?? proposed ?? "imported")
         if try await host.store.list(named: listName) == nil { try await host.store.createList(listName) }
         let added = try await host.store.addToList(listName, items)

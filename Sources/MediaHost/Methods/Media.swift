@@ -1,6 +1,9 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaKit
+import MediaStore
 
 /// One page of a category's items.
 public struct MediaBrowse: RPCMethod {
@@ -71,7 +74,7 @@ public struct MediaSearch: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
-        let text = query.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = query.trimming(.whitespacesAndNewlines)
         guard !text.isEmpty else { throw HostError.invalidArgument("query is empty") }
         guard text.count <= 500 else { throw HostError.invalidArgument("query is longer than 500 characters") }
         // Only searches that can run are remembered: an unknown provider is a typo, not history.
@@ -229,7 +232,7 @@ public struct MediaGet: RPCMethod {
         }
         do {
             let answer = try await host.dispatcher.run(MediaSegments(id: id))
-            return answer.full.map { $0.replacingOccurrences(of: "_", with: " ") + " (the whole video)" }
+            return answer.full.map { $0.replacing("_", with: " ") + " (the whole video)" }
         } catch {
             host.logger.debug("no SponsorBlock label for \(id): \(error.message)")
             return nil

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// A stretch of a video that people marked (SponsorBlock): a sponsor read, an intro, a
@@ -102,12 +104,12 @@ public struct MediaSegments: RPCMethod {
     }
 
     static func list(_ host: HostRuntime, _ setting: ConfigKeyInfo) -> Set<String> {
-        Set(host.config.string(setting).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        Set(host.config.string(setting).split(separator: ",").map { $0.trimming(.whitespaces).lowercased() })
     }
 
     /// The segments of `id` in the hash-prefix answer, each with its action.
     static func read(_ body: Data, id: ItemID, skip: Set<String>, mute: Set<String>) throws -> Response {
-        guard let videos = try? JSONSerialization.jsonObject(with: body) as? [[String: Any]] else {
+        guard let videos = (try? JSONValue(parsing: body))?.plainValue as? [[String: Any]] else {
             throw ProviderFailure(provider: "youtube", error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
         }
         var segments: [MediaSegment] = []
@@ -115,7 +117,7 @@ public struct MediaSegments: RPCMethod {
         for video in videos where (video["videoID"] as? String) == id.nativeID {
             for case let entry as [String: Any] in (video["segments"] as? [Any]) ?? [] {
                 guard let category = entry["category"] as? String, let times = entry["segment"] as? [Any], times.count == 2,
-                    let start = (times[0] as? NSNumber)?.doubleValue, let end = (times[1] as? NSNumber)?.doubleValue,
+                    let start = times[0] as? Double, let end = times[1] as? Double,
                     start.isFinite, end.isFinite, start >= 0, end >= start
                 else { continue }
                 let type = (entry["actionType"] as? String) ?? "skip"

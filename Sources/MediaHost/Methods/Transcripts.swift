@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import JSONRPC
 import MediaKit
 import MediaStore
@@ -117,11 +119,11 @@ extension MediaTranscript {
     /// transcripts.language, else the language of the person's locale (LC_ALL, LC_MESSAGES,
     /// LANG: `de_DE.UTF-8` is `de-DE`), else none.
     static func language(setting: String, environment: [String: String]) -> String? {
-        let set = setting.trimmingCharacters(in: .whitespaces)
+        let set = setting.trimming(.whitespaces)
         if !set.isEmpty { return set }
         for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
             guard let value = environment[name], !value.isEmpty else { continue }
-            let tag = value.prefix { $0 != "." && $0 != "@" }.replacingOccurrences(of: "_", with: "-")
+            let tag = String(value.prefix { $0 != "." && $0 != "@" }).replacing("_", with: "-")
             return tag == "C" || tag == "POSIX" ? nil : tag
         }
         return nil
@@ -148,7 +150,7 @@ public struct TranscriptsSearch: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
-        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw HostError.invalidArgument("text is empty") }
+        guard !text.trimming(.whitespaces).isEmpty else { throw HostError.invalidArgument("text is empty") }
         let limit = limit ?? 20
         guard (1...200).contains(limit) else { throw HostError.invalidArgument("limit is from 1 to 200") }
         let hits = try await host.store.searchTranscripts(text, limit: limit)

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import MediaKit
 
 /// Where mediahost keeps its files, following the XDG base directory spec.
@@ -44,7 +46,7 @@ public struct HostPaths: Sendable, Equatable {
         configFlag: String? = nil, dataDirFlag: String? = nil,
         environment env: [String: String] = ProcessInfo.processInfo.environment
     ) -> HostPaths {
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.homeDirectory()
         func xdg(_ name: String, _ fallback: String) -> String {
             if let value = env[name], value.hasPrefix("/") { return value }
             return home + "/" + fallback

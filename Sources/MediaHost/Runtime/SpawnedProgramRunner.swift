@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 import MediaKit
 import Synchronization
 
@@ -17,7 +18,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
         guard let executable = Self.find(call.program) else { throw ProgramError.notFound(call.program) }
         let child = try Child.spawn(executable, call: call)
         return try await withTaskCancellationHandler {
-            let output = try await BlockingWork.run("program-\((call.program as NSString).lastPathComponent)") {
+            let output = try await BlockingWork.run("program-\(Path.name(of: call.program))") {
                 try child.collect(call)
             }
             try Task.checkCancellation()

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +29,7 @@ public struct XMLTextDecoder {
 
     /// - Parameter httpCharset: the `charset` of the response's Content-Type, if any.
     public init(httpCharset: String? = nil) {
-        self.httpCharset = httpCharset?.trimmingCharacters(in: [" ", "\"", "'"]).lowercased()
+        self.httpCharset = httpCharset?.trimming(.characters(in: " \"'")).lowercased()
     }
 
     /// The charset parameter of a Content-Type header value.
@@ -36,8 +37,8 @@ public struct XMLTextDecoder {
         guard let value else { return nil }
         for part in value.split(separator: ";").dropFirst() {
             let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {
-                return pair[1].trimmingCharacters(in: [" ", "\"", "'"])
+            if pair.count == 2, pair[0].trimming(.whitespaces).lowercased() == "charset" {
+                return pair[1].trimming(.characters(in: " \"'"))
             }
         }
         return nil
@@ -117,12 +118,12 @@ public struct XMLTextDecoder {
         guard bytes.count - i >= 5, Array(bytes[i..<(i + 5)]) == Array("<?xml".utf8) else { return nil }
         guard let end = bytes[i...].firstIndex(of: UInt8(ascii: ">")) else { return nil }
         let declaration = String(decoding: bytes[i..<end], as: UTF8.self)
-        guard let range = declaration.range(of: "encoding") else { return nil }
+        guard let range = declaration.firstRange(of: "encoding") else { return nil }
         var rest = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         rest = rest.dropFirst()
         guard let close = rest.firstIndex(of: quote) else { return nil }
-        return String(rest[..<close]).trimmingCharacters(in: .whitespaces)
+        return String(rest[..<close]).trimming(.whitespaces)
     }
 
     // MARK: Converting
