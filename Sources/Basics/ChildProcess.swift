@@ -43,13 +43,15 @@ public final class ChildProcess: Sendable {
     /// - Parameters:
     ///   - environment: the child's environment; this process's when nil.
     ///   - directory: the child's working directory; this process's when nil.
-    ///   - newProcessGroup: the child leads a process group of its own (what it forks can be
-    ///     ended with it), as Foundation's `Process` started every child.
+    ///   - newProcessGroup: the child leads a process group of its own, as Foundation's `Process`
+    ///     started every child: a Ctrl-C at the terminal reaches this process alone (the REPL
+    ///     handles it; a sandbox or a helper would die of it), and what it forks can be ended
+    ///     with it.
     ///   - onExit: called on the reaping thread once the child has exited.
     public init(
         _ program: String, arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil,
         standardInput stdin: Stream = .inherit, standardOutput stdout: Stream = .inherit,
-        standardError stderr: Stream = .inherit, newProcessGroup: Bool = false,
+        standardError stderr: Stream = .inherit, newProcessGroup: Bool = true,
         onExit: (@Sendable (ChildProcess) -> Void)? = nil
     ) throws(SpawnError) {
         var actions = posix_spawn_file_actions_t()
@@ -103,20 +105,25 @@ public final class ChildProcess: Sendable {
         standardOutput = parentEnds[1]
         standardError = parentEnds[2]
         detachThread(name: "reap-\(started)") { [self] in
-            var status: Int32 = 0
-            while waitpid(started, &status, 0) < 0 {
-                guard errno == EINTR else {
-                    status = 0x7F00  // reaped elsewhere: an exit of status 127
+            // Seen exited but not reaped: until `onExit` has run, the pid (and its process group)
+            // is still this child's, so nothing signals a stranger that reused it.
+            var info = siginfo_t()
+            var result = Ending.exited(127)  // reaped elsewhere
+            while true {
+                if waitid(P_PID, id_t(started), &info, WEXITED | WNOWAIT) == 0 {
+                    let status = info._sifields._sigchld.si_status
+                    result = info.si_code == Int32(CLD_EXITED) ? .exited(status) : .signalled(status)
                     break
                 }
+                guard errno == EINTR else { break }
             }
-            let low = status & 0x7F
-            let result: Ending = low == 0 ? .exited((status >> 8) & 0xFF) : .signalled(low)
             ended.withLock {
                 outcome.withLock { $0 = result }
                 ended.broadcast()
             }
             onExit?(self)
+            var status: Int32 = 0
+            while waitpid(started, &status, 0) < 0, errno == EINTR {}
         }
     }
 

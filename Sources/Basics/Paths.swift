@@ -84,6 +84,7 @@ public func describe(_ error: any Error) -> String {
         case .fileWriteOutOfSpace: return String(cString: strerror(ENOSPC))
         case .fileWriteVolumeReadOnly: return String(cString: strerror(EROFS))
         case .fileWriteFileExists: return String(cString: strerror(EEXIST))
+        case .fileReadInapplicableStringEncoding, .fileReadUnknownStringEncoding: return "not UTF-8 text"
         default: return "file error \(error.code.rawValue)"
         }
     }

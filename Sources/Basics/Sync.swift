@@ -56,6 +56,8 @@ public final class Condition: @unchecked Sendable {
     /// Waits for a signal at most `seconds`: false when the time ran out.
     @discardableResult
     public func wait(seconds: Double) -> Bool {
+        // A day at most: a deadline past time_t's range (or infinity) would trap.
+        let seconds = seconds.isNaN ? 0 : min(max(seconds, 0), 86_400)
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let whole = seconds.rounded(.down)

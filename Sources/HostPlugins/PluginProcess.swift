@@ -219,6 +219,8 @@ final class PluginProcess: Sendable {
             throw ProviderError.notConfigured("plugin \(manifest.id) cannot be started (\(manifest.executable)): \(why)")
         }
         PluginGroups.add(process.pid)
+        // One that exited before it was added (its end came first) has its group ended here.
+        if !process.isRunning { PluginGroups.end(process.pid) }
         guard let toPlugin = process.standardInput, let fromPlugin = process.standardOutput,
             let errorReader = process.standardError
         else { preconditionFailure("a plugin's pipes were asked for") }

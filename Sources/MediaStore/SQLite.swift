@@ -179,7 +179,11 @@ public final class Statement {
     deinit { sqlite3_finalize(sqliteStatement) }
 
     /// Resets the statement and binds `arguments`.
+    /// Counts the statement's uses, so a cursor abandoned on an earlier use leaves a later one be.
+    private(set) var uses = 0
+
     func prepare(_ arguments: StatementArguments) throws {
+        uses += 1
         sqlite3_reset(sqliteStatement)
         sqlite3_clear_bindings(sqliteStatement)
         let expected = Int(sqlite3_bind_parameter_count(sqliteStatement))
@@ -291,11 +295,20 @@ public final class Row {
 public final class RowCursor {
     private let statement: Statement
     private let row: Row
+    private let use: Int
     private var done = false
 
     init(_ statement: Statement) {
         self.statement = statement
         row = Row(live: statement)
+        use = statement.uses
+    }
+
+    /// A cursor left before its end resets its statement: a statement that is not reset keeps its
+    /// connection reading the database as it was (a reader would never see a later write, and
+    /// the write-ahead log could not be checkpointed past it).
+    deinit {
+        if !done, statement.uses == use { sqlite3_reset(statement.sqliteStatement) }
     }
 
     public func next() throws -> Row? {
@@ -437,7 +450,11 @@ public final class Database: @unchecked Sendable {
 
     /// The statement for `sql`, compiled once per connection.
     public func cachedStatement(sql: String) throws -> Statement {
-        if let statement = statements[sql] { return statement }
+        if let statement = statements[sql] {
+            // One a cursor is still reading is not taken from under it: this use gets its own.
+            guard sqlite3_stmt_busy(statement.sqliteStatement) == 0 else { return try makeStatement(sql: sql) }
+            return statement
+        }
         let statement = try makeStatement(sql: sql)
         statements[sql] = statement
         return statement
@@ -471,6 +488,16 @@ public final class Database: @unchecked Sendable {
     public var changesCount: Int { Int(sqlite3_changes(sqliteConnection)) }
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(sqliteConnection) }
 
+    /// Resets every statement still stepping: each would keep the connection's read of the
+    /// database open past the transaction's end.
+    func resetBusyStatements() {
+        var next = sqlite3_next_stmt(sqliteConnection, nil)
+        while let statement = next {
+            if sqlite3_stmt_busy(statement) != 0 { sqlite3_reset(statement) }
+            next = sqlite3_next_stmt(sqliteConnection, statement)
+        }
+    }
+
     /// `block` in a transaction, committed when it says so and rolled back when it throws.
     public func inTransaction(
         _ kind: TransactionKind = .deferred, _ block: () throws -> TransactionCompletion
@@ -480,9 +507,11 @@ public final class Database: @unchecked Sendable {
         do {
             completion = try block()
         } catch {
+            resetBusyStatements()
             try? execute(sql: "ROLLBACK TRANSACTION")
             throw error
         }
+        resetBusyStatements()
         switch completion {
         case .commit:
             do { try execute(sql: "COMMIT TRANSACTION") } catch {
@@ -647,7 +676,12 @@ public final class DatabasePool: DatabaseWriter {
         let reader =
             try idleReaders.withLock { $0.popLast() }
             ?? Database(path: path, configuration: configuration, readOnly: true)
-        defer { idleReaders.withLock { $0.append(reader) } }
+        defer {
+            // Back to the pool reading nothing: no statement stepping, no transaction open.
+            reader.resetBusyStatements()
+            if reader.isInsideTransaction { try? reader.execute(sql: "ROLLBACK TRANSACTION") }
+            idleReaders.withLock { $0.append(reader) }
+        }
         return try Self.inReadTransaction(reader, block)
     }
 

@@ -150,6 +150,46 @@ import Testing
         #expect(try await store.playback(episode)?.duration == 2633)
     }
 
+    /// A page read stops its cursor before the end (the row after the page only says there is a
+    /// next one): the reader must not stay on the database as it was then. Every later read sees
+    /// every later write, through the same readers, and a one-shot store beside it can write.
+    @Test func aPageReadLeavesNoReaderBehind() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        try await store.addFavorites((0..<5).map { item($0) }, at: Date(timeIntervalSince1970: 1000))
+        for round in 0..<8 {
+            let page = try await store.favorites(limit: 2)
+            #expect(page.next != nil)
+            try await store.addFavorite(item(100 + round), at: Date(timeIntervalSince1970: 2000 + Double(round)))
+            #expect(try await store.favoriteCount() == 6 + round, "round \(round)")
+            #expect(try await store.favorites(limit: 1).items.first?.id == item(100 + round).id, "round \(round)")
+        }
+        let oneShot = try MediaStore(path: directory + "/db.sqlite", use: .oneShot)
+        _ = try await oneShot.favorites(limit: 2)
+        try await store.addFavorite(item(200))
+        try await oneShot.addFavorite(item(201))
+        #expect(try await store.favoriteCount() == 15)
+    }
+
+    /// A fetch of the same SQL while a cursor reads it gets a statement of its own: the cursor
+    /// goes on where it was.
+    @Test func aCursorIsNotRewoundByTheSameQuery() throws {
+        let queue = try DatabaseQueue(path: directory + "-cursor.sqlite")
+        let seen = try queue.write { db -> [Int] in
+            try db.execute(sql: "CREATE TABLE t (n INTEGER)")
+            for n in 1...4 { try db.execute(sql: "INSERT INTO t (n) VALUES (?)", arguments: [n]) }
+            let sql = "SELECT n FROM t ORDER BY n"
+            let cursor = try Row.fetchCursor(db, sql: sql)
+            var seen: [Int] = []
+            // (Bounded: a rewound cursor would read the first row for ever.)
+            while seen.count < 10, let row = try cursor.next() {
+                seen.append(row[0])
+                #expect(try Int.fetchAll(db, sql: sql) == [1, 2, 3, 4])
+            }
+            return seen
+        }
+        #expect(seen == [1, 2, 3, 4])
+    }
+
     /// A new database is made in one transaction, not step by step: it must come out the same
     /// as one migrated a step at a time (every table, index and trigger, as SQLite stores their
     /// SQL, and the migrator's record), and opening it again finds nothing left to do.

@@ -382,10 +382,11 @@ public struct ListsImport: RPCMethod {
             bytes = Array(text.utf8)
         } else if let path {
             let expanded = Path.expandingTilde(path)
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: expanded))?[.size] as? Int else {
-                throw HostError.invalidArgument("cannot read \(expanded): no such file")
+            var info = stat()
+            guard stat(expanded, &info) == 0 else {
+                throw HostError.invalidArgument("cannot read \(expanded): \(String(cString: strerror(errno)))")
             }
-            guard size <= OPMLReader.maxSize else { throw HostError.invalidArgument("\(expanded) is larger than 16 MB") }
+            guard info.st_size <= OPMLReader.maxSize else { throw HostError.invalidArgument("\(expanded) is larger than 16 MB") }
             guard let data = FileManager.default.contents(atPath: expanded) else {
                 throw HostError.invalidArgument("cannot read \(expanded)")
             }
