@@ -384,7 +384,8 @@ public struct ListsImport: RPCMethod {
             let expanded = Path.expandingTilde(path)
             var info = stat()
             guard stat(expanded, &info) == 0 else {
-                throw HostError.invalidArgument("cannot read \(expanded): \(String(cString: strerror(errno)))")
+                let why = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+                throw HostError.invalidArgument("cannot read \(expanded): \(why)")
             }
             guard info.st_size <= OPMLReader.maxSize else { throw HostError.invalidArgument("\(expanded) is larger than 16 MB") }
             guard let data = FileManager.default.contents(atPath: expanded) else {
