@@ -383,7 +383,12 @@ final class TerminalSession: @unchecked Sendable {
         session.type("open 1\r")
         #expect(await session.wait(for: "episode"))
         session.type("download 1\r")
-        #expect(await session.wait(for: "queued:"))
+        // The start says the download's state: queued, or already running when its worker took it
+        // before the answer was made (on a busy machine, either).
+        let said = { ["queued: Episode", "running: Episode"].contains { session.text.contains($0) } }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !said(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(said(), "\(session.text.split(separator: "\n").filter { $0.contains("Episode 45") && !$0.contains("⬇") })")
         try await Task.sleep(for: .milliseconds(500))
         session.type("\u{04}")
         #expect(await session.wait(for: "1 download is not finished: it stops now, keeping what it has"))
