@@ -169,7 +169,9 @@ public actor PlayerController: HostComponent {
         var command: [JSONValue] = ["loadfile", .string(target), .string(mode)]
         if let start, start > 1 {
             if try await takesIndexBeforeOptions(connection) { command.append(-1) }
-            command.append(.string("start=\(String(printf: "%.3f", start))"))
+            // 5 ms on: mpv lands on the sample before the time asked (29.99997 for 30), which
+            // reads as the chapter before when the start is a chapter's.
+            command.append(.string("start=\(String(printf: "%.3f", start + 0.005))"))
         }
         try await ask(connection, command)
     }
