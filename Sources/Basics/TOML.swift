@@ -375,13 +375,8 @@ struct TOMLReader {
         }
         while true {
             skipWhitespace()
-            // Dotted keys inside make tables of this one (which nothing outside may extend).
-            let scratch = Node(.dotted)
-            scratch.entries = node.entries
-            scratch.positions = node.positions
-            try keyValue(into: scratch)
-            node.entries = scratch.entries
-            node.positions = scratch.positions
+            // Dotted keys inside make tables of this one, sealed with it at its end.
+            try keyValue(into: node)
             skipWhitespace()
             switch peek {
             case UInt8(ascii: ","): index += 1

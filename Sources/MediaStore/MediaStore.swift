@@ -1,5 +1,4 @@
 import Basics
-import CSQLite
 import FoundationEssentials
 import MediaKit
 import Synchronization
@@ -123,13 +122,7 @@ public final class MediaStore: Sendable {
         return try await pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = -32768")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
-            var result: T?
-            try db.inTransaction(.immediate) {
-                result = try updates(db)
-                return .commit
-            }
-            guard let result else { throw DatabaseError(resultCode: SQLITE_INTERNAL) }
-            return result
+            return try db.transaction(.immediate) { try updates(db) }
         }
     }
 

@@ -522,6 +522,18 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// `block`'s result, computed in a transaction committed when it returns (rolled back when
+    /// it throws).
+    public func transaction<T>(_ kind: TransactionKind, _ block: () throws -> T) throws -> T {
+        var result: T?
+        try inTransaction(kind) {
+            result = try block()
+            return .commit
+        }
+        guard let result else { throw DatabaseError(resultCode: SQLITE_INTERNAL) }
+        return result
+    }
+
     /// Whether the connection is in a transaction.
     public var isInsideTransaction: Bool { sqlite3_get_autocommit(sqliteConnection) == 0 }
 
@@ -579,23 +591,11 @@ extension DatabaseWriter {
     }
 
     private static func inWriteTransaction<T>(_ db: Database, _ block: (Database) throws -> T) throws -> T {
-        var result: T?
-        try db.inTransaction(.immediate) {
-            result = try block(db)
-            return .commit
-        }
-        guard let result else { throw DatabaseError(resultCode: SQLITE_INTERNAL) }
-        return result
+        try db.transaction(.immediate) { try block(db) }
     }
 
     static func inReadTransaction<T>(_ db: Database, _ block: (Database) throws -> T) throws -> T {
-        var result: T?
-        try db.inTransaction(.deferred) {
-            result = try block(db)
-            return .commit
-        }
-        guard let result else { throw DatabaseError(resultCode: SQLITE_INTERNAL) }
-        return result
+        try db.transaction(.deferred) { try block(db) }
     }
 }
 
