@@ -118,6 +118,9 @@ let package = Package(
         .target(
             name: "HostDesktop", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CDBus"],
             swiftSettings: shipped),
+        // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
+        .target(
+            name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
         .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -128,14 +131,15 @@ let package = Package(
         .target(
             name: "MediaREPL",
             dependencies: [
-                "MediaHost", "HostPlayer", "HostService", "MediaKit", "MediaStore", "JSONRPC", "CReadline", "Pictures",
+                "MediaHost", "HostPlayer", "HostService", "HostSync", "MediaKit", "MediaStore", "JSONRPC", "CReadline",
+                "Pictures",
             ],
             swiftSettings: shipped),
         // The compiled-in providers and host modules, registered by the executables: the runtime
         // imports none.
         .target(
             name: "BuiltinProviders",
-            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "MediaKit"]
+            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "HostSync", "MediaKit"]
                 + providers.map { .target(name: $0.name) },
             swiftSettings: shipped, plugins: ["ProviderList"]),
         .plugin(name: "ProviderList", capability: .buildTool()),

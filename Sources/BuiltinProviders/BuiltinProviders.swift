@@ -5,6 +5,7 @@ import HostDesktop
 import HostPlayer
 import HostPlugins
 import HostShare
+import HostSync
 import MediaHost
 
 /// The providers this build ships: `all`, written by Plugins/ProviderList from Package.swift's
@@ -13,7 +14,7 @@ public enum BuiltinProviders {}
 
 /// The modules of this build and where its plugins come from.
 public enum BuiltinModules {
-    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self, DesktopModule.self]
+    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self, DesktopModule.self, SyncModule.self]
 
     /// A host's plugins (one per host: it keeps the host's plugin settings).
     public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }

@@ -91,7 +91,8 @@ public struct PlayerOpen: RPCMethod {
         }
         let command = words + [target]
         if PlayerController.isMPV(words) {
-            let record = try await host.store.playback(played)
+            let item = try? await host.itemOrSnapshot(played)
+            let record = try await host.playback(of: played, item: item)
             var start = start
             if let chapter {
                 let contents = try await host.dispatcher.run(MediaChapters(id: played)).contents
@@ -104,7 +105,7 @@ public struct PlayerOpen: RPCMethod {
                 start = contents[chapter - 1].start
             }
             let resume = start ?? record.flatMap { $0.played ? nil : $0.position }
-            let known = (try? await host.itemOrSnapshot(played))?.title
+            let known = item?.title
             let title = known ?? played.description
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,

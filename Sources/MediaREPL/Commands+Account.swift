@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostSync
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -9,11 +10,16 @@ extension CommandSpec {
     /// Accounts, the history, settings, any method, help and quit.
     static let account: [CommandSpec] = [
         CommandSpec(
-            "login", usage: "login <provider> [<username> [<password>]]", method: AuthLogin.method,
+            "login", usage: "login <provider> [<username> [<password>]] | login sync [<server> [<user>]]",
+            method: "\(AuthLogin.method) / \(SyncLogin.method)",
             summary: "sign in: a device code to enter, or a username and password (asked without echo)",
-            arguments: [[.accountProvider]]
+            arguments: [[.accountProvider, .words(["sync"])]]
         ) { line, repl throws(CommandError) in
             let words = line.words
+            if words.first == "sync" {
+                guard words.count <= 3 else { throw CommandError.usage }
+                return .call(repl.syncLogin(server: words.count > 1 ? words[1] : nil, username: words.count > 2 ? words[2] : nil))
+            }
             guard let provider = words.first, words.count <= 3 else { throw CommandError.usage }
             var request = AuthLogin(provider: try repl.requireProvider(provider))
             if words.count > 1 { request.username = words[1] }
@@ -21,13 +27,27 @@ extension CommandSpec {
             return .call(repl.login(request))
         },
         CommandSpec(
-            "sync", usage: "sync <provider>", method: FavoritesSync.method,
-            summary: "add the favorites kept here to your account (those made while logged out)", arguments: [[.accountProvider]]
-        ) { line, repl throws(CommandError) in .call(syncCall(try repl.requireProvider(try line.single()))) },
-        CommandSpec(
-            "logout", usage: "logout <provider>", method: AuthLogout.method, summary: "sign out and revoke the session",
-            arguments: [[.accountProvider]]
+            "sync", usage: "sync [status] | sync <provider>",
+            method: "\(SyncNow.method) / \(SyncStatus.method) / \(FavoritesSync.method)",
+            summary: "podcasts and positions with the sync server (`login sync`); or favorites kept here to a provider's account",
+            arguments: [[.words(["status"]), .accountProvider]]
         ) { line, repl throws(CommandError) in
+            let words = line.words
+            if words.isEmpty {
+                return .call(.run(SyncNow()) { repl, report in repl.present(sync: report) })
+            }
+            if words == ["status"] {
+                return .call(.run(SyncStatus()) { repl, state in repl.present(sync: state) })
+            }
+            return .call(syncCall(try repl.requireProvider(try line.single())))
+        },
+        CommandSpec(
+            "logout", usage: "logout <provider> | logout sync", method: "\(AuthLogout.method) / \(SyncLogout.method)",
+            summary: "sign out and revoke the session", arguments: [[.accountProvider, .words(["sync"])]]
+        ) { line, repl throws(CommandError) in
+            if line.words == ["sync"] {
+                return .call(.run(SyncLogout()) { repl, state in repl.present(sync: state) })
+            }
             let provider = try repl.requireProvider(try line.single())
             return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
         },

@@ -107,6 +107,8 @@ extension MediaStore {
         var record = record
         record.updatedAt = Date()
         try await pool.write { [record] db in
+            let before = try String.fetchOne(
+                db, sql: "SELECT state FROM download WHERE id = ?", arguments: [record.id.description])
             try db.execute(
                 sql: """
                     UPDATE download SET title = ?, url = ?, path = ?, state = ?, bytes = ?, total = ?, expectedLength = ?, etag = ?,
@@ -119,6 +121,12 @@ extension MediaStore {
                     record.updatedAt.timeIntervalSince1970, record.program,
                     record.id.description,
                 ])
+            // A download finished is told to the sync server, once.
+            if record.state == .completed, before != nil, before != "completed", try Self.recordsSync(db) {
+                try db.execute(
+                    sql: "INSERT INTO syncOutbox (action, item, at) VALUES ('download', ?, ?)",
+                    arguments: [record.id.description, record.updatedAt.timeIntervalSince1970])
+            }
         }
     }
 
@@ -187,8 +195,17 @@ extension MediaStore {
     @discardableResult
     public func deleteDownload(_ id: ItemID) async throws -> Bool {
         try await pool.write { db in
+            let completed =
+                try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.description])
+                == "completed"
             try db.execute(sql: "DELETE FROM download WHERE id = ?", arguments: [id.description])
-            return db.changesCount > 0
+            let deleted = db.changesCount > 0
+            if deleted, completed, try Self.recordsSync(db) {
+                try db.execute(
+                    sql: "INSERT INTO syncOutbox (action, item, at) VALUES ('delete', ?, ?)",
+                    arguments: [id.description, Date().timeIntervalSince1970])
+            }
+            return deleted
         }
     }
 }

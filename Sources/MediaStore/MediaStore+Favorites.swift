@@ -15,12 +15,20 @@ extension MediaStore {
         try await pool.write { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot
+                    INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot, syncURL) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot,
+                        syncURL = COALESCE(excluded.syncURL, favorite.syncURL)
                     """)
+            // A show followed anew is told to the sync server (one already followed is not).
+            let syncing = try Self.recordsSync(db)
+            let known = syncing ? try db.cachedStatement(sql: "SELECT 1 FROM favorite WHERE id = ?") : nil
             for (item, (title, data)) in rows {
+                let url = SyncKeys.subscriptionURL(of: item)
+                if let known, let url, try Int.fetchOne(known, arguments: [item.id.description]) == nil {
+                    try Self.queueSync(db, .subscribe, url: url, at: date)
+                }
                 try statement.execute(arguments: [
-                    item.id.description, item.provider, item.kind.rawValue, title, date.timeIntervalSince1970, data,
+                    item.id.description, item.provider, item.kind.rawValue, title, date.timeIntervalSince1970, data, url,
                 ])
             }
         }
@@ -30,8 +38,11 @@ extension MediaStore {
     @discardableResult
     public func removeFavorite(_ id: ItemID) async throws -> Bool {
         try await pool.write { db in
+            let url = try String.fetchOne(db, sql: "SELECT syncURL FROM favorite WHERE id = ?", arguments: [id.description])
             try db.execute(sql: "DELETE FROM favorite WHERE id = ?", arguments: [id.description])
-            return db.changesCount > 0
+            let removed = db.changesCount > 0
+            if removed, let url, try Self.recordsSync(db) { try Self.queueSync(db, .unsubscribe, url: url, at: Date()) }
+            return removed
         }
     }
 

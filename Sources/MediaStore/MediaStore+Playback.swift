@@ -43,13 +43,28 @@ extension MediaStore {
                     record.id.description, max(0, record.position), record.duration, record.played,
                     record.updatedAt.timeIntervalSince1970,
                 ])
+            if try Self.recordsSync(db) {
+                // Played to the end is told as a play up to the end (what AntennaPod sends).
+                let total = try Double.fetchOne(
+                    db, sql: "SELECT duration FROM playback WHERE id = ?", arguments: [record.id.description])
+                try Self.queueSync(
+                    db, .play, item: record.id, position: record.played ? (total ?? record.position) : max(0, record.position),
+                    total: total, at: record.updatedAt)
+            }
         }
     }
 
     /// Marks items played (position back to the start) or not played (forgetting the position).
     public func markPlayed(_ ids: [ItemID], played: Bool, at date: Date = Date()) async throws {
         try await pool.write { db in
+            let syncing = try Self.recordsSync(db)
             for id in ids {
+                if syncing {
+                    let total = try Double.fetchOne(
+                        db, sql: "SELECT duration FROM playback WHERE id = ?", arguments: [id.description])
+                    try Self.queueSync(
+                        db, played ? .play : .new, item: id, position: played ? total : nil, total: total, at: date)
+                }
                 if played {
                     try db.execute(
                         sql: """

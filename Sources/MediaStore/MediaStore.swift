@@ -352,6 +352,55 @@ public final class MediaStore: Sendable {
                     );
                     """)
         }
+        // Podcast sync (gpodder.net's API, Nextcloud's gpoddersync): what changed here waits in
+        // `syncOutbox`, written in the same transaction as the change, until a server took it;
+        // `syncEpisode` keeps the newest action the server told of per episode (by its media
+        // URL), read beside `playback`; `syncState` keeps the cursors and the account's mark.
+        // A favorite keeps the URL it is subscribed by, to match the server's.
+        steps.registerMigration("v12: sync") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE syncOutbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        action TEXT NOT NULL,
+                        item TEXT,
+                        url TEXT,
+                        position REAL,
+                        total REAL,
+                        at REAL NOT NULL
+                    );
+                    CREATE TABLE syncEpisode (
+                        episode TEXT PRIMARY KEY NOT NULL,
+                        podcast TEXT NOT NULL,
+                        guid TEXT,
+                        action TEXT NOT NULL,
+                        position REAL,
+                        started REAL,
+                        total REAL,
+                        at REAL NOT NULL,
+                        device TEXT
+                    );
+                    CREATE INDEX syncEpisode_guid ON syncEpisode(guid) WHERE guid IS NOT NULL;
+                    CREATE TABLE syncState (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    );
+                    ALTER TABLE favorite ADD COLUMN syncURL TEXT;
+                    CREATE INDEX favorite_syncURL ON favorite(syncURL) WHERE syncURL IS NOT NULL;
+                    """)
+            // Favorites kept before: the URL each is followed by, from its snapshot.
+            let update = try db.makeStatement(sql: "UPDATE favorite SET syncURL = ? WHERE id = ?")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, snapshot FROM favorite WHERE kind IN ('podcast', 'channel')")
+            var found: [(String, String)] = []
+            while let row = try rows.next() {
+                let id: String = row[0]
+                guard let item = try? JSONDecoder().decode(MediaItem.self, from: row[1] as Data),
+                    let url = SyncKeys.subscriptionURL(of: item)
+                else { continue }
+                found.append((url, id))
+            }
+            for (url, id) in found { try update.execute(arguments: [url, id]) }
+        }
         return steps
     }
 }

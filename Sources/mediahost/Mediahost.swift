@@ -341,6 +341,7 @@ struct REPLCommand: AsyncParsableCommand {
         }
         if interactive {
             await repl.runInteractive()
+            await host.sessionWillEnd()
         } else {
             let status = await repl.run(lines: StandardInputLines())
             if status != 0 { throw ExitCode(status) }

@@ -166,6 +166,11 @@ public enum HostSettings {
         key: "sponsorblock.mute", summary: "Categories muted while playing; the others are marked as chapters",
         defaultValue: "", environment: ["MEDIAHOST_SPONSORBLOCK_MUTE"], kind: .text)
 
+    public static let syncIntervalMinutes = ConfigKeyInfo(
+        key: "sync.interval_minutes",
+        summary: "How often the service syncs with the podcast sync server (`login sync`), in minutes",
+        defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .seconds(1...1440))
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -179,6 +184,7 @@ public enum HostSettings {
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
         transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
+        syncIntervalMinutes,
     ]
 }
 

@@ -129,6 +129,28 @@ public struct AuthLogout: RPCMethod {
 }
 
 extension HostRuntime {
+    /// Accounts kept by modules rather than providers (the podcast sync server), in the same
+    /// 0600 files; their secrets are redacted like the providers'.
+    static let moduleSessions = ["sync"]
+
+    /// A module's account (`moduleSessions`), as kept.
+    public func moduleSession(_ name: String) -> AuthSession? {
+        precondition(Self.moduleSessions.contains(name), "\(name) is not a module's account")
+        return sessions.load(name)
+    }
+
+    /// Keeps (or, with nil, forgets) a module's account; its secrets are redacted from then on.
+    public func setModuleSession(_ name: String, _ session: AuthSession?) throws {
+        precondition(Self.moduleSessions.contains(name), "\(name) is not a module's account")
+        if var session {
+            session.provider = name
+            try sessions.save(session)
+        } else {
+            sessions.delete(name)
+        }
+        refreshSecrets()
+    }
+
     /// Whether logging in to `provider` takes a username and password.
     public func needsPassword(_ provider: String) -> Bool {
         (try? registry.registration(provider).descriptor.auth) == .sessionLogin

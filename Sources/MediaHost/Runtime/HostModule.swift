@@ -16,12 +16,17 @@ public protocol HostModule: Sendable {
     /// `mcp`; the service too): what lives beside the session starts (the media keys follow what
     /// plays here). Not for one-shot calls. Nothing by default.
     static func sessionWillStart(_ host: HostRuntime) async
+    /// The person leaves the session (`quit` in the REPL): last work that should not wait for
+    /// the next session (the sync server hears of what changed). Bounded by the caller; nothing
+    /// by default.
+    static func sessionWillEnd(_ host: HostRuntime) async
 }
 
 extension HostModule {
     public static var notifications: [any HostNotification.Type] { [] }
     public static func serviceWillStart(_ host: HostRuntime) async {}
     public static func sessionWillStart(_ host: HostRuntime) async {}
+    public static func sessionWillEnd(_ host: HostRuntime) async {}
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
@@ -76,6 +81,20 @@ extension HostRuntime {
     /// lives beside it.
     public func sessionWillStart() async {
         for module in modules { await module.sessionWillStart(self) }
+    }
+
+    /// The person leaves the session: each module does its last work, for at most `limit`
+    /// (what is left waits for the next session).
+    public func sessionWillEnd(limit: Duration = .seconds(10)) async {
+        let modules = modules
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for module in modules { await module.sessionWillEnd(self) }
+            }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Before the process exits: every component made keeps what must outlive it, and

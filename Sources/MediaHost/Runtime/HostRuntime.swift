@@ -118,7 +118,7 @@ public final class HostRuntime: Sendable {
     /// Tells the redactor every secret now in effect: secret settings and login sessions' tokens.
     func refreshSecrets() {
         var values = config.secretValues
-        for id in registry.ids {
+        for id in registry.ids + Self.moduleSessions {
             guard let session = sessions.load(id) else { continue }
             values.append(session.accessToken)
             if let refresh = session.refreshToken { values.append(refresh) }
@@ -237,7 +237,8 @@ public final class HostRuntime: Sendable {
     func annotate(_ items: [MediaItem], allFavorites: Bool = false) async throws -> [MediaItem] {
         guard !items.isEmpty else { return items }
         recentArtwork.remember(items)
-        let known = try await store.annotations(for: items.map(\.id), allFavorites: allFavorites)
+        var known = try await store.annotations(for: items.map(\.id), allFavorites: allFavorites)
+        known.playbacks = try await syncedPlaybacks(items, known: known.playbacks)
         return items.map { item in
             // Whatever made it (a provider, a plugin, a list from elsewhere), it leaves checked.
             var item = item.checked()
@@ -250,6 +251,32 @@ public final class HostRuntime: Sendable {
             }
             return item
         }
+    }
+
+    /// Where playback of `items` stands: as kept here or, when a sync server told of a newer
+    /// action on another device (the newest action wins, by when it happened), as it says.
+    func syncedPlaybacks(_ items: [MediaItem], known: [ItemID: PlaybackRecord]) async throws -> [ItemID: PlaybackRecord] {
+        let urls = items.compactMap(SyncKeys.episodeURL)
+        guard !urls.isEmpty else { return known }
+        let remote = try await store.remoteEpisodes(urls: urls, guids: items.compactMap(SyncKeys.guid))
+        guard !remote.isEmpty else { return known }
+        var merged = known
+        for item in items {
+            guard
+                let told = SyncKeys.episodeURL(of: item).flatMap({ remote[$0] })
+                    ?? SyncKeys.guid(of: item).flatMap({ remote["guid:" + $0] }),
+                told.at > known[item.id]?.updatedAt ?? .distantPast
+            else { continue }
+            if let record = told.playback(for: item.id) { merged[item.id] = record }
+        }
+        return merged
+    }
+
+    /// Where playback of `id` was left, here or (newer) on another device through the sync server.
+    public func playback(of id: ItemID, item: MediaItem?) async throws -> PlaybackRecord? {
+        let kept = try await store.playback(id)
+        guard let item else { return kept }
+        return try await syncedPlaybacks([item], known: kept.map { [id: $0] } ?? [:])[id]
     }
 
     func annotate(_ item: MediaItem) async throws -> MediaItem {

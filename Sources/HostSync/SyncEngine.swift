@@ -1,0 +1,374 @@
+import Basics
+import FoundationEssentials
+import Glibc
+import Logging
+import MediaHost
+import MediaKit
+import MediaStore
+import Synchronization
+
+/// What one sync round did.
+public struct SyncReport: Codable, Sendable, Equatable {
+    public var server: String
+    public var dialect: SyncAccount.Dialect
+    public var device: String
+    /// Shows followed here because the server listed them.
+    public var followed: Int
+    /// Shows no longer followed here because another device stopped.
+    public var unfollowed: Int
+    /// Subscription changes of this machine the server took.
+    public var subscriptionsSent: Int
+    /// Shows whose URL the server rewrote (`update_urls`).
+    public var renamed: Int
+    /// Episode actions the server sent.
+    public var actionsReceived: Int
+    /// Of those, newer than what was known of their episode (they move positions here).
+    public var actionsNewer: Int
+    /// Episode actions of this machine the server took.
+    public var actionsSent: Int
+    /// What was passed over, one sentence each.
+    public var skipped: [String]
+    /// Changes still waiting for the server.
+    public var queued: Int
+    public var seconds: Double
+}
+
+/// Runs sync rounds for one host, one at a time in the process and, through a lock file, in
+/// the data dir (the REPL and the service must not send the same queue twice).
+public final class SyncEngine: HostComponent {
+    private weak let hostRef: HostRuntime?
+    private let paths: HostPaths
+    private let logger: Logger
+    private let running = Mutex<Task<SyncReport, any Error>?>(nil)
+    private let periodic = Mutex<Task<Void, Never>?>(nil)
+
+    public init(host: HostRuntime) {
+        hostRef = host
+        paths = host.paths
+        logger = Logger(label: "\(HostRuntime.name).sync")
+    }
+
+    /// A round; a call while one runs waits for that one.
+    public func run() async throws -> SyncReport {
+        let task = running.withLock { current -> Task<SyncReport, any Error> in
+            if let current { return current }
+            let task = Task { [self] in
+                defer { running.withLock { $0 = nil } }
+                return try await round()
+            }
+            current = task
+            return task
+        }
+        return try await task.value
+    }
+
+    /// In the service: a round every `sync.interval_minutes` while an account is set.
+    func syncPeriodically() {
+        periodic.withLock { periodic in
+            guard periodic == nil else { return }
+            periodic = Task { [weak self] in
+                while !Task.isCancelled {
+                    guard let self, let host = self.hostRef else { return }
+                    let minutes = host.config.seconds(HostSettings.syncIntervalMinutes)
+                    if SyncAccount.load(host) != nil { await self.runQuietly("every \(Int(minutes)) minutes") }
+                    try? await Task.sleep(for: .seconds(minutes * 60))
+                }
+            }
+        }
+    }
+
+    /// A round whose failure is logged, not thrown (at start, at quit, on a timer).
+    func runQuietly(_ why: String) async {
+        do {
+            let report = try await run()
+            logger.info(
+                "sync (\(why)): \(report.followed) followed, \(report.unfollowed) unfollowed, \(report.actionsNewer) positions moved, \(report.actionsSent) actions sent"
+            )
+        } catch {
+            let text = "\(error)"
+            logger.notice("sync (\(why)) failed: \(text); the changes wait for the next sync")
+            try? await hostRef?.store.setSyncValues(["lastError": text, "lastErrorAt": ISODate.string(from: Date())])
+        }
+    }
+
+    public func hostWillStop() async {
+        periodic.withLock { $0?.cancel() }
+    }
+
+    // MARK: The round
+
+    private func round() async throws -> SyncReport {
+        guard let host = hostRef else { throw CancellationError() }
+        guard let account = SyncAccount.load(host) else {
+            throw ProviderFailure(
+                provider: "sync",
+                error: .notConfigured("no sync server is set; `login sync <server URL> <user>` (sync.login) sets one"))
+        }
+        let lock = try await DataDirLock.acquire(paths.dataDir + "/run/sync.lock")
+        defer { lock.release() }
+        let clock = ContinuousClock.now
+        let store = host.store
+        try await store.beginSync(account: account.storeName)
+        let server = SyncServer(account: account, http: host.http)
+        var report = SyncReport(
+            server: account.server.absoluteString, dialect: account.dialect, device: account.device, followed: 0, unfollowed: 0,
+            subscriptionsSent: 0, renamed: 0, actionsReceived: 0, actionsNewer: 0, actionsSent: 0, skipped: [], queued: 0,
+            seconds: 0)
+        do {
+            try await server.login()
+            if try await store.syncValue("device") != account.device {
+                try await server.registerDevice()
+                try await store.setSyncValues(["device": account.device])
+            }
+            try await pullSubscriptions(server, host: host, report: &report)
+            try await pushSubscriptions(server, store: store, report: &report)
+            let delivered = try await pullActions(server, store: store, report: &report)
+            try await pushActions(server, host: host, delivered: delivered, report: &report)
+        } catch {
+            try? await store.setSyncValues(["lastError": "\(error)", "lastErrorAt": ISODate.string(from: Date())])
+            throw error
+        }
+        report.queued = try await store.syncOutboxCount()
+        report.seconds = (ContinuousClock.now - clock).seconds
+        try await store.setSyncValues([
+            "lastSync": ISODate.string(from: Date()), "lastError": "",
+            "lastReport": String(decoding: try JSONEncoder().encode(report), as: UTF8.self),
+        ])
+        return report
+    }
+
+    /// The server's subscription changes since the last round: another device's (gpodder.net:
+    /// each device has its own list) or the account's (Nextcloud). Followed and unfollowed here;
+    /// what is followed anew is then this machine's too (queued for its own list).
+    private func pullSubscriptions(_ server: SyncServer, host: HostRuntime, report: inout SyncReport) async throws {
+        let store = host.store
+        let devices: [String?] = server.account.dialect == .gpodder ? try await server.otherDevices() : [nil]
+        var followed = try await store.followedSyncURLs()
+        var newItems: [MediaItem] = []
+        var cursors: [String: String] = [:]
+        var refused = 0
+        for device in devices {
+            let key = "subscriptions:" + (device ?? "account")
+            let since = Int64(try await store.syncValue(key) ?? "0") ?? 0
+            let changes = try await server.subscriptionChanges(device: device, since: since)
+            for url in changes.add where followed[url] == nil {
+                guard let id = SyncKeys.followedID(forSubscription: url) else {
+                    refused += 1
+                    continue
+                }
+                var item = MediaItem(id: id, title: Self.placeholderTitle(url))
+                if id.kind == .podcast { item.feed = url }
+                item.url = id.kind == .channel ? "https://www.youtube.com/channel/\(id.nativeID)" : nil
+                newItems.append(item)
+                followed[url] = id
+            }
+            for url in changes.remove {
+                guard let id = followed[url], !changes.add.contains(url) else { continue }
+                if try await store.removeFavorite(id) { report.unfollowed += 1 }
+                followed[url] = nil
+            }
+            cursors[key] = String(changes.timestamp)
+        }
+        if !newItems.isEmpty {
+            try await store.addFavorites(newItems)
+            report.followed = newItems.count
+            refreshTitles(newItems.map(\.id))
+        }
+        if refused > 0 {
+            report.skipped.append(
+                "\(refused) subscription\(refused == 1 ? " is" : "s are") no feed (another scheme or not a URL)")
+        }
+        try await store.setSyncValues(cursors)
+    }
+
+    /// This machine's subscription changes: the queued ones, and at the first round every show
+    /// followed here.
+    private func pushSubscriptions(_ server: SyncServer, store: MediaStore, report: inout SyncReport) async throws {
+        let queued = try await store.syncOutbox().filter { $0.change == .subscribe || $0.change == .unsubscribe }
+        var add = Set(queued.filter { $0.change == .subscribe }.compactMap(\.url))
+        var remove = Set(queued.filter { $0.change == .unsubscribe }.compactMap(\.url))
+        let first = try await store.syncValue("subscriptionsSent") == nil
+        if first { add.formUnion(try await store.followedSyncURLs().keys) }
+        remove.subtract(add)
+        guard !add.isEmpty || !remove.isEmpty else {
+            if first { try await store.setSyncValues(["subscriptionsSent": "1"]) }
+            return
+        }
+        let renamed = try await server.uploadSubscriptions(add: add.sorted(), remove: remove.sorted())
+        try await store.removeFromSyncOutbox(queued.map(\.seq))
+        try await store.renameSyncURLs(renamed)
+        try await store.setSyncValues(["subscriptionsSent": "1"])
+        report.subscriptionsSent = add.count + remove.count
+        report.renamed = renamed.filter { $0.old != $0.new && !$0.new.isEmpty }.count
+    }
+
+    /// How far behind the last cursor actions are asked for again: an action reaches the
+    /// server after its time when its device was offline, and both servers filter on that
+    /// time (mygpo and Nextcloud alike), so a cursor right at the last one would never see it.
+    static let overlap: Int64 = 7 * 86_400
+
+    /// The actions of every device since the last round (with `overlap`), kept when newer.
+    /// - Returns: the keys of this machine's own actions the server has (not to be sent again).
+    private func pullActions(_ server: SyncServer, store: MediaStore, report: inout SyncReport) async throws -> Set<String> {
+        let cursor = Int64(try await store.syncValue("actions") ?? "") ?? 0
+        let (actions, skipped, next) = try await server.actions(since: cursor > 0 ? max(0, cursor - Self.overlap) : 0)
+        report.actionsReceived = actions.count
+        let remote = actions.map { action in
+            RemoteEpisode(
+                episode: action.episode, podcast: action.podcast, guid: action.guid, action: action.action,
+                position: action.position.map(Double.init), started: action.started.map(Double.init),
+                total: action.total.map(Double.init), at: action.at, device: action.device)
+        }
+        report.actionsNewer = try await store.keepRemoteEpisodes(remote)
+        if skipped > 0 {
+            report.skipped.append("\(skipped) episode action\(skipped == 1 ? " was" : "s were") malformed and passed over")
+        }
+        try await store.setSyncValues(["actions": String(max(cursor, next))])
+        let own = server.account.dialect == .gpodder ? actions.filter { $0.device == server.account.device } : actions
+        return Set(own.map(\.key))
+    }
+
+    /// This machine's queued episode actions (and at the first round every position kept here),
+    /// each named by its show's feed and its media URL.
+    private func pushActions(_ server: SyncServer, host: HostRuntime, delivered: Set<String>, report: inout SyncReport)
+        async throws
+    {
+        let store = host.store
+        var entries = try await store.syncOutbox().filter { $0.change != .subscribe && $0.change != .unsubscribe }
+        let first = try await store.syncValue("actionsSent") == nil
+        if first {
+            let queuedItems = Set(entries.compactMap(\.item))
+            for record in try await store.allPlaybacks() where !queuedItems.contains(record.id) {
+                entries.append(
+                    SyncOutboxEntry(
+                        seq: -1, change: .play, item: record.id, url: nil,
+                        position: record.played ? record.duration : record.position, total: record.duration, at: record.updatedAt)
+                )
+            }
+        }
+        var actions: [EpisodeAction] = []
+        var seqs: [[Int64]] = []
+        var unknown: [Int64] = []
+        var noFeed = 0
+        var already: [Int64] = []
+        let items = await resolve(Set(entries.compactMap(\.item)), host: host)
+        for entry in entries {
+            guard let id = entry.item, let item = items[id], let episode = SyncKeys.episodeURL(of: item),
+                let podcast = SyncKeys.podcastURL(of: item) ?? items[id]?.feed
+            else {
+                noFeed += 1
+                if entry.seq >= 0 { unknown.append(entry.seq) }
+                continue
+            }
+            let position = entry.position ?? (entry.change == .play ? item.duration : nil)
+            let action = EpisodeAction(
+                podcast: podcast, episode: episode, guid: SyncKeys.guid(of: item), action: entry.change.rawValue, at: entry.at,
+                started: nil, position: position.map { Int($0.rounded()) },
+                total: (entry.total ?? item.duration).map { Int($0.rounded()) },
+                device: server.account.device)
+            if delivered.contains(action.key) {
+                if entry.seq >= 0 { already.append(entry.seq) }
+                continue
+            }
+            actions.append(action)
+            seqs.append(entry.seq >= 0 ? [entry.seq] : [])
+        }
+        try await store.removeFromSyncOutbox(unknown + already)
+        if noFeed > 0 {
+            report.skipped.append(
+                "\(noFeed) played item\(noFeed == 1 ? " has" : "s have") no podcast feed a sync server knows (movies, posts, unknown episodes)"
+            )
+        }
+        try await server.upload(actions) { range in
+            try await store.removeFromSyncOutbox(seqs[range].flatMap { $0 })
+            report.actionsSent += range.count
+        }
+        if first { try await store.setSyncValues(["actionsSent": "1"]) }
+    }
+
+    /// The items behind queued actions, four at a time: from the provider (a podcast episode
+    /// comes from the kept feed), else the favorite's snapshot.
+    private func resolve(_ ids: Set<ItemID>, host: HostRuntime) async -> [ItemID: MediaItem] {
+        var found: [ItemID: MediaItem] = [:]
+        var pending = Array(ids)
+        await withTaskGroup(of: (ItemID, MediaItem?).self) { group in
+            func next() {
+                guard let id = pending.popLast() else { return }
+                group.addTask { (id, try? await host.itemOrSnapshot(id)) }
+            }
+            for _ in 0..<4 { next() }
+            while let (id, item) = await group.next() {
+                if let item { found[id] = item }
+                next()
+            }
+        }
+        return found
+    }
+
+    /// Shows followed from the server have only their URL: their titles come from their feeds,
+    /// in the background (a first sync of 500 shows does not wait for 500 feeds).
+    private func refreshTitles(_ ids: [ItemID]) {
+        guard let host = hostRef else { return }
+        Task.detached { [logger] in
+            var pending = ids
+            await withTaskGroup(of: Void.self) { group in
+                func next() {
+                    guard let id = pending.popLast() else { return }
+                    group.addTask {
+                        do {
+                            let item = try await host.itemOrSnapshot(id)
+                            // A feed that could not be read has no title to give.
+                            guard item.extra?["feedError"] == nil else { return }
+                            // Still followed: a newer snapshot with the feed's title.
+                            if try await host.store.favorite(id) != nil { try await host.store.addFavorite(item) }
+                        } catch {
+                            logger.debug("sync: no title for \(id): \(error)")
+                        }
+                    }
+                }
+                for _ in 0..<4 { next() }
+                while await group.next() != nil { next() }
+            }
+        }
+    }
+
+    /// `example.com/feed.rss` for a show known only by its URL.
+    static func placeholderTitle(_ url: String) -> String {
+        var text = Substring(url)
+        if let scheme = text.firstRange(of: "://") { text = text[scheme.upperBound...] }
+        return String(text.prefix(80))
+    }
+}
+
+/// An exclusive lock on a file in the data dir, held across processes while a round runs.
+struct DataDirLock: Sendable {
+    let fd: Int32
+
+    static func acquire(_ path: String, waiting seconds: Double = 120) async throws -> DataDirLock {
+        try? FileManager.default.createDirectory(
+            atPath: Path.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ProviderFailure(provider: "sync", error: .network("cannot open \(path): \(String(cString: strerror(errno)))"))
+        }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard ContinuousClock.now < deadline else {
+                close(fd)
+                throw ProviderFailure(
+                    provider: "sync", error: .network("another process of this data dir has been syncing for \(Int(seconds)) s"))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return DataDirLock(fd: fd)
+    }
+
+    func release() {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,170 @@
+import Basics
+import FoundationEssentials
+import JSONRPC
+import MediaHost
+import MediaKit
+import MediaStore
+
+/// Podcast sync with the devices people already use: subscriptions and play positions through a
+/// gpodder.net-compatible server or Nextcloud's gpoddersync app.
+public enum SyncModule: HostModule {
+    public static let methods: [any RPCMethod.Type] = [SyncLogin.self, SyncLogout.self, SyncStatus.self, SyncNow.self]
+
+    /// The REPL or an editor's session starts: what other devices did since comes in (in the
+    /// background: the prompt does not wait for the server).
+    public static func sessionWillStart(_ host: HostRuntime) async {
+        guard SyncAccount.load(host) != nil else { return }
+        let engine = host.component(SyncEngine.self)
+        Task { await engine.runQuietly("at start") }
+    }
+
+    /// The service syncs every `sync.interval_minutes`.
+    public static func serviceWillStart(_ host: HostRuntime) async {
+        host.component(SyncEngine.self).syncPeriodically()
+    }
+
+    /// `quit`: what changed here goes out now, not at the next start.
+    public static func sessionWillEnd(_ host: HostRuntime) async {
+        guard SyncAccount.load(host) != nil else { return }
+        await host.component(SyncEngine.self).runQuietly("at quit")
+    }
+}
+
+/// What `sync.status` and `sync.login` answer: the account (never its password), the last
+/// round and what waits.
+public struct SyncState: Codable, Sendable, Equatable {
+    public var configured: Bool
+    public var server: String?
+    public var dialect: SyncAccount.Dialect?
+    public var username: String?
+    public var device: String?
+    /// When the last round ended well (ISO 8601).
+    public var lastSync: String?
+    /// Why the last round failed, when it did (the changes wait).
+    public var lastError: String?
+    /// Changes of this machine waiting for the server.
+    public var queued: Int
+    /// Episodes another device told of (positions, played marks).
+    public var remoteEpisodes: Int
+    /// The last round's figures.
+    public var lastReport: SyncReport?
+
+    static func read(_ host: HostRuntime) async throws -> SyncState {
+        let account = SyncAccount.load(host)
+        let store = host.store
+        let report = try await store.syncValue("lastReport").flatMap {
+            try? JSONDecoder().decode(SyncReport.self, from: Data($0.utf8))
+        }
+        let error = try await store.syncValue("lastError")
+        return SyncState(
+            configured: account != nil, server: account?.server.absoluteString, dialect: account?.dialect,
+            username: account?.username, device: account?.device, lastSync: try await store.syncValue("lastSync"),
+            lastError: error?.isEmpty == false ? error : nil, queued: try await store.syncOutboxCount(),
+            remoteEpisodes: try await store.remoteEpisodeCount(), lastReport: report)
+    }
+}
+
+/// Sets the sync server: checks the account on it, keeps it (0600) and starts queueing what
+/// changes here. The password is never returned, logged or listed.
+public struct SyncLogin: RPCMethod {
+    public static let method = "sync.login"
+    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
+    public typealias Response = SyncState
+    /// The server: `https://gpodder.net`, a mygpo or opodsync, or a Nextcloud's address.
+    public var server: String
+    public var username: String
+    /// The password (a Nextcloud app password).
+    public var password: String
+    /// gpodder or nextcloud; found out when not given.
+    public var dialect: SyncAccount.Dialect?
+    /// This machine's device id on a gpodder.net server (default `mediahost-<host name>`).
+    public var device: String?
+
+    public init(server: String, username: String, password: String, dialect: SyncAccount.Dialect? = nil, device: String? = nil) {
+        self.server = server
+        self.username = username
+        self.password = password
+        self.dialect = dialect
+        self.device = device
+    }
+
+    public var secretsInFlight: [String] { [password] }
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        var text = server.trimming(.whitespaces)
+        if !text.contains("://") { text = "https://" + text }
+        if let range = text.firstRange(of: SyncServer.nextcloudBase) { text = String(text[..<range.lowerBound]) }
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            url.host?.isEmpty == false
+        else {
+            throw HostError.invalidArgument("'\(server)' is not a server address; give one like https://gpodder.net")
+        }
+        guard !username.isEmpty, !password.isEmpty else {
+            throw HostError.invalidArgument("give the user name and the password (for Nextcloud an app password)")
+        }
+        let device = device ?? SyncAccount.defaultDevice()
+        guard SyncAccount.isValidDevice(device) else {
+            throw HostError.invalidArgument("a device id is 1 to 64 letters, digits, '.', '-' or '_'")
+        }
+        var tried: [any Error] = []
+        for candidate in dialect.map({ [$0] }) ?? [.nextcloud, .gpodder] {
+            let account = SyncAccount(dialect: candidate, server: url, username: username, password: password, device: device)
+            do {
+                try await SyncServer(account: account, http: host.http).login()
+                try host.setModuleSession(SyncAccount.sessionName, account.session)
+                try await host.store.beginSync(account: account.storeName)
+                return try await SyncState.read(host)
+            } catch let failure as ProviderFailure {
+                // A refused password is the answer whatever the dialect; anything else may be
+                // the other dialect's server.
+                if case .unauthorized = failure.error { throw failure }
+                tried.append(failure)
+            }
+        }
+        guard dialect == nil else { throw tried[0] }
+        throw ProviderFailure(
+            provider: "sync",
+            error: .notFound(
+                "\(url.absoluteString) answers neither as a gpodder.net server nor as Nextcloud's gpoddersync (\(tried.last.map { "\($0)" } ?? ""))"
+            ))
+    }
+}
+
+/// Forgets the sync server: the account, the queue and what the server told.
+public struct SyncLogout: RPCMethod {
+    public static let method = "sync.logout"
+    public static let effect = MethodEffect(.removes)
+    public typealias Response = SyncState
+    public init() {}
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        try host.setModuleSession(SyncAccount.sessionName, nil)
+        try await host.store.endSync()
+        return try await SyncState.read(host)
+    }
+}
+
+/// The account, the last round, what waits.
+public struct SyncStatus: RPCMethod {
+    public static let method = "sync.status"
+    public static let effect = MethodEffect(.reads)
+    public typealias Response = SyncState
+    public init() {}
+
+    public func run(on host: HostRuntime) async throws -> Response { try await SyncState.read(host) }
+}
+
+/// A sync round now: subscriptions and episode actions both ways.
+public struct SyncNow: RPCMethod {
+    public static let method = "sync.now"
+    public static let effect = MethodEffect(.changes, library: .favorites, reachesOut: true)
+    public typealias Response = SyncReport
+    /// Each request is bounded by http.timeout; a first sync of thousands of actions takes longer as a whole.
+    public static var hasDeadline: Bool { false }
+    public init() {}
+
+    public func run(on host: HostRuntime) async throws -> Response {
+        try await host.component(SyncEngine.self).run()
+    }
+}
