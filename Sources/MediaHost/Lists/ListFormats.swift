@@ -5,22 +5,64 @@ import JSONRPC
 import MediaKit
 import MediaStore
 
-/// The formats lists go out and come in as: OPML 2.0 (podcast subscriptions, as podcast apps
-/// exchange them), mediahost's own JSON (ids and snapshots of any provider, exact round trip) and
-/// M3U (what a player plays: downloaded files, else stream URLs).
+/// The formats lists go out as (and come in as, among `ListImportFormat`'s): OPML 2.0 (podcast
+/// subscriptions, as podcast apps exchange them), mediahost's own JSON (ids and snapshots of any
+/// provider, exact round trip) and M3U (what a player plays: downloaded files, else stream URLs).
 public enum ListFormat: String, Codable, Sendable, CaseIterable {
     case opml, json, m3u
+}
 
-    /// The format of a file by its name, or of a text by its first characters.
-    static func guess(name: String?, text: [UInt8]) -> ListFormat? {
-        let suffix = name.map { Path.extension(of: $0).lowercased() }
-        if let suffix, let format = ListFormat(rawValue: suffix) { return format }
-        if suffix == "xml" { return .opml }
-        let head = String(decoding: text.prefix(512), as: UTF8.self).trimming(.whitespacesAndNewlines)
-        if head.hasPrefix("{") { return .json }
+/// What `lists.import` reads: OPML and mediahost's JSON, and the subscription exports people
+/// bring from the apps they leave, whose YouTube channels become `youtube:channel:<id>`: Google
+/// Takeout's (`takeout`: subscriptions.csv, or the older subscriptions.json; FreeTube's CSV is
+/// the same table), NewPipe's subscriptions.json (`newpipe`) and FreeTube's `.db` (`freetube`).
+/// Lists are written only as `ListFormat`s, so these are a type of their own. M3U is here to be
+/// refused with why.
+public enum ListImportFormat: String, Codable, Sendable, CaseIterable {
+    case opml, json, m3u, takeout, newpipe, freetube
+
+    /// The formats a file can be imported from, in words for a message ("opml, json, ... or freetube").
+    static var importable: String {
+        let names = allCases.filter { $0 != .m3u }.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+    }
+
+    /// The format of a file by its name, or of a text by its first characters. A `.json` file is
+    /// told by what it holds (a mediahost list, NewPipe's or FreeTube's export, Takeout's list).
+    static func guess(name: String?, text: [UInt8]) -> ListImportFormat? {
+        switch name.map({ Path.extension(of: $0).lowercased() }) {
+        case "opml", "xml": return .opml
+        case "m3u": return .m3u
+        case "csv": return .takeout
+        case "db": return .freetube
+        default: break
+        }
+        let content = SubscriptionExport.content(Array(text.prefix(4096)))
+        switch content.first {
+        case UInt8(ascii: "{"): return guessJSON(text)
+        case UInt8(ascii: "["): return .takeout
+        default: break
+        }
+        let head = String(decoding: content.prefix(512), as: UTF8.self)
         if head.hasPrefix("#EXTM3U") { return .m3u }
-        if head.lowercased().contains("<opml") || head.hasPrefix("<") || head.hasPrefix("\u{FEFF}<") { return .opml }
+        if head.lowercased().contains("<opml") || head.hasPrefix("<") { return .opml }
+        // A table whose first rows name channels: Takeout's (its header in any language) or FreeTube's.
+        if CSVReader.rows(Array(content)).prefix(3).contains(where: { SubscriptionExport.channel(in: $0) != nil }) {
+            return .takeout
+        }
         return nil
+    }
+
+    /// A JSON object's format: mediahost's list (whose writer puts its "format" first, so a large
+    /// list is told without reading it), NewPipe's export (a `subscriptions` list) or FreeTube's
+    /// (a line per profile or channel, each with an `_id`).
+    static func guessJSON(_ text: [UInt8]) -> ListImportFormat {
+        if String(decoding: text.prefix(512), as: UTF8.self).contains("\"mediahost-list\"") { return .json }
+        let whole = try? JSONParser.parse(text)
+        let line = text.split(separator: UInt8(ascii: "\n"), maxSplits: 1).first.flatMap { try? JSONParser.parse(Array($0)) }
+        if let first = whole ?? line, first["_id"] != nil || first["channelId"] != nil { return .freetube }
+        if whole?["subscriptions"] != nil { return .newpipe }
+        return .json
     }
 }
 

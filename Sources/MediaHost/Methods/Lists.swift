@@ -300,15 +300,17 @@ public struct ListsExport: RPCMethod {
     }
 }
 
-/// Reads a list from OPML or mediahost's JSON (a file, or the text) into a list, made if it
-/// does not exist. Podcasts from OPML are kept by their feed URL (opened through the feed, no
-/// directory needed); everything is checked as untrusted input.
 /// An OPML outline made into an item, or left out of an import and why.
 enum ImportedOutline: Sendable {
     case item(MediaItem)
     case skipped(String)
 }
 
+/// Reads a list from OPML, mediahost's JSON or another app's subscriptions export (Google
+/// Takeout, NewPipe, FreeTube; a file, or the text) into a list, made if it does not exist, or
+/// into the favorites. Podcasts from OPML are kept by their feed URL (opened through the feed, no
+/// directory needed), the exports' YouTube channels as `youtube:channel:<id>`; everything is
+/// checked as untrusted input.
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
@@ -321,8 +323,8 @@ public struct ListsImport: RPCMethod {
     public var name: String?
     public var path: String?
     public var text: String?
-    public var format: ListFormat?
-    public init(name: String? = nil, path: String? = nil, text: String? = nil, format: ListFormat? = nil) {
+    public var format: ListImportFormat?
+    public init(name: String? = nil, path: String? = nil, text: String? = nil, format: ListImportFormat? = nil) {
         self.name = name
         self.path = path
         self.text = text
@@ -337,7 +339,7 @@ public struct ListsImport: RPCMethod {
         name = try container.decodeIfPresent(String.self, forKey: .name) ?? container.decodeIfPresent(String.self, forKey: .list)
         path = try container.decodeIfPresent(String.self, forKey: .path) ?? container.decodeIfPresent(String.self, forKey: .file)
         text = try container.decodeIfPresent(String.self, forKey: .text)
-        format = try container.decodeIfPresent(ListFormat.self, forKey: .format)
+        format = try container.decodeIfPresent(ListImportFormat.self, forKey: .format)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -349,7 +351,7 @@ public struct ListsImport: RPCMethod {
     }
     public struct Response: Codable, Sendable, Equatable {
         public var name: String
-        public var format: ListFormat
+        public var format: ListImportFormat
         /// New to the list.
         public var added: Int
         /// In the file and in the list already.
@@ -395,8 +397,8 @@ public struct ListsImport: RPCMethod {
         } else {
             throw HostError.invalidArgument("give the file to import (path) or its text")
         }
-        guard let format = format ?? ListFormat.guess(name: path, text: bytes) else {
-            throw HostError.invalidArgument("cannot tell the format: give format (opml or json)")
+        guard let format = format ?? ListImportFormat.guess(name: path, text: bytes) else {
+            throw HostError.invalidArgument("cannot tell the format: give format (\(ListImportFormat.importable))")
         }
         var items: [MediaItem] = []
         var skipped: [String] = []
@@ -457,8 +459,13 @@ public struct ListsImport: RPCMethod {
                 }
                 items.append(Self.received(item))
             }
+        case .takeout, .newpipe, .freetube:
+            let read = try SubscriptionExport.read(bytes, as: format)
+            items = read.channels.map { Self.received($0.item) }
+            skipped = read.skipped
         case .m3u:
-            throw HostError.invalidArgument("M3U is for players: lists are exported as M3U, imported from OPML or JSON")
+            throw HostError.invalidArgument(
+                "M3U is for players: lists are exported as M3U, imported as \(ListImportFormat.importable)")
         }
         // Checked on the way in: each branch above made its items with `checked()`.
         guard items.count <= MediaStore.listLimit else {
