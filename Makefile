@@ -47,8 +47,12 @@ export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
 # The reference MCP client (the official Python SDK) that `mediahost mcp` is tested with.
 MCP_CLIENT_VERSION := 2.3.0
 MCP_VENV := .build/mcp-venv
+# The podcast sync servers the sync tests run on loopback (gpodder-fastapi-router from PyPI, which
+# needs Python >= 3.12: pyenv's here) and gPodder's own client library as the phone.
+SYNC_VENV := .build/sync-venv
+export MEDIAHOST_TEST_SYNC_VENV := $(abspath $(SYNC_VENV))
 
-.PHONY: install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp bench fuzz format lint clean ytdlp
+.PHONY: install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp sync-venv bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -91,6 +95,12 @@ ytdlp:
 	  { [ -x $(YTDLP_VENV)/bin/pip ] || python3 -m venv $(YTDLP_VENV); } && \
 	  $(YTDLP_VENV)/bin/pip install -q "yt-dlp[default]==$(YTDLP_VERSION)" deno==$(DENO_VERSION); } || \
 	  { echo "error: yt-dlp could not be installed from PyPI into $(YTDLP_VENV)"; exit 1; }
+
+# The sync test servers and phone in a venv of their own, once.
+sync-venv:
+	@$(call install_missing,python3-venv)
+	@Tests/Tools/sync-servers/setup.sh $(SYNC_VENV) >/dev/null || \
+	  { echo "error: the sync test servers could not be installed from PyPI into $(SYNC_VENV)"; exit 1; }
 
 # YouTube changes; yt-dlp follows within days. The newest yt-dlp (with its extra) and deno.
 ytdlp-update: ytdlp
@@ -226,7 +236,7 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 8
 # MEDIAHOST_SANDBOX_BIN name it to the tests.
 test: export MEDIAHOST_BIN = $(abspath $(E2E_BIN))
 test: export MEDIAHOST_SANDBOX_BIN = $(abspath $(E2E_SANDBOX_BIN))
-test: deps lint ytdlp
+test: deps lint ytdlp sync-venv
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(MAKE) --no-print-directory e2e-bin
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
@@ -274,7 +284,7 @@ fuzz: deps
 
 # Benchmarks on a release build; figures go to stdout (see the README's table).
 # The peers are installed once; without PyPI the benchmarks still run, without their ratios.
-bench: deps
+bench: deps sync-venv
 	@# PREVIOUS=<an earlier build of mediahost> compares size and start-up with it, in the same runs.
 	@$(call install_missing,$(BENCH_PACKAGES))
 	@[ -x $(BENCH_VENV)/bin/yt-dlp ] || { python3 -m venv $(BENCH_VENV) && \

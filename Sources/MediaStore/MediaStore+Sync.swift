@@ -113,14 +113,14 @@ extension MediaStore {
             arguments: [change.rawValue, item?.description, url, position, total, at.timeIntervalSince1970])
     }
 
-    /// Changes are queued from now on, for the account `name` (a server and user); a different
-    /// account than before starts from nothing (its cursors and queue are dropped).
+    /// Changes are queued from now on, for the account `name` (a server, user and device); for
+    /// a different account than before the cursors and what the old server told are dropped
+    /// (its first round sends everything kept here), the changes waiting are kept for it.
     public func beginSync(account name: String) async throws {
         try await pool.write { db in
             let before = try String.fetchOne(db, sql: "SELECT value FROM syncState WHERE key = 'account'")
             if before != name {
                 try db.execute(sql: "DELETE FROM syncState")
-                try db.execute(sql: "DELETE FROM syncOutbox")
                 try db.execute(sql: "DELETE FROM syncEpisode")
             }
             try db.execute(

@@ -51,6 +51,8 @@ extension PodcastsProvider {
             enclosure: episode.enclosureURL.map {
                 Enclosure(url: $0, type: episode.enclosureType, length: episode.enclosureLength)
             })
+        // The show's feed: a sync server names an episode's show by it.
+        item.feed = show.feedUrl
         var extra: [String: String] = [:]
         if let season = episode.season { extra["season"] = String(season) }
         if let number = episode.episode { extra["episode"] = String(number) }

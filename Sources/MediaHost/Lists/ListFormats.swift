@@ -196,7 +196,9 @@ public enum ListWriter {
             """
         var count = 0
         for item in items {
-            guard let feed = item.feed ?? (item.kind == .podcast ? ItemID.feedURL(nativeID: item.id.nativeID) : nil)
+            // An episode names its show's feed (for sync); the show is what an OPML lists.
+            guard item.kind != .episode,
+                let feed = item.feed ?? (item.kind == .podcast ? ItemID.feedURL(nativeID: item.id.nativeID) : nil)
             else { continue }
             out +=
                 "    <outline type=\"rss\" text=\"\(escape(item.title))\" title=\"\(escape(item.title))\" xmlUrl=\"\(escape(feed))\""

@@ -1,0 +1,491 @@
+import Foundation
+import JSONRPC
+import MediaHTTP
+import MediaKit
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Podcast sync through servers the project did not write, on loopback: gpodder-fastapi-router
+/// (PyPI; gpodder.net's API v2) with gPodder's own client library, mygpoclient, as the phone;
+/// and the replica of Nextcloud's gpoddersync app with a plain HTTP client as the phone (what
+/// AntennaPod sends). Two mediahost data dirs and the phone agree after sync rounds in every
+/// direction; offline queues, a server that fails mid-upload, a kill -9 and hostile answers.
+@Suite(.serialized) struct SyncTests {
+    static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Tools/sync-servers").path
+    static let venv =
+        ProcessInfo.processInfo.environment["MEDIAHOST_TEST_SYNC_VENV"]
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/sync-venv").path
+
+    // MARK: Harness
+
+    /// A sync server process on loopback.
+    final class Server: @unchecked Sendable {
+        let process = Process()
+        var base = ""
+        let http = MediaHTTPClient()
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+
+        /// gpodder-fastapi-router with the test shim, on a free port, its data in `data`.
+        static func gpodder(data: String, port given: Int? = nil) async throws -> Server {
+            try #require(
+                FileManager.default.isExecutableFile(atPath: venv + "/bin/uvicorn"),
+                "the sync servers' venv is missing at \(venv): run `make sync-venv`")
+            let server = Server()
+            let port = try given ?? freeLoopbackPort()
+            server.process.executableURL = URL(fileURLWithPath: tools + "/serve-gpodder.sh")
+            server.process.arguments = [String(port), "alice", "secret", data]
+            var environment = ProcessInfo.processInfo.environment
+            environment["VENV"] = venv
+            server.process.environment = environment
+            server.process.standardOutput = FileHandle.nullDevice
+            server.process.standardError = FileHandle.nullDevice
+            try server.process.run()
+            server.base = "http://127.0.0.1:\(port)"
+            try await server.waitUntilUp("/clientconfig.json")
+            return server
+        }
+
+        /// The Nextcloud gpoddersync replica on a port it picks.
+        static func nextcloud() async throws -> Server {
+            let server = Server()
+            let output = Pipe()
+            server.process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            server.process.arguments = [
+                tools + "/nextcloud_gpoddersync.py", "--port", "0", "--user", "alice", "--password", "app-pass",
+            ]
+            server.process.standardOutput = output
+            server.process.standardError = FileHandle.nullDevice
+            try server.process.run()
+            let line = try await Task.detached {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                return text
+            }.value
+            let address = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            server.base = "http://" + address
+            return server
+        }
+
+        func waitUntilUp(_ path: String) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if let response = try? await http.send(HTTPRequest(url: URL(string: base + path)!)), response.status == 200 {
+                    return
+                }
+                try #require(process.isRunning, "the sync server exited at start")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            Issue.record("the sync server did not come up in 60 s")
+        }
+
+        /// A control call (faults, the request log).
+        @discardableResult
+        func control(_ method: String, _ path: String, _ body: String? = nil) async throws -> JSONValue? {
+            let response = try await http.send(
+                HTTPRequest(
+                    method: method, url: URL(string: base + "/__control/" + path)!,
+                    headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { Data($0.utf8) }))
+            try #require(response.status == 200, "control \(method) \(path): \(response.status)")
+            return try? JSONValue(parsing: String(decoding: response.body, as: UTF8.self))
+        }
+
+        /// The requests the server saw, as method and path.
+        func requests() async throws -> [(method: String, path: String, status: Int, body: String?)] {
+            let list = try #require(try await control("GET", "requests")?.arrayValue)
+            return list.compactMap { entry in
+                guard let method = entry["method"]?.stringValue, let path = entry["path"]?.stringValue else { return nil }
+                return (method, path, entry["status"]?.intValue ?? 0, entry["body"]?.stringValue)
+            }
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        try #require(bound, "no free port")
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A mediahost data dir talking to the sandbox's podcast directory.
+    struct Machine {
+        let dataDir: String
+        let sandbox: String
+
+        init(sandbox: String) throws {
+            dataDir = try makeTemporaryDirectory()
+            self.sandbox = sandbox
+        }
+
+        func call(_ method: String, _ params: String = "{}") async throws -> (status: Int32, value: JSONValue?, stderr: String) {
+            try await ListExitTests.call(
+                method, params, dataDir: dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": sandbox])
+        }
+
+        /// The result of a call that must succeed.
+        func value(_ method: String, _ params: String = "{}") async throws -> JSONValue {
+            let result = try await call(method, params)
+            try #require(result.status == 0, "\(method) failed: \(result.stderr)")
+            return try #require(result.value)
+        }
+
+        /// An episode as this machine lists it (its position and played mark).
+        func episode(_ id: String, of show: String) async throws -> JSONValue? {
+            let page = try await value("media.children", #"{"id":"\#(show)"}"#)
+            return page["items"]?.arrayValue?.first { $0["id"]?.stringValue == id }
+        }
+
+        func favoriteIDs() async throws -> Set<String> {
+            let page = try await value("favorites.list", #"{"limit":100}"#)
+            return Set((page["items"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+        }
+    }
+
+    /// mygpoclient as a phone on the gpodder.net server.
+    static func phone(_ server: Server, _ arguments: [String]) async throws -> JSONValue {
+        let result = await runProgram(
+            venv + "/bin/python", [tools + "/phone.py", server.base, "alice", "secret", "phone1"] + arguments)
+        try #require(result.status == 0, "phone.py \(arguments.joined(separator: " ")) failed")
+        return try JSONValue(parsing: String(decoding: result.output, as: UTF8.self))
+    }
+
+    static func naiveUTC(_ date: Date) -> String {
+        String(ISODate.string(from: date).dropLast())
+    }
+
+    /// A show of the sandbox's directory and its newest episode: their ids, the feed and the
+    /// episode's media URL.
+    static func showAndEpisode(on machine: Machine) async throws -> (show: String, feed: String, episode: String, media: String) {
+        let search = try await machine.value("media.search", #"{"provider":"podcasts","query":"swift"}"#)
+        let show = try #require(search["items"]?.arrayValue?.first)
+        let showID = try #require(show["id"]?.stringValue)
+        let feed = try #require(show["feed"]?.stringValue)
+        let episodes = try await machine.value("media.children", #"{"id":"\#(showID)"}"#)
+        let episode = try #require(episodes["items"]?.arrayValue?.first)
+        return (
+            showID, feed, try #require(episode["id"]?.stringValue), try #require(episode["enclosure"]?["url"]?.stringValue)
+        )
+    }
+
+    // MARK: gpodder.net's API
+
+    /// The issue's round: a show followed on laptop A reaches the account; the phone plays an
+    /// episode to 12:34 and laptop B (which follows the show from the server) resumes there; B
+    /// finishes it and the phone and A see it played; the phone unfollows and A unfollows.
+    @Test func twoMachinesAndAPhoneAgreeThroughGpodderNet() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let b = try Machine(sandbox: base)
+        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
+
+        // A follows the show, logs in (the wrong password first), syncs.
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        let refused = try await a.call(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"wrong","device":"laptopA"}"#)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("refused alice's password"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("wrong"))
+        let state = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        #expect(state["dialect"]?.stringValue == "gpodder")
+        #expect(state["password"] == nil && !state.jsonString.contains("secret"))
+        let mode = try FileManager.default.attributesOfItem(atPath: a.dataDir + "/auth/sync.json")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let first = try await a.value("sync.now")
+        #expect(first["subscriptionsSent"]?.intValue == 1)
+
+        // The phone: the account's list has A's show; it plays the episode to 12:34.
+        let all = try await Self.phone(server, ["subs-all"])
+        #expect(all.jsonString.contains(feed), "\(all.jsonString)")
+        _ = try await Self.phone(server, ["device"])
+        _ = try await Self.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", media, "--started", "0", "--position", "754", "--total", "3600",
+                "--timestamp", Self.naiveUTC(Date().addingTimeInterval(-60)),
+            ])
+
+        // B: a new machine follows the show from the server and resumes at 12:34.
+        _ = try await b.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopB"}"#)
+        let onB = try await b.value("sync.now")
+        #expect(onB["followed"]?.intValue == 1, "\(onB.jsonString)")
+        #expect(onB["actionsNewer"]?.intValue == 1)
+        let followedOnB = try await b.favoriteIDs()
+        #expect(followedOnB.count == 1)
+        let bShow = try #require(followedOnB.first)
+        let bEpisodes = try await b.value("media.children", #"{"id":"\#(bShow)"}"#)
+        let resumed = try #require(
+            bEpisodes["items"]?.arrayValue?.first { $0["enclosure"]?["url"]?.stringValue == media }, "B lists the episode")
+        #expect(resumed["position"]?.doubleValue == 754, "\(resumed.jsonString)")
+        let bEpisode = try #require(resumed["id"]?.stringValue)
+
+        // B finishes it: the phone sees a play to the end from laptopB, A sees it played.
+        _ = try await b.value("player.mark", #"{"ids":["\#(bEpisode)"],"played":true}"#)
+        let sent = try await b.value("sync.now")
+        #expect(sent["actionsSent"]?.intValue == 1, "\(sent.jsonString)")
+        let phoneSees = try await Self.phone(server, ["eps-down", "--since", "0"])
+        let fromB = (phoneSees["actions"]?.arrayValue ?? []).filter {
+            $0["device"]?.stringValue == "laptopB" && $0["episode"]?.stringValue == media
+        }
+        #expect(fromB.count == 1)
+        #expect(fromB.first?["action"]?.stringValue == "play")
+        #expect(fromB.first?["position"]?.intValue == fromB.first?["total"]?.intValue)
+        _ = try await a.value("sync.now")
+        #expect(try await a.episode(episode, of: show)?["played"]?.boolValue == true)
+
+        // The phone unfollows the show (its own list): A unfollows it too.
+        _ = try await Self.phone(server, ["subs-up", "--add", feed])
+        try await Task.sleep(for: .milliseconds(1100))  // the router keeps seconds: a change in the same second is lost
+        _ = try await Self.phone(server, ["subs-up", "--remove", feed])
+        let unfollowed = try await a.value("sync.now")
+        #expect(unfollowed["unfollowed"]?.intValue == 1, "\(unfollowed.jsonString)")
+        #expect(try await a.favoriteIDs().isEmpty)
+    }
+
+    /// Two devices whose clocks are apart: the action that happened last wins, whatever the
+    /// order the server got them in; an older one changes nothing.
+    @Test func theNewestActionWinsByItsOwnTime() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        // The phone's clock is an hour ahead: its 300 s is the newest, though sent first.
+        _ = try await Self.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", media, "--position", "300", "--total", "3600", "--timestamp",
+                Self.naiveUTC(Date().addingTimeInterval(3000)),
+            ])
+        // A tablet's clock is a day behind: its 900 s came later but happened before.
+        _ = try await runProgram(
+            Self.venv + "/bin/python",
+            [
+                Self.tools + "/phone.py", server.base, "alice", "secret", "tablet", "play", "--podcast", feed, "--episode", media,
+                "--position", "900", "--total", "3600", "--timestamp", Self.naiveUTC(Date().addingTimeInterval(-86_000)),
+            ])
+        let report = try await a.value("sync.now")
+        #expect(report["actionsReceived"]?.intValue == 2)
+        #expect(try await a.episode(episode, of: show)?["position"]?.doubleValue == 300)
+        // Marked played here now: newer than the phone's? No: the phone's is an hour ahead, and
+        // stays the newest; the mark goes to the server and the listing follows the phone.
+        _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":false}"#)
+        _ = try await a.value("sync.now")
+        #expect(try await a.episode(episode, of: show)?["position"]?.doubleValue == 300)
+    }
+
+    /// Offline: what changed waits in the store; a server that fails (500), refuses (401),
+    /// throttles (429) or drops the answer after doing the work loses nothing and gets each
+    /// action once; a kill -9 in the middle of an upload too.
+    @Test func offlineQueuesFailuresAndAKillSendEachActionOnce() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let data = try makeTemporaryDirectory()
+        var server = try await Server.gpodder(data: data)
+        let a = try Machine(sandbox: base)
+        let (show, _, episode, media) = try await Self.showAndEpisode(on: a)
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        _ = try await a.value("sync.now")
+
+        // The server is down: the mark waits.
+        server.stop()
+        _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":true}"#)
+        let offline = try await a.call("sync.now")
+        #expect(offline.status != 0)
+        let waiting = try await a.value("sync.status")
+        #expect(waiting["queued"]?.intValue == 1)
+        #expect(waiting["lastError"]?.stringValue?.contains("cannot reach the sync server") == true, "\(waiting.jsonString)")
+
+        // Back (same data, same port), but failing: 500, then 401, then 429 on the upload.
+        let port = try #require(Int(server.base.split(separator: ":").last ?? ""))
+        server = try await Server.gpodder(data: data, port: port)
+        defer { server.stop() }
+        for (status, words) in [(500, "500"), (401, "refused"), (429, "try again in 3 s")] {
+            try await server.control(
+                "POST", "faults", #"{"path_contains":"/episodes/","method":"POST","status":\#(status),"retry_after":3}"#)
+            let failed = try await a.call("sync.now")
+            #expect(failed.status != 0, "\(status)")
+            #expect(failed.stderr.contains(words), "\(status): \(failed.stderr)")
+            #expect(try await a.value("sync.status")["queued"]?.intValue == 1)
+        }
+        // The server takes the upload but the answer is cut: the client cannot know; the next
+        // round finds its action in what the server sends back and does not send it again.
+        try await server.control("POST", "faults", #"{"path_contains":"/episodes/","method":"POST","truncate":true}"#)
+        _ = try await a.call("sync.now")
+        let after = try await a.value("sync.now")
+        #expect(after["queued"]?.intValue == 0, "\(after.jsonString)")
+        let seen = try await Self.phone(server, ["eps-down", "--since", "0"])
+        let ours = (seen["actions"]?.arrayValue ?? []).filter {
+            $0["device"]?.stringValue == "laptopA" && $0["episode"]?.stringValue == media
+        }
+        #expect(ours.count == 1, "\(ours)")
+
+        // kill -9 while the upload is at the server (held there 3 s): at most once, never lost.
+        _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":false}"#)
+        try await server.control("POST", "faults", #"{"path_contains":"/episodes/","method":"POST","delay":3}"#)
+        let reads = { try await server.requests().filter { $0.method == "GET" && $0.path.contains("/episodes/") }.count }
+        let before = try await reads()
+        let syncing = try MediahostProcess(
+            ["call", "sync.now"], dataDir: a.dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        // The round reads the actions, then uploads (held 3 s at the server): killed in between.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await reads() == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(500))
+        kill(syncing.process.processIdentifier, SIGKILL)
+        _ = await syncing.waitForExit()
+        try await Task.sleep(for: .seconds(4))
+        _ = try await a.value("sync.now")
+        let final = try await Self.phone(server, ["eps-down", "--since", "0"])
+        let news = (final["actions"]?.arrayValue ?? []).filter {
+            $0["device"]?.stringValue == "laptopA" && $0["episode"]?.stringValue == media && $0["action"]?.stringValue == "new"
+        }
+        #expect(news.count == 1, "\(news)")
+        #expect(try await a.value("sync.status")["queued"]?.intValue == 0)
+    }
+
+    /// Hostile answers: actions with URLs of other schemes, no timestamp or garbage are passed
+    /// over (and said so); a body that is not JSON fails the round and changes nothing.
+    @Test func hostileAnswersArePassedOverOrRefused() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let hostile = """
+            {"timestamp": 1795723703, "actions": [
+             {"podcast": "file:///etc/passwd", "episode": "http://x.example/e.mp3", "action": "play", "timestamp": "2026-01-02T03:04:05", "position": 5},
+             {"podcast": "http://x.example/f.xml", "episode": "javascript:alert(1)", "action": "play", "timestamp": "2026-01-02T03:04:05", "position": 5},
+             {"podcast": "http://x.example/f.xml", "episode": "http://x.example/e.mp3", "action": "explode", "timestamp": "2026-01-02T03:04:05"},
+             {"podcast": "http://x.example/f.xml", "episode": "http://x.example/e.mp3", "action": "play", "timestamp": "yesterday"},
+             {"podcast": "http://x.example/f.xml", "episode": "http://x.example/e.mp3", "action": "play", "timestamp": "2026-01-02T03:04:05", "position": 1e300},
+             42, null, "play"
+            ]}
+            """
+        let escaped = JSONValue.string(hostile).jsonString
+        try await server.control(
+            "POST", "faults", #"{"path_contains":"/episodes/","method":"GET","status":200,"body":\#(escaped)}"#)
+        let report = try await a.value("sync.now")
+        #expect(report["actionsReceived"]?.intValue == 1, "only the last, with its position passed over: \(report.jsonString)")
+        #expect(report["skipped"]?.jsonString.contains("7 episode actions were malformed") == true, "\(report.jsonString)")
+
+        try await server.control(
+            "POST", "faults", #"{"path_contains":"/devices/","method":"GET","status":200,"body":"<html>oops"}"#)
+        let broken = try await a.call("sync.now")
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("not JSON"), "\(broken.stderr)")
+    }
+
+    // MARK: Nextcloud's gpoddersync
+
+    /// The same round on the Nextcloud dialect: one list per account, only plays kept, actions
+    /// upper-cased with -1 for missing numbers and +00:00 times, a server-time cursor.
+    @Test func twoMachinesAndAPhoneAgreeThroughNextcloud() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.nextcloud()
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let b = try Machine(sandbox: base)
+        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        // Found out as Nextcloud from the address (with the app's path given, as people paste it).
+        let state = try await a.value(
+            "sync.login",
+            #"{"server":"\#(server.base)/index.php/apps/gpoddersync","username":"alice","password":"app-pass"}"#)
+        #expect(state["dialect"]?.stringValue == "nextcloud")
+        _ = try await a.value("sync.now")
+
+        // The phone (as AntennaPod does it): reads the list, uploads a play.
+        let http = MediaHTTPClient()
+        let auth = "Basic " + Data("alice:app-pass".utf8).base64EncodedString()
+        let list = try await http.send(
+            HTTPRequest(
+                url: URL(string: server.base + "/index.php/apps/gpoddersync/subscriptions?since=0")!,
+                headers: ["Authorization": auth]))
+        #expect(
+            String(decoding: list.body, as: UTF8.self).contains(feed.replacingOccurrences(of: "/", with: "\\/"))
+                || String(decoding: list.body, as: UTF8.self).contains(feed))
+        let play = """
+            [{"podcast":"\(feed)","episode":"\(media)","action":"play","timestamp":"\(Self.naiveUTC(Date().addingTimeInterval(-30)))","started":0,"position":754,"total":3600}]
+            """
+        let uploaded = try await http.send(
+            HTTPRequest(
+                method: "POST", url: URL(string: server.base + "/index.php/apps/gpoddersync/episode_action/create")!,
+                headers: ["Authorization": auth, "Content-Type": "application/json"], body: Data(play.utf8)))
+        #expect(uploaded.status == 200)
+
+        _ = try await b.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"app-pass","dialect":"nextcloud"}"#)
+        let onB = try await b.value("sync.now")
+        #expect(onB["followed"]?.intValue == 1, "\(onB.jsonString)")
+        let bShow = try #require(try await b.favoriteIDs().first)
+        let bEpisodes = try await b.value("media.children", #"{"id":"\#(bShow)"}"#)
+        let resumed = try #require(bEpisodes["items"]?.arrayValue?.first { $0["enclosure"]?["url"]?.stringValue == media })
+        #expect(resumed["position"]?.doubleValue == 754)
+
+        // A finishes it; the phone reads a PLAY to the end; B sees it played.
+        _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":true}"#)
+        #expect(try await a.value("sync.now")["actionsSent"]?.intValue == 1)
+        let actions = try await http.send(
+            HTTPRequest(
+                url: URL(string: server.base + "/index.php/apps/gpoddersync/episode_action?since=0")!,
+                headers: ["Authorization": auth]))
+        let parsed = try JSONValue(parsing: String(decoding: actions.body, as: UTF8.self))
+        let row = try #require(parsed["actions"]?.arrayValue?.first { $0["episode"]?.stringValue == media })
+        #expect(row["action"]?.stringValue == "PLAY")
+        #expect(row["position"]?.intValue == row["total"]?.intValue)
+        _ = try await b.value("sync.now")
+        let bAfter = try await b.value("media.children", #"{"id":"\#(bShow)"}"#)
+        #expect(
+            bAfter["items"]?.arrayValue?.first { $0["enclosure"]?["url"]?.stringValue == media }?["played"]?.boolValue == true)
+
+        // Unfollowed on B: A unfollows (a second later than A's last look: the app keeps seconds).
+        try await Task.sleep(for: .milliseconds(1100))
+        _ = try await b.value("favorites.remove", #"{"id":"\#(bShow)"}"#)
+        _ = try await b.value("sync.now")
+        #expect(try await a.value("sync.now")["unfollowed"]?.intValue == 1)
+        #expect(try await a.favoriteIDs().isEmpty)
+    }
+}
