@@ -214,11 +214,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HostDesktopTests", dependencies: ["HostDesktop", "HostPlayer", "MediaKit", "JSONRPC"], swiftSettings: strict),
+        .testTarget(
+            name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
-            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "MediaKit", "JSONRPC", "TestSupport"],
+            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "HostSync", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

@@ -70,7 +70,11 @@ final class SyncServer: Sendable {
 
     private var userPath: String { account.username.percentEncoded(allowing: .urlPathSegment) }
 
-    private func failure(_ error: ProviderError) -> ProviderFailure { ProviderFailure(provider: "sync", error: error) }
+    /// A failure to report; a server that echoes the password back (in an error page) does not
+    /// get it on the screen.
+    private func failure(_ error: ProviderError) -> ProviderFailure {
+        ProviderFailure(provider: "sync", error: account.password.utf8.count >= 4 ? error.masking(account.password) : error)
+    }
 
     /// Sends a request; any answer but 2xx is an error that says what to do.
     @discardableResult

@@ -27,7 +27,7 @@ extension CommandSpec {
             return .call(repl.login(request))
         },
         CommandSpec(
-            "sync", usage: "sync [status] | sync <provider>",
+            "sync", usage: "sync [status|<provider>]",
             method: "\(SyncNow.method) / \(SyncStatus.method) / \(FavoritesSync.method)",
             summary: "podcasts and positions with the sync server (`login sync`); or favorites kept here to a provider's account",
             arguments: [[.words(["status"]), .accountProvider]]

@@ -1,5 +1,6 @@
 import Foundation
 import HostPlayer
+import HostSync
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -585,9 +586,10 @@ final class CapturedREPL: @unchecked Sendable {
             providers: ["catalog", "youtube"], methods: [], configKeys: [], categories: CategoryCache(),
             fetchCategories: { _ in nil },
             accountProviders: ["youtube"], kinds: ["catalog": [.channel, .video], "youtube": [.video, .channel, .playlist]])
-        #expect(accounts.candidates(before: "login ", word: "") == ["youtube"])
-        #expect(accounts.candidates(before: "logout ", word: "") == ["youtube"])
-        #expect(accounts.candidates(before: "sync ", word: "") == ["youtube"])
+        // The sync server's account beside the providers'.
+        #expect(accounts.candidates(before: "login ", word: "") == ["sync", "youtube"])
+        #expect(accounts.candidates(before: "logout ", word: "") == ["sync", "youtube"])
+        #expect(accounts.candidates(before: "sync ", word: "") == ["status", "youtube"])
         #expect(accounts.candidates(before: "favs youtube ", word: "") == ["--pictures", "--remote"])
         #expect(accounts.candidates(before: "search catalog --kind ", word: "") == ["channel", "video"])
         #expect(accounts.candidates(before: "search --kind ", word: "").count == MediaKind.allCases.count)
@@ -636,4 +638,4 @@ final class CapturedREPL: @unchecked Sendable {
 }
 
 /// The methods a host with the shipped modules serves.
-let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods).map { $0.method }
+let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods + SyncModule.methods).map { $0.method }

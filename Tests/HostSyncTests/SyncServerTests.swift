@@ -1,0 +1,173 @@
+import Foundation
+import JSONRPC
+import MediaHost
+import MediaKit
+import MediaStore
+import TestSupport
+import Testing
+
+@testable import HostSync
+
+/// The sync client on real recorded answers: gpodder.net's and a self-hosted mygpo's (quoted in
+/// AntennaPod's issues), the API documentation's examples, mygpoclient's canned valid and
+/// invalid answers, and Nextcloud gpoddersync's README and test bodies (Tests/Fixtures/Sync,
+/// SOURCES.md there says where each came from).
+@Suite struct SyncServerTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/Sync")
+
+    static func fixture(_ path: String) throws -> String {
+        try String(contentsOf: fixtures.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// A server that answers every GET of episode actions with `body`.
+    static func server(_ dialect: SyncAccount.Dialect, answering body: String, status: Int = 200) -> (
+        SyncServer, RecordedHTTPClient
+    ) {
+        let http = RecordedHTTPClient { _ in (status, ["content-type": "application/json"], Data(body.utf8)) }
+        let account = SyncAccount(
+            dialect: dialect, server: URL(string: "https://sync.example")!, username: "alice", password: "pw-123456",
+            device: "desk")
+        return (SyncServer(account: account, http: http), http)
+    }
+
+    @Test func gpodderNetsOwnAnswerWithMinusOnesForUnknownNumbers() async throws {
+        let (server, http) = Self.server(
+            .gpodder,
+            answering: try Self.fixture(
+                "gpodder/live-recorded/gpodder.net-GET-episodes-2021-09-02.AntennaPod-issue-5380.response.json"))
+        let (actions, skipped, cursor) = try await server.actions(since: 0)
+        #expect(skipped == 0)
+        #expect(cursor == 1_630_591_132)
+        let action = try #require(actions.first)
+        #expect(action.podcast == "https://fokcast.libsyn.com/rss")
+        #expect(action.episode == "https://traffic.libsyn.com/secure/fokcast/321.mp3?dest-id=230581")
+        #expect(action.device == "test2")
+        #expect(action.action == "play")
+        #expect(action.at == ISODate.parse("2021-09-02T13:58:23Z"))
+        // -1 is AntennaPod's "unknown": no position, so no place to resume.
+        #expect(action.position == nil && action.started == nil && action.total == nil)
+        // Basic auth on the request, the user in the path, `since` asked.
+        let request = try #require(http.asked.withLock { $0.first })
+        #expect(request.url.absoluteString == "https://sync.example/api/2/episodes/alice.json?since=0")
+        #expect(request.headers["Authorization"] == "Basic " + Data("alice:pw-123456".utf8).base64EncodedString())
+    }
+
+    @Test func aSelfHostedMygpoPlayToTheEnd() async throws {
+        let (server, _) = Self.server(
+            .gpodder,
+            answering: try Self.fixture(
+                "gpodder/live-recorded/self-hosted-mygpo-GET-episodes-2021-01-24.AntennaPod-issue-4459.response.last-element-only.json"
+            ))
+        let action = try #require(try await server.actions(since: 0).actions.first)
+        #expect(action.started == 7312 && action.position == 7312 && action.total == 7312)
+        let remote = RemoteEpisodeFixture.remote(action)
+        let record = try #require(remote.playback(for: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:x")))
+        #expect(record.played)
+    }
+
+    /// mygpoclient's own test answers: a complete list reads; actions without an action or
+    /// with a timestamp that is none are passed over and counted, not stored.
+    @Test func mygpoclientsCannedAnswers() async throws {
+        let valid = try Self.fixture("gpodder/mygpoclient-api_test/test_downloadEpisodeActions_returnsActionList.response.json")
+        // Its podcasts are "a" and "x": no URLs, so nothing is kept of them.
+        let (server, _) = Self.server(.gpodder, answering: valid)
+        let read = try await server.actions(since: 0)
+        #expect(read.actions.isEmpty && read.skipped == 2)
+
+        let incomplete = try Self.fixture(
+            "gpodder/mygpoclient-api_test/test_downloadEpisodeActions_raisesInvalidResponse_onIncompleteActions.response.json")
+        #expect(try await Self.server(.gpodder, answering: incomplete).0.actions(since: 0).skipped == 2)
+
+        for name in ["onInvalidTimestamp", "onMissingTimestamp", "onMissingActions"] {
+            let body = try Self.fixture(
+                "gpodder/mygpoclient-api_test/test_downloadEpisodeActions_raisesInvalidResponse_\(name).response.json")
+            await #expect(throws: ProviderFailure.self, "\(name)") {
+                _ = try await Self.server(.gpodder, answering: body).0.actions(since: 0)
+            }
+        }
+    }
+
+    @Test func subscriptionChangesAsDocumented() async throws {
+        let documented = try Self.fixture("gpodder/mygpo-docs/subscriptions-GET-api2-changes-since.response.json")
+        let none = try await Self.server(.gpodder, answering: documented).0.subscriptionChanges(device: "phone", since: 0)
+        #expect(none.add.isEmpty && none.remove.isEmpty && none.timestamp == 12347)
+        let body = try Self.fixture(
+            "gpodder/mygpoclient-api_test/test_pullSubscriptions_returnsChangesListAndTimestamp.response.json")
+        let (server, http) = Self.server(.gpodder, answering: body)
+        let changes = try await server.subscriptionChanges(device: "phone", since: 12)
+        #expect(changes.add == ["http://example.com/test.rss", "http://feeds.example.org/1/feed.atom"])
+        #expect(changes.remove == ["http://example.co.uk/episodes.xml", "http://pod.cast/test.xml"])
+        #expect(changes.timestamp == 1_262_103_016)
+        #expect(http.urls.first?.absoluteString == "https://sync.example/api/2/subscriptions/alice/phone.json?since=12")
+        for name in ["onMissingTimestamp", "onInvalidTimestamp"] {
+            let bad = try Self.fixture(
+                "gpodder/mygpoclient-api_test/test_pullSubscriptions_raisesInvalidResponse_\(name).response.json")
+            await #expect(throws: ProviderFailure.self, "\(name)") {
+                _ = try await Self.server(.gpodder, answering: bad).0.subscriptionChanges(device: "phone", since: 0)
+            }
+        }
+    }
+
+    /// Nextcloud writes actions upper-cased, and its README's example is kept as published
+    /// apart from its trailing commas; since 3.11 times carry +00:00.
+    @Test func nextcloudsActions() async throws {
+        let body = try Self.fixture("nextcloud/readme-GET-episode_action-since.response.trailing-commas-removed.json")
+        let (server, http) = Self.server(.nextcloud, answering: body)
+        let read = try await server.actions(since: 5)
+        #expect(read.skipped == 0)
+        let first = try #require(read.actions.first)
+        #expect(first.action == "play" && first.guid == "s01e20-example-org")
+        #expect(first.position == 120 && first.started == 15 && first.total == 500)
+        #expect(http.urls.first?.absoluteString == "https://sync.example/index.php/apps/gpoddersync/episode_action?since=5")
+
+        #expect(SyncServer.date("2021-10-06T11:49:23+00:00") == ISODate.parse("2021-10-06T11:49:23Z"))
+        #expect(SyncServer.date("2021-10-06T13:49:23+02:00") == ISODate.parse("2021-10-06T11:49:23Z"))
+        #expect(SyncServer.date("2021-10-06T11:49:23.123000") != nil)
+        #expect(SyncServer.date("2021-10-06T11:49:23Z") == ISODate.parse("2021-10-06T11:49:23Z"))
+        for bad in ["yesterday", "", "2021-10-06", "1999-01-01T00:00:00", "2999-01-01T00:00:00"] {
+            #expect(SyncServer.date(bad) == nil, "\(bad)")
+        }
+        #expect(SyncServer.naive(ISODate.parse("2021-10-06T11:49:23Z")!) == "2021-10-06T11:49:23")
+    }
+
+    /// The answers each status gets: what to do, never the password.
+    @Test func failuresSayWhatToDo() async throws {
+        let cases: [(Int, String)] = [
+            (401, "refused alice's password"), (429, "rate"), (500, "500"), (404, "no gpoddersync app"),
+        ]
+        for (status, words) in cases {
+            let (server, _) = Self.server(.nextcloud, answering: #"{"message":"pw-123456"}"#, status: status)
+            do {
+                _ = try await server.actions(since: 0)
+                Issue.record("\(status) did not fail")
+            } catch {
+                let text = (error as? ProviderFailure)?.error.message ?? "\(error)"
+                #expect(!text.contains("pw-123456"))
+                #expect(text.contains(words), "\(status): \(text)")
+            }
+        }
+    }
+
+    @Test func subscriptionURLsOfYouTubeAndPodcasts() {
+        let channel = MediaItem(id: ItemID(provider: "youtube", kind: .channel, nativeID: "UCabc_-1"), title: "C")
+        let url = SyncKeys.subscriptionURL(of: channel)
+        #expect(url == "https://www.youtube.com/feeds/videos.xml?channel_id=UCabc_-1")
+        #expect(SyncKeys.followedID(forSubscription: url!) == channel.id)
+        #expect(SyncKeys.followedID(forSubscription: "https://www.youtube.com/feeds/videos.xml?channel_id=a/../b") == nil)
+        #expect(SyncKeys.followedID(forSubscription: "file:///etc/passwd") == nil)
+        #expect(SyncKeys.followedID(forSubscription: "http://example.com/feed.rss")?.kind == .podcast)
+        var movie = MediaItem(id: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), title: "M")
+        movie.feed = "http://example.com/x"
+        #expect(SyncKeys.subscriptionURL(of: movie) == nil)
+    }
+}
+
+enum RemoteEpisodeFixture {
+    static func remote(_ action: EpisodeAction) -> RemoteEpisode {
+        RemoteEpisode(
+            episode: action.episode, podcast: action.podcast, guid: action.guid, action: action.action,
+            position: action.position.map(Double.init), started: action.started.map(Double.init),
+            total: action.total.map(Double.init), at: action.at, device: action.device)
+    }
+}
