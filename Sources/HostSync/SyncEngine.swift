@@ -294,7 +294,10 @@ public final class SyncEngine: HostComponent {
         await withTaskGroup(of: (ItemID, MediaItem?).self) { group in
             func next() {
                 guard let id = pending.popLast() else { return }
-                group.addTask { (id, try? await host.itemOrSnapshot(id)) }
+                group.addTask {
+                    let item = try? await host.itemOrSnapshot(id)
+                    return (id, item)
+                }
             }
             for _ in 0..<4 { next() }
             while let (id, item) = await group.next() {

@@ -56,11 +56,13 @@ public struct SyncState: Codable, Sendable, Equatable {
             try? JSONDecoder().decode(SyncReport.self, from: Data($0.utf8))
         }
         let error = try await store.syncValue("lastError")
+        let lastSync = try await store.syncValue("lastSync")
+        let queued = try await store.syncOutboxCount()
+        let remote = try await store.remoteEpisodeCount()
         return SyncState(
             configured: account != nil, server: account?.server.absoluteString, dialect: account?.dialect,
-            username: account?.username, device: account?.device, lastSync: try await store.syncValue("lastSync"),
-            lastError: error?.isEmpty == false ? error : nil, queued: try await store.syncOutboxCount(),
-            remoteEpisodes: try await store.remoteEpisodeCount(), lastReport: report)
+            username: account?.username, device: account?.device, lastSync: lastSync,
+            lastError: error?.isEmpty == false ? error : nil, queued: queued, remoteEpisodes: remote, lastReport: report)
     }
 }
 

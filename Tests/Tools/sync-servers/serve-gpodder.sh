@@ -13,6 +13,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 if [ $# -ne 4 ]; then echo "usage: $0 PORT USER PASS DATADIR" >&2; exit 2; fi
 PORT="$1"; GUSER="$2"; GPASS="$3"; DATA="$4"
 VENV="${VENV:-$HERE/../../../.build/sync-venv}"
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac   # the script changes folder below
 if [ ! -x "$VENV/bin/uvicorn" ] || [ ! -x "$VENV/bin/gpodder-router" ]; then
   echo "serve-gpodder.sh: no venv at $VENV (run: $HERE/setup.sh $VENV)" >&2; exit 1
 fi
