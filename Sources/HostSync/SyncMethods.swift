@@ -23,6 +23,47 @@ public enum SyncModule: HostModule {
         host.component(SyncEngine.self).syncPeriodically()
     }
 
+    /// `doctor`: the account, what waits and the last error; `--online`: the server answers and
+    /// takes the password.
+    public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] {
+        guard let account = SyncAccount.load(host) else {
+            return [
+                HealthCheck(
+                    area: "sync", name: "account", status: .skipped, detail: "no sync server",
+                    fix: "optional: `login sync` to sync podcasts and positions with your phone")
+            ]
+        }
+        var checks: [HealthCheck] = []
+        let state = try? await SyncState.read(host)
+        let name = "\(account.username) on \(account.server.absoluteString) (\(account.dialect.rawValue))"
+        if let error = state?.lastError {
+            checks.append(
+                HealthCheck(
+                    area: "sync", name: "account", status: .warning,
+                    detail: "\(name): the last sync failed: \(error); \(state?.queued ?? 0) changes wait",
+                    fix: "`sync` to try again"))
+        } else {
+            checks.append(
+                HealthCheck(
+                    area: "sync", name: "account", status: .ok,
+                    detail: "\(name), last synced \(state?.lastSync ?? "never")"))
+        }
+        guard online else {
+            checks.append(
+                HealthCheck(area: "sync", name: "server", status: .skipped, detail: "not reached", fix: "doctor --online"))
+            return checks
+        }
+        do {
+            try await SyncServer(account: account, http: host.http).login()
+            checks.append(HealthCheck(area: "sync", name: "server", status: .ok, detail: "answers and takes the password"))
+        } catch {
+            let message = (error as? ProviderFailure)?.error.message ?? "\(error)"
+            checks.append(
+                HealthCheck(area: "sync", name: "server", status: .failed, detail: message, fix: "`login sync` again"))
+        }
+        return checks
+    }
+
     /// `quit`: what changed here goes out now, not at the next start.
     public static func sessionWillEnd(_ host: HostRuntime) async {
         guard SyncAccount.load(host) != nil else { return }

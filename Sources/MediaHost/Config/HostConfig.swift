@@ -169,7 +169,7 @@ public enum HostSettings {
     public static let syncIntervalMinutes = ConfigKeyInfo(
         key: "sync.interval_minutes",
         summary: "How often the service syncs with the podcast sync server (`login sync`), in minutes",
-        defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .seconds(1...1440))
+        defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .seconds(0.1...1440))
 
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {

@@ -54,6 +54,7 @@ public struct HostDoctor: RPCMethod {
             }
             checks.append(await host.reach(provider, id: id, online: online))
         }
+        for module in host.modules { checks += await module.healthChecks(host, online: online) }
         for problem in host.pluginProblems {
             checks.append(HealthCheck(area: "plugins", name: "plugin", status: .failed, detail: problem))
         }

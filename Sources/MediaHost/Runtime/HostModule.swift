@@ -1,3 +1,4 @@
+import MediaKit
 import Synchronization
 
 /// A concern built on the runtime in a module of its own (the player, sharing), as Hummingbird
@@ -20,6 +21,8 @@ public protocol HostModule: Sendable {
     /// the next session (the sync server hears of what changed). Bounded by the caller; nothing
     /// by default.
     static func sessionWillEnd(_ host: HostRuntime) async
+    /// What `doctor` checks of it (`online`: also reach the servers it talks to). None by default.
+    static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck]
 }
 
 extension HostModule {
@@ -27,6 +30,7 @@ extension HostModule {
     public static func serviceWillStart(_ host: HostRuntime) async {}
     public static func sessionWillStart(_ host: HostRuntime) async {}
     public static func sessionWillEnd(_ host: HostRuntime) async {}
+    public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] { [] }
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host

@@ -14,7 +14,7 @@ import Testing
 /// and the replica of Nextcloud's gpoddersync app with a plain HTTP client as the phone (what
 /// AntennaPod sends). Two mediahost data dirs and the phone agree after sync rounds in every
 /// direction; offline queues, a server that fails mid-upload, a kill -9 and hostile answers.
-@Suite(.serialized) struct SyncTests {
+@Suite(.serialized) struct PodcastSyncTests {
     static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Tools/sync-servers").path
     static let venv =
@@ -415,6 +415,50 @@ import Testing
         let broken = try await a.call("sync.now")
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("not JSON"), "\(broken.stderr)")
+    }
+
+    /// The background service syncs every `sync.interval_minutes`: what the phone plays reaches
+    /// the machine without anyone asking; `doctor --online` checks the server.
+    @Test func theServiceSyncsOnItsOwnAndDoctorChecksTheServer() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "0.1"]
+        let service = try MediahostProcess(["serve"], dataDir: a.dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(a.dataDir)
+        _ = try await Self.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", media, "--position", "421", "--total", "3600", "--timestamp",
+                Self.naiveUTC(Date().addingTimeInterval(-10)),
+            ])
+        // Within a few rounds of 6 s (generous on a busy machine), no `sync` asked.
+        let deadline = ContinuousClock.now + .seconds(90)
+        var position: Double?
+        while ContinuousClock.now < deadline {
+            position = try await a.episode(episode, of: show)?["position"]?.doubleValue
+            if position == 421 { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(position == 421)
+
+        let doctor = try await a.call("host.doctor", #"{"online":false}"#)
+        let checks = doctor.value?["checks"]?.arrayValue ?? []
+        #expect(checks.contains { $0["area"]?.stringValue == "sync" && $0["status"]?.stringValue == "ok" })
+        server.stop()
+        let offline = try await a.call("host.doctor", #"{"online":true}"#)
+        let failed = (offline.value?["checks"]?.arrayValue ?? []).first {
+            $0["area"]?.stringValue == "sync" && $0["name"]?.stringValue == "server"
+        }
+        #expect(failed?["status"]?.stringValue == "failed", "\(offline.stderr)")
+        #expect(failed?["detail"]?.stringValue?.contains("cannot reach the sync server") == true)
     }
 
     // MARK: Nextcloud's gpoddersync
