@@ -31,7 +31,8 @@ import Testing
         var params: [String: JSONValue] = ["path": .string(Self.path(file)), "name": .string(file)]
         if let format { params["format"] = .string(format) }
         let result = try await fixture.checked("lists.import", .object(params))
-        return (result, try await channels(in: file, fixture, sourceLocation: sourceLocation))
+        let found = try await channels(in: file, fixture, sourceLocation: sourceLocation)
+        return (result, found)
     }
 
     func channels(in list: String, _ fixture: HostFixture, sourceLocation: SourceLocation = #_sourceLocation) async throws
