@@ -42,9 +42,16 @@ public enum SyncKeys {
         }
     }
 
-    /// The show an episode belongs to, by its feed (a sync server needs it with every action).
+    /// The show an episode belongs to, by its feed (a sync server needs it with every action);
+    /// a YouTube video's channel by the channel's feed.
     public static func podcastURL(of item: MediaItem) -> String? {
-        item.feed.flatMap { ItemID.isFeedURL($0) ? $0 : nil }
+        if item.provider == "youtube", item.kind == .video {
+            guard let channel = item.extra?["channel"], let id = try? ItemID(parsing: channel), id.kind == .channel else {
+                return nil
+            }
+            return youTubeFeedPrefix + id.nativeID
+        }
+        return item.feed.flatMap { ItemID.isFeedURL($0) ? $0 : nil }
     }
 
     /// The episode's guid, when its feed gives one.

@@ -157,6 +157,11 @@ import Testing
         #expect(SyncKeys.followedID(forSubscription: "https://www.youtube.com/feeds/videos.xml?channel_id=a/../b") == nil)
         #expect(SyncKeys.followedID(forSubscription: "file:///etc/passwd") == nil)
         #expect(SyncKeys.followedID(forSubscription: "http://example.com/feed.rss")?.kind == .podcast)
+        var video = MediaItem(id: ItemID(provider: "youtube", kind: .video, nativeID: "dQw4w9WgXcQ"), title: "V")
+        #expect(SyncKeys.episodeURL(of: video) == "https://www.youtube.com/watch?v=dQw4w9WgXcQ")
+        #expect(SyncKeys.podcastURL(of: video) == nil)
+        video.extra = ["channel": "youtube:channel:UCabc_-1"]
+        #expect(SyncKeys.podcastURL(of: video) == url)
         var movie = MediaItem(id: ItemID(provider: "tmdb", kind: .movie, nativeID: "550"), title: "M")
         movie.feed = "http://example.com/x"
         #expect(SyncKeys.subscriptionURL(of: movie) == nil)
