@@ -38,6 +38,9 @@ public actor PlayerController: HostComponent {
     private var paused = false
     private var volume: Double?
     private var lastSaved = ContinuousClock.now
+    /// Where this stretch of playback began: the start of the file, or where it resumed (told
+    /// to a sync server as `started`).
+    private var stretchStart: Double?
     private var lastNotified = ContinuousClock.now
     private var lastStatus: PlayerStatus?
     /// Why mpv could not play what it was given, for the one status that says so.
@@ -217,6 +220,7 @@ public actor PlayerController: HostComponent {
         try await ask(connection, ["set_property", "pause", .bool(pause)])
         paused = pause
         if let id = current?.id { await save(id, finished: false) }
+        if !pause { stretchStart = position }
         publish(force: true)
     }
 
@@ -631,6 +635,7 @@ public actor PlayerController: HostComponent {
             switch event["name"]?.stringValue {
             case "time-pos":
                 position = data?.doubleValue
+                if stretchStart == nil { stretchStart = position }
                 if owner, let position { await passSegments(at: position) }
                 if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
                     await save(id, finished: false)
@@ -659,6 +664,8 @@ public actor PlayerController: HostComponent {
                     at = record.position
                 }
                 if let at, at > 1 { _ = try? await ask(connection, ["seek", JSONValue(at), "absolute"]) }
+                // Else where mpv starts (a `play` resuming starts it there): its first position.
+                stretchStart = at.flatMap { $0 > 1 ? $0 : nil }
                 if let id = entry.id {
                     giveChapters(of: id, for: path, to: connection)
                     findSegments(of: id, for: path)
@@ -729,7 +736,9 @@ public actor PlayerController: HostComponent {
         let played = finished || PlaybackRecord.isFinished(position: position, duration: duration)
         do {
             try await store.savePlayback(
-                PlaybackRecord(id: id, position: played ? 0 : position, duration: duration, played: played))
+                PlaybackRecord(
+                    id: id, position: played ? 0 : position, duration: duration, played: played,
+                    started: stretchStart.map { min($0, position) }))
         } catch {
             logger.warning("cannot save where \(id) was left: \(error)")
         }

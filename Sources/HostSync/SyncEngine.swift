@@ -263,7 +263,7 @@ public final class SyncEngine: HostComponent {
             let position = entry.position ?? (entry.change == .play ? item.duration : nil)
             let action = EpisodeAction(
                 podcast: podcast, episode: episode, guid: SyncKeys.guid(of: item), action: entry.change.rawValue, at: entry.at,
-                started: nil, position: position.map { Int($0.rounded()) },
+                started: entry.started.map { Int($0.rounded()) }, position: position.map { Int($0.rounded()) },
                 total: (entry.total ?? item.duration).map { Int($0.rounded()) },
                 device: server.account.device)
             if delivered.contains(action.key) {

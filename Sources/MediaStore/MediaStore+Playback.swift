@@ -11,13 +11,18 @@ public struct PlaybackRecord: Sendable, Equatable {
     public var duration: Double?
     public var played: Bool
     public var updatedAt: Date
+    /// Where this stretch of playback began (told to a sync server with the position; not kept).
+    public var started: Double?
 
-    public init(id: ItemID, position: Double, duration: Double?, played: Bool, updatedAt: Date = Date()) {
+    public init(
+        id: ItemID, position: Double, duration: Double?, played: Bool, updatedAt: Date = Date(), started: Double? = nil
+    ) {
         self.id = id
         self.position = position
         self.duration = duration
         self.played = played
         self.updatedAt = updatedAt
+        self.started = started
     }
 
     /// Whether playback that stopped at `position` of `duration` counts as finished: within the
@@ -49,7 +54,7 @@ extension MediaStore {
                     db, sql: "SELECT duration FROM playback WHERE id = ?", arguments: [record.id.description])
                 try Self.queueSync(
                     db, .play, item: record.id, position: record.played ? (total ?? record.position) : max(0, record.position),
-                    total: total, at: record.updatedAt)
+                    started: record.started, total: total, at: record.updatedAt)
             }
         }
     }

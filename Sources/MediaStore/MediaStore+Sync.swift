@@ -27,17 +27,21 @@ public struct SyncOutboxEntry: Sendable, Equatable {
     /// The subscription URL, for subscription changes.
     public var url: String?
     public var position: Double?
+    /// Where the stretch of playback began, for `play`.
+    public var started: Double?
     public var total: Double?
     public var at: Date
 
     public init(
-        seq: Int64, change: SyncChange, item: ItemID?, url: String?, position: Double?, total: Double?, at: Date
+        seq: Int64, change: SyncChange, item: ItemID?, url: String?, position: Double?, started: Double? = nil,
+        total: Double?, at: Date
     ) {
         self.seq = seq
         self.change = change
         self.item = item
         self.url = url
         self.position = position
+        self.started = started
         self.total = total
         self.at = at
     }
@@ -99,7 +103,7 @@ extension MediaStore {
     /// where it stands now matters, and a player saves every few seconds).
     static func queueSync(
         _ db: Database, _ change: SyncChange, item: ItemID? = nil, url: String? = nil, position: Double? = nil,
-        total: Double? = nil, at: Date
+        started: Double? = nil, total: Double? = nil, at: Date
     ) throws {
         if let item {
             try db.execute(
@@ -109,8 +113,8 @@ extension MediaStore {
                 sql: "DELETE FROM syncOutbox WHERE url = ? AND action IN ('subscribe', 'unsubscribe')", arguments: [url])
         }
         try db.execute(
-            sql: "INSERT INTO syncOutbox (action, item, url, position, total, at) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [change.rawValue, item?.description, url, position, total, at.timeIntervalSince1970])
+            sql: "INSERT INTO syncOutbox (action, item, url, position, started, total, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [change.rawValue, item?.description, url, position, started, total, at.timeIntervalSince1970])
     }
 
     /// Changes are queued from now on, for the account `name` (a server, user and device); for
@@ -157,14 +161,14 @@ extension MediaStore {
     public func syncOutbox(limit: Int = 10_000) async throws -> [SyncOutboxEntry] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT seq, action, item, url, position, total, at FROM syncOutbox ORDER BY seq LIMIT ?",
+                db, sql: "SELECT seq, action, item, url, position, started, total, at FROM syncOutbox ORDER BY seq LIMIT ?",
                 arguments: [limit]
             ).compactMap { row in
                 guard let change = SyncChange(rawValue: row[1]) else { return nil }
                 let item: String? = row[2]
                 return SyncOutboxEntry(
                     seq: row[0], change: change, item: item.flatMap { try? ItemID(parsing: $0) }, url: row[3], position: row[4],
-                    total: row[5], at: Date(timeIntervalSince1970: row[6]))
+                    started: row[5], total: row[6], at: Date(timeIntervalSince1970: row[7]))
             }
         }
     }

@@ -366,6 +366,7 @@ public final class MediaStore: Sendable {
                         item TEXT,
                         url TEXT,
                         position REAL,
+                        started REAL,
                         total REAL,
                         at REAL NOT NULL
                     );

@@ -100,7 +100,8 @@ import Testing
             let response = try await http.send(
                 HTTPRequest(
                     method: method, url: URL(string: base + "/__control/" + path)!,
-                    headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { Data($0.utf8) }))
+                    headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { Data($0.utf8) },
+                    maxBodySize: 256 << 20))
             try #require(response.status == 200, "control \(method) \(path): \(response.status)")
             return try? JSONValue(parsing: String(decoding: response.body, as: UTF8.self))
         }
@@ -410,6 +411,15 @@ import Testing
         #expect(report["actionsReceived"]?.intValue == 1, "only the last, with its position passed over: \(report.jsonString)")
         #expect(report["skipped"]?.jsonString.contains("7 episode actions were malformed") == true, "\(report.jsonString)")
 
+        // Larger than any answer a sync server gives (64 MB): refused, not read into memory.
+        let huge = #"{"timestamp": 1, "actions": [""# + String(repeating: "0,", count: 34 << 20) + "0]}"
+        try await server.control(
+            "POST", "faults",
+            #"{"path_contains":"/episodes/","method":"GET","status":200,"body":\#(JSONValue.string(huge).jsonString)}"#)
+        let tooBig = try await a.call("sync.now")
+        #expect(tooBig.status != 0)
+        #expect(tooBig.stderr.contains("larger than 64 MB"), "\(tooBig.stderr)")
+
         try await server.control(
             "POST", "faults", #"{"path_contains":"/devices/","method":"GET","status":200,"body":"<html>oops"}"#)
         let broken = try await a.call("sync.now")
@@ -531,5 +541,80 @@ import Testing
         _ = try await b.value("sync.now")
         #expect(try await a.value("sync.now")["unfollowed"]?.intValue == 1)
         #expect(try await a.favoriteIDs().isEmpty)
+    }
+}
+
+extension PodcastSyncTests {
+    /// The server rewrites a URL it normalises (`update_urls`): the show is known by the new one
+    /// from then on, so the phone following it by that URL is no second show here.
+    @Test func theServersRewrittenURLsAreTaken() async throws {
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: "http://127.0.0.1:9")
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><head><title>Mine</title></head><body>
+            <outline type="rss" text="Shouting" xmlUrl="http://Feeds.Example.ORG/Show.xml"/></body></opml>
+            """
+        let text = JSONValue.string(opml).jsonString
+        _ = try await a.value("lists.import", #"{"name":"favorites","text":\#(text),"format":"opml"}"#)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let first = try await a.value("sync.now")
+        #expect(first["renamed"]?.intValue == 1, "\(first.jsonString)")
+        let all = try await Self.phone(server, ["subs-all"])
+        #expect(all["urls"]?.arrayValue?.compactMap(\.stringValue) == ["http://feeds.example.org/Show.xml"], "\(all.jsonString)")
+        _ = try await Self.phone(server, ["subs-up", "--add", "http://feeds.example.org/Show.xml"])
+        let second = try await a.value("sync.now")
+        #expect(second["followed"]?.intValue == 0 && second["subscriptionsSent"]?.intValue == 0, "\(second.jsonString)")
+        #expect(try await a.favoriteIDs().count == 1)
+    }
+}
+
+extension PlayerTests {
+    /// The phone stopped at 1:40: `play` here starts there (real mpv); a pause here goes to the
+    /// server as a play from where this stretch started to where it stopped.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func playStartsWhereThePhoneStoppedAndAPauseGoesBack() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let server = try await PodcastSyncTests.Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let tone = setup.tones[2]
+        func call(_ method: String, _ params: String) async throws -> JSONValue {
+            let result = try await runMediahost(["call", method, params], dataDir: setup.dataDir, environment: setup.environment)
+            try #require(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
+        let item = try await call("media.get", #"{"id":"\#(tone)"}"#)
+        let feed = try #require(item["feed"]?.stringValue)
+        let media = try #require(item["enclosure"]?["url"]?.stringValue)
+        _ = try await call("sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"desk"}"#)
+        _ = try await PodcastSyncTests.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", media, "--position", "100", "--total", "180", "--timestamp",
+                PodcastSyncTests.naiveUTC(Date().addingTimeInterval(-20)),
+            ])
+        _ = try await call("sync.now", "{}")
+
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        let opened = try await client.call("player.open", #"{"id":"\#(tone)"}"#)
+        #expect(opened["resumedAt"]?.doubleValue == 100, "\(opened)")
+        let playing = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 101 && $0["state"] == "playing" }
+        #expect(playing != nil, "\(client.process.errors.suffix(2000))")
+        let paused = try await client.call("player.pause")
+        let at = try #require(paused["position"]?.doubleValue)
+        _ = try await client.call("player.stop")
+
+        let sent = try await call("sync.now", "{}")
+        #expect((sent["actionsSent"]?.intValue ?? 0) >= 1, "\(sent.jsonString)")
+        let seen = try await PodcastSyncTests.phone(server, ["eps-down", "--since", "0"])
+        let ours = try #require(
+            (seen["actions"]?.arrayValue ?? []).last {
+                $0["device"]?.stringValue == "desk" && $0["episode"]?.stringValue == media
+            })
+        #expect(ours["started"]?.intValue == 100, "\(ours)")
+        #expect(abs(Double(ours["position"]?.intValue ?? 0) - at) <= 2, "\(ours) vs \(at)")
+        #expect(ours["total"]?.intValue == 180)
     }
 }
