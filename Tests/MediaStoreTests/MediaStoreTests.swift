@@ -148,6 +148,78 @@ import Testing
         #expect(rows?.map(\.id) == ["1000000000-ep-457", "1000000000-ep-456"])
         try await store.savePlayback(PlaybackRecord(id: episode, position: 800, duration: nil, played: false))
         #expect(try await store.playback(episode)?.duration == 2633)
+        // v12: the show followed before is known by its feed to a sync server.
+        let feed = try #require(favorite.feed)
+        #expect(try await store.followedSyncURLs() == [feed: favorite.id])
+    }
+
+    /// What changes is queued for the sync server in the same transaction as the change, only
+    /// while an account is set; repeated saves of one episode leave its newest.
+    @Test func changesAreQueuedForTheSyncServerOnlyWithAnAccount() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        var show = item(1, provider: "podcasts", kind: .podcast)
+        show.feed = "https://example.com/feed.xml"
+        let channel = item(2, provider: "youtube", kind: .channel)
+        let episode = item(3, provider: "podcasts", kind: .episode).id
+        try await store.addFavorite(show)
+        try await store.savePlayback(PlaybackRecord(id: episode, position: 10, duration: 100, played: false))
+        #expect(try await store.syncOutboxCount() == 0, "nothing queued without an account")
+
+        try await store.beginSync(account: "gpodder alice@https://example.org desk")
+        try await store.addFavorites([show, channel])  // the show again: no change to tell
+        try await store.savePlayback(PlaybackRecord(id: episode, position: 20, duration: 100, played: false, started: 10))
+        try await store.savePlayback(PlaybackRecord(id: episode, position: 30, duration: 100, played: false, started: 10))
+        var queued = try await store.syncOutbox()
+        #expect(queued.map(\.change) == [.subscribe, .play])
+        #expect(queued.first?.url == "https://www.youtube.com/feeds/videos.xml?channel_id=n2")
+        #expect(queued.last?.position == 30 && queued.last?.started == 10 && queued.last?.total == 100)
+
+        try await store.markPlayed([episode], played: true)
+        try await store.markPlayed([episode], played: false)
+        #expect(try await store.removeFavorite(show.id))
+        queued = try await store.syncOutbox()
+        #expect(queued.map(\.change) == [.subscribe, .new, .unsubscribe])
+        #expect(queued.last?.url == "https://example.com/feed.xml")
+
+        // A download finished is told once; its deletion once.
+        var download = DownloadRecord(
+            id: episode, title: "E", url: "https://example.com/e.mp3", path: directory + "/e.mp3", expectedLength: nil)
+        download = try await store.insertDownload(download)
+        download.state = .completed
+        try await store.updateDownload(download)
+        try await store.updateDownload(download)
+        #expect(try await store.deleteDownload(episode))
+        queued = try await store.syncOutbox()
+        #expect(queued.map(\.change) == [.subscribe, .new, .unsubscribe, .download, .delete])
+
+        try await store.removeFromSyncOutbox(queued.prefix(2).map(\.seq))
+        #expect(try await store.syncOutboxCount() == 3)
+        // Another account keeps what waits; logging out forgets it.
+        try await store.beginSync(account: "nextcloud alice@https://cloud.example.org desk")
+        #expect(try await store.syncOutboxCount() == 3)
+        try await store.endSync()
+        #expect(try await store.syncOutboxCount() == 0)
+        try await store.addFavorite(show)
+        #expect(try await store.syncOutboxCount() == 0)
+    }
+
+    /// What other devices did: per episode the newest action by its own time, whatever order
+    /// it arrived in; found by media URL, or by guid when the URL changed.
+    @Test func theNewestRemoteActionOfAnEpisodeIsKept() async throws {
+        let store = try MediaStore(path: directory + "/db.sqlite")
+        func action(_ position: Double, at seconds: Double, url: String = "https://e.example/1.mp3") -> RemoteEpisode {
+            RemoteEpisode(
+                episode: url, podcast: "https://e.example/feed", guid: "g1", action: "play", position: position, started: nil,
+                total: 3600, at: Date(timeIntervalSince1970: seconds), device: "phone")
+        }
+        #expect(try await store.keepRemoteEpisodes([action(50, at: 2000), action(20, at: 1000), action(70, at: 3000)]) == 2)
+        #expect(try await store.keepRemoteEpisodes([action(10, at: 1500)]) == 0)
+        let found = try await store.remoteEpisodes(urls: ["https://e.example/1.mp3"], guids: ["g1"])
+        #expect(found["https://e.example/1.mp3"]?.position == 70)
+        #expect(found["guid:g1"]?.position == 70)
+        let record = try #require(found["guid:g1"]?.playback(for: item(1, kind: .episode).id))
+        #expect(record.position == 70 && !record.played && record.updatedAt == Date(timeIntervalSince1970: 3000))
+        #expect(action(3599, at: 4000).playback(for: item(1, kind: .episode).id)?.played == true)
     }
 
     /// A page read stops its cursor before the end (the row after the page only says there is a
