@@ -41,6 +41,8 @@ public final class SyncEngine: HostComponent {
     private let logger: Logger
     private let running = Mutex<Task<SyncReport, any Error>?>(nil)
     private let periodic = Mutex<Task<Void, Never>?>(nil)
+    /// The account the server refused: no rounds on the timer for it.
+    private let refused = Mutex<SyncAccount?>(nil)
 
     public init(host: HostRuntime) {
         hostRef = host
@@ -70,14 +72,23 @@ public final class SyncEngine: HostComponent {
                 while !Task.isCancelled {
                     guard let self, let host = self.hostRef else { return }
                     let minutes = host.config.seconds(HostSettings.syncIntervalMinutes)
-                    if SyncAccount.load(host) != nil { await self.runQuietly("every \(Int(minutes)) minutes") }
+                    if let account = SyncAccount.load(host), self.refused.withLock({ $0 }) != account {
+                        await self.runQuietly("every \(minutes) minutes")
+                    }
                     try? await Task.sleep(for: .seconds(minutes * 60))
                 }
             }
         }
     }
 
-    /// A round whose failure is logged, not thrown (at start, at quit, on a timer).
+    /// An error as a person reads it in `sync status` and `doctor`.
+    static func text(_ error: any Error) -> String {
+        if let failure = error as? ProviderFailure { return failure.error.message }
+        return "\(error)"
+    }
+
+    /// A round whose failure is logged, not thrown (at start, at quit, on a timer); the round
+    /// keeps why it failed for `sync status`.
     func runQuietly(_ why: String) async {
         do {
             let report = try await run()
@@ -85,9 +96,12 @@ public final class SyncEngine: HostComponent {
                 "sync (\(why)): \(report.followed) followed, \(report.unfollowed) unfollowed, \(report.actionsNewer) positions moved, \(report.actionsSent) actions sent"
             )
         } catch {
-            let text = "\(error)"
-            logger.notice("sync (\(why)) failed: \(text); the changes wait for the next sync")
-            try? await hostRef?.store.setSyncValues(["lastError": text, "lastErrorAt": ISODate.string(from: Date())])
+            // A refused password stops the timer's rounds until the next login (each would
+            // count as a failed login on the server, which throttles the address).
+            if let failure = error as? ProviderFailure, case .unauthorized = failure.error, let host = hostRef {
+                refused.withLock { $0 = SyncAccount.load(host) }
+            }
+            logger.notice("sync (\(why)) failed: \(Self.text(error)); the changes wait for the next sync")
         }
     }
 
@@ -120,12 +134,18 @@ public final class SyncEngine: HostComponent {
                 try await server.registerDevice()
                 try await store.setSyncValues(["device": account.device])
             }
-            try await pullSubscriptions(server, host: host, report: &report)
+            // This machine's changes first: a pull after them sees them as done (Nextcloud's one
+            // list, linked gpodder.net devices), not as changes that undo what came since.
             try await pushSubscriptions(server, store: store, report: &report)
+            try await pullSubscriptions(server, host: host, report: &report)
             let delivered = try await pullActions(server, store: store, report: &report)
             try await pushActions(server, host: host, delivered: delivered, report: &report)
         } catch {
-            try? await store.setSyncValues(["lastError": "\(error)", "lastErrorAt": ISODate.string(from: Date())])
+            do {
+                try await store.setSyncValues(["lastError": Self.text(error), "lastErrorAt": ISODate.string(from: Date())])
+            } catch let storing {
+                logger.warning("sync: cannot keep why the round failed: \(storing)")
+            }
             throw error
         }
         report.queued = try await store.syncOutboxCount()
@@ -137,37 +157,50 @@ public final class SyncEngine: HostComponent {
         return report
     }
 
-    /// The server's subscription changes since the last round: another device's (gpodder.net:
+    /// The server's subscription changes since the last round: the other devices' (gpodder.net:
     /// each device has its own list) or the account's (Nextcloud). Followed and unfollowed here;
-    /// what is followed anew is then this machine's too (queued for its own list).
+    /// what is followed anew is then this machine's too (queued for its own list). When one
+    /// device dropped a show another added since, the drop wins: the API says what changed,
+    /// not when, and a show comes back with one `fav` where a wrong follow would stay unseen.
     private func pullSubscriptions(_ server: SyncServer, host: HostRuntime, report: inout SyncReport) async throws {
         let store = host.store
-        let devices: [String?] = server.account.dialect == .gpodder ? try await server.otherDevices() : [nil]
-        var followed = try await store.followedSyncURLs()
-        var newItems: [MediaItem] = []
+        let nextcloud = server.account.dialect == .nextcloud
+        let devices: [String?] = nextcloud ? [nil] : try await server.otherDevices()
+        var added: [String] = []
+        var removed = Set<String>()
         var cursors: [String: String] = [:]
-        var refused = 0
         for device in devices {
             let key = "subscriptions:" + (device ?? "account")
             let since = Int64(try await store.syncValue(key) ?? "0") ?? 0
-            let changes = try await server.subscriptionChanges(device: device, since: since)
-            for url in changes.add where followed[url] == nil {
-                guard let id = SyncKeys.followedID(forSubscription: url) else {
-                    refused += 1
-                    continue
-                }
-                var item = MediaItem(id: id, title: Self.placeholderTitle(url))
-                if id.kind == .podcast { item.feed = url }
-                item.url = id.kind == .channel ? "https://www.youtube.com/channel/\(id.nativeID)" : nil
-                newItems.append(item)
-                followed[url] = id
-            }
-            for url in changes.remove {
-                guard let id = followed[url], !changes.add.contains(url) else { continue }
-                if try await store.removeFavorite(id) { report.unfollowed += 1 }
-                followed[url] = nil
-            }
+            // Nextcloud compares whole seconds after the cursor, its server time: a change later
+            // in the same second as the last answer comes only by asking from the second
+            // before (its one list says how each show stands, so reading a change twice is
+            // harmless).
+            let changes = try await server.subscriptionChanges(device: device, since: nextcloud ? max(0, since - 1) : since)
+            added += changes.add
+            // At the first look at a list its removals are history (a show unsubscribed on the
+            // phone years ago), not news: what is followed here stays.
+            if since > 0 { removed.formUnion(changes.remove.filter { !changes.add.contains($0) }) }
             cursors[key] = String(changes.timestamp)
+        }
+        var followed = try await store.followedSyncURLs()
+        var newItems: [MediaItem] = []
+        var refused = 0
+        for url in added where followed[url] == nil && !removed.contains(url) {
+            guard let id = SyncKeys.followedID(forSubscription: url) else {
+                refused += 1
+                continue
+            }
+            var item = MediaItem(id: id, title: Self.placeholderTitle(url))
+            if id.kind == .podcast { item.feed = url }
+            item.url = id.kind == .channel ? "https://www.youtube.com/channel/\(id.nativeID)" : nil
+            newItems.append(item)
+            followed[url] = id
+        }
+        for url in removed.sorted() {
+            guard let id = followed[url] else { continue }
+            if try await store.removeFavorite(id) { report.unfollowed += 1 }
+            followed[url] = nil
         }
         if !newItems.isEmpty {
             try await store.addFavorites(newItems)
@@ -213,7 +246,14 @@ public final class SyncEngine: HostComponent {
         let cursor = Int64(try await store.syncValue("actions") ?? "") ?? 0
         let (actions, skipped, next) = try await server.actions(since: cursor > 0 ? max(0, cursor - Self.overlap) : 0)
         report.actionsReceived = actions.count
-        let remote = actions.map { action in
+        let device = server.account.dialect == .gpodder ? server.account.device : nil
+        // What moves a position: a play that says where, a mark as new; not a download or a
+        // deletion (AntennaPod deletes what was played), nor this machine's own actions.
+        let moving = actions.filter { action in
+            (action.action == "new" || (action.action == "play" && action.position != nil))
+                && (device == nil || action.device != device)
+        }
+        let remote = moving.map { action in
             RemoteEpisode(
                 episode: action.episode, podcast: action.podcast, guid: action.guid, action: action.action,
                 position: action.position.map(Double.init), started: action.started.map(Double.init),
@@ -223,89 +263,136 @@ public final class SyncEngine: HostComponent {
         if skipped > 0 {
             report.skipped.append("\(skipped) episode action\(skipped == 1 ? " was" : "s were") malformed and passed over")
         }
-        try await store.setSyncValues(["actions": String(max(cursor, next))])
-        let own = server.account.dialect == .gpodder ? actions.filter { $0.device == server.account.device } : actions
+        // A clock far ahead (a phone set to 2030) must not carry the cursor past every real action.
+        let ceiling = Int64(Date().timeIntervalSince1970) + 86_400
+        try await store.setSyncValues(["actions": String(min(max(cursor, next), ceiling))])
+        let own = device.map { device in actions.filter { $0.device == device } } ?? actions
         return Set(own.map(\.key))
     }
 
-    /// This machine's queued episode actions (and at the first round every position kept here),
-    /// each named by its show's feed and its media URL.
+    /// This machine's queued episode actions (at the first round every position kept here is
+    /// queued first), each named by its show's feed and its media URL.
     private func pushActions(_ server: SyncServer, host: HostRuntime, delivered: Set<String>, report: inout SyncReport)
         async throws
     {
         let store = host.store
-        var entries = try await store.syncOutbox().filter { $0.change != .subscribe && $0.change != .unsubscribe }
-        let first = try await store.syncValue("actionsSent") == nil
-        if first {
-            let queuedItems = Set(entries.compactMap(\.item))
-            for record in try await store.allPlaybacks() where !queuedItems.contains(record.id) {
-                entries.append(
-                    SyncOutboxEntry(
-                        seq: -1, change: .play, item: record.id, url: nil,
-                        position: record.played ? record.duration : record.position, total: record.duration, at: record.updatedAt)
-                )
-            }
-        }
-        var actions: [EpisodeAction] = []
-        var seqs: [[Int64]] = []
-        var unknown: [Int64] = []
+        try await store.queueKeptPlaybacks()
+        let entries = try await store.syncOutbox().filter { $0.change != .subscribe && $0.change != .unsubscribe }
+        let nextcloud = server.account.dialect == .nextcloud
+        var dropped: [Int64] = []
         var noFeed = 0
-        var already: [Int64] = []
-        let items = await resolve(Set(entries.compactMap(\.item)), host: host)
+        var unreadable = 0
+        var superseded = 0
+        let (items, failures) = await resolve(Set(entries.compactMap(\.item)), host: host)
+        var candidates: [(entry: SyncOutboxEntry, action: EpisodeAction)] = []
         for entry in entries {
-            guard let id = entry.item, let item = items[id], let episode = SyncKeys.episodeURL(of: item),
-                let podcast = SyncKeys.podcastURL(of: item) ?? items[id]?.feed
-            else {
+            guard let id = entry.item else {
+                dropped.append(entry.seq)
+                continue
+            }
+            // Nextcloud keeps one action per episode and (since 3.13.3) only plays: a download
+            // or a deletion would replace the play there, or be dropped.
+            if nextcloud, entry.change == .download || entry.change == .delete {
+                dropped.append(entry.seq)
+                continue
+            }
+            guard let item = items[id] else {
+                // Not readable now (a feed down, a directory refusing): kept for the next
+                // round, unless the item is gone for good.
+                if case .notFound = failures[id]?.error {
+                    noFeed += 1
+                    dropped.append(entry.seq)
+                } else {
+                    unreadable += 1
+                }
+                continue
+            }
+            guard let episode = SyncKeys.episodeURL(of: item), let podcast = SyncKeys.podcastURL(of: item) else {
                 noFeed += 1
-                if entry.seq >= 0 { unknown.append(entry.seq) }
+                dropped.append(entry.seq)
                 continue
             }
             let position = entry.position ?? (entry.change == .play ? item.duration : nil)
             let action = EpisodeAction(
                 podcast: podcast, episode: episode, guid: SyncKeys.guid(of: item), action: entry.change.rawValue, at: entry.at,
                 started: entry.started.map { Int($0.rounded()) }, position: position.map { Int($0.rounded()) },
-                total: (entry.total ?? item.duration).map { Int($0.rounded()) },
-                device: server.account.device)
+                total: (entry.total ?? item.duration).map { Int($0.rounded()) }, device: server.account.device)
             if delivered.contains(action.key) {
-                if entry.seq >= 0 { already.append(entry.seq) }
+                dropped.append(entry.seq)
+                continue
+            }
+            candidates.append((entry, action))
+        }
+        // An action older than what another device did to the episode since is news to no one
+        // (and Nextcloud would let it replace the newer one).
+        let newest = try await store.remoteEpisodes(urls: candidates.map(\.action.episode))
+        var actions: [EpisodeAction] = []
+        var seqs: [Int64] = []
+        for (entry, action) in candidates {
+            if let told = newest[action.episode], told.at > action.at {
+                superseded += 1
+                dropped.append(entry.seq)
                 continue
             }
             actions.append(action)
-            seqs.append(entry.seq >= 0 ? [entry.seq] : [])
+            seqs.append(entry.seq)
         }
-        try await store.removeFromSyncOutbox(unknown + already)
+        try await store.removeFromSyncOutbox(dropped)
         if noFeed > 0 {
             report.skipped.append(
-                "\(noFeed) played item\(noFeed == 1 ? " has" : "s have") no podcast feed a sync server knows (movies, posts, unknown episodes)"
+                noFeed == 1
+                    ? "1 played item is gone from its feed or has none a sync server knows"
+                    : "\(noFeed) played items are gone from their feeds or have none a sync server knows")
+        }
+        if unreadable > 0 {
+            report.skipped.append(
+                unreadable == 1
+                    ? "1 played item could not be read now; it waits for the next sync"
+                    : "\(unreadable) played items could not be read now; they wait for the next sync")
+        }
+        if superseded > 0 {
+            report.skipped.append(
+                "\(superseded) action\(superseded == 1 ? " was" : "s were") older than what another device did since, and not sent"
             )
         }
         try await server.upload(actions) { range in
-            try await store.removeFromSyncOutbox(seqs[range].flatMap { $0 })
+            try await store.removeFromSyncOutbox(Array(seqs[range]))
             report.actionsSent += range.count
         }
-        if first { try await store.setSyncValues(["actionsSent": "1"]) }
     }
 
     /// The items behind queued actions, four at a time: from the provider (a podcast episode
     /// comes from the kept feed), else the favorite's snapshot.
-    private func resolve(_ ids: Set<ItemID>, host: HostRuntime) async -> [ItemID: MediaItem] {
+    /// - Returns: the items read, and why the others could not be.
+    private func resolve(_ ids: Set<ItemID>, host: HostRuntime) async -> ([ItemID: MediaItem], [ItemID: ProviderFailure]) {
         var found: [ItemID: MediaItem] = [:]
+        var failures: [ItemID: ProviderFailure] = [:]
         var pending = Array(ids)
-        await withTaskGroup(of: (ItemID, MediaItem?).self) { group in
+        await withTaskGroup(of: (ItemID, Result<MediaItem, any Error>).self) { group in
             func next() {
                 guard let id = pending.popLast() else { return }
                 group.addTask {
-                    let item = try? await host.itemOrSnapshot(id)
-                    return (id, item)
+                    do {
+                        let item = try await host.itemOrSnapshot(id)
+                        return (id, .success(item))
+                    } catch {
+                        return (id, .failure(error))
+                    }
                 }
             }
             for _ in 0..<4 { next() }
-            while let (id, item) = await group.next() {
-                if let item { found[id] = item }
+            while let (id, result) = await group.next() {
+                switch result {
+                case .success(let item): found[id] = item
+                case .failure(let error):
+                    logger.debug("sync: cannot read \(id): \(error)")
+                    failures[id] =
+                        error as? ProviderFailure ?? ProviderFailure(provider: id.provider, error: .network(Self.text(error)))
+                }
                 next()
             }
         }
-        return found
+        return (found, failures)
     }
 
     /// Shows followed from the server have only their URL: their titles come from their feeds,
@@ -323,7 +410,7 @@ public final class SyncEngine: HostComponent {
                             // A feed that could not be read has no title to give.
                             guard item.extra?["feedError"] == nil else { return }
                             // Still followed: a newer snapshot with the feed's title.
-                            if try await host.store.favorite(id) != nil { try await host.store.addFavorite(item) }
+                            try await host.store.refreshFavorite(item)
                         } catch {
                             logger.debug("sync: no title for \(id): \(error)")
                         }

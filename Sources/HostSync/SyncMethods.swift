@@ -141,7 +141,11 @@ public struct SyncLogin: RPCMethod {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
             url.host?.isEmpty == false
         else {
-            throw HostError.invalidArgument("'\(server)' is not a server address; give one like https://gpodder.net")
+            throw HostError.invalidArgument("that is not a server address; give one like https://gpodder.net")
+        }
+        // A password in the address would be kept and shown with it.
+        guard url.user == nil, url.password == nil else {
+            throw HostError.invalidArgument("give the server without a user or password in it; they are asked apart")
         }
         guard !username.isEmpty, !password.isEmpty else {
             throw HostError.invalidArgument("give the user name and the password (for Nextcloud an app password)")
@@ -155,6 +159,10 @@ public struct SyncLogin: RPCMethod {
             let account = SyncAccount(dialect: candidate, server: url, username: username, password: password, device: device)
             do {
                 try await SyncServer(account: account, http: host.http).login()
+                // Not in the middle of another process's round (it would write the old
+                // account's cursors after the switch).
+                let lock = try await DataDirLock.acquire(host.paths.dataDir + "/run/sync.lock")
+                defer { lock.release() }
                 try host.setModuleSession(SyncAccount.sessionName, account.session)
                 try await host.store.beginSync(account: account.storeName)
                 return try await SyncState.read(host)
@@ -169,7 +177,7 @@ public struct SyncLogin: RPCMethod {
         throw ProviderFailure(
             provider: "sync",
             error: .notFound(
-                "\(url.absoluteString) answers neither as a gpodder.net server nor as Nextcloud's gpoddersync (\(tried.last.map { "\($0)" } ?? ""))"
+                "\(url.absoluteString) answers neither as a gpodder.net server nor as Nextcloud's gpoddersync: \(tried.last.map(SyncEngine.text) ?? "")"
             ))
     }
 }
@@ -182,6 +190,8 @@ public struct SyncLogout: RPCMethod {
     public init() {}
 
     public func run(on host: HostRuntime) async throws -> Response {
+        let lock = try await DataDirLock.acquire(host.paths.dataDir + "/run/sync.lock")
+        defer { lock.release() }
         try host.setModuleSession(SyncAccount.sessionName, nil)
         try await host.store.endSync()
         return try await SyncState.read(host)

@@ -264,10 +264,14 @@ final class SyncServer: Sendable {
         if account.dialect == .gpodder { object["device"] = .string(account.device) }
         if action.action == "play" {
             // mygpo wants started and total only beside a position.
+            // mygpo takes started and total only together (an action with one of them it drops,
+            // answering 200).
             let position = action.position ?? 0
             object["position"] = JSONValue(Double(position))
-            if let started = action.started { object["started"] = JSONValue(Double(min(started, position))) }
-            if let total = action.total, total > 0 { object["total"] = JSONValue(Double(total)) }
+            if let total = action.total, total > 0 {
+                object["started"] = JSONValue(Double(min(action.started ?? position, position)))
+                object["total"] = JSONValue(Double(total))
+            }
         }
         return .object(object)
     }
@@ -294,7 +298,7 @@ final class SyncServer: Sendable {
     /// `Z` or an offset (Nextcloud writes `+00:00` since 3.11).
     static func date(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
-        guard bytes.count >= 19, bytes.count <= 40 else { return nil }
+        guard bytes.count >= 19, bytes.count <= 40, bytes[10] == UInt8(ascii: "T") else { return nil }
         var zoned = bytes.count > 19 && bytes[19] != UInt8(ascii: ".")
         if bytes.count > 19, bytes[19] == UInt8(ascii: ".") {
             zoned = bytes[20...].contains { $0 == UInt8(ascii: "Z") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }

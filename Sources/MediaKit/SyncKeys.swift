@@ -42,6 +42,12 @@ public enum SyncKeys {
         }
     }
 
+    /// Whether the item can be an episode to a sync server (a podcast episode, a YouTube
+    /// video): what else plays (a movie's trailer, a post's video) is not queued for it.
+    public static func mayHaveEpisodeURL(_ id: ItemID) -> Bool {
+        id.kind == .episode || (id.kind == .video && id.provider == "youtube")
+    }
+
     /// The show an episode belongs to, by its feed (a sync server needs it with every action);
     /// a YouTube video's channel by the channel's feed.
     public static func podcastURL(of item: MediaItem) -> String? {

@@ -122,7 +122,9 @@ extension MediaStore {
                     record.id.description,
                 ])
             // A download finished is told to the sync server, once.
-            if record.state == .completed, before != nil, before != "completed", try Self.recordsSync(db) {
+            if record.state == .completed, before != nil, before != "completed", SyncKeys.mayHaveEpisodeURL(record.id),
+                try Self.recordsSync(db)
+            {
                 try db.execute(
                     sql: "INSERT INTO syncOutbox (action, item, at) VALUES ('download', ?, ?)",
                     arguments: [record.id.description, record.updatedAt.timeIntervalSince1970])
@@ -200,7 +202,7 @@ extension MediaStore {
                 == "completed"
             try db.execute(sql: "DELETE FROM download WHERE id = ?", arguments: [id.description])
             let deleted = db.changesCount > 0
-            if deleted, completed, try Self.recordsSync(db) {
+            if deleted, completed, SyncKeys.mayHaveEpisodeURL(id), try Self.recordsSync(db) {
                 try db.execute(
                     sql: "INSERT INTO syncOutbox (action, item, at) VALUES ('delete', ?, ?)",
                     arguments: [id.description, Date().timeIntervalSince1970])

@@ -17,7 +17,7 @@ extension MediaStore {
                 sql: """
                     INSERT INTO favorite (id, provider, kind, title, addedAt, snapshot, syncURL) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET title = excluded.title, snapshot = excluded.snapshot,
-                        syncURL = COALESCE(excluded.syncURL, favorite.syncURL)
+                        syncURL = COALESCE(favorite.syncURL, excluded.syncURL)
                     """)
             // A show followed anew is told to the sync server (one already followed is not).
             let syncing = try Self.recordsSync(db)
@@ -31,6 +31,16 @@ extension MediaStore {
                     item.id.description, item.provider, item.kind.rawValue, title, date.timeIntervalSince1970, data, url,
                 ])
             }
+        }
+    }
+
+    /// A newer snapshot of a favorite (its title from its feed), only while it is one: an
+    /// unfollow in between is not undone.
+    public func refreshFavorite(_ item: MediaItem) async throws {
+        let (title, data) = try snapshots([item])[0]
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE favorite SET title = ?, snapshot = ? WHERE id = ?", arguments: [title, data, item.id.description])
         }
     }
 

@@ -48,7 +48,7 @@ extension MediaStore {
                     record.id.description, max(0, record.position), record.duration, record.played,
                     record.updatedAt.timeIntervalSince1970,
                 ])
-            if try Self.recordsSync(db) {
+            if SyncKeys.mayHaveEpisodeURL(record.id), try Self.recordsSync(db) {
                 // Played to the end is told as a play up to the end (what AntennaPod sends).
                 let total = try Double.fetchOne(
                     db, sql: "SELECT duration FROM playback WHERE id = ?", arguments: [record.id.description])
@@ -59,12 +59,14 @@ extension MediaStore {
         }
     }
 
-    /// Marks items played (position back to the start) or not played (forgetting the position).
+    /// Marks items played (position back to the start) or not played (the position forgotten:
+    /// back to the start, not played, as of `date`, so an older action from another device
+    /// does not bring the old place back).
     public func markPlayed(_ ids: [ItemID], played: Bool, at date: Date = Date()) async throws {
         try await pool.write { db in
             let syncing = try Self.recordsSync(db)
             for id in ids {
-                if syncing {
+                if syncing, SyncKeys.mayHaveEpisodeURL(id) {
                     let total = try Double.fetchOne(
                         db, sql: "SELECT duration FROM playback WHERE id = ?", arguments: [id.description])
                     try Self.queueSync(
@@ -77,7 +79,11 @@ extension MediaStore {
                             ON CONFLICT(id) DO UPDATE SET position = 0, played = 1, updatedAt = excluded.updatedAt
                             """, arguments: [id.description, date.timeIntervalSince1970])
                 } else {
-                    try db.execute(sql: "DELETE FROM playback WHERE id = ?", arguments: [id.description])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO playback (id, position, played, updatedAt) VALUES (?, 0, 0, ?)
+                            ON CONFLICT(id) DO UPDATE SET position = 0, played = 0, updatedAt = excluded.updatedAt
+                            """, arguments: [id.description, date.timeIntervalSince1970])
                 }
             }
         }

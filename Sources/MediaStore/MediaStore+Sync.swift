@@ -214,9 +214,14 @@ extension MediaStore {
         }
     }
 
+    /// The key `remoteEpisodes` gives an episode found by its guid within its show.
+    public static func guidKey(_ guid: String, podcast: String) -> String { "guid:\(guid)\u{1}\(podcast)" }
+
     /// What the server told of these episodes, by media URL; an episode whose URL is not known
-    /// there is found by its guid.
-    public func remoteEpisodes(urls: [String], guids: [String] = []) async throws -> [String: RemoteEpisode] {
+    /// there is found by its guid within its show (`guidKey`: guids like "1" repeat across shows).
+    public func remoteEpisodes(urls: [String], guids: [(guid: String, podcast: String)] = []) async throws -> [String:
+        RemoteEpisode]
+    {
         guard !urls.isEmpty || !guids.isEmpty else { return [:] }
         return try await pool.read { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM syncEpisode LIMIT 1") != nil else { return [:] }
@@ -228,7 +233,7 @@ extension MediaStore {
             let byGUID = try db.cachedStatement(
                 sql: """
                     SELECT episode, podcast, guid, action, position, started, total, at, device FROM syncEpisode
-                    WHERE guid = ? ORDER BY at DESC LIMIT 1
+                    WHERE guid = ? AND podcast = ? ORDER BY at DESC LIMIT 1
                     """)
             func episode(_ row: Row) -> RemoteEpisode {
                 RemoteEpisode(
@@ -238,8 +243,10 @@ extension MediaStore {
             for url in Set(urls) {
                 if let row = try Row.fetchOne(byURL, arguments: [url]) { found[url] = episode(row) }
             }
-            for guid in Set(guids) {
-                if let row = try Row.fetchOne(byGUID, arguments: [guid]) { found["guid:" + guid] = episode(row) }
+            for (guid, podcast) in guids {
+                if let row = try Row.fetchOne(byGUID, arguments: [guid, podcast]) {
+                    found[Self.guidKey(guid, podcast: podcast)] = episode(row)
+                }
             }
             return found
         }
@@ -274,14 +281,27 @@ extension MediaStore {
         }
     }
 
-    /// Every playback kept, for a first sync.
-    public func allPlaybacks() async throws -> [PlaybackRecord] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, position, duration, played, updatedAt FROM playback").compactMap { row in
-                guard let id = try? ItemID(parsing: row[0] as String) else { return nil }
-                return PlaybackRecord(
-                    id: id, position: row[1], duration: row[2], played: row[3], updatedAt: Date(timeIntervalSince1970: row[4]))
+    /// A first sync with an account: every position kept here is queued (those not queued
+    /// already), in the transaction that records it was done, so a round cut short sends the
+    /// rest and never the same twice.
+    public func queueKeptPlaybacks() async throws {
+        try await pool.write { db in
+            guard try String.fetchOne(db, sql: "SELECT value FROM syncState WHERE key = 'playbacksQueued'") == nil else {
+                return
             }
+            let rows = try Row.fetchAll(db, sql: "SELECT id, position, duration, played, updatedAt FROM playback")
+            for row in rows {
+                guard let id = try? ItemID(parsing: row[0] as String), SyncKeys.mayHaveEpisodeURL(id),
+                    try Int.fetchOne(db, sql: "SELECT 1 FROM syncOutbox WHERE item = ?", arguments: [id.description]) == nil
+                else { continue }
+                let position: Double = row[1]
+                let duration: Double? = row[2]
+                let played: Bool = row[3]
+                try Self.queueSync(
+                    db, played ? .play : (position > 0 ? .play : .new), item: id, position: played ? duration : position,
+                    total: duration, at: Date(timeIntervalSince1970: row[4]))
+            }
+            try db.execute(sql: "INSERT INTO syncState (key, value) VALUES ('playbacksQueued', '1')")
         }
     }
 }

@@ -133,6 +133,9 @@ extension MediaStore {
     static func ftsQuery(_ text: String) -> String? {
         var terms: [String] = []
         var phrase: String?
+        // A NUL would end the bound text inside a quoted term (SQLite reads a bound string up
+        // to it), leaving the term unterminated: it separates words, as a space does.
+        let text = text.replacing("\u{0}", with: " ")
         for piece in text.split(separator: " ", omittingEmptySubsequences: true) {
             var word = String(piece)
             if phrase == nil, word.hasPrefix("\""), word.count > 1 || word == "\"" {

@@ -306,10 +306,11 @@ import Testing
         let report = try await a.value("sync.now")
         #expect(report["actionsReceived"]?.intValue == 2)
         #expect(try await a.episode(episode, of: show)?["position"]?.doubleValue == 300)
-        // Marked played here now: newer than the phone's? No: the phone's is an hour ahead, and
-        // stays the newest; the mark goes to the server and the listing follows the phone.
+        // Marked not played here now: older than the phone's (an hour ahead), so the phone's
+        // stays the newest here, and the mark is not sent (it is news to no one).
         _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":false}"#)
-        _ = try await a.value("sync.now")
+        let marked = try await a.value("sync.now")
+        #expect(marked["actionsSent"]?.intValue == 0, "\(marked.jsonString)")
         #expect(try await a.episode(episode, of: show)?["position"]?.doubleValue == 300)
     }
 
@@ -616,5 +617,67 @@ extension PlayerTests {
         #expect(ours["started"]?.intValue == 100, "\(ours)")
         #expect(abs(Double(ours["position"]?.intValue ?? 0) - at) <= 2, "\(ours) vs \(at)")
         #expect(ours["total"]?.intValue == 180)
+    }
+}
+
+extension PodcastSyncTests {
+    /// What this machine did is not undone by its own change coming back (Nextcloud keeps one
+    /// list for the account): an unfollow stays, a mark as not played stays, though an older
+    /// play of the phone's is on the server.
+    @Test func ownChangesComingBackUndoNothing() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.nextcloud()
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
+        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        _ = try await a.value("sync.login", #"{"server":"\#(server.base)","username":"alice","password":"app-pass"}"#)
+        _ = try await a.value("sync.now")
+        let play = """
+            [{"podcast":"\(feed)","episode":"\(media)","action":"play","timestamp":"\(Self.naiveUTC(Date().addingTimeInterval(-100)))","started":0,"position":754,"total":3600}]
+            """
+        let uploaded = try await MediaHTTPClient().send(
+            HTTPRequest(
+                method: "POST", url: URL(string: server.base + "/index.php/apps/gpoddersync/episode_action/create")!,
+                headers: [
+                    "Authorization": "Basic " + Data("alice:app-pass".utf8).base64EncodedString(),
+                    "Content-Type": "application/json",
+                ], body: Data(play.utf8)))
+        #expect(uploaded.status == 200)
+        _ = try await a.value("sync.now")
+        #expect(try await a.episode(episode, of: show)?["position"]?.doubleValue == 754)
+
+        _ = try await a.value("player.mark", #"{"ids":["\#(episode)"],"played":false}"#)
+        _ = try await a.value("favorites.remove", #"{"id":"\#(show)"}"#)
+        for _ in 0..<3 {
+            _ = try await a.value("sync.now")
+            try await Task.sleep(for: .milliseconds(600))
+        }
+        #expect(try await a.favoriteIDs().isEmpty, "the unfollow stays")
+        let listed = try await a.episode(episode, of: show)
+        #expect(listed?["position"] == nil && listed?["played"]?.boolValue != true, "\(listed?.jsonString ?? "")")
+    }
+
+    /// A first sync takes the other devices' lists as they are now: a show the phone
+    /// unsubscribed long ago is still followed here if it is followed here.
+    @Test func aFirstSyncKeepsWhatIsFollowedHere() async throws {
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: "http://127.0.0.1:9")
+        let url = "http://feeds.example.org/kept.xml"
+        _ = try await Self.phone(server, ["subs-up", "--add", url])
+        try await Task.sleep(for: .milliseconds(1100))
+        _ = try await Self.phone(server, ["subs-up", "--remove", url])
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><body><outline type="rss" text="Kept" xmlUrl="\(url)"/></body></opml>
+            """
+        _ = try await a.value(
+            "lists.import", #"{"name":"favorites","text":\#(JSONValue.string(opml).jsonString),"format":"opml"}"#)
+        _ = try await a.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let first = try await a.value("sync.now")
+        #expect(first["unfollowed"]?.intValue == 0, "\(first.jsonString)")
+        #expect(try await a.favoriteIDs().count == 1)
     }
 }

@@ -176,3 +176,24 @@ enum RemoteEpisodeFixture {
             total: action.total.map(Double.init), at: action.at, device: action.device)
     }
 }
+
+extension SyncServerTests {
+    /// mygpo keeps a play only with started and total together (else it drops it, answering
+    /// 200): a mark as played (no stretch) goes with started at the position.
+    @Test func aPlayCarriesStartedAndTotalTogether() async throws {
+        let (server, http) = Self.server(.gpodder, answering: #"{"timestamp": 1, "update_urls": []}"#)
+        let at = try #require(ISODate.parse("2026-01-02T03:04:05Z"))
+        let played = EpisodeAction(
+            podcast: "https://e.example/feed", episode: "https://e.example/1.mp3", guid: "g", action: "play", at: at,
+            started: nil, position: 3600, total: 3600, device: nil)
+        var unknownLength = played
+        unknownLength.total = nil
+        unknownLength.started = 10
+        try await server.upload([played, unknownLength]) { _ in }
+        let body = try #require(http.asked.withLock { $0.first?.body })
+        let sent = try #require(try JSONValue(parsing: String(decoding: body, as: UTF8.self)).arrayValue)
+        #expect(sent[0]["started"]?.intValue == 3600 && sent[0]["total"]?.intValue == 3600)
+        #expect(sent[0]["timestamp"]?.stringValue == "2026-01-02T03:04:05" && sent[0]["device"]?.stringValue == "desk")
+        #expect(sent[1]["started"] == nil && sent[1]["total"] == nil && sent[1]["position"]?.intValue == 3600)
+    }
+}

@@ -28,7 +28,8 @@ import Testing
         kept = try await store.playbacks(for: [a, b])
         #expect(kept[a]?.played == true && kept[a]?.position == 0 && kept[b]?.played == true)
         try await store.markPlayed([a], played: false)
-        #expect(try await store.playback(a) == nil)
+        let forgotten = try await store.playback(a)
+        #expect(forgotten?.position == 0 && forgotten?.played == false)
         // A favorite's snapshot never keeps what the host fills in.
         var favorite = item(3, kind: .episode)
         favorite.played = true
@@ -214,10 +215,13 @@ import Testing
         }
         #expect(try await store.keepRemoteEpisodes([action(50, at: 2000), action(20, at: 1000), action(70, at: 3000)]) == 2)
         #expect(try await store.keepRemoteEpisodes([action(10, at: 1500)]) == 0)
-        let found = try await store.remoteEpisodes(urls: ["https://e.example/1.mp3"], guids: ["g1"])
+        let found = try await store.remoteEpisodes(
+            urls: ["https://e.example/1.mp3"], guids: [("g1", "https://e.example/feed"), ("g1", "https://other.example/feed")])
+        #expect(found.count == 2, "a guid is matched within its show only: \(found.keys)")
         #expect(found["https://e.example/1.mp3"]?.position == 70)
-        #expect(found["guid:g1"]?.position == 70)
-        let record = try #require(found["guid:g1"]?.playback(for: item(1, kind: .episode).id))
+        let key = MediaStore.guidKey("g1", podcast: "https://e.example/feed")
+        #expect(found[key]?.position == 70)
+        let record = try #require(found[key]?.playback(for: item(1, kind: .episode).id))
         #expect(record.position == 70 && !record.played && record.updatedAt == Date(timeIntervalSince1970: 3000))
         #expect(action(3599, at: 4000).playback(for: item(1, kind: .episode).id)?.played == true)
     }

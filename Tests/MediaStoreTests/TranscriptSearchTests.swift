@@ -54,6 +54,7 @@ import Testing
     /// columns are searched as words or dropped, never an error.
     @Test(arguments: [
         "AND", "OR NOT", "NEAR(a b)", "text:foo", "c++", "\"", "\"unclosed phrase", "a\"b", "*", "^start", "(((", "-minus",
+        "a\u{0}b", "\"x\u{0}y\"", "\u{0}",
     ])
     func typedSyntaxIsNeverAnError(text: String) async throws {
         let store = try Self.store()

@@ -91,14 +91,25 @@ extension HostRuntime {
     /// (what is left waits for the next session).
     public func sessionWillEnd(limit: Duration = .seconds(10)) async {
         let modules = modules
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                for module in modules { await module.sessionWillEnd(self) }
-            }
-            group.addTask { try? await Task.sleep(for: limit) }
-            await group.next()
-            group.cancelAll()
+        let work = Task { [self] in
+            for module in modules { await module.sessionWillEnd(self) }
         }
+        let timer = Task { try? await Task.sleep(for: limit) }
+        // Whichever ends first: a task group would wait for the work even once cancelled.
+        let gate = OnceGate()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            gate.arm(continuation)
+            Task {
+                await work.value
+                gate.open()
+            }
+            Task {
+                await timer.value
+                gate.open()
+            }
+        }
+        work.cancel()
+        timer.cancel()
     }
 
     /// Before the process exits: every component made keeps what must outlive it, and
@@ -107,4 +118,13 @@ extension HostRuntime {
         for component in components.all { await component.hostWillStop() }
         await downloads.handOver()
     }
+}
+
+/// Resumes a continuation once, whoever opens it first.
+private final class OnceGate: Sendable {
+    private let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
+    func arm(_ continuation: CheckedContinuation<Void, Never>) { waiting.withLock { $0 = continuation } }
+
+    func open() { waiting.withLock { $0.take() }?.resume() }
 }

@@ -258,13 +258,17 @@ public final class HostRuntime: Sendable {
     func syncedPlaybacks(_ items: [MediaItem], known: [ItemID: PlaybackRecord]) async throws -> [ItemID: PlaybackRecord] {
         let urls = items.compactMap(SyncKeys.episodeURL)
         guard !urls.isEmpty else { return known }
-        let remote = try await store.remoteEpisodes(urls: urls, guids: items.compactMap(SyncKeys.guid))
+        let guids = items.compactMap { item in
+            SyncKeys.guid(of: item).flatMap { guid in SyncKeys.podcastURL(of: item).map { (guid: guid, podcast: $0) } }
+        }
+        let remote = try await store.remoteEpisodes(urls: urls, guids: guids)
         guard !remote.isEmpty else { return known }
         var merged = known
         for item in items {
-            guard
-                let told = SyncKeys.episodeURL(of: item).flatMap({ remote[$0] })
-                    ?? SyncKeys.guid(of: item).flatMap({ remote["guid:" + $0] }),
+            let byGUID = SyncKeys.guid(of: item).flatMap { guid in
+                SyncKeys.podcastURL(of: item).flatMap { remote[MediaStore.guidKey(guid, podcast: $0)] }
+            }
+            guard let told = SyncKeys.episodeURL(of: item).flatMap({ remote[$0] }) ?? byGUID,
                 told.at > known[item.id]?.updatedAt ?? .distantPast
             else { continue }
             if let record = told.playback(for: item.id) { merged[item.id] = record }
