@@ -397,7 +397,7 @@ public final class SyncEngine: HostComponent {
 
     /// Shows followed from the server have only their URL: their titles come from their feeds,
     /// in the background (a first sync of 500 shows does not wait for 500 feeds).
-    private func refreshTitles(_ ids: [ItemID]) {
+    func refreshTitles(_ ids: [ItemID]) {
         guard let host = hostRef else { return }
         Task.detached { [logger] in
             var pending = ids

@@ -15,7 +15,14 @@ public enum SyncModule: HostModule {
     public static func sessionWillStart(_ host: HostRuntime) async {
         guard SyncAccount.load(host) != nil else { return }
         let engine = host.component(SyncEngine.self)
-        Task { await engine.runQuietly("at start") }
+        Task {
+            await engine.runQuietly("at start")
+            // Shows followed by a one-shot `call sync.now` (which ends before their feeds are
+            // read) get their titles now.
+            if let ids = try? await host.store.followsTitledByURL(SyncEngine.placeholderTitle), !ids.isEmpty {
+                engine.refreshTitles(ids)
+            }
+        }
     }
 
     /// The service syncs every `sync.interval_minutes`.
@@ -138,6 +145,7 @@ public struct SyncLogin: RPCMethod {
         if !text.contains("://") { text = "https://" + text }
         if let range = text.firstRange(of: SyncServer.nextcloudBase) { text = String(text[..<range.lowerBound]) }
         while text.hasSuffix("/") { text.removeLast() }
+        if text.hasSuffix("/index.php") { text.removeLast("/index.php".count) }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
             url.host?.isEmpty == false
         else {
@@ -174,6 +182,15 @@ public struct SyncLogin: RPCMethod {
             }
         }
         guard dialect == nil else { throw tried[0] }
+        // Neither answered at all: that is the news, not the dialects.
+        if let first = tried.first as? ProviderFailure, case .network = first.error,
+            tried.allSatisfy({ error in
+                if case .network = (error as? ProviderFailure)?.error { return true }
+                return false
+            })
+        {
+            throw first
+        }
         throw ProviderFailure(
             provider: "sync",
             error: .notFound(

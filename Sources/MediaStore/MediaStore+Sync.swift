@@ -268,6 +268,17 @@ extension MediaStore {
         }
     }
 
+    /// Followed shows still titled by `placeholder(url)` (followed from the server; their feeds
+    /// not read yet).
+    public func followsTitledByURL(_ placeholder: (String) -> String) async throws -> [ItemID] {
+        let rows = try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, title, syncURL FROM favorite WHERE syncURL IS NOT NULL").map {
+                ($0[0] as String, $0[1] as String, $0[2] as String)
+            }
+        }
+        return rows.filter { $0.1 == placeholder($0.2) }.compactMap { try? ItemID(parsing: $0.0) }
+    }
+
     /// The server renamed subscription URLs (`update_urls`): favorites, the queue and what the
     /// server told follow, so the next sync does not see them as different shows.
     public func renameSyncURLs(_ pairs: [(old: String, new: String)]) async throws {

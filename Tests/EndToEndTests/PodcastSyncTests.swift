@@ -248,6 +248,19 @@ import Testing
         let followedOnB = try await b.favoriteIDs()
         #expect(followedOnB.count == 1)
         let bShow = try #require(followedOnB.first)
+        // Followed by its URL; its title comes from its feed (read in the background, or at the
+        // next session's start when a one-shot call ended first).
+        let session = try MediahostProcess(["rpc"], dataDir: b.dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        defer { session.process.terminate() }
+        let titled = ContinuousClock.now + .seconds(60)
+        var title: String?
+        while ContinuousClock.now < titled {
+            let favorites = try await b.value("favorites.list")
+            title = favorites["items"]?.arrayValue?.first?["title"]?.stringValue
+            if title?.contains("/") == false { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(title?.contains("Swift") == true, "\(title ?? "")")
         let bEpisodes = try await b.value("media.children", #"{"id":"\#(bShow)"}"#)
         let resumed = try #require(
             bEpisodes["items"]?.arrayValue?.first { $0["enclosure"]?["url"]?.stringValue == media }, "B lists the episode")
