@@ -75,7 +75,7 @@ public actor DesktopNotifier: HostComponent {
     /// Checks once; returns the minutes until the next check.
     func checkNow() async -> Double {
         guard let host else { return 60 }
-        let minutes = host.config.seconds(HostSettings.desktopCheckMinutes)
+        let minutes = host.config.minutes(HostSettings.desktopCheckMinutes)
         guard enabled else { return minutes }
         let marker = host.paths.dataDir + "/run/notified-since"
         let now = Date()

@@ -71,7 +71,7 @@ public final class SyncEngine: HostComponent {
             periodic = Task { [weak self] in
                 while !Task.isCancelled {
                     guard let self, let host = self.hostRef else { return }
-                    let minutes = host.config.seconds(HostSettings.syncIntervalMinutes)
+                    let minutes = host.config.minutes(HostSettings.syncIntervalMinutes)
                     if let account = SyncAccount.load(host), self.refused.withLock({ $0 }) != account {
                         await self.runQuietly("every \(minutes) minutes")
                     }

@@ -14,6 +14,8 @@ public struct ConfigKeyInfo: Sendable {
         case integer(ClosedRange<Int>)
         /// A number of seconds in the range (fractions allowed).
         case seconds(ClosedRange<Double>)
+        /// A number of minutes in the range (fractions allowed).
+        case minutes(ClosedRange<Double>)
         /// One of these words.
         case choice([String])
         /// A program and its arguments, split like a shell does (quotes group words).
@@ -50,9 +52,10 @@ public struct ConfigKeyInfo: Sendable {
                 return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
             }
             return nil
-        case .seconds(let range):
+        case .seconds(let range), .minutes(let range):
+            let unit = if case .minutes = kind { "minutes" } else { "seconds" }
             guard let number = Double(value.trimming(.whitespaces)), number.isFinite, range.contains(number) else {
-                return "must be a number of seconds from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
+                return "must be a number of \(unit) from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
             }
             return nil
         case .choice(let words):
@@ -72,6 +75,7 @@ public struct ConfigKeyInfo: Sendable {
         case .text, .command: nil
         case .integer(let range): "\(range.lowerBound)–\(range.upperBound)"
         case .seconds(let range): "\(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) s"
+        case .minutes(let range): "\(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) min"
         case .choice(let words): words.joined(separator: " | ")
         }
     }
@@ -138,7 +142,7 @@ public enum HostSettings {
     public static let desktopCheckMinutes = ConfigKeyInfo(
         key: "desktop.check_minutes",
         summary: "How often the service looks for new episodes to notify of, in minutes",
-        defaultValue: "60", environment: ["MEDIAHOST_DESKTOP_CHECK_MINUTES"], kind: .seconds(1...1440))
+        defaultValue: "60", environment: ["MEDIAHOST_DESKTOP_CHECK_MINUTES"], kind: .minutes(1...1440))
 
     public static let transcriptsLanguage = ConfigKeyInfo(
         key: "transcripts.language",
@@ -169,7 +173,7 @@ public enum HostSettings {
     public static let syncIntervalMinutes = ConfigKeyInfo(
         key: "sync.interval_minutes",
         summary: "How often the service syncs with the podcast sync server (`login sync`), in minutes",
-        defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .seconds(0.1...1440))
+        defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .minutes(0.1...1440))
 
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
@@ -330,9 +334,19 @@ public struct HostConfig: Sendable {
         return min(max(value, range.lowerBound), range.upperBound)
     }
 
+    /// A minutes setting, always inside its declared range.
+    public func minutes(_ info: ConfigKeyInfo) -> Double {
+        guard case .minutes(let range) = info.kind else { preconditionFailure("\(info.key) is not a minutes setting") }
+        return number(info, in: range)
+    }
+
     /// A seconds setting, always inside its declared range.
     public func seconds(_ info: ConfigKeyInfo) -> Double {
         guard case .seconds(let range) = info.kind else { preconditionFailure("\(info.key) is not a seconds setting") }
+        return number(info, in: range)
+    }
+
+    private func number(_ info: ConfigKeyInfo, in range: ClosedRange<Double>) -> Double {
         let value =
             self[info.key].flatMap { Double($0.trimming(.whitespaces)) } ?? info.defaultValue.flatMap { Double($0) }
             ?? range.lowerBound
