@@ -28,6 +28,8 @@ import Testing
     final class Server: @unchecked Sendable {
         let process = Process()
         var base = ""
+        /// alice's password there.
+        var password = "secret"
         let http = MediaHTTPClient()
 
         deinit {
@@ -79,6 +81,7 @@ import Testing
             }.value
             let address = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
             server.base = "http://" + address
+            server.password = "app-pass"
             return server
         }
 
@@ -160,6 +163,14 @@ import Testing
             return try #require(result.value)
         }
 
+        /// Logs in to `server` as alice, as `device`.
+        @discardableResult
+        func login(_ server: Server, device: String = "laptopA") async throws -> JSONValue {
+            try await value(
+                "sync.login",
+                #"{"server":"\#(server.base)","username":"alice","password":"\#(server.password)","device":"\#(device)"}"#)
+        }
+
         /// An episode as this machine lists it (its position and played mark).
         func episode(_ id: String, of show: String) async throws -> JSONValue? {
             let page = try await value("media.children", #"{"id":"\#(show)"}"#)
@@ -198,6 +209,13 @@ import Testing
         )
     }
 
+    /// Follows the sandbox's show on `machine`: its id and feed, its newest episode's id and media URL.
+    static func followShow(on machine: Machine) async throws -> (show: String, feed: String, episode: String, media: String) {
+        let found = try await showAndEpisode(on: machine)
+        _ = try await machine.value("favorites.add", #"{"id":"\#(found.show)"}"#)
+        return found
+    }
+
     // MARK: gpodder.net's API
 
     /// The issue's round: a show followed on laptop A reaches the account; the phone plays an
@@ -219,8 +237,7 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("refused alice's password"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("wrong"))
-        let state = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let state = try await a.login(server)
         #expect(state["dialect"]?.stringValue == "gpodder")
         #expect(state["password"] == nil && !state.jsonString.contains("secret"))
         let mode = try FileManager.default.attributesOfItem(atPath: a.dataDir + "/auth/sync.json")[.posixPermissions] as? Int
@@ -240,8 +257,7 @@ import Testing
             ])
 
         // B: a new machine follows the show from the server and resumes at 12:34.
-        _ = try await b.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopB"}"#)
+        try await b.login(server, device: "laptopB")
         let onB = try await b.value("sync.now")
         #expect(onB["followed"]?.intValue == 1, "\(onB.jsonString)")
         #expect(onB["actionsNewer"]?.intValue == 1)
@@ -298,10 +314,8 @@ import Testing
         let server = try await Server.gpodder(data: try makeTemporaryDirectory())
         defer { server.stop() }
         let a = try Machine(sandbox: base)
-        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
-        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let (show, feed, episode, media) = try await Self.followShow(on: a)
+        try await a.login(server)
         // The phone's clock is an hour ahead: its 300 s is the newest, though sent first.
         _ = try await Self.phone(
             server,
@@ -336,10 +350,8 @@ import Testing
         let data = try makeTemporaryDirectory()
         var server = try await Server.gpodder(data: data)
         let a = try Machine(sandbox: base)
-        let (show, _, episode, media) = try await Self.showAndEpisode(on: a)
-        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let (show, _, episode, media) = try await Self.followShow(on: a)
+        try await a.login(server)
         _ = try await a.value("sync.now")
 
         // The server is down: the mark waits.
@@ -406,8 +418,7 @@ import Testing
         let server = try await Server.gpodder(data: try makeTemporaryDirectory())
         defer { server.stop() }
         let a = try Machine(sandbox: base)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        try await a.login(server)
         let hostile = """
             {"timestamp": 1795723703, "actions": [
              {"podcast": "file:///etc/passwd", "episode": "http://x.example/e.mp3", "action": "play", "timestamp": "2026-01-02T03:04:05", "position": 5},
@@ -449,10 +460,8 @@ import Testing
         let server = try await Server.gpodder(data: try makeTemporaryDirectory())
         defer { server.stop() }
         let a = try Machine(sandbox: base)
-        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
-        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        let (show, feed, episode, media) = try await Self.followShow(on: a)
+        try await a.login(server)
         let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "0.1"]
         let service = try MediahostProcess(["serve"], dataDir: a.dataDir, environment: environment)
         defer { service.process.terminate() }
@@ -496,8 +505,7 @@ import Testing
         defer { server.stop() }
         let a = try Machine(sandbox: base)
         let b = try Machine(sandbox: base)
-        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
-        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
+        let (show, feed, episode, media) = try await Self.followShow(on: a)
         // Found out as Nextcloud from the address (with the app's path given, as people paste it).
         let state = try await a.value(
             "sync.login",
@@ -571,8 +579,7 @@ extension PodcastSyncTests {
             """
         let text = JSONValue.string(opml).jsonString
         _ = try await a.value("lists.import", #"{"name":"favorites","text":\#(text),"format":"opml"}"#)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        try await a.login(server)
         let first = try await a.value("sync.now")
         #expect(first["renamed"]?.intValue == 1, "\(first.jsonString)")
         let all = try await Self.phone(server, ["subs-all"])
@@ -643,9 +650,8 @@ extension PodcastSyncTests {
         let server = try await Server.nextcloud()
         defer { server.stop() }
         let a = try Machine(sandbox: base)
-        let (show, feed, episode, media) = try await Self.showAndEpisode(on: a)
-        _ = try await a.value("favorites.add", #"{"id":"\#(show)"}"#)
-        _ = try await a.value("sync.login", #"{"server":"\#(server.base)","username":"alice","password":"app-pass"}"#)
+        let (show, feed, episode, media) = try await Self.followShow(on: a)
+        try await a.login(server)
         _ = try await a.value("sync.now")
         let play = """
             [{"podcast":"\(feed)","episode":"\(media)","action":"play","timestamp":"\(Self.naiveUTC(Date().addingTimeInterval(-100)))","started":0,"position":754,"total":3600}]
@@ -687,8 +693,7 @@ extension PodcastSyncTests {
             """
         _ = try await a.value(
             "lists.import", #"{"name":"favorites","text":\#(JSONValue.string(opml).jsonString),"format":"opml"}"#)
-        _ = try await a.value(
-            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"secret","device":"laptopA"}"#)
+        try await a.login(server)
         let first = try await a.value("sync.now")
         #expect(first["unfollowed"]?.intValue == 0, "\(first.jsonString)")
         #expect(try await a.favoriteIDs().count == 1)

@@ -245,9 +245,10 @@ public final class HostRuntime: Sendable {
             item.lists = known.lists[item.id]
             item.favorite = known.favorites.contains(item.id)
             item.download = known.downloads[item.id].map(\.info)
-            if let playback = known.playbacks[item.id] {
+            // Marked not played (back at the start) reads as never played: new.
+            if let playback = known.playbacks[item.id], playback.played || playback.position > 0 {
                 item.played = playback.played
-                item.position = playback.played || playback.position <= 0 ? nil : playback.position
+                item.position = playback.played ? nil : playback.position
             }
             return item
         }
