@@ -147,8 +147,8 @@ let package = Package(
         .executableTarget(
             name: "mediahost",
             dependencies: [
-                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "HostMCP", "MediaREPL", "JSONRPC",
-                "MediaHTTP", "Pictures",
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "HostSync", "HostMCP", "MediaREPL",
+                "JSONRPC", "MediaHTTP", "Pictures",
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -47,7 +47,7 @@ public final class SyncEngine: HostComponent {
     public init(host: HostRuntime) {
         hostRef = host
         paths = host.paths
-        logger = Logger(label: "\(HostRuntime.name).sync")
+        logger = host.logger
     }
 
     /// A round; a call while one runs waits for that one.
@@ -87,6 +87,9 @@ public final class SyncEngine: HostComponent {
         return "\(error)"
     }
 
+    /// Told in words when a round at start or quit fails (the REPL shows it above its prompt).
+    public let failureNote = Mutex<(@Sendable (String) -> Void)?>(nil)
+
     /// A round whose failure is logged, not thrown (at start, at quit, on a timer); the round
     /// keeps why it failed for `sync status`.
     func runQuietly(_ why: String) async {
@@ -101,7 +104,13 @@ public final class SyncEngine: HostComponent {
             if let failure = error as? ProviderFailure, case .unauthorized = failure.error, let host = hostRef {
                 refused.withLock { $0 = SyncAccount.load(host) }
             }
-            logger.notice("sync (\(why)) failed: \(Self.text(error)); the changes wait for the next sync")
+            // Said once: to the person when one is told, else in the log.
+            if let note = failureNote.withLock({ $0 }) {
+                logger.info("sync (\(why)) failed: \(Self.text(error))")
+                note("the sync \(why) failed: \(Self.text(error)); `sync status` says what waits")
+            } else {
+                logger.notice("sync (\(why)) failed: \(Self.text(error)); the changes wait for the next sync")
+            }
         }
     }
 

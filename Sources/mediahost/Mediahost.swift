@@ -3,11 +3,13 @@ import Basics
 import BuiltinProviders
 import FoundationEssentials
 import HostService
+import HostSync
 import JSONRPC
 import MediaHTTP
 import MediaHost
 import MediaKit
 import MediaREPL
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -333,6 +335,8 @@ struct REPLCommand: AsyncParsableCommand {
         // playback are then the service's), else picks up interrupted downloads here; a piped
         // script keeps to its own process and waits for its own downloads.
         if interactive {
+            // A sync at start or quit that fails is said above the prompt (or on leaving).
+            host.component(SyncEngine.self).failureNote.withLock { $0 = { [repl] text in repl.note(text) } }
             let (connection, _) = try await global.host.sessionConnection(host: host) { [repl] reason in
                 repl.note(reason)
             }
@@ -341,6 +345,9 @@ struct REPLCommand: AsyncParsableCommand {
         }
         if interactive {
             await repl.runInteractive()
+            host.component(SyncEngine.self).failureNote.withLock {
+                $0 = { text in Descriptor.writeAll(2, Array(("mediahost: " + text + "\n").utf8)) }
+            }
             await host.sessionWillEnd()
         } else {
             let status = await repl.run(lines: StandardInputLines())
