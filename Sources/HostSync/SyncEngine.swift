@@ -364,9 +364,18 @@ public final class SyncEngine: HostComponent {
                 "\(superseded) action\(superseded == 1 ? " was" : "s were") older than what another device did since, and not sent"
             )
         }
+        var refused: [String] = []
         try await server.upload(actions) { range in
             try await store.removeFromSyncOutbox(Array(seqs[range]))
             report.actionsSent += range.count
+        } refused: { index, why in
+            try await store.removeFromSyncOutbox([seqs[index]])
+            logger.warning("sync: the server refused the \(actions[index].action) of \(actions[index].episode): \(why)")
+            refused.append(why)
+        }
+        if let why = refused.first {
+            report.skipped.append(
+                "the server refused \(refused.count) action\(refused.count == 1 ? "" : "s") (\(why)); not sent again")
         }
     }
 

@@ -241,18 +241,40 @@ final class SyncServer: Sendable {
         }
     }
 
-    /// Uploads actions in chunks; `sent` is told after each chunk the server took.
-    func upload(_ actions: [EpisodeAction], sent: (Range<Int>) async throws -> Void) async throws {
+    /// Uploads actions in chunks; `sent` is told after each chunk the server took. A chunk the
+    /// server refuses (a 4xx that is no matter of auth or rate) goes again one action at a
+    /// time, and `refused` is told of each it refuses alone, with why: one action a server
+    /// will never take does not hold the others back round after round.
+    func upload(
+        _ actions: [EpisodeAction], sent: (Range<Int>) async throws -> Void,
+        refused: (Int, String) async throws -> Void = { _, _ in }
+    ) async throws {
+        let path =
+            account.dialect == .gpodder ? "/api/2/episodes/\(userPath).json" : Self.nextcloudBase + "/episode_action/create"
         var start = 0
         while start < actions.count {
             let end = min(start + Self.uploadChunk, actions.count)
-            let body = JSONValue.array(actions[start..<end].map(json))
-            let path =
-                account.dialect == .gpodder ? "/api/2/episodes/\(userPath).json" : Self.nextcloudBase + "/episode_action/create"
-            try await send("POST", url(path), body: body)
-            try await sent(start..<end)
+            do {
+                try await send("POST", url(path), body: .array(actions[start..<end].map(json)))
+                try await sent(start..<end)
+            } catch let failure as ProviderFailure where Self.isRefusal(failure) {
+                for index in start..<end {
+                    do {
+                        try await send("POST", url(path), body: .array([json(actions[index])]))
+                        try await sent(index..<index + 1)
+                    } catch let alone as ProviderFailure where Self.isRefusal(alone) {
+                        try await refused(index, alone.error.message)
+                    }
+                }
+            }
             start = end
         }
+    }
+
+    /// The server refuses what it was sent (not who sent it, nor how often).
+    static func isRefusal(_ failure: ProviderFailure) -> Bool {
+        guard case .upstream(let status, _) = failure.error else { return false }
+        return (400..<500).contains(status) && ![401, 403, 404, 408, 429].contains(status)
     }
 
     private func json(_ action: EpisodeAction) -> JSONValue {

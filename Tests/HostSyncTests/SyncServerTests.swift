@@ -197,3 +197,38 @@ extension SyncServerTests {
         #expect(sent[1]["started"] == nil && sent[1]["total"] == nil && sent[1]["position"]?.intValue == 3600)
     }
 }
+
+extension SyncServerTests {
+    /// One action a server will never take (a 400 for it alone) does not hold the others back:
+    /// the chunk goes again one by one and only that one is refused. A 500 is no refusal: the
+    /// whole upload fails and waits (an outage must not drop what waits).
+    @Test func anActionTheServerRefusesDoesNotHoldTheOthersBack() async throws {
+        let http = RecordedHTTPClient { request in
+            let body = String(decoding: request.body ?? Data(), as: UTF8.self)
+            return body.contains("bad.mp3") ? (400, [:], Data("episode too long".utf8)) : (200, [:], Data("{}".utf8))
+        }
+        let account = SyncAccount(
+            dialect: .nextcloud, server: URL(string: "https://sync.example")!, username: "alice", password: "pw-123456",
+            device: "desk")
+        let server = SyncServer(account: account, http: http)
+        let at = try #require(ISODate.parse("2026-01-02T03:04:05Z"))
+        let actions = ["a", "bad", "c"].map { name in
+            EpisodeAction(
+                podcast: "https://e.example/feed", episode: "https://e.example/\(name).mp3", guid: nil, action: "play", at: at,
+                started: nil, position: 10, total: nil, device: nil)
+        }
+        var sent: [Int] = []
+        var refused: [(Int, String)] = []
+        try await server.upload(actions) { range in
+            sent += Array(range)
+        } refused: { index, why in
+            refused.append((index, why))
+        }
+        #expect(sent == [0, 2])
+        #expect(refused.map(\.0) == [1] && refused.first?.1.contains("400") == true)
+        #expect(http.asked.withLock { $0.count } == 4, "the chunk, then each of its three")
+
+        let outage = SyncServer(account: account, http: RecordedHTTPClient { _ in (500, [:], Data()) })
+        await #expect(throws: ProviderFailure.self) { try await outage.upload(actions) { _ in } }
+    }
+}
