@@ -660,7 +660,7 @@ public actor PlayerController: HostComponent {
             // Each item starts where it was left: as asked by `play`, else as kept.
             if owner, let entry {
                 var at = start
-                if at == nil, let id = entry.id, let record = try? await store.playback(id), !record.played {
+                if at == nil, let id = entry.id, let record = await resumePoint(id, entry), !record.played {
                     at = record.position
                 }
                 if let at, at > 1 { _ = try? await ask(connection, ["seek", JSONValue(at), "absolute"]) }
@@ -689,6 +689,18 @@ public actor PlayerController: HostComponent {
             }
         default: break
         }
+    }
+
+    /// Where a queued item is taken up: where it was left here or, when newer, where another
+    /// device left it (the sync server told, by its media URL: the stream mpv plays, or the
+    /// download's source). Nil when nothing is known or the store cannot say (it starts at 0).
+    private func resumePoint(_ id: ItemID, _ entry: Entry) async -> PlaybackRecord? {
+        let kept = try? await store.playback(id)
+        let url = entry.local ? (try? await store.download(id))?.url : entry.target
+        guard let url, let told = (try? await store.remoteEpisodes(urls: [url]))?[url],
+            told.at > kept?.updatedAt ?? .distantPast, let remote = told.playback(for: id)
+        else { return kept }
+        return remote
     }
 
     /// Makes the item whose file mpv now plays the current one: the queue up to it is dropped

@@ -637,6 +637,26 @@ extension PlayerTests {
         #expect(ours["started"]?.intValue == 100, "\(ours)")
         #expect(abs(Double(ours["position"]?.intValue ?? 0) - at) <= 2, "\(ours) vs \(at)")
         #expect(ours["total"]?.intValue == 180)
+
+        // A queued item is taken up where the phone left it too, when mpv comes to it.
+        let second = try await call("media.get", #"{"id":"\#(setup.tones[1])"}"#)
+        let secondMedia = try #require(second["enclosure"]?["url"]?.stringValue)
+        _ = try await PodcastSyncTests.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", secondMedia, "--position", "50", "--total", "120", "--timestamp",
+                PodcastSyncTests.naiveUTC(Date().addingTimeInterval(-10)),
+            ])
+        _ = try await call("sync.now", "{}")
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[0])"}"#)
+        let queued = try await client.call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
+        #expect(queued["queued"] == true, "\(queued)")
+        // Within 30 s, so at 50 s only by starting there (the 4 s tone plays first).
+        let takenUp = await client.waitForState(timeout: .seconds(30)) {
+            $0["item"]?["id"]?.stringValue == setup.tones[1] && ($0["position"]?.doubleValue ?? 0) >= 50
+        }
+        #expect(takenUp != nil, "\(client.process.errors.suffix(2000))")
+        _ = try await client.call("player.stop")
     }
 }
 
