@@ -719,3 +719,37 @@ extension PodcastSyncTests {
         #expect(try await a.favoriteIDs().count == 1)
     }
 }
+
+extension PodcastSyncTests {
+    /// The download manager's work reaches the server: a download finished is a `download`
+    /// action, its removal a `delete` (gpodder.net keeps both; AntennaPod shows them).
+    @Test func downloadsAndTheirRemovalReachTheServer() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (_, _, episode, media) = try await Self.followShow(on: a)
+        try await a.login(server)
+        let client = try PlayerTests.Client(dataDir: a.dataDir, environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        _ = try await client.call("downloads.start", #"{"id":"\#(episode)"}"#)
+        let deadline = ContinuousClock.now + .seconds(90)
+        var state: String?
+        while ContinuousClock.now < deadline {
+            let list = try await client.call("downloads.list")
+            state = (list.arrayValue ?? list["downloads"]?.arrayValue ?? []).first?["state"]?.stringValue
+            if state == "completed" || state == "failed" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try #require(state == "completed", "the download: \(state ?? "none")")
+        _ = try await client.call("sync.now")
+        _ = try await client.call("downloads.remove", #"{"id":"\#(episode)"}"#)
+        _ = try await client.call("sync.now")
+        await client.close()
+        let seen = try await Self.phone(server, ["eps-down", "--since", "0"])
+        let ours = (seen["actions"]?.arrayValue ?? []).filter {
+            $0["device"]?.stringValue == "laptopA" && $0["episode"]?.stringValue == media
+        }
+        #expect(ours.compactMap { $0["action"]?.stringValue }.sorted() == ["delete", "download"], "\(ours)")
+    }
+}
