@@ -292,7 +292,9 @@ public final class SyncEngine: HostComponent {
         var noFeed = 0
         var unreadable = 0
         var superseded = 0
-        let (items, failures) = await resolve(Set(entries.compactMap(\.item)), host: host)
+        // Only what can be sent is read (Nextcloud is sent no downloads or deletions).
+        let readable = entries.filter { !(nextcloud && ($0.change == .download || $0.change == .delete)) }
+        let (items, failures) = await resolve(Set(readable.compactMap(\.item)), host: host)
         var candidates: [(entry: SyncOutboxEntry, action: EpisodeAction)] = []
         for entry in entries {
             guard let id = entry.item else {
@@ -321,11 +323,12 @@ public final class SyncEngine: HostComponent {
                 dropped.append(entry.seq)
                 continue
             }
-            let position = entry.position ?? (entry.change == .play ? item.duration : nil)
+            let seconds = Self.seconds
+            let position = seconds(entry.position) ?? (entry.change == .play ? seconds(item.duration) : nil)
             let action = EpisodeAction(
                 podcast: podcast, episode: episode, guid: SyncKeys.guid(of: item), action: entry.change.rawValue, at: entry.at,
-                started: entry.started.map { Int($0.rounded()) }, position: position.map { Int($0.rounded()) },
-                total: (entry.total ?? item.duration).map { Int($0.rounded()) }, device: server.account.device)
+                started: seconds(entry.started), position: position, total: seconds(entry.total ?? item.duration),
+                device: server.account.device)
             if delivered.contains(action.key) {
                 dropped.append(entry.seq)
                 continue
@@ -377,6 +380,12 @@ public final class SyncEngine: HostComponent {
             report.skipped.append(
                 "the server refused \(refused.count) action\(refused.count == 1 ? "" : "s") (\(why)); not sent again")
         }
+    }
+
+    /// Seconds as the APIs carry them; a length no episode has (a hostile feed's 1e40, NaN) is
+    /// none (`Int(_: Double)` would trap).
+    static func seconds(_ value: Double?) -> Int? {
+        value.flatMap { $0 >= 0 && $0 < 1e9 ? Int(finite: $0.rounded()) : nil }
     }
 
     /// The items behind queued actions, four at a time: from the provider (a podcast episode

@@ -112,10 +112,9 @@ final class SyncServer: Sendable {
             throw failure(
                 .notFound("\(account.server.absoluteString) has no gpoddersync app (404); install it in Nextcloud's apps"))
         case 429:
-            throw failure(.rateLimited(retryAfter: response.header("retry-after").flatMap { Double($0) }))
+            throw failure(.rateLimited(retryAfter: response.retryAfter))
         default:
-            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
-            throw failure(.upstream(status: response.status, message: DisplayText.clean(text)))
+            throw failure(.upstream(response))
         }
         if let setCookie = response.header("set-cookie"), let session = setCookie.split(separator: ";").first,
             session.hasPrefix("sessionid=")

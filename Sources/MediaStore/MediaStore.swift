@@ -402,6 +402,16 @@ public final class MediaStore: Sendable {
             }
             for (url, id) in found { try update.execute(arguments: [url, id]) }
         }
+        // The queue is looked up by episode and by show at every change queued (an earlier
+        // change of the same one is dropped): without these, a first sync queuing 10,000 kept
+        // positions scanned the queue 20,000 times (2.3 s in one write, against 0.04 s).
+        steps.registerMigration("v13: sync queue indexes") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX syncOutbox_item ON syncOutbox(item) WHERE item IS NOT NULL;
+                    CREATE INDEX syncOutbox_url ON syncOutbox(url) WHERE url IS NOT NULL;
+                    """)
+        }
         return steps
     }
 }

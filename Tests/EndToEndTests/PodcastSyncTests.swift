@@ -436,6 +436,20 @@ import Testing
         #expect(report["actionsReceived"]?.intValue == 1, "only the last, with its position passed over: \(report.jsonString)")
         #expect(report["skipped"]?.jsonString.contains("7 episode actions were malformed") == true, "\(report.jsonString)")
 
+        // A favorite episode whose snapshot claims a length no episode has, marked played: the
+        // round sends it without that length and goes on.
+        let episode: JSONValue = [
+            "id": "podcasts:episode:1:huge", "provider": "podcasts", "kind": "episode", "title": "Huge",
+            "duration": .number("1e40"), "feed": "https://x.example/f.xml",
+            "enclosure": ["url": "https://x.example/huge.mp3"],
+        ]
+        let list: JSONValue = ["format": "mediahost-list", "version": 1, "name": "favorites", "items": [episode]]
+        _ = try await a.value(
+            "lists.import", #"{"name":"favorites","text":\#(JSONValue.string(list.jsonString).jsonString),"format":"json"}"#)
+        _ = try await a.value("player.mark", #"{"ids":["podcasts:episode:1:huge"],"played":true}"#)
+        let sentHuge = try await a.value("sync.now")
+        #expect(sentHuge["actionsSent"]?.intValue == 1, "\(sentHuge.jsonString)")
+
         // Larger than any answer a sync server gives (64 MB): refused, not read into memory.
         let huge = #"{"timestamp": 1, "actions": [""# + String(repeating: "0,", count: 34 << 20) + "0]}"
         try await server.control(
