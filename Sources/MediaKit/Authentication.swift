@@ -65,6 +65,10 @@ public struct AuthSession: Codable, Sendable, Equatable {
     public var expiresAt: Date?
     /// Provider-specific values (e.g. an account id).
     public var values: [String: String]
+    /// The provider's server settings when the login was made (its base URL, instance…): the
+    /// host drops a session whose servers have changed since, saying why, rather than sending
+    /// its tokens elsewhere or failing every call. Kept by the host; nil in older files.
+    public var endpoints: [String: String]?
 
     public init(
         provider: String, account: String? = nil, accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil,

@@ -126,6 +126,10 @@ extension REPL {
         defer { idleHook = nil }
 
         write("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
+        if options.sandbox {
+            write("sandbox: made-up shows and accounts; your own library is not touched")
+            write("  (what you do here is kept in \(Renderer.home(host.paths.dataDir)))")
+        }
         if isAttached {
             write("attached to the background service: downloads and playback go on when this REPL quits")
         }

@@ -26,12 +26,15 @@ public final class REPL: @unchecked Sendable {
         public var color: Bool
         /// Draw pictures where the terminal can (`--no-images` turns them off whatever the setting).
         public var images: Bool
+        /// A try-out on the sandbox (`--sandbox`): the banner says so, and where it keeps things.
+        public var sandbox: Bool
 
-        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true) {
+        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true, sandbox: Bool = false) {
             self.json = json
             self.keepGoing = keepGoing
             self.color = color
             self.images = images
+            self.sandbox = sandbox
         }
     }
 

@@ -85,7 +85,11 @@ public final class SandboxServer: Sendable {
                 readyContinuation.yield(channel.localAddress?.port ?? port)
                 readyContinuation.finish()
             }, logger: logger ?? quiet)
-        let task = Task { try await app.run() }
+        // A port that cannot be had ends the run before it is ready: the wait below ends too.
+        let task = Task {
+            defer { readyContinuation.finish() }
+            try await app.run()
+        }
         var bound: Int?
         for await value in ready {
             bound = value

@@ -21,8 +21,8 @@ struct SandboxMain: AsyncParsableCommand {
             path, status, retryAfter, latencyMs, throttleBytesPerSecond, truncateAfterBytes, malformed, times).
             """)
 
-    @Option(help: "The port (0 picks a free one).")
-    var port = 8080
+    @Option(help: "The port (0 picks a free one; default 8080, or a free one with --child).")
+    var port: Int?
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
@@ -41,7 +41,14 @@ struct SandboxMain: AsyncParsableCommand {
     func run() async throws {
         let server = SandboxServer(replicas: SandboxReplicas.all)
         server.media.bytesPerSecond = SandboxReplicas.mediaRate(ProcessInfo.processInfo.environment, flag: mediaRate)
-        let bound = try await server.start(host: host, port: child ? 0 : port)
+        let bound: Int
+        if child, let port, port != 0 {
+            // The port the parent's last sandbox had, so what it kept (logins, pictures' and
+            // media's addresses) still points here; another when that one is taken.
+            do { bound = try await server.start(host: host, port: port) } catch { bound = try await server.start(host: host, port: 0) }
+        } else {
+            bound = try await server.start(host: host, port: port ?? (child ? 0 : 8080))
+        }
         if child {
             let line = try JSONSerialization.data(withJSONObject: server.providerEnvironment(host: host), options: [.sortedKeys])
             try? FileHandle.standardOutput.write(contentsOf: line + Data("\n".utf8))

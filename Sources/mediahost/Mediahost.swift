@@ -167,6 +167,9 @@ struct HostOptions {
     var sandbox = false
     var noService = false
 
+    /// Where this command's files are: with --sandbox, the sandbox's own (HostPaths.resolve).
+    var paths: HostPaths { HostPaths.resolve(configFlag: config, dataDirFlag: dataDir, sandbox: sandbox) }
+
     /// The background service for this data dir, connected, when one runs and may be used (not
     /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
     /// never in the environment or the service's settings).
@@ -175,7 +178,7 @@ struct HostOptions {
         guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never else {
             return nil
         }
-        let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir))
+        let socket = ServiceSocket(paths: paths)
         guard let service = ServiceConnection.connect(socket) else { return nil }
         // The service reads the same settings: it says whether host.background is never.
         let answer: JSONValue
@@ -201,7 +204,7 @@ struct HostOptions {
     func callThroughService(_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>? {
         let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
         guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never,
-            let fd = ServiceSocket(paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir)).connect()
+            let fd = ServiceSocket(paths: paths).connect()
         else { return nil }
         defer { close(fd) }
         // The service reads the same settings: it says whether host.background is never.
@@ -260,9 +263,13 @@ struct HostOptions {
     /// starts the replica server first and points the providers' base URLs at it.
     func makeHost(oneShot: Bool = false) async throws -> HostRuntime {
         var environment = ProcessInfo.processInfo.environment
+        let paths = paths
+        let portFile = paths.dataDir + "/sandbox.port"
+        var sandboxSettings: [String: String] = [:]
         if sandbox {
+            sandboxSettings = try SandboxChild.start(portFile: portFile)
             // Endpoints always point at the sandbox; credentials only fill in what is not set.
-            for (name, value) in try SandboxChild.start()
+            for (name, value) in sandboxSettings
             where name.hasSuffix("_URL") || name.hasSuffix("_SERVER") || environment[name]?.isEmpty ?? true {
                 environment[name] = value
             }
@@ -270,10 +277,11 @@ struct HostOptions {
         do {
             let http = MediaHTTPClient()
             let host = try HostRuntime(
-                paths: HostPaths.resolve(configFlag: config, dataDirFlag: dataDir),
+                paths: paths,
                 providers: BuiltinProviders.all, http: http, discovery: BuiltinModules.discovery(),
                 modules: BuiltinModules.all, environment: environment,
                 logLevel: logLevel, oneShot: oneShot)
+            if sandbox { SandboxChild.remember(sandboxSettings, in: portFile) }
             http.setLogger(
                 Logger(label: "\(HostRuntime.name).http") { [host] in
                     StderrLogHandler(label: $0, level: host.logger.logLevel, redactor: host.redactor)
@@ -326,7 +334,9 @@ struct REPLCommand: AsyncParsableCommand {
         let host = try await global.makeHost()
         let interactive = isatty(0) == 1
         let repl = REPL(
-            host: host, options: REPL.Options(json: json, keepGoing: keepGoing, color: useColor(), images: !noImages))
+            host: host,
+            options: REPL.Options(
+                json: json, keepGoing: keepGoing, color: useColor(), images: !noImages, sandbox: global.sandbox))
         if !global.sandbox {
             let options = global.host
             repl.startService = { await ServeCommand.startInBackground(options: options, paths: host.paths) }

@@ -24,7 +24,7 @@ struct PluginCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let paths = HostPaths.resolve(configFlag: global.config, dataDirFlag: global.dataDir)
+            let paths = global.host.paths
             let found = PluginManifest.discover(
                 pluginsDirectory: paths.plugins, configFile: paths.configFile,
                 taken: Set(BuiltinProviders.all.map(\.descriptor.id)))
@@ -96,7 +96,7 @@ struct PluginCommand: AsyncParsableCommand {
                 throw ValidationError("'\(id)' is not a valid id: lower-case letters, digits, '-' or '_', at most 32")
             }
             let skeleton = PluginSkeleton(language: lang, id: id)
-            let parent = dir ?? HostPaths.resolve(configFlag: global.config, dataDirFlag: global.dataDir).plugins
+            let parent = dir ?? global.host.paths.plugins
             let folder = parent + "/" + id
             guard !FileManager.default.fileExists(atPath: folder) else {
                 throw ValidationError("\(folder) exists already; choose another id or --dir")

@@ -18,11 +18,20 @@ enum SandboxChild {
         "cannot find mediahost-sandbox next to mediahost or on PATH (set MEDIAHOST_SANDBOX_BIN); `make build` builds it"
 
     /// Starts the child and returns the settings that point every provider at it.
-    static func start() throws -> [String: String] {
+    /// - Parameter portFile: where the sandbox's port is kept for the data dir: the next sandbox
+    ///   listens there again when it can, so what this one kept (a login's server, the addresses
+    ///   of pictures and media in favorites) still reaches a replica.
+    static func start(portFile: String) throws -> [String: String] {
         guard let binary = binary() else { throw StartupFailure(message: missing) }
         let process: ChildProcess
+        var arguments = ["--child"]
+        if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
+            let port = Int(text.trimming(.whitespacesAndNewlines)), (1024...65535).contains(port)
+        {
+            arguments += ["--port", String(port)]
+        }
         do {
-            process = try ChildProcess(binary, arguments: ["--child"], standardInput: .pipe, standardOutput: .pipe)
+            process = try ChildProcess(binary, arguments: arguments, standardInput: .pipe, standardOutput: .pipe)
         } catch {
             throw StartupFailure(message: "cannot start the sandbox (\(binary)): \(error)")
         }
@@ -45,6 +54,19 @@ enum SandboxChild {
             throw StartupFailure(message: "the sandbox answered something unexpected at start")
         }
         return settings
+    }
+
+    /// Keeps the port the sandbox took in `portFile` (in the data dir, once the host made it).
+    static func remember(_ settings: [String: String], in portFile: String) {
+        guard let port = settings.values.lazy.compactMap(Self.port(of:)).first else { return }
+        // Only a convenience for the next sandbox: without it that one takes another port.
+        _ = FileManager.default.createFile(atPath: portFile, contents: Data("\(port)\n".utf8))
+    }
+
+    /// The port of `http://127.0.0.1:<port>/…`.
+    static func port(of url: String) -> Int? {
+        guard url.hasPrefix("http://127.0.0.1:") else { return nil }
+        return Int(url.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber })
     }
 
     /// mediahost-sandbox: MEDIAHOST_SANDBOX_BIN, else next to this executable, else on PATH.

@@ -33,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = global.host
-        let socket = ServiceSocket(paths: HostPaths.resolve(configFlag: options.config, dataDirFlag: options.dataDir))
+        let socket = ServiceSocket(paths: options.paths)
         if status {
             let service = ServiceConnection.connect(socket)
             defer { service?.close() }

@@ -64,7 +64,7 @@ final class XScreen: @unchecked Sendable {
     func relayed(_ arguments: [String]) -> [String] {
         let relay = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tools/pty-relay.py").path
-        return ["python3", relay, fifo, log, mediahostBinary()] + arguments
+        return ["python3", relay, fifo, log, mediahostBinary()] + sandboxInDataDir(arguments, dataDir)
     }
 
     /// What mediahost wrote so far.

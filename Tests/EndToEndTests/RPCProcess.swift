@@ -18,6 +18,16 @@ func mediahostBinary() -> String {
     return ".build/debug/mediahost"
 }
 
+/// `arguments` with `--data-dir dataDir` when they start a sandbox without naming one: a
+/// sandbox keeps its things apart from MEDIAHOST_DATA_DIR's (`<data dir>-sandbox`), and a test
+/// reads what it did in the folder it made. (`SandboxIsolationTests` runs without it.)
+func sandboxInDataDir(_ arguments: [String], _ dataDir: String) -> [String] {
+    guard arguments.contains("--sandbox"), !arguments.contains(where: { $0.hasPrefix("--data-dir") }) else {
+        return arguments
+    }
+    return arguments + ["--data-dir", dataDir]
+}
+
 /// A running `mediahost` process with pipes on stdin, stdout and stderr.
 final class MediahostProcess: @unchecked Sendable {
     let process = Process()
@@ -29,10 +39,15 @@ final class MediahostProcess: @unchecked Sendable {
 
     /// - Parameter executable: another program to run with the same environment (a shell
     ///   pipeline around mediahost); the built mediahost by default.
-    init(_ arguments: [String], dataDir: String? = nil, environment: [String: String] = [:], executable: String? = nil) throws {
+    /// - Parameter ownSandbox: `--sandbox` keeps its own data dir beside MEDIAHOST_DATA_DIR's
+    ///   (else `dataDir` is named to it with `--data-dir`).
+    init(
+        _ arguments: [String], dataDir: String? = nil, environment: [String: String] = [:], executable: String? = nil,
+        ownSandbox: Bool = false
+    ) throws {
         self.dataDir = try dataDir ?? makeTemporaryDirectory()
         process.executableURL = URL(fileURLWithPath: executable ?? mediahostBinary())
-        process.arguments = arguments
+        process.arguments = executable != nil || ownSandbox ? arguments : sandboxInDataDir(arguments, self.dataDir)
         var env = ProcessInfo.processInfo.environment
         env["MEDIAHOST_DATA_DIR"] = self.dataDir
         env["XDG_CONFIG_HOME"] = self.dataDir + "/config"
@@ -152,9 +167,10 @@ struct SandboxStartFailure: Error, CustomStringConvertible {
 
 /// Runs `mediahost` to completion and returns its status and output.
 func runMediahost(
-    _ arguments: [String], input: String? = nil, dataDir: String? = nil, environment: [String: String] = [:]
+    _ arguments: [String], input: String? = nil, dataDir: String? = nil, environment: [String: String] = [:],
+    ownSandbox: Bool = false
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = try MediahostProcess(arguments, dataDir: dataDir, environment: environment)
+    let process = try MediahostProcess(arguments, dataDir: dataDir, environment: environment, ownSandbox: ownSandbox)
     if let input { process.send(input) }
     process.closeInput()
     var out: [UInt8] = []

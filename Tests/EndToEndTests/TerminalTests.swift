@@ -67,7 +67,7 @@ final class TerminalSession: @unchecked Sendable {
         environment["NO_COLOR"] = "1"
         environment["MEDIAHOST_SANDBOX_MEDIA_RATE"] = "100000"
         for (key, value) in extra { environment[key] = value }
-        let argv = ([mediahostBinary()] + arguments).map { strdup($0) } + [nil]
+        let argv = ([mediahostBinary()] + sandboxInDataDir(arguments, self.dataDir)).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }

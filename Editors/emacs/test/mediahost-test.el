@@ -29,7 +29,7 @@
                          "NO_COLOR=1")
                    process-environment))
           (mediahost-program (or (getenv "MEDIAHOST_BIN") "mediahost"))
-          (mediahost-arguments '("--sandbox"))
+          (mediahost-arguments (list "--sandbox" "--data-dir" data-dir))
           (mediahost-test--messages nil))
      (clrhash mediahost--downloads)
      (advice-add 'message :before #'mediahost-test--record)

@@ -55,7 +55,7 @@ local function test(name, body)
   vim.env.MEDIAHOST_PLAYER = "true"
   mediahost.stop()
   mediahost.downloads = {}
-  mediahost.setup({ cmd = binary, args = { "--sandbox" } })
+  mediahost.setup({ cmd = binary, args = { "--sandbox", "--data-dir", dir } })
   messages = {}
   vim.cmd("silent! only")
   local ok, err = pcall(body)

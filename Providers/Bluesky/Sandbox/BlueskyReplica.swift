@@ -26,6 +26,8 @@ public struct BlueskyReplica: SandboxReplica {
         var access: [String: String] = [:]
         var refresh: [String: String] = [:]
         var expired: Set<String> = []
+        /// Tokens of an earlier run that were used up here (a refresh) or revoked.
+        var ended: Set<String> = []
         var counter = 0
         /// Likes by account DID: post URI -> like record URI.
         var likes: [String: [String: String]] = [:]
@@ -81,6 +83,22 @@ public struct BlueskyReplica: SandboxReplica {
         }
     }
 
+    /// A token this replica made in an earlier run (a sandbox restarted on the same port, whose
+    /// data dir kept the login): its account from the payload, and for an access token whether
+    /// its two hours are over, so the session goes on as it would on a real server.
+    static func earlierSession(_ token: String, refresh: Bool) -> (did: String, expired: Bool)? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3, parts[2].hasPrefix(refresh ? "sbxrefresh" : "sbxaccess") else { return nil }
+        var payload = String(parts[1])
+        while payload.count % 4 != 0 { payload += "=" }
+        guard let data = Data(base64Encoded: payload),
+            let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let did = claims["sub"] as? String, BlueskyData.account(did) != nil
+        else { return nil }
+        let expiry = (claims["exp"] as? NSNumber)?.doubleValue ?? 0
+        return (did, !refresh && expiry < Date().timeIntervalSince1970)
+    }
+
     static func base(_ request: Request) -> String { "http://\(request.head.authority ?? "127.0.0.1")/bluesky" }
 
     // MARK: XRPC
@@ -95,10 +113,17 @@ public struct BlueskyReplica: SandboxReplica {
             let token = String(header.dropFirst(7))
             let refreshing = ["com.atproto.server.refreshSession", "com.atproto.server.deleteSession"].contains(method)
             let (did, expired) = state.withLock { state in
-                (refreshing ? state.refresh[token] : state.access[token], state.expired.contains(token))
+                (
+                    refreshing ? state.refresh[token] : state.access[token],
+                    state.expired.contains(token)
+                )
             }
+            let earlier = did == nil ? Self.earlierSession(token, refresh: refreshing) : nil
+            if let earlier, earlier.expired { return Self.error(400, "ExpiredToken", "Token has expired") }
             if expired { return Self.error(400, "ExpiredToken", "Token has expired") }
-            guard let did else { return Self.error(401, "InvalidToken", "Token could not be verified") }
+            guard let did = did ?? earlier.flatMap({ state.withLock { $0.ended }.contains(token) ? nil : $0.did }) else {
+                return Self.error(401, "InvalidToken", "Token could not be verified")
+            }
             viewer = did
         }
         let likes = viewer.map { did in state.withLock { $0.likes[did] ?? [:] } } ?? [:]
@@ -138,12 +163,16 @@ public struct BlueskyReplica: SandboxReplica {
             }
             let token = String(request.headers[.authorization]?.dropFirst(7) ?? "")
             // Refresh tokens are used once.
-            state.withLock { _ = $0.refresh.removeValue(forKey: token) }
+            state.withLock {
+                _ = $0.refresh.removeValue(forKey: token)
+                $0.ended.insert(token)
+            }
             return json(newSession(index, base: base, document: false), request)
         case "com.atproto.server.deleteSession":
             let token = String(request.headers[.authorization]?.dropFirst(7) ?? "")
             state.withLock { state in
                 state.refresh[token] = nil
+                state.ended.insert(token)
                 for (access, did) in state.access where did == viewer { state.access[access] = nil }
             }
             return Response(status: .ok)

@@ -14,6 +14,8 @@ public final class TMDBAccounts: Sendable {
         var tokenLifetime: Double = 3600
         var tokens: [String: (expires: Date, user: String?)] = [:]
         var sessions: [String: String] = [:]
+        /// Sessions of an earlier run deleted in this one.
+        var ended: Set<String> = []
         var favorites: [String: [Int]] = [:]
     }
     let state = Mutex(State())
@@ -77,7 +79,7 @@ public final class TMDBAccounts: Sendable {
                             ["success": false, "status_code": 17, "status_message": "Session denied."], status: .unauthorized)
                     }
                     state.tokens[token] = nil
-                    let session = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+                    let session = Self.newSession(for: user)
                     state.sessions[session] = user
                     return TMDBReplica.json(["success": true, "session_id": session])
                 }
@@ -87,7 +89,12 @@ public final class TMDBAccounts: Sendable {
             struct Delete: Decodable { var session_id: String? }
             let body = try await request.decode(as: Delete.self, context: context)
             return try replica.authorized(request) {
-                let known = self.state.withLock { $0.sessions.removeValue(forKey: body.session_id ?? "") != nil }
+                let known = self.state.withLock { state in
+                    let id = body.session_id ?? ""
+                    let known = state.sessions.removeValue(forKey: id) != nil || Self.earlierUser(id) != nil
+                    state.ended.insert(id)
+                    return known
+                }
                 return known
                     ? TMDBReplica.json(["success": true])
                     : TMDBReplica.json(
@@ -139,8 +146,32 @@ public final class TMDBAccounts: Sendable {
     }
 
     private func user(_ request: Request) -> String? {
-        guard let session = request.uri.queryParameters.get("session_id") else { return nil }
-        return state.withLock { $0.sessions[String(session)] }
+        guard let value = request.uri.queryParameters.get("session_id") else { return nil }
+        let session = String(value)
+        return state.withLock { state in
+            state.sessions[session] ?? (state.ended.contains(session) ? nil : Self.earlierUser(session))
+        }
+    }
+
+    /// A session id naming its user, so a sandbox restarted on the same port still takes the
+    /// session a login in its data dir kept (`earlierUser`).
+    static func newSession(for user: String) -> String {
+        let user = Array(user.utf8).map { String($0, radix: 16) }.joined()
+        return "sbx\(user)x" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
+
+    /// The user of a session of an earlier run.
+    static func earlierUser(_ session: String) -> String? {
+        guard session.hasPrefix("sbx") else { return nil }
+        let hex = Array(session.dropFirst(3).prefix { $0 != "x" })
+        guard hex.count % 2 == 0, !hex.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: hex.count, by: 2) {
+            guard let byte = UInt8(String(hex[index...index + 1]), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        let user = String(decoding: bytes, as: UTF8.self)
+        return users[user] == nil ? nil : user
     }
 
     static func sessionDenied() -> Response {

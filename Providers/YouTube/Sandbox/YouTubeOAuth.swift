@@ -36,6 +36,8 @@ public final class YouTubeAccounts: Sendable {
         var devices: [String: Device] = [:]
         var accessTokens: [String: Date] = [:]
         var refreshTokens: Set<String> = []
+        /// Tokens of an earlier run revoked in this one.
+        var revoked: Set<String> = []
         /// Liked videos, newest first.
         var likes: [String] = []
         var counter = 0
@@ -70,7 +72,27 @@ public final class YouTubeAccounts: Sendable {
     func authorized(_ request: Request) -> Bool {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
         let token = String(header.dropFirst(7))
-        return state.withLock { ($0.accessTokens[token].map { $0 > Date() }) ?? false }
+        return state.withLock { state in
+            guard let expiry = state.accessTokens[token] ?? Self.earlierExpiry(token), !state.revoked.contains(token) else {
+                return false
+            }
+            return expiry > Date()
+        }
+    }
+
+    /// A new access token, naming when it ends, so a sandbox restarted on the same port still
+    /// takes the tokens a login in its data dir kept (`earlierExpiry`).
+    static func newAccessToken(lifetime: Double) -> (token: String, expires: Date) {
+        let expires = Date().addingTimeInterval(lifetime)
+        return ("ya29.sandbox-\(Int(expires.timeIntervalSince1970))-\(UUID().uuidString)", expires)
+    }
+
+    /// When an access token of an earlier run ends.
+    static func earlierExpiry(_ token: String) -> Date? {
+        guard token.hasPrefix("ya29.sandbox-"), let seconds = Int(token.dropFirst(13).prefix { $0.isNumber }) else {
+            return nil
+        }
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 
     func like(_ id: String, _ rating: String) {
@@ -109,9 +131,13 @@ public final class YouTubeAccounts: Sendable {
             case "refresh_token":
                 let refresh = form["refresh_token"] ?? ""
                 let (access, lifetime) = self.state.withLock { state -> (String?, Double) in
-                    guard state.refreshTokens.contains(refresh) else { return (nil, 0) }
-                    let access = "ya29.sandbox-\(UUID().uuidString)"
-                    state.accessTokens[access] = Date().addingTimeInterval(state.tokenLifetime)
+                    // This run's, or an earlier run's that was not revoked here.
+                    guard
+                        state.refreshTokens.contains(refresh)
+                            || (refresh.hasPrefix("1//sandbox-refresh-") && !state.revoked.contains(refresh))
+                    else { return (nil, 0) }
+                    let (access, expires) = Self.newAccessToken(lifetime: state.tokenLifetime)
+                    state.accessTokens[access] = expires
                     return (access, state.tokenLifetime)
                 }
                 guard let access else { return Self.oauthError(400, "invalid_grant", "Token has been expired or revoked.") }
@@ -128,7 +154,9 @@ public final class YouTubeAccounts: Sendable {
             let token = form["token"] ?? request.uri.queryParameters.get("token") ?? ""
             let known = self.state.withLock { state in
                 let known = state.accessTokens.removeValue(forKey: token) != nil || state.refreshTokens.remove(token) != nil
-                return known
+                let earlier = Self.earlierExpiry(token) != nil || token.hasPrefix("1//sandbox-refresh-")
+                if earlier { state.revoked.insert(token) }
+                return known || earlier
             }
             return known ? Response(status: .ok) : Self.oauthError(400, "invalid_token", "Token expired or revoked")
         }
@@ -157,9 +185,9 @@ public final class YouTubeAccounts: Sendable {
             }
             if state.deny { return .denied }
             device.consumed = true
-            let access = "ya29.sandbox-\(UUID().uuidString)"
+            let (access, expires) = Self.newAccessToken(lifetime: state.tokenLifetime)
             let refresh = "1//sandbox-refresh-\(UUID().uuidString)"
-            state.accessTokens[access] = now.addingTimeInterval(state.tokenLifetime)
+            state.accessTokens[access] = expires
             state.refreshTokens.insert(refresh)
             return .tokens(access, refresh, state.tokenLifetime)
         }

@@ -21,6 +21,9 @@ struct SessionStore: Sendable {
     }
 
     func save(_ session: AuthSession) throws {
+        var session = session
+        // A provider's refreshed session is new to it; where it was made stays the same.
+        if session.endpoints == nil { session.endpoints = load(session.provider)?.endpoints }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         try PrivateFile.write(try encoder.encode(session), to: path(session.provider))

@@ -86,6 +86,7 @@ public struct AuthLogin: RPCMethod {
             session.account = session.account?.replacing(password, with: Redactor.mask)
             session.values = session.values.mapValues { $0.replacing(password, with: Redactor.mask) }
         }
+        session.endpoints = host.endpoints(of: provider)
         try host.sessions.save(session)
         host.refreshSecrets()
         var status = try host.requireAuthStatus(provider)
@@ -157,6 +158,34 @@ extension HostRuntime {
     }
 
     var sessions: SessionStore { SessionStore(folder: paths.authDir) }
+
+    /// A provider's server settings in effect (those whose values are http or https URLs).
+    func endpoints(of provider: String) -> [String: String] {
+        guard let descriptor = try? registry.registration(provider).descriptor else { return [:] }
+        var endpoints: [String: String] = [:]
+        for key in descriptor.configKeys where !key.secret {
+            guard let value = config["providers.\(provider).\(key.name)"] ?? key.defaultValue,
+                value.hasPrefix("http://") || value.hasPrefix("https://")
+            else { continue }
+            endpoints[key.name] = value
+        }
+        return endpoints
+    }
+
+    /// Forgets the logins made against other servers than the providers' now (a sandbox's on
+    /// another port, an instance changed in the settings), each with a line that says why: their
+    /// tokens mean nothing there, and are not sent there.
+    func dropSessionsMadeElsewhere() {
+        for id in registry.ids {
+            guard let made = sessions.load(id)?.endpoints else { continue }
+            let now = endpoints(of: id)
+            guard let key = made.keys.sorted().first(where: { made[$0] != now[$0] }) else { continue }
+            sessions.delete(id)
+            logger.warning(
+                "\(id): the login made on \(made[key] ?? "?") is forgotten: \(id) now uses \(now[key] ?? "another server"); `login \(id)` again"
+            )
+        }
+    }
 
     func authStatus(_ provider: String) -> AuthStatusEntry? {
         guard let descriptor = try? registry.registration(provider).descriptor,

@@ -42,8 +42,12 @@ public struct HostPaths: Sendable, Equatable {
     }
 
     /// Resolves paths from flags first, then MEDIAHOST_DATA_DIR and the XDG variables, then ~/.
+    /// - Parameter sandbox: a try-out (`--sandbox`): its data (unless `--data-dir` names a folder)
+    ///   and its cache are folders of their own beside the real ones
+    ///   (`~/.local/share/mediahost-sandbox`), so nothing done in it (favorites, logins, the sync
+    ///   account, settings, downloads) reaches the library.
     public static func resolve(
-        configFlag: String? = nil, dataDirFlag: String? = nil,
+        configFlag: String? = nil, dataDirFlag: String? = nil, sandbox: Bool = false,
         environment env: [String: String] = ProcessInfo.processInfo.environment
     ) -> HostPaths {
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.homeDirectory()
@@ -56,8 +60,15 @@ public struct HostPaths: Sendable, Equatable {
             dataDirFlag ?? env["MEDIAHOST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? xdg("XDG_DATA_HOME", ".local/share") + "/mediahost"
         let cacheDir = xdg("XDG_CACHE_HOME", ".cache") + "/mediahost"
-        return HostPaths(configFile: canonical(configFile), dataDir: canonical(dataDir), cacheDir: canonical(cacheDir))
+        // The sandbox's pictures are made up: they never fill the real cache either.
+        let suffix = sandbox ? sandboxSuffix : ""
+        return HostPaths(
+            configFile: canonical(configFile), dataDir: canonical(dataDir) + (dataDirFlag == nil ? suffix : ""),
+            cacheDir: canonical(cacheDir) + suffix)
     }
+
+    /// What a sandbox's own folders add to the real ones' names.
+    public static let sandboxSuffix = "-sandbox"
 
     /// One spelling per place: absolute, without `.`, `..`, doubled or trailing slashes, and
     /// with symbolic links resolved as far as the path exists. A data dir is known by it (the

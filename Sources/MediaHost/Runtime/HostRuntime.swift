@@ -103,6 +103,7 @@ public final class HostRuntime: Sendable {
             limit: { Int64(configBox.current.integer(HostSettings.cacheMaxMB)) * 1_000_000 })
         self.environment = environment
         sources.host = self
+        dropSessionsMadeElsewhere()
         refreshSecrets()
         // No secret in effect is written into a favorite's or list item's snapshot.
         store.secretFilter.withLock { $0 = { [redactor] in redactor.redact(bytes: $0) } }
