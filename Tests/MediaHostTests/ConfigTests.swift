@@ -163,6 +163,15 @@ import Testing
         #expect(
             HostPaths.resolve(environment: env.merging(["MEDIAHOST_DATA_DIR": "/d"]) { $1 }).database == "/d/mediahost.sqlite")
         #expect(HostPaths.resolve(configFlag: "/c.toml", dataDirFlag: "/flag", environment: env).dataDir == "/flag")
+        // A sandbox keeps apart from the library wherever that is, unless --data-dir names a folder.
+        let sandbox = HostPaths.resolve(sandbox: true, environment: env)
+        #expect(sandbox.dataDir == "/xdg/data/mediahost-sandbox")
+        #expect(sandbox.cacheDir == "/home/u/.cache/mediahost-sandbox")
+        #expect(sandbox.configFile == paths.configFile)
+        #expect(
+            HostPaths.resolve(sandbox: true, environment: env.merging(["MEDIAHOST_DATA_DIR": "/d"]) { $1 }).dataDir
+                == "/d-sandbox")
+        #expect(HostPaths.resolve(dataDirFlag: "/flag", sandbox: true, environment: env).dataDir == "/flag")
     }
 }
 
