@@ -53,7 +53,13 @@ public enum TranscriptReader {
         guard data.count <= maxSize else {
             throw ProviderError.invalidResponse("the transcript is over \(maxSize >> 20) MB; not read")
         }
-        var text = String(decoding: data, as: UTF8.self)
+        // Subtitle files come in the encodings their makers' editors wrote: UTF-8 (a BOM or not),
+        // UTF-16 with a BOM, Windows-1252/Latin-1; each is read as the feed reader reads them.
+        var decoder = XMLTextDecoder(httpCharset: XMLTextDecoder.charset(fromContentType: type))
+        var bytes: [UInt8] = []
+        data.withUnsafeBytes { decoder.decode($0, into: &bytes) }
+        decoder.finish(into: &bytes)
+        var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         let head = text.prefix(512).trimming(.whitespacesAndNewlines)
         if head.hasPrefix("WEBVTT") { return webVTT(text) }
@@ -85,50 +91,72 @@ public enum TranscriptReader {
 
     /// Cues are a timing line and the text lines after it, up to a blank line or the next timing
     /// line (YouTube's captions leave out the blank line). Anything else (the header, `NOTE` and
-    /// `STYLE` blocks, cue identifiers, SRT's numbers) is not text.
+    /// `STYLE` blocks, cue identifiers, SRT's numbers) is not text. An SRT cue goes on past a
+    /// blank line when what follows is not the next cue's number and timing (some tools write
+    /// blank lines inside a cue). Every line of a real subtitle file is kept, a line said twice
+    /// too ("No." "No."); only YouTube's rolling automatic captions, which repeat each line in
+    /// the next cue, are said once (`isRolling`).
     static func cueFile(_ text: String, format: Transcript.Format) -> Transcript {
-        var raw: [(start: Double, end: Double?, lines: [String])] = []
+        var raw: [RawCue] = []
         var inCue = false
+        var afterBlank = false
         var unreadable = 0
-        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        for (index, line) in lines.enumerated() {
             let trimmed = line.trimming(.whitespaces)
             if trimmed.contains("-->") {
                 if let (start, end) = timing(trimmed) {
-                    raw.append((start, end, []))
+                    raw.append(RawCue(start: start, end: end, lines: []))
                     inCue = true
                 } else {
                     unreadable += 1
                     inCue = false
                 }
+                afterBlank = false
             } else if trimmed.isEmpty {
-                inCue = false
+                if format != .srt { inCue = false }
+                afterBlank = inCue
             } else if inCue {
+                if afterBlank, startsCue(lines, at: index) {
+                    // The next cue's number: not text.
+                    inCue = false
+                    continue
+                }
+                afterBlank = false
                 raw[raw.count - 1].lines.append(String(line))
             }
         }
+        let cleaned = raw.map { cue in cue.lines.map { clean(Substring($0)) } }
+        let rolling = isRolling(raw, cleaned)
+        // Speakers named by a prefix ("Travis: …") are read only where the file names several
+        // so, often: a credit ("Subtitles: …" at each end) or a word and a colon in a film is text.
+        let prefixes = cleaned.compactMap { lines in
+            lines.first { !$0.words.isEmpty }.flatMap { speakerPrefix($0.words)?.0 }
+        }
+        let prefixSpeakers = Set(prefixes).count >= 2 && prefixes.count * 50 >= raw.count
         var cues: [TranscriptCue] = []
-        // YouTube's automatic captions roll: each cue repeats the line before and adds one, and
-        // 10 ms cues repeat what is shown. A line said just before is not said again.
         var recent: [String] = []
         var speaker: String?
-        var prefixSpeakers = false
-        for cue in raw {
+        for (cue, lines) in zip(raw, cleaned) {
             var said: [String] = []
             var voice: String?
-            for line in cue.lines {
-                let (name, words) = clean(Substring(line))
+            for (name, words) in lines {
                 if let name { voice = name }
-                guard !words.isEmpty, !recent.contains(words) else { continue }
+                guard !words.isEmpty else { continue }
+                if rolling {
+                    // Each rolling cue repeats the line before and adds one; 10 ms cues repeat
+                    // what is shown: a line said just before is not said again.
+                    guard !recent.contains(words) else { continue }
+                    recent.append(words)
+                    if recent.count > 3 { recent.removeFirst() }
+                }
                 said.append(words)
-                recent.append(words)
-                if recent.count > 3 { recent.removeFirst() }
             }
             guard !said.isEmpty else { continue }
             var joined = said.joined(separator: " ")
-            if voice == nil, let (name, rest) = speakerPrefix(joined) {
+            if voice == nil, prefixSpeakers, let (name, rest) = speakerPrefix(joined) {
                 voice = name
                 joined = rest
-                prefixSpeakers = true
             }
             // A speaker named once (a prefix on a change of speaker, as Descript and Buzzsprout
             // write them) goes on speaking until the next is named.
@@ -137,6 +165,34 @@ public enum TranscriptReader {
         }
         let notes = unreadable > 0 ? ["\(unreadable) cue\(unreadable == 1 ? "" : "s") with a timing that cannot be read"] : []
         return Transcript(format: format, cues: cues, notes: notes)
+    }
+
+    struct RawCue {
+        var start: Double
+        var end: Double?
+        var lines: [String]
+    }
+
+    /// Whether the line at `index` begins a cue: a timing line, or an identifier (SRT's number)
+    /// with the timing line after it.
+    static func startsCue(_ lines: [Substring], at index: Int) -> Bool {
+        if lines[index].contains("-->") { return true }
+        return index + 1 < lines.count && lines[index + 1].contains("-->")
+    }
+
+    /// YouTube's automatic captions, as yt-dlp writes them: cue after cue whose first line is
+    /// the line before's last, starting as it ends. A film's captions repeat a line now and then
+    /// ("You are not alone." four times); these do it in at least a quarter of their cues.
+    static func isRolling(_ raw: [RawCue], _ cleaned: [[(speaker: String?, words: String)]]) -> Bool {
+        var rolls = 0
+        for index in raw.indices.dropFirst() {
+            guard let last = cleaned[index - 1].last(where: { !$0.words.isEmpty })?.words,
+                let first = cleaned[index].first(where: { !$0.words.isEmpty })?.words, first == last,
+                let end = raw[index - 1].end, abs(raw[index].start - end) < 0.05
+            else { continue }
+            rolls += 1
+        }
+        return rolls >= 2 && rolls * 4 >= raw.count
     }
 
     /// `00:01:02.500 --> 00:01:04.000 align:start`, SRT's commas, `mm:ss.ttt`, and the bare
@@ -179,14 +235,17 @@ public enum TranscriptReader {
         return (speaker, decoded.split(whereSeparator: \.isWhitespace).joined(separator: " "))
     }
 
-    /// "Travis: When you…": a name of at most four words, each capitalized, then a colon.
+    /// "Travis: When you…": a name of at most four words, each capitalized, then a colon. A word
+    /// ends in a full stop only as a short title does ("Dr."): "Yeah. 6:45" is no name.
     static func speakerPrefix(_ text: String) -> (String, String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon]
         let words = name.split(separator: " ")
         guard (1...4).contains(words.count), name.count <= 40,
             words.allSatisfy({ $0.first?.isUppercase == true || $0.first?.isNumber == true }),
-            !name.contains(where: { $0.isNumber && words.count == 1 && name.count <= 2 })
+            !name.contains(where: { $0.isNumber && words.count == 1 && name.count <= 2 }),
+            name.allSatisfy({ $0.isLetter || $0.isNumber || " '’-_.".contains($0) }),
+            words.allSatisfy({ !$0.contains(".") || ($0.hasSuffix(".") && $0.count <= 4 && $0.dropLast().allSatisfy(\.isLetter)) })
         else { return nil }
         let rest = text[text.index(after: colon)...].trimming(.whitespaces)
         guard !rest.isEmpty else { return nil }

@@ -124,6 +124,58 @@ import Testing
         }
     }
 
+    /// Real subtitle files whose every cue a correct reader keeps, checked against what
+    /// independent parsers (srt, pysrt, webvtt-py) read in them (Recorded/transcripts/expected.json):
+    /// films numbered from 0 with lines said twice in a row, one-word cues, a blank line inside a
+    /// cue, UTF-16 and Windows-1252, CRLF, a BOM and font tags.
+    @Test func everyCueOfRealSubtitleFilesIsKept() throws {
+        let expected = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: Self.recorded.appendingPathComponent("expected.json"))) as? [String: Any] ?? [:]
+        try #require(expected.count > 10)
+        for (name, value) in expected.sorted(by: { $0.key < $1.key }) where !name.hasPrefix("_") {
+            let entry = try #require(value as? [String: Any])
+            let transcript = try Self.read(name)
+            let count = try #require(entry["cuesWithText"] as? Int)
+            #expect(transcript.cues.count == count, "\(name): \(transcript.cues.count) cues of \(count)")
+            #expect(!transcript.cues.contains { $0.text.contains("\u{FFFD}") }, "\(name): text decoded whole")
+            for keep in entry["mustKeep"] as? [[String: Any]] ?? [] {
+                let start = try #require(keep["start"] as? Double)
+                let text = try #require(keep["text"] as? String)
+                let found = transcript.cues.contains { abs($0.start - start) < 0.0015 && $0.text == text }
+                let near = transcript.cues.filter { abs($0.start - start) < 0.0015 }.map(\.text)
+                #expect(found, "\(name): \(start) \"\(text)\" is gone (there: \(near))")
+            }
+        }
+    }
+
+    /// Hard spaces (U+00A0), font tags, CRLF and a BOM, as some subtitle editors write them: a
+    /// cue that says again what the one before said ("Yes." "<font>Yes.</font>") is a cue.
+    @Test func hardSpacesFontTagsAndRepeatsKeepEveryCue() throws {
+        let cues = [
+            (55.0, "\u{00A0}Are\u{00A0}you sure?\u{00A0}"), (56.501, "<font color=\"#ffff00\">Yes.</font>"),
+            (58.2, "Yes.\u{00A0}"), (60.0, "<i>i</i>"), (61.0, "i"),
+        ]
+        var text = "\u{FEFF}"
+        for (number, (start, line)) in cues.enumerated() {
+            func stamp(_ t: Double) -> String {
+                let ms = Int((t * 1000).rounded())
+                return String(format: "00:%02d:%02d,%03d", ms / 60_000, ms / 1000 % 60, ms % 1000)
+            }
+            text += "\(number + 1)\r\n\(stamp(start)) --> \(stamp(start + 1.2))\r\n\(line)\r\n\r\n"
+        }
+        let transcript = try TranscriptReader.read(Data(text.utf8), type: nil, url: "https://example.com/a.srt")
+        #expect(transcript.cues.map(\.text) == ["Are you sure?", "Yes.", "Yes.", "i", "i"], "\(transcript.cues)")
+        #expect(transcript.cues.map(\.start) == [55.0, 56.501, 58.2, 60.0, 61.0])
+    }
+
+    /// A credit or a word before a colon in a film ("Subtitles: @someone", "Yeah. 6:45.") is no
+    /// speaker, and names nobody for the cues after it.
+    @Test func aFilmsCreditIsNoSpeaker() throws {
+        let film = try Self.read("srt-real-la-la-land-latin1-crlf.srt")
+        #expect(film.cues.allSatisfy { $0.speaker == nil }, "\(film.cues.first { $0.speaker != nil }.map { "\($0)" } ?? "")")
+        #expect(film.cues.contains { $0.text.contains("84°F") })
+    }
+
     @Test func brokenInputIsAnErrorOrNothingNeverATrap() throws {
         #expect(throws: ProviderError.self) {
             try TranscriptReader.read(Data("{\"not\":1}".utf8), type: "application/json", url: nil)
