@@ -28,9 +28,66 @@ extension REPL {
         return CellBox(columns: max(2, Int(columns.rounded())), rows: rows)
     }
 
-    /// `show`'s text with the item's picture beside it (above it on a narrow terminal), and a
-    /// post's other attached images in a row below; false when there is no picture to draw
-    /// (the caller shows the text alone).
+    /// Where `show` puts a picture: beside the details, above them, or below them when the
+    /// details fill the screen (a picture is drawn when it arrives, after the text: its room
+    /// must still be on the screen then).
+    enum PictureLayout: Equatable {
+        case beside(CellBox)
+        case above(CellBox)
+        case below(CellBox)
+    }
+
+    /// The narrowest the details are set beside a picture.
+    static let textBesidePicture = 40
+    /// The fewest rows a picture is drawn in.
+    static let smallestPicture = 4
+
+    /// The largest picture that fits with the details on a screen of `screenRows` (one of them
+    /// the prompt's) and `width` columns: beside them when the columns allow, else above them
+    /// (whichever draws it larger); below them when the details alone fill the screen. Pure:
+    /// `textLines` counts the details' lines at a width; `reserved` rows follow (a post's other
+    /// photos).
+    static func pictureLayout(
+        kind: MediaKind, width: Int, screenRows: Int, cell: CellSize, reserved: Int = 0, textLines: (Int) -> Int
+    ) -> PictureLayout? {
+        let room = screenRows - 1 - reserved
+        let largest = min(12, max(smallestPicture, screenRows / 2 - 1))
+        guard room >= smallestPicture else { return nil }
+        var beside: CellBox?
+        for rows in stride(from: min(largest, room), through: smallestPicture, by: -1) {
+            let box = pictureBox(kind: kind, rows: rows, cell: cell)
+            guard width >= box.columns + 2 + textBesidePicture else { continue }
+            if max(rows, textLines(width - box.columns - 2)) <= room {
+                beside = box
+                break
+            }
+        }
+        var above: CellBox?
+        let full = textLines(width)
+        for rows in stride(from: min(largest, room - full), through: smallestPicture, by: -1) {
+            let box = pictureBox(kind: kind, rows: rows, cell: cell)
+            if box.columns <= width {
+                above = box
+                break
+            }
+        }
+        switch (beside, above) {
+        case (let beside?, let above?): return above.rows > beside.rows ? .above(above) : .beside(beside)
+        case (let beside?, nil): return .beside(beside)
+        case (nil, let above?): return .above(above)
+        case (nil, nil): break
+        }
+        // The details fill the screen: the picture after them, where it is still seen when drawn.
+        for rows in stride(from: min(largest, room), through: smallestPicture, by: -1) {
+            let box = pictureBox(kind: kind, rows: rows, cell: cell)
+            if box.columns <= width { return .below(box) }
+        }
+        return nil
+    }
+
+    /// `show`'s text with the item's picture beside it (above or below it where the columns or
+    /// rows do not allow), and a post's other attached images in a row below; false when there
+    /// is no picture to draw (the caller shows the text alone).
     func presentWithPicture(detail item: MediaItem, reveal: Bool, text compose: (Renderer) -> String) -> Bool {
         guard let graphics = drawing else { return false }
         // A sensitive post's photos are drawn only when asked (`show <n> --reveal`).
@@ -39,35 +96,52 @@ extension REPL {
         let first: Int? = item.kind == .post && !images.isEmpty ? 1 : nil
         guard first != nil || item.artwork != nil else { return false }
         let width = renderer.fit ?? 79
-        let screen = Renderer.terminalRows(1)
-        let box = Self.pictureBox(
-            kind: first == nil ? item.kind : .post, rows: min(12, max(4, screen / 2 - 1)), cell: graphics.cell)
-        let text: [String]
-        let column: Int
-        if width >= box.columns + 2 + 40 {
-            // Beside: the details in the columns right of the picture.
+        let small = Self.pictureBox(kind: .post, rows: 5, cell: graphics.cell)
+        let others = images.count > 1 ? small.rows + 1 : 0
+        func lines(at room: Int) -> [String] {
             var narrow = renderer
-            let room = width - box.columns - 2
             narrow.terminalWidth = { room }
-            var lines = Renderer.fitLines(compose(narrow), width: room).split(separator: "\n", omittingEmptySubsequences: false)
+            return Renderer.fitLines(compose(narrow), width: room).split(separator: "\n", omittingEmptySubsequences: false)
                 .map(String.init)
+        }
+        var measured: [Int: [String]] = [:]
+        func text(at room: Int) -> [String] {
+            if let known = measured[room] { return known }
+            let made = lines(at: room)
+            measured[room] = made
+            return made
+        }
+        guard
+            let layout = Self.pictureLayout(
+                kind: first == nil ? item.kind : .post, width: width, screenRows: Renderer.terminalRows(1),
+                cell: graphics.cell, reserved: others, textLines: { text(at: $0).count })
+        else { return false }
+        let box: CellBox
+        let top: Int
+        switch layout {
+        case .beside(let besideBox):
+            box = besideBox
+            var lines = text(at: width - box.columns - 2)
             while lines.count < box.rows { lines.append("") }
             let margin = String(repeating: " ", count: box.columns + 2)
-            text = lines.map { $0.isEmpty ? "" : margin + $0 }
-            column = 1
-        } else {
-            text = Array(repeating: "", count: box.rows) + [compose(renderer)]
-            column = 1
+            top = pictures.rowsWritten
+            display(lines.map { $0.isEmpty ? "" : margin + $0 }.joined(separator: "\n"))
+        case .above(let aboveBox):
+            box = aboveBox
+            top = pictures.rowsWritten
+            display((Array(repeating: "", count: box.rows) + text(at: width)).joined(separator: "\n"))
+        case .below(let belowBox):
+            box = belowBox
+            display(text(at: width).joined(separator: "\n"))
+            top = pictures.rowsWritten
+            display(Array(repeating: "", count: box.rows).joined(separator: "\n"))
         }
-        let top = pictures.rowsWritten
-        display(text.joined(separator: "\n"))
         let id = item.id
-        reservePicture(topRow: top, column: column, box: box, graphics: graphics) { connection in
+        reservePicture(topRow: top, column: 1, box: box, graphics: graphics) { connection in
             try await connection.run(MediaArtwork(id: id, image: first))
         }
         // The other photos, small, in a row (as many as fit), each with its number.
         if images.count > 1 {
-            let small = Self.pictureBox(kind: .post, rows: 5, cell: graphics.cell)
             let fit = max(1, (width + 1) / (small.columns + 1))
             let shown = Array(images.indices.dropFirst().prefix(fit))
             let labels = shown.map { Renderer.pad("  photo \($0 + 1)", small.columns + 1) }.joined()
@@ -91,7 +165,8 @@ extension REPL {
         var start = 0
         while start < items.count {
             let line = Array(items[start..<min(items.count, start + perLine)])
-            let labels = line.indices.map { Renderer.pad(String(repeating: " ", count: 1) + "\(first + $0)", box.columns + 1) }
+            // Each over its row's own number.
+            let labels = line.indices.map { Renderer.pad(" \(first + start + $0)", box.columns + 1) }
             let top = pictures.rowsWritten
             display(Array(repeating: "", count: box.rows).joined(separator: "\n") + "\n" + renderer.dim(labels.joined()))
             for (place, item) in line.enumerated() where item.artwork != nil {

@@ -196,6 +196,48 @@ final class XScreen: @unchecked Sendable {
         try await expectPictureBesideText(screen, colours: colours, what: "kitty")
     }
 
+    /// At every terminal's default size (80x24) and a narrow one (60x32), in xterm (sixels)
+    /// and kitty: `show` draws its picture, scaled to the room the details leave.
+    @Test(arguments: [("xterm", 80, 24), ("xterm", 60, 32), ("kitty", 80, 24), ("kitty", 60, 32)])
+    func aPictureAtTheUsualSizes(terminal: String, columns: Int, rows: Int) async throws {
+        try #require(XScreen.available, "make test installs Xvfb, xterm and ImageMagick")
+        let (_, colours) = try await Self.firstResult()
+        let screen = try await XScreen()
+        if terminal == "xterm" {
+            try screen.start(
+                try #require(XScreen.tool("xterm")),
+                [
+                    "-ti", "vt340", "-xrm", "XTerm*decTerminalID: vt340", "-xrm", "XTerm*numColorRegisters: 256",
+                    "-geometry", "\(columns)x\(rows)+0+0", "-bg", "white", "-fg", "black", "-e",
+                ] + screen.relayed(["--sandbox", "--no-service"]))
+        } else {
+            try screen.start(
+                try #require(XScreen.tool("kitty"), "make test installs kitty"),
+                [
+                    "--config", "NONE", "-o", "background=#ffffff", "-o", "foreground=#000000",
+                    "-o", "initial_window_width=\(columns)c", "-o", "initial_window_height=\(rows)c",
+                    "-o", "remember_window_size=no",
+                ] + screen.relayed(["--sandbox", "--no-service"]),
+                environment: ["LIBGL_ALWAYS_SOFTWARE": "1", "TERM": "xterm-kitty"])
+        }
+        #expect(await screen.wait(for: "mediahost>"), "no prompt: \(screen.written.suffix(500))")
+        try screen.type("search youtube swift")
+        #expect(await screen.wait(for: "mediahost>", count: 2))
+        try screen.type("show 1")
+        #expect(await screen.wait(for: terminal == "xterm" ? "\u{1B}P" : "\u{1B}_Ga=T"), "no picture sent: \(screen.written.suffix(300))")
+        var found: [Int] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        repeat {
+            try await Task.sleep(for: .milliseconds(500))
+            let window = try await screen.colours(in: (0, 0, 1280, 900))
+            found = colours.map { XScreen.count(window, near: $0) }
+        } while found.contains(where: { $0 < 150 }) && ContinuousClock.now < deadline
+        #expect(!found.contains { $0 < 150 }, "\(terminal) at \(columns)x\(rows): the picture's colours on screen: \(found)")
+        if let folder = ProcessInfo.processInfo.environment["MEDIAHOST_SCREENSHOTS"] {
+            try await screen.save((0, 0, 1280, 900), to: folder + "/show-\(terminal)-\(columns)x\(rows).png")
+        }
+    }
+
     /// Inside tmux with allow-passthrough on, sixels pass through to xterm.
     @Test func sixelsThroughTmuxInXterm() async throws {
         try #require(XScreen.available, "make test installs Xvfb, xterm and ImageMagick")
@@ -247,5 +289,13 @@ final class XScreen: @unchecked Sendable {
         // The details are beside it, whole.
         let lines = await screen.lines()
         #expect(lines.contains { $0.contains("kind") && $0.contains("video") })
+
+        // A listing's thumbnails, each labelled with its own row's number: a full page is 20
+        // rows, in lines of as many as fit, so the last line's labels are the last rows'.
+        #expect(await screen.run("search youtube swift --pictures"))
+        let labels = await screen.lines().suffix(30).flatMap { line in
+            line.split(separator: " ").compactMap { Int($0) }
+        }
+        #expect(labels.contains(20) && labels.contains(13), "thumbnails' labels: \(labels)")
     }
 }

@@ -1,0 +1,72 @@
+import MediaKit
+import Pictures
+import Testing
+
+@testable import MediaREPL
+
+/// Where `show` puts its picture, for the terminals people have: 80x24 is every terminal's
+/// default, and a picture that fits at all is drawn, scaled to the room left by the details.
+@Suite struct PictureLayoutTests {
+    /// xterm's default font's cells (6x13), kitty's and most others' (8x16 or 10x20).
+    static let cells = [CellSize(width: 6, height: 13), CellSize(width: 8, height: 16), CellSize(width: 10, height: 20)]
+
+    /// Details of `count` words wrapped at a width: what a real `show` does to a long note.
+    static func lines(words count: Int, fixed: Int) -> (Int) -> Int {
+        { width in fixed + (count * 6 + width - 1) / max(1, width) }
+    }
+
+    /// Whatever the picture's room, it is on the screen when the picture comes (it is drawn after the text).
+    static func check(_ layout: REPL.PictureLayout?, width: Int, rows: Int, lines: (Int) -> Int) {
+        guard let layout else {
+            Issue.record("no picture at \(width)x\(rows)")
+            return
+        }
+        switch layout {
+        case .beside(let box):
+            #expect(box.columns + 2 + REPL.textBesidePicture <= width)
+            #expect(max(box.rows, lines(width - box.columns - 2)) <= rows - 1, "\(layout) at \(width)x\(rows)")
+        case .above(let box):
+            #expect(box.columns <= width)
+            #expect(box.rows + lines(width) <= rows - 1, "\(layout) at \(width)x\(rows)")
+        case .below(let box):
+            #expect(box.columns <= width && box.rows <= rows - 1, "\(layout) at \(width)x\(rows)")
+        }
+    }
+
+    @Test(arguments: [MediaKind.video, .episode, .movie, .post])
+    func aPictureAtEveryUsualSize(kind: MediaKind) {
+        for cell in Self.cells {
+            for (width, rows) in [(80, 24), (60, 32), (60, 24), (100, 30), (132, 43), (40, 12), (80, 10)] {
+                for lines in [Self.lines(words: 10, fixed: 14), Self.lines(words: 120, fixed: 17)] {
+                    let layout = REPL.pictureLayout(kind: kind, width: width, screenRows: rows, cell: cell, textLines: lines)
+                    Self.check(layout, width: width, rows: rows, lines: lines)
+                }
+            }
+        }
+    }
+
+    @Test func besideWhenTheColumnsAllowScaledToTheRoom() throws {
+        // A 16:9 thumbnail at 80x24 with xterm's cells: beside the 17 lines of a video's details,
+        // as large as leaves 40 columns for them.
+        let layout = REPL.pictureLayout(
+            kind: .video, width: 80, screenRows: 24, cell: CellSize(width: 6, height: 13), textLines: { $0 >= 40 ? 17 : 30 })
+        guard case .beside(let box) = layout else {
+            Issue.record("\(String(describing: layout))")
+            return
+        }
+        #expect(box.columns <= 38 && box.rows >= 8, "\(box)")
+        // At 60 columns the details need the width: above, smaller, when they leave room.
+        let narrow = REPL.pictureLayout(
+            kind: .video, width: 60, screenRows: 32, cell: CellSize(width: 8, height: 16), textLines: { _ in 17 })
+        #expect(narrow == .above(REPL.pictureBox(kind: .video, rows: 12, cell: CellSize(width: 8, height: 16))))
+        // Details taller than the screen: the picture after them, still drawn.
+        let tall = REPL.pictureLayout(
+            kind: .episode, width: 60, screenRows: 24, cell: CellSize(width: 8, height: 16), textLines: { _ in 40 })
+        guard case .below = tall else {
+            Issue.record("\(String(describing: tall))")
+            return
+        }
+        // No room at all: no picture, rather than one that is never seen.
+        #expect(REPL.pictureLayout(kind: .video, width: 80, screenRows: 4, cell: .usual, textLines: { _ in 3 }) == nil)
+    }
+}
