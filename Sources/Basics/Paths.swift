@@ -45,6 +45,24 @@ public enum Path {
         return String(suffix.isEmpty ? trimmed : trimmed.dropLast(suffix.count + 1))
     }
 
+    /// A program's path: as given when it has a slash (if it can be run), else the first
+    /// regular, executable file of that name on PATH (`/usr/local/bin:/usr/bin:/bin` without one).
+    public static func findProgram(
+        _ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]
+    ) -> String? {
+        guard !program.isEmpty else { return nil }
+        func runnable(_ candidate: String) -> Bool {
+            var info = stat()
+            return stat(candidate, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(candidate, X_OK) == 0
+        }
+        if program.contains("/") { return runnable(program) ? program : nil }
+        for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") where !folder.isEmpty {
+            let candidate = "\(folder)/\(program)"
+            if runnable(candidate) { return candidate }
+        }
+        return nil
+    }
+
     /// "~/x" with the home directory for "~".
     public static func expandingTilde(_ path: String) -> String {
         guard path == "~" || path.hasPrefix("~/") else { return path }

@@ -84,7 +84,7 @@ public struct PlayerOpen: RPCMethod {
         let (played, note, page) = try await host.whatToPlay(id)
         let (target, local) = try await host.playTarget(played, page: page)
         let words = host.config.command(HostSettings.playerCommand)
-        guard let program = words.first, let executable = Self.find(program) else {
+        guard let program = words.first, let executable = Path.findProgram(program) else {
             throw HostError.player(
                 "the player '\(words.first ?? "")' was not found; install it or set player.command (e.g. `config player.command vlc`)"
             )
@@ -126,16 +126,6 @@ public struct PlayerOpen: RPCMethod {
             note: note, title: title)
     }
 
-    /// The program's path: as given when it has a '/', else the first match on PATH.
-    static func find(_ program: String) -> String? {
-        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(program)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
 
 }
 

@@ -77,10 +77,6 @@ enum SandboxChild {
             let sibling = Path.directory(of: me) + "/mediahost-sandbox"
             if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
         }
-        for directory in (environment["PATH"] ?? "").split(separator: ":") {
-            let candidate = "\(directory)/mediahost-sandbox"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
+        return Path.findProgram("mediahost-sandbox", path: environment["PATH"] ?? "")
     }
 }

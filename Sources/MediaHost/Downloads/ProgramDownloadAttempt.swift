@@ -31,7 +31,7 @@ struct ProgramDownloadAttempt {
         case .failure(let ending): return fail(ending.result)
         }
         defer { close(lock) }
-        guard let executable = SpawnedProgramRunner.find(download.program) else {
+        guard let executable = Path.findProgram(download.program) else {
             return fail(.permanent("\(download.program) is not installed (not found in PATH)"))
         }
         let arguments = download.arguments.map { $0 == "{output}" ? record.path : $0 }

@@ -91,7 +91,7 @@ extension HostRuntime {
                     ? nil : "optional: `mediahost serve` (or the systemd user unit) shares downloads and playback"))
         let words = config.command(HostSettings.playerCommand)
         let program = words.first ?? ""
-        let found = Self.findProgram(program)
+        let found = Path.findProgram(program)
         checks.append(
             HealthCheck(
                 area: "player", name: program.isEmpty ? "player" : program, status: found == nil ? .warning : .ok,
@@ -128,13 +128,4 @@ extension HostRuntime {
         }
     }
 
-    static func findProgram(_ program: String) -> String? {
-        guard !program.isEmpty else { return nil }
-        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-            let candidate = "\(directory)/\(program)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
 }

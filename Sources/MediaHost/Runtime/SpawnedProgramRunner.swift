@@ -15,7 +15,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
     public init() {}
 
     public func run(_ call: ProgramCall) async throws -> ProgramOutput {
-        guard let executable = Self.find(call.program) else { throw ProgramError.notFound(call.program) }
+        guard let executable = Path.findProgram(call.program) else { throw ProgramError.notFound(call.program) }
         let child = try Child.spawn(executable, call: call)
         return try await withTaskCancellationHandler {
             let output = try await BlockingWork.run("program-\(Path.name(of: call.program))") {
@@ -26,20 +26,6 @@ public struct SpawnedProgramRunner: ProgramRunner {
         } onCancel: {
             child.kill()
         }
-    }
-
-    /// The program's path: as given when it has a slash, else the first executable in PATH.
-    static func find(_ program: String) -> String? {
-        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for folder in path.split(separator: ":") where !folder.isEmpty {
-            let candidate = "\(folder)/\(program)"
-            var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
-                return candidate
-            }
-        }
-        return nil
     }
 
     /// A spawned program and the read ends of its stdout and stderr.
