@@ -147,6 +147,8 @@ generated: deps
 	  --date $$(git log -1 --format=%cs 2>/dev/null || date +%F)
 	@# A blank line in a discussion is a new paragraph (generate-manual leaves it blank, which mdoc warns of).
 	sed -i 's/^$$/.Pp/' $(GENERATED)/man/*.1
+	@# The REPL's commands, from the same table as its `help`.
+	.build/release/mediahost repl-manual --date $$(git log -1 --format=%cs 2>/dev/null || date +%F) > $(GENERATED)/man/mediahost-repl.1
 	.build/release/mediahost --generate-completion-script bash > $(GENERATED)/completions/mediahost
 	.build/release/mediahost --generate-completion-script zsh > $(GENERATED)/completions/_mediahost
 	.build/release/mediahost --generate-completion-script fish > $(GENERATED)/completions/mediahost.fish

@@ -10,7 +10,8 @@ enum Action {
     case call(Call)
     case page(forward: Bool)
     case open(String)
-    case help
+    /// `help` on these words (a command, `all`, or none).
+    case help([String])
     case quit
 }
 

@@ -52,6 +52,21 @@ extension CommandSpec {
             return .call(.run(AuthLogout(provider: provider)) { repl, status in repl.present(auth: status) })
         },
         CommandSpec(
+            "doctor", usage: "doctor [--online] [<provider>...]", method: HostDoctor.method,
+            summary: "what works here and what does not, each with its fix (--online also reaches each service)",
+            arguments: [[.provider]], options: [.flag("--online")]
+        ) { line, repl throws(CommandError) in
+            let named = try line.words.map { word throws(CommandError) in try repl.requireProvider(word) }
+            let request = HostDoctor(online: line.has("--online") ? true : nil)
+            return .call(
+                .run(request) { repl, report in
+                    let shown = DoctorReport.only(named, of: repl.providerIDs, in: report)
+                    var text = DoctorReport.render(shown, width: repl.renderer.fit ?? 100)
+                    while text.hasSuffix("\n") { text.removeLast() }
+                    await repl.page(text)
+                })
+        },
+        CommandSpec(
             "history", usage: "history [<provider>] | history clear [<provider>]",
             method: "\(HistoryList.method) / \(HistoryClear.method)",
             summary: "the last 100 searches, newest first", arguments: [[.provider, .words(["clear"])]],
@@ -108,7 +123,11 @@ extension CommandSpec {
                     repl.writeData(repl.options.json ? String(decoding: bytes, as: UTF8.self) : REPL.prettyJSON(Data(bytes)))
                 })
         },
-        CommandSpec("help", aliases: ["?"], usage: "help", method: "(local)", summary: "this list") { _, _ in .help },
+        CommandSpec(
+            "help", aliases: ["?"], usage: "help [<command>|all]", method: "(local)",
+            summary: "the commands by what they are for; one command's usage and examples; or all of them",
+            arguments: [[.words(["all"] + CommandSpec.groups.flatMap(\.names))]]
+        ) { line, _ in .help(line.words) },
         CommandSpec("quit", aliases: ["exit", "q"], usage: "quit", method: "(local)", summary: "leave (Ctrl-D too)") {
             _, _ in .quit
         },

@@ -253,49 +253,4 @@ extension REPL {
         guard let value = try? JSONParser.parse(Array(data)) else { return String(decoding: data, as: UTF8.self) }
         return JSONWriter.pretty(value)
     }
-
-    func showHelp() {
-        if options.json {
-            let commands: [JSONValue] = CommandSpec.all.flatMap { [$0] + $0.subcommands }.map {
-                ["command": .string($0.usage), "method": .string($0.method), "summary": .string($0.summary)]
-            }
-            writeData(JSONValue.array(commands).jsonString)
-            return
-        }
-        // Subcommands are lines of their own, after their command.
-        let specs = CommandSpec.all.flatMap { [$0] + $0.subcommands }
-        let width = specs.map(\.usage.count).max() ?? 0
-        let methodWidth = specs.map(\.method.count).max() ?? 0
-        let intro =
-            "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
-        let methods =
-            "Every command is one JSON-RPC call; `call <method> <json>` reaches any of: "
-            + host.dispatcher.methodNames.joined(separator: " ")
-        guard let columns = renderer.fit else {
-            // Not a terminal: one line per command, for grep.
-            var lines = [intro]
-            for spec in specs {
-                var line =
-                    "  " + spec.usage.padded(toLength: width) + "  "
-                    + renderer.dim(spec.method.padded(toLength: methodWidth)) + "  " + spec.summary
-                if !spec.aliases.isEmpty { line += renderer.dim(" (also " + spec.aliases.joined(separator: ", ") + ")") }
-                lines.append(line)
-            }
-            lines.append(methods)
-            return write(lines.joined(separator: "\n"))
-        }
-        // A terminal: the usage and method on one line, the summary wrapped at word boundaries below.
-        var lines = [Renderer.wrap(intro, width: columns, indent: "")]
-        for spec in specs {
-            let head = "  " + spec.usage
-            let method = spec.method
-            lines.append(
-                Renderer.columns(head) + 2 + method.count <= columns
-                    ? head + "  " + renderer.dim(method) : head + "\n      " + renderer.dim(method))
-            let summary = spec.summary + (spec.aliases.isEmpty ? "" : " (also " + spec.aliases.joined(separator: ", ") + ")")
-            lines.append(Renderer.wrap(summary, width: columns, indent: "      "))
-        }
-        lines.append(Renderer.wrap(methods, width: columns, indent: ""))
-        write(lines.joined(separator: "\n"))
-    }
 }

@@ -238,9 +238,8 @@ public final class REPL: @unchecked Sendable {
         case .quit:
             finished = true
             return true
-        case .help:
-            showHelp()
-            return true
+        case .help(let topic):
+            return await showHelp(topic)
         case .page(let forward):
             guard let paging = listing.paging, let cursor = forward ? paging.next : paging.prev else {
                 fail((forward ? "no next page" : "no previous page") + " in the last listing")

@@ -33,7 +33,7 @@ struct Mediahost: AsyncParsableCommand {
         subcommands: [
             REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
             SandboxCommand.self, DoctorCommand.self, PictureCommand.self,
-            PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self,
+            PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self, REPLManualCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)
 
@@ -363,6 +363,19 @@ struct REPLCommand: AsyncParsableCommand {
             let status = await repl.run(lines: StandardInputLines())
             if status != 0 { throw ExitCode(status) }
         }
+    }
+}
+
+/// The REPL's commands as a manual page (`make install` puts it in man1 as mediahost-repl.1).
+struct REPLManualCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repl-manual", abstract: "Print the REPL's manual page (mdoc).", shouldDisplay: false)
+
+    @Option(help: "The page's date.")
+    var date = "2026-11-29"
+
+    func run() {
+        print(REPLManual.mdoc(date: date), terminator: "")
     }
 }
 

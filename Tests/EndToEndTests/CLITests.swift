@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func pipedREPLHasNoPromptOrEscapes() async throws {
-        let result = try await runMediahost([], input: "providers\nhistory\nfavs\nhelp\n")
+        let result = try await runMediahost([], input: "providers\nhistory\nfavs\nhelp all\n")
         #expect(result.status == 0)
         #expect(!result.stdout.contains("mediahost>"))
         #expect(!result.stdout.contains("\u{1B}"))

@@ -296,27 +296,48 @@ final class TerminalSession: @unchecked Sendable {
         #expect(await session.exitStatus() == 0)
     }
 
+    /// `help` fits the default terminal (80x24) whole; `help all`, longer than the screen, goes
+    /// through the person's pager (PAGER, here a script keeping what it was given), wrapped to
+    /// the terminal at word boundaries.
     @Test(arguments: [80, 160])
     func helpFitsTheTerminal(columns: Int) async throws {
-        let session = try TerminalSession(columns: columns, rows: 200)
+        let folder = try makeTemporaryDirectory()
+        let paged = folder + "/paged"
+        let pager = folder + "/pager.sh"
+        try "#!/bin/sh\ncat > '\(paged)'\n".write(toFile: pager, atomically: true, encoding: .utf8)
+        chmod(pager, 0o755)
+        let session = try TerminalSession(columns: columns, rows: 24, environment: ["PAGER": pager])
         #expect(await session.wait(for: Self.prompt))
         let mark = session.raw.count
         session.type("help\r")
-        #expect(await session.wait(for: "config.set", after: mark))
+        #expect(await session.wait(for: "man mediahost-repl", after: mark))
         try await Task.sleep(for: .milliseconds(200))
         let lines = TerminalSession.plain(String(decoding: session.raw.dropFirst(mark), as: UTF8.self)).components(
             separatedBy: "\n")
-        #expect(lines.count > CommandSpec.all.count)
+        #expect(lines.count <= 23, "\(lines)")
         for line in lines { #expect(Renderer.columns(line) < columns, "\(line)") }
-        for spec in CommandSpec.all { #expect(lines.contains { $0.hasPrefix("  " + spec.usage) }, "\(spec.name)") }
+        #expect(!FileManager.default.fileExists(atPath: paged), "one screen needs no pager")
+
+        let second = session.raw.count
+        session.type("help all\r")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !((try? String(contentsOfFile: paged, encoding: .utf8))?.contains("config.set") ?? false),
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let all = try String(contentsOfFile: paged, encoding: .utf8).components(separatedBy: "\n")
+        for line in all { #expect(Renderer.columns(line) < columns, "\(line)") }
+        for spec in CommandSpec.all { #expect(all.contains { $0.hasPrefix("  " + spec.usage) }, "\(spec.name)") }
         // Wrapped at word boundaries: no line ends inside a word of the summaries.
         let specs: [CommandSpec] = CommandSpec.all.flatMap { [$0] + $0.subcommands }
         let summaries: [String] = specs.map { $0.summary + " (also" }
         let words = Set(summaries.flatMap { $0.split(separator: " ").map(String.init) })
-        for line in lines where line.hasPrefix("      ") {
+        for line in all where line.hasPrefix("      ") {
             let last = line.split(separator: " ").last.map(String.init) ?? ""
             #expect(words.contains(last) || last.hasSuffix(")") || last.contains("."), "\(line)")
         }
+        #expect(await session.wait(for: Self.prompt, after: second))
         session.type("quit\r")
         #expect(await session.exitStatus() == 0)
     }

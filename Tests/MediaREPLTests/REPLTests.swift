@@ -363,7 +363,7 @@ final class CapturedREPL: @unchecked Sendable {
 
     @Test func helpListsEveryCommandWithItsMethod() async throws {
         let session = try CapturedREPL()
-        let help = await session.run("help")
+        let help = await session.run("help all")
         for spec in CommandSpec.all {
             #expect(help.contains(spec.usage))
             #expect(help.contains(spec.method))
@@ -512,9 +512,61 @@ final class CapturedREPL: @unchecked Sendable {
         }
     }
 
-    @Test func helpShowsAliases() async throws {
+    /// `help` is one screen: every command once, by what it is for; `help <command>` is that
+    /// command alone, with two examples that are lines the REPL takes.
+    @Test func helpFitsOneScreenAndEachCommandHasItsOwn() async throws {
         let session = try CapturedREPL()
         let help = await session.run("help")
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count <= 22, "\(help)")
+        #expect(lines.allSatisfy { $0.count < 80 }, "\(help)")
+        let grouped = CommandSpec.groups.flatMap(\.names)
+        #expect(grouped.count == Set(grouped).count, "a command in two groups")
+        #expect(Set(grouped) == Set(CommandSpec.all.map(\.name)), "every command in one group")
+        for name in grouped { #expect(help.contains(name), "\(name)") }
+        for spec in CommandSpec.all {
+            let examples = try #require(CommandSpec.examples[spec.name], "\(spec.name) has no examples")
+            #expect(examples.count == 2, "\(spec.name)")
+            for example in examples {
+                let word = String(example.line.split(separator: " ").first ?? "")
+                #expect(CommandSpec.named(word) != nil, "\(spec.name): \(example.line)")
+            }
+            let own = await session.run("help \(spec.name)")
+            #expect(own.hasPrefix(spec.usage) && own.contains(examples[0].line), "\(spec.name): \(own)")
+            #expect(own.contains("calls " + spec.method))
+            for other in CommandSpec.all where other.name != spec.name && other.usage.count > 12 {
+                let inOwn = ([spec] + spec.subcommands).contains { $0.usage.contains(other.usage) }
+                #expect(!own.contains(other.usage) || inOwn, "help \(spec.name) shows \(other.name)")
+            }
+        }
+        #expect(await session.run("help list new").hasPrefix("list new <name>"))
+        #expect(await !session.repl.execute("help frobnicate"))
+        #expect(session.errors.contains("no command 'frobnicate'; `help` lists them"))
+    }
+
+    /// `man mediahost-repl` is made from the same table: every command and subcommand, its
+    /// method and examples, as mdoc whose text lines start with no dot.
+    @Test func theManualPageHasEveryCommand() {
+        let page = REPLManual.mdoc(date: "2026-11-29")
+        #expect(page.hasPrefix(".Dd 2026-11-29\n.Dt MEDIAHOST-REPL 1"))
+        for spec in CommandSpec.all.flatMap({ [$0] + $0.subcommands }) {
+            #expect(page.contains(".It Li " + REPLManual.escape(spec.usage)), "\(spec.usage)")
+        }
+        for examples in CommandSpec.examples.values { #expect(page.contains(REPLManual.escape(examples[0].line))) }
+        #expect(REPLManual.escape(".hidden \\n") == "\\&.hidden \\en")
+    }
+
+    @Test func doctorWorksInTheREPL() async throws {
+        let session = try CapturedREPL()
+        let out = await session.run("doctor")
+        #expect(out.contains("data dir") && out.contains("catalog"), "\(out)")
+        let one = await session.run("doctor broken")
+        #expect(one.contains("broken") && !one.contains("\ncatalog\n"), "\(one)")
+    }
+
+    @Test func helpShowsAliases() async throws {
+        let session = try CapturedREPL()
+        let help = await session.run("help all")
         for spec in CommandSpec.all where !spec.aliases.isEmpty {
             #expect(help.contains("(also " + spec.aliases.joined(separator: ", ") + ")"), "\(spec.name)")
         }
@@ -539,7 +591,7 @@ final class CapturedREPL: @unchecked Sendable {
         let player = try #require(CommandSpec.named("player"))
         #expect(player.subcommands.map(\.name) == ["pause", "resume", "stop", "skip", "seek", "volume"])
         #expect(player.resolve(CommandWords(words: ["vol", "50"], raw: "vol 50")).spec.name == "volume", "aliases resolve")
-        let help = await session.run("help")
+        let help = await session.run("help all")
         for sub in list.subcommands { #expect(help.contains("  " + sub.usage), "\(sub.usage)") }
         #expect(await session.run("list new Road") == "made the list Road")
         _ = await session.run("search catalog swift")
