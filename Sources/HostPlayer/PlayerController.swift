@@ -45,12 +45,34 @@ public actor PlayerController: HostComponent {
     private var lastStatus: PlayerStatus?
     /// Why mpv could not play what it was given, for the one status that says so.
     private var failure: String?
+    /// The last error mpv logged (it is asked for its errors over IPC): a failed file's own
+    /// reason ("[ytdl_hook] ERROR: … Unable to download webpage") beside mpv's short one.
+    private var lastLoggedError: String?
     private var lastOwnershipTry = ContinuousClock.now
     /// mpv's process id.
     private(set) var pid: Int32?
     /// Since when mpv has not answered (stopped with SIGSTOP, or stuck): while this is recent,
     /// calls are answered from what is known instead of waiting for it again.
     private var unresponsiveSince: ContinuousClock.Instant?
+
+    /// What a person reads when mpv cannot play an item: mpv's reason, what it logged, and
+    /// what to do where that is known.
+    static func failureMessage(title: String?, why: String, logged: String?) -> String {
+        let all = (why + " " + (logged ?? "")).lowercased()
+        let what = "mpv could not play \(title ?? "it")"
+        if all.contains("audio output") || all.contains("audio device") || all.contains("audio driver") {
+            return what
+                + ": no sound device answers (start PulseAudio or PipeWire, or play silently: `config player.command \"mpv --ao=null\"`)"
+        }
+        var message = what + ": " + why
+        if let logged, !logged.isEmpty, !logged.lowercased().contains(why.lowercased()) { message += " (\(logged))" }
+        if all.contains("ytdl") || all.contains("youtube") {
+            message += "; mpv reads pages through yt-dlp: `mediahost doctor` checks it"
+        } else if all.contains("unrecognized file format") || all.contains("failed to open") {
+            message += "; the file may be gone or not media: `show` the item for its links"
+        }
+        return message
+    }
 
     /// Whether the connected mpv's `loadfile` takes an index before its options, once known.
     private var indexedLoadfile: Bool?
@@ -613,6 +635,7 @@ public actor PlayerController: HostComponent {
         for (index, property) in ["time-pos", "duration", "pause", "volume"].enumerated() {
             connection.send(["observe_property", JSONValue(index + 1), .string(property)])
         }
+        connection.send(["request_log_messages", "error"])
         return true
     }
 
@@ -652,6 +675,15 @@ public actor PlayerController: HostComponent {
                 publish(force: true)
             default: break
             }
+        case "log-message":
+            if event["level"]?.stringValue == "error" || event["level"]?.stringValue == "fatal",
+                let text = event["text"]?.stringValue
+            {
+                let prefix = event["prefix"]?.stringValue.map { "[\($0)] " } ?? ""
+                lastLoggedError = DisplayText.cut(DisplayText.clean(prefix + text.trimming(.whitespacesAndNewlines)), to: 200)
+            }
+        case "start-file":
+            lastLoggedError = nil
         case "file-loaded":
             guard let connection, let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue else {
                 return
@@ -680,11 +712,13 @@ public actor PlayerController: HostComponent {
                 if let id = current?.id { await save(id, finished: true) }
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
-                logger.notice("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)")
+                let said = lastLoggedError.map { URLRedaction.redact($0) }
+                logger.notice("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)\(said.map { " (\($0))" } ?? "")")
                 // Said once, with the item, to whoever watches: the stop that follows is no news.
-                failure = "mpv could not play \(current?.title ?? "it"): \(why)"
+                failure = Self.failureMessage(title: current?.title, why: why, logged: said)
                 publish(force: true)
                 failure = nil
+                lastLoggedError = nil
             default: break
             }
         default: break
@@ -696,7 +730,8 @@ public actor PlayerController: HostComponent {
     /// download's source). Nil when nothing is known or the store cannot say (it starts at 0).
     private func resumePoint(_ id: ItemID, _ entry: Entry) async -> PlaybackRecord? {
         let kept = try? await store.playback(id)
-        let url = entry.local ? (try? await store.download(id))?.url : entry.target
+        // A video streams from a URL of the moment: it is known by its page.
+        let url = entry.local ? (try? await store.download(id))?.url : SyncKeys.episodeURL(of: id) ?? entry.target
         guard let url, let told = (try? await store.remoteEpisodes(urls: [url]))?[url],
             told.at > kept?.updatedAt ?? .distantPast, let remote = told.playback(for: id)
         else { return kept }

@@ -322,8 +322,18 @@ extension HostRuntime {
             }
             return (media, false)
         }
-        // A video's page plays where the player resolves it (mpv through yt-dlp).
-        if id.kind == .video, let url = item.url { return (url, false) }
+        // A video's stream, as the provider finds its downloads (mpv's own yt-dlp would need the
+        // network and the real site); its page when the provider has none or cannot say.
+        if id.kind == .video {
+            do {
+                if let source = try await withProvider(id.provider, { try await $0.streamSource(for: id) }) {
+                    return (source.url.absoluteString, false)
+                }
+            } catch {
+                logger.notice("\(id): no stream found (\(error)); the player is given its page")
+            }
+            if let url = item.url { return (url, false) }
+        }
         // No stream: what a download would fetch (a plugin's item may have only that).
         if let source = try? await withProvider(id.provider, { try await $0.downloadSource(for: id) }) {
             return (source.url.absoluteString, false)

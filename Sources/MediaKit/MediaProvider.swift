@@ -27,6 +27,11 @@ public protocol MediaProvider: Sendable {
     /// The items inside a container: channel -> videos, podcast -> episodes, user -> posts.
     func children(of id: ItemID, cursor: Cursor?) async throws -> Page
     func downloadSource(for id: ItemID) async throws -> DownloadSource
+    /// Where a player streams an item that names no media file of its own (a video, whose URL
+    /// is a page): one URL a player opens as it is, found as the provider finds its downloads,
+    /// so it plays where the player could not read the page itself (no network for mpv's own
+    /// yt-dlp, a stand-in site). Nil when the provider has none: the player is given the page.
+    func streamSource(for id: ItemID) async throws -> DownloadSource?
     /// The item a feed URL of this service stands for (a YouTube channel's Atom feed is that
     /// channel), so a list imported from OPML keeps it under this provider; nil for others.
     func itemID(forFeed url: String) -> ItemID?
@@ -64,6 +69,7 @@ extension MediaProvider {
     public func downloadSource(for id: ItemID) async throws -> DownloadSource {
         throw ProviderError.unsupported("\(descriptor.name) has nothing to download for \(id)")
     }
+    public func streamSource(for id: ItemID) async throws -> DownloadSource? { nil }
     public func itemID(forFeed url: String) -> ItemID? { nil }
 }
 

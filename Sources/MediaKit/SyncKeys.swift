@@ -37,9 +37,15 @@ public enum SyncKeys {
     public static func episodeURL(of item: MediaItem) -> String? {
         switch item.kind {
         case .episode: return item.enclosure?.url
-        case .video where item.provider == "youtube": return "https://www.youtube.com/watch?v=" + item.id.nativeID
+        case .video: return episodeURL(of: item.id)
         default: return nil
         }
+    }
+
+    /// The episode URL of an item known by its id alone (a YouTube video's watch URL), whatever
+    /// URL plays it; nil for others.
+    public static func episodeURL(of id: ItemID) -> String? {
+        id.kind == .video && id.provider == "youtube" ? "https://www.youtube.com/watch?v=" + id.nativeID : nil
     }
 
     /// Whether the item can be an episode to a sync server (a podcast episode, a YouTube

@@ -26,6 +26,8 @@ import Testing
             process = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
         }
 
+        init(process: MediahostProcess) { self.process = process }
+
         /// The result of a call, or its error object.
         func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
             let id = nextID
@@ -80,6 +82,33 @@ import Testing
     }
 
     static func alive(_ pid: Int) -> Bool { pid > 0 && kill(pid_t(pid), 0) == 0 }
+
+    /// A YouTube video that is not downloaded, and a movie's trailer (a video of the YouTube
+    /// replica), play in the sandbox: the host finds the stream as it finds downloads (yt-dlp on
+    /// the site's stand-in) and gives mpv that, not the watch page its own yt-dlp would need the
+    /// network for.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aVideoAndATrailerPlayFromTheirStreams() async throws {
+        guard let ytdlp = YTDLPEndToEndTests.requireYTDLP() else { return }
+        let dataDir = try makeTemporaryDirectory()
+        let video = try await YTDLPEndToEndTests.sandboxVideo(dataDir: dataDir)
+        let process = try MediahostProcess(
+            ["--sandbox", "rpc"], dataDir: dataDir,
+            environment: ["MEDIAHOST_PLAYER": "mpv --ao=null --vo=null", "MEDIAHOST_YOUTUBE_YTDLP": ytdlp])
+        let client = Client(process: process)
+        for id in [video, "tmdb:movie:550"] {
+            let opened = try await client.call("player.open", #"{"id":"\#(id)","now":true}"#)
+            let target = opened["target"]?.stringValue ?? ""
+            #expect(target.hasPrefix("http://127.0.0.1:") && !target.contains("youtube.com"), "\(opened)")
+            let played = opened["played"]?.stringValue ?? id
+            let playing = await client.waitForState {
+                $0["state"] == "playing" && $0["item"]?["id"]?.stringValue == played && ($0["position"]?.doubleValue ?? 0) > 0.5
+            }
+            #expect(playing != nil, "\(id) plays: \(client.process.errors.suffix(2000))")
+        }
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
 
     @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
     func pauseSeekStopAndResumeWhereItWasLeft() async throws {

@@ -1,5 +1,5 @@
 import Foundation
-import HostPlayer
+@testable import HostPlayer
 import JSONRPC
 import MediaHTTP
 import MediaHost
@@ -158,5 +158,25 @@ import Testing
             try await Task.sleep(for: .milliseconds(25))
         }
         Issue.record("\(path) never appeared")
+    }
+}
+
+/// What a person reads when mpv cannot play: its reason, what it logged, and what to do.
+@Suite struct PlayerFailureMessageTests {
+    @Test func aMissingSoundDeviceSaysWhichSettingPlaysWithoutOne() {
+        let message = PlayerController.failureMessage(
+            title: "Tone 3", why: "audio output initialization failed", logged: "[ao/jack] cannot open server")
+        #expect(message.hasPrefix("mpv could not play Tone 3: no sound device answers"))
+        #expect(message.contains("`config player.command \"mpv --ao=null\"`"))
+        #expect(message.count < 160, "two lines at 80 columns: \(message)")
+    }
+
+    @Test func itsOwnLoggedReasonIsSaid() {
+        let message = PlayerController.failureMessage(
+            title: "A video", why: "loading failed",
+            logged: "[ytdl_hook] ERROR: [youtube] abc: Unable to download webpage: network is unreachable")
+        #expect(message.contains("loading failed ([ytdl_hook] ERROR:"))
+        #expect(message.hasSuffix("`mediahost doctor` checks it"))
+        #expect(PlayerController.failureMessage(title: nil, why: "loading failed", logged: nil) == "mpv could not play it: loading failed")
     }
 }

@@ -196,6 +196,26 @@ struct YTDLP: Sendable {
         return (source, (Self.string(info["extractor_key"]) ?? "Youtube").hasPrefix("Youtube"))
     }
 
+    /// The format a player streams: one file with video and audio (or an HLS playlist), no
+    /// larger than 1080p: a player plays it as it is, with nothing to merge.
+    static let streamFormat = "b[height<=1080]/b"
+
+    /// Where a player streams a video from: the URL yt-dlp finds for `streamFormat`.
+    func streamSource(for id: ItemID) async throws -> DownloadSource? {
+        guard id.kind == .video else { return nil }
+        let info = try await json(["--no-playlist", "-f", Self.streamFormat, site + Self.videoPath(id.nativeID)], for: id)
+        guard let url = Self.string(info["url"]).flatMap(URL.init(string:)), url.scheme?.hasPrefix("http") == true else {
+            return nil
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in info["http_headers"] as? [String: Any] ?? [:] {
+            if let value = value as? String { headers[name] = value }
+        }
+        return DownloadSource(
+            url: url, suggestedName: Self.string(info["title"]) ?? id.nativeID, fileExtension: Self.string(info["ext"]),
+            headers: headers)
+    }
+
     /// The yt-dlp to run when providers.youtube.ytdlp is not set: the one on PATH, else the one
     /// `make install` put beside mediahost (`<prefix>/lib/mediahost/yt-dlp/bin/yt-dlp`, with
     /// deno beside it), else the name, for the error that says how to install it.

@@ -355,6 +355,12 @@ public struct YouTubeProvider: CompiledProvider {
         return source
     }
 
+    /// A video's stream as a player opens it: one file or an HLS playlist yt-dlp finds, read as
+    /// downloads are (so also from the sandbox's stand-in site).
+    public func streamSource(for id: ItemID) async throws -> DownloadSource? {
+        try await ytdlp.streamSource(for: id)
+    }
+
     /// What only the Data API has (YouTube has no key-less chart), and how to get it.
     static func needsKey(_ what: String) -> ProviderError {
         .unsupported(
