@@ -36,6 +36,35 @@ struct Call {
     }
 }
 
+extension Call {
+    /// `request` for each of `ids` in turn (`download 2 3`, `fav 2-5`), each answer shown as it
+    /// comes; one that fails is said with its item and the others go on, and the call fails at
+    /// the end with how many did (a single item fails as itself).
+    static func each<M: RPCMethod>(
+        _ ids: [ItemID], _ request: @escaping @Sendable (ItemID) -> M,
+        show: @escaping @Sendable (REPL, M.Response) async -> Void
+    ) -> Call {
+        if ids.count == 1 { return .run(request(ids[0]), show: show) }
+        return Call(method: M.method) { repl throws(RPCError) in
+            var failed = 0
+            for id in ids {
+                do throws(RPCError) {
+                    let response = try await repl.dispatch(request(id))
+                    repl.printJSON(M.self, response)
+                    await show(repl, response)
+                } catch {
+                    if error.code == RPCError.requestCancelledCode { throw error }
+                    failed += 1
+                    repl.fail("\(id): " + REPL.personal(error))
+                }
+            }
+            if failed > 0 {
+                throw RPCError(code: RPCError.invalidParamsCode, message: "\(failed) of \(ids.count) did not")
+            }
+        }
+    }
+}
+
 /// What an argument is, for completion.
 enum ArgumentKind: Sendable {
     case provider

@@ -11,38 +11,39 @@ extension CommandSpec {
     /// Downloads, the player and artwork.
     static let playing: [CommandSpec] = [
         CommandSpec(
-            "download", aliases: ["dl"], usage: "download <n|id>", method: DownloadsStart.method,
-            summary: "download an item's media (episodes)"
+            "download", aliases: ["dl"], usage: "download <n|id>...", method: DownloadsStart.method,
+            summary: "download items' media (episodes, videos)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
-            return .call(.run(DownloadsStart(id: id)) { repl, download in repl.present(download: download) })
+            let ids = try repl.items(line.words)
+            return .call(.each(ids, { DownloadsStart(id: $0) }) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
             "downloads", usage: "downloads", method: DownloadsList.method, summary: "downloads with state, size, progress"
         ) { _, _ in .call(.run(DownloadsList()) { repl, downloads in repl.present(downloads: downloads) }) },
         CommandSpec(
-            "pause", usage: "pause <n|id>", method: DownloadsPause.method, summary: "pause a download (keeps what it has)"
+            "pause", usage: "pause <n|id>...", method: DownloadsPause.method, summary: "pause downloads (each keeps what it has)"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
-            repl.board.expect(id.description, "paused")
-            return .call(.run(DownloadsPause(id: id)) { repl, download in repl.present(download: download) })
+            let ids = try repl.items(line.words)
+            for id in ids { repl.board.expect(id.description, "paused") }
+            return .call(.each(ids, { DownloadsPause(id: $0) }) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "resume", usage: "resume <n|id>", method: DownloadsResume.method, summary: "continue a paused or failed download"
+            "resume", usage: "resume <n|id>...", method: DownloadsResume.method,
+            summary: "continue paused or failed downloads"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
-            return .call(.run(DownloadsResume(id: id)) { repl, download in repl.present(download: download) })
+            let ids = try repl.items(line.words)
+            return .call(.each(ids, { DownloadsResume(id: $0) }) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "cancel", usage: "cancel <n|id>", method: DownloadsCancel.method,
-            summary: "stop a download and delete its partial file"
+            "cancel", usage: "cancel <n|id>...", method: DownloadsCancel.method,
+            summary: "stop downloads and delete their partial files"
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
-            repl.board.expect(id.description, "cancelled")
-            return .call(.run(DownloadsCancel(id: id)) { repl, download in repl.present(download: download) })
+            let ids = try repl.items(line.words)
+            for id in ids { repl.board.expect(id.description, "cancelled") }
+            return .call(.each(ids, { DownloadsCancel(id: $0) }) { repl, download in repl.present(download: download) })
         },
         CommandSpec(
-            "remove", aliases: ["rm"], usage: "remove <n|id> [--keep-file | from <list>]", method: DownloadsRemove.method,
+            "remove", aliases: ["rm"], usage: "remove <n|id>... [--keep-file | from <list>]", method: DownloadsRemove.method,
             summary: "forget a download and delete its file (--keep-file keeps it); `from <list>` takes it out of a list",
             arguments: [[], [.words(["from"])]], options: [.flag("--keep-file")]
         ) { line, repl throws(CommandError) in
@@ -56,11 +57,11 @@ extension CommandSpec {
                     })
             }
             let keepFile = line.has("--keep-file")
-            guard words.count == 1 else { throw CommandError.usage }
-            let id = try repl.item(words[0])
-            repl.board.expect(id.description, "removed")
+            guard !words.contains("from") else { throw CommandError.usage }
+            let ids = try repl.items(words)
+            for id in ids { repl.board.expect(id.description, "removed") }
             return .call(
-                .run(DownloadsRemove(id: id, keepFile: keepFile)) { repl, result in
+                .each(ids, { DownloadsRemove(id: $0, keepFile: keepFile) }) { repl, result in
                     let name = repl.board.title(for: result.id.description).map { Renderer.clean($0) } ?? result.id.description
                     repl.display(
                         result.removed
@@ -69,14 +70,27 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "play", usage: "play <n|id> [--now] [--chapter K]", method: PlayerOpen.method,
+            "play", usage: "play <n|id>... [--now] [--chapter K]", method: PlayerOpen.method,
             summary:
-                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; --chapter K starts at chapter K",
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; several rows play in turn; --chapter K starts at chapter K",
             options: [.flag("--now"), .value("--chapter", .words([]))]
         ) { line, repl throws(CommandError) in
-            let word = try line.single()
-            let id = try repl.item(word)
             let now = line.has("--now")
+            let ids = try repl.items(line.words)
+            guard ids.count == 1 else {
+                // Several: the first as asked, the others queued after it.
+                guard line.options["--chapter"] == nil else { throw .invalid("--chapter goes with one item") }
+                return .call(
+                    Call(method: PlayerOpen.method) { repl throws(RPCError) in
+                        for (index, id) in ids.enumerated() {
+                            let result = try await repl.dispatch(PlayerOpen(id: id, now: index == 0 && now ? true : nil))
+                            repl.printJSON(PlayerOpen.self, result)
+                            repl.present(opened: result, reason: "where it was left")
+                        }
+                    })
+            }
+            let word = line.words[0]
+            let id = ids[0]
             // A passage `transcript search` found plays from where it was said.
             var start: Double?
             if let n = Int(word), case .hit(let hit)? = repl.listing.row(n) { start = hit.start }
@@ -88,24 +102,7 @@ extension CommandSpec {
             let reason = start != nil ? "where it was said" : chapter.map { "chapter \($0)" } ?? "where it was left"
             let request = PlayerOpen(
                 id: id, now: now || chapter != nil || start != nil ? true : nil, start: start, chapter: chapter)
-            return .call(
-                .run(request) {
-                    repl, result in
-                    // "the newest episode, Title, ": what was chosen, by its name.
-                    let what =
-                        result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
-                    let source = result.local ? "the downloaded file" : "the stream"
-                    if result.queued == true {
-                        repl.display("queued \(what)\(source): it plays after what plays now (`skip` goes to it)")
-                    } else if PlayerController.isMPV(result.command) {
-                        let from = result.resumedAt.map { " from \(Renderer.duration($0)), \(reason)" } ?? ""
-                        repl.display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
-                    } else {
-                        repl.display(
-                            "playing \(what)\(source) in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)"
-                        )
-                    }
-                })
+            return .call(.run(request) { repl, result in repl.present(opened: result, reason: reason) })
         },
         .plain(
             "player", summary: "what plays and what is queued; its subcommands control it (mpv)",

@@ -57,14 +57,15 @@ extension CommandSpec {
             arguments: [[.provider]], options: [.value("--kind", .mediaKind), .flag("--pictures")]
         ) { line, repl throws(CommandError) in .call(try repl.searchCall(line)) },
         CommandSpec(
-            "show", aliases: ["get"], usage: "show <n|id> [--reveal]", method: MediaGet.method,
+            "show", aliases: ["get"], usage: "show <n|id>... [--reveal]", method: MediaGet.method,
             summary:
                 "an item's details, with its picture where the terminal draws them (--reveal: a post's text under its content warning)",
             options: [.flag("--reveal")]
         ) { line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
+            let ids = try repl.items(line.words)
             let reveal = line.has("--reveal")
-            return .call(.run(MediaGet(id: id)) { repl, item in repl.present(detail: item, reveal: reveal, picture: true) })
+            return .call(
+                .each(ids, { MediaGet(id: $0) }) { repl, item in repl.present(detail: item, reveal: reveal, picture: true) })
         },
         CommandSpec(
             "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",
@@ -78,21 +79,21 @@ extension CommandSpec {
             "prev", aliases: ["p", "previous"], usage: "prev", method: "(last listing's method)",
             summary: "the previous page of the last listing"
         ) { _, _ in .page(forward: false) },
-        CommandSpec("fav", usage: "fav <n|id>", method: FavoritesAdd.method, summary: "keep an item as a favorite") {
+        CommandSpec("fav", usage: "fav <n|id>...", method: FavoritesAdd.method, summary: "keep items as favorites") {
             line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
+            let ids = try repl.items(line.words)
             // One line: the details are a `show` away.
             return .call(
-                .run(FavoritesAdd(id: id)) { repl, item in
+                .each(ids, { FavoritesAdd(id: $0) }) { repl, item in
                     let account = item.extra?["account"].map { " (\(Renderer.clean($0)))" } ?? ""
                     repl.display(repl.renderer.star("★ ") + Renderer.clean(item.title) + " is a favorite" + account)
                 })
         },
-        CommandSpec("unfav", usage: "unfav <n|id>", method: FavoritesRemove.method, summary: "forget a favorite") {
+        CommandSpec("unfav", usage: "unfav <n|id>...", method: FavoritesRemove.method, summary: "forget favorites") {
             line, repl throws(CommandError) in
-            let id = try repl.item(try line.single())
+            let ids = try repl.items(line.words)
             return .call(
-                .run(FavoritesRemove(id: id)) { repl, result in
+                .each(ids, { FavoritesRemove(id: $0) }) { repl, result in
                     repl.display(
                         (result.removed ? "removed \(result.id) from favorites" : "\(result.id) was not a favorite")
                             + (result.account.map { "; " + $0 } ?? ""))
@@ -145,9 +146,7 @@ extension CommandSpec {
             }
             let name = words[to + 1]
             words.removeLast(2)
-            var ids: [ItemID] = []
-            for word in words { ids.append(try repl.item(word)) }
-            let chosen = ids
+            let chosen = try repl.items(words)
             return .call(
                 Call(method: ListsAdd.method) { repl throws(RPCError) in
                     for id in chosen {

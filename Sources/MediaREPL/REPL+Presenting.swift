@@ -242,6 +242,22 @@ extension REPL {
         display(lines.joined(separator: "\n"))
     }
 
+    /// What `play` started or queued, by its name.
+    func present(opened result: PlayerOpen.Response, reason: String) {
+        // "the newest episode, Title, ": what was chosen, by its name.
+        let what = result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
+        let source = result.local ? "the downloaded file" : "the stream"
+        if result.queued == true {
+            let name = result.note == nil ? result.title.map { Renderer.clean($0) + ", " } ?? "" : ""
+            display("queued \(what)\(name)\(source): it plays after what plays now (`skip` goes to it)")
+        } else if PlayerController.isMPV(result.command) {
+            let from = result.resumedAt.map { " from \(Renderer.duration($0)), \(reason)" } ?? ""
+            display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
+        } else {
+            display("playing \(what)\(source) in \(result.command.first ?? "the player") (pid \(result.pid)): \(result.target)")
+        }
+    }
+
     func present(auth status: AuthStatusEntry) {
         display(
             status.loggedIn

@@ -48,9 +48,7 @@ extension REPL {
     }
 
     static func markCall(_ line: CommandWords, repl: REPL, played: Bool) throws(CommandError) -> Action {
-        guard !line.words.isEmpty else { throw CommandError.usage }
-        var ids: [ItemID] = []
-        for word in line.words { ids.append(try repl.item(word)) }
+        let ids = try repl.items(line.words)
         return .call(
             .run(PlayerMark(ids: ids, played: played)) { repl, result in
                 let what = result.ids.count == 1 ? result.ids[0].description : "\(result.ids.count) items"

@@ -332,6 +332,31 @@ public final class REPL: @unchecked Sendable {
     // MARK: Resolving arguments (used by the command table)
 
     /// An item: row `n` of the last listing, whatever it listed (items, or downloads), or an id.
+    /// The items words name, in order: rows (`2`), ranges of rows (`2-5`), lists (`2,4`) and ids.
+    /// - Throws: `.usage` for no words; `.invalid` naming a row that is not there.
+    func items(_ words: [String]) throws(CommandError) -> [ItemID] {
+        guard !words.isEmpty else { throw CommandError.usage }
+        var ids: [ItemID] = []
+        for word in words {
+            // An id is taken whole (its native part may hold a comma or a dash).
+            if word.contains(":") {
+                ids.append(try item(word))
+                continue
+            }
+            for part in word.split(separator: ",", omittingEmptySubsequences: true).map(String.init) {
+                let ends = part.split(separator: "-", maxSplits: 1).map { Int($0) }
+                if ends.count == 2, let from = ends[0], let to = ends[1] {
+                    guard from <= to else { throw CommandError.invalid("\(part) runs backwards: write \(to)-\(from)") }
+                    guard to - from < 1000 else { throw CommandError.invalid("\(part) is more than 1,000 rows") }
+                    for n in from...to { ids.append(try item(String(n))) }
+                } else {
+                    ids.append(try item(part))
+                }
+            }
+        }
+        return ids
+    }
+
     func item(_ text: String) throws(CommandError) -> ItemID {
         guard let n = Int(text) else {
             do { return try ItemID(parsing: text) } catch { throw CommandError.invalid(error.description) }

@@ -136,6 +136,34 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(links.map(\.id.description) == ["y:video:a", "y:video:b", "y:video:c"])
     }
 
+    /// Every row-taking command takes several rows, ranges and lists (`download 2 3`, `fav 2-4`,
+    /// `played 1,3`); one that fails is said with its item and the others go on.
+    @Test func rowTakingCommandsTakeSeveralRowsAndRanges() async throws {
+        let session = try CapturedREPL(environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:9/file"])
+        _ = await session.run("search catalog swift")
+        let favs = await session.run("fav 2-4")
+        #expect(favs.split(separator: "\n").filter { $0.hasSuffix("is a favorite") }.count == 3, "\(favs)")
+        let downloads = await session.run("download 1 5,6")
+        #expect(downloads.split(separator: "\n").count == 3, "\(downloads)")
+        #expect(await session.run("downloads").split(separator: "\n").filter { $0.contains("Video") }.count == 3)
+        _ = await session.run("favs")
+        let gone = await session.run("unfav 1 2")
+        #expect(gone.split(separator: "\n").count == 2, "\(gone)")
+        #expect(await session.run("played catalog:video:v1 catalog:video:v2") == "marked 2 items played")
+        // What is wrong is said before anything is done.
+        _ = await session.run("search catalog swift")
+        #expect(await !session.repl.execute("fav 4-2"))
+        #expect(session.errors.hasSuffix("4-2 runs backwards: write 2-4"), "\(session.errors)")
+        #expect(await !session.repl.execute("download 1 999"))
+        #expect(session.errors.contains("there is no row 999 in the last listing"))
+        #expect(await !session.repl.execute("fav 1-5000"))
+        #expect(session.errors.hasSuffix("1-5000 is more than 1,000 rows"))
+        // One that fails is said with its item; the rest are done; the line fails.
+        #expect(await !session.repl.execute("show 1 catalog:video:nope 2"))
+        #expect(session.errors.contains("catalog:video:nope: "), "\(session.errors)")
+        #expect(session.errors.hasSuffix("1 of 3 did not"), "\(session.errors)")
+    }
+
     @Test func everyRowTakingCommandTakesTheRowsOfAnyListing() async throws {
         let session = try CapturedREPL(environment: ["MEDIAHOST_CATALOG_MEDIA_BASE": "http://127.0.0.1:9/file"])
         _ = await session.run("download catalog:video:v3")
