@@ -206,7 +206,7 @@ Errors become a `user-error' with the host's message."
              "")
            (let ((state (plist-get mediahost--player :state)))
              (if (member state '("playing" "paused"))
-                 (format " %s %s" (if (equal state "paused") "⏸" "▶")
+                 (format " %s %s" (if (equal state "paused") "‖" "▶")
                          (truncate-string-to-width
                           (or (plist-get (plist-get mediahost--player :item) :title) "") 30 nil nil "…"))
                ""))))))

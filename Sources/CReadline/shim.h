@@ -52,6 +52,11 @@ static inline void mh_rl_use_stderr_unless_stdout_is_a_terminal(int stdout_is_te
     if (!(stdout_is_terminal || stderr_is_terminal)) rl_variable_bind("enable-bracketed-paste", "off");
     if (!stdout_is_terminal && !stderr_is_terminal) rl_variable_bind("enable-meta-key", "off");
 }
+/* Keys typed before the prompt was there (read while the terminal was asked what it draws):
+   readline reads them first, as if typed at the prompt. */
+static inline void mh_rl_stuff(const unsigned char *bytes, int count) {
+    for (int i = 0; i < count; i++) rl_stuff_char(bytes[i]);
+}
 /* Called about ten times a second while readline waits for a key: the REPL redraws progress. */
 static inline void mh_rl_set_event_hook(rl_hook_func_t *hook) {
     rl_event_hook = hook;

@@ -45,6 +45,8 @@ public actor PlayerController: HostComponent {
     private var lastStatus: PlayerStatus?
     /// Why mpv could not play what it was given, for the one status that says so.
     private var failure: String?
+    /// The chapter playing: its title, and the file it is of.
+    private var chapter: (path: String, title: String)?
     /// The last error mpv logged (it is asked for its errors over IPC): a failed file's own
     /// reason ("[ytdl_hook] ERROR: … Unable to download webpage") beside mpv's short one.
     private var lastLoggedError: String?
@@ -632,7 +634,7 @@ public actor PlayerController: HostComponent {
                 if let event { await self.handle(event) } else { await self.closed(connection) }
             }
         }
-        for (index, property) in ["time-pos", "duration", "pause", "volume"].enumerated() {
+        for (index, property) in ["time-pos", "duration", "pause", "volume", "chapter"].enumerated() {
             connection.send(["observe_property", JSONValue(index + 1), .string(property)])
         }
         connection.send(["request_log_messages", "error"])
@@ -672,6 +674,16 @@ public actor PlayerController: HostComponent {
                 publish(force: true)
             case "volume":
                 volume = data?.doubleValue
+                publish(force: true)
+            case "chapter":
+                // Its title from the list mpv has (the host's, or the file's own).
+                let path = current?.target
+                guard let number = data?.intValue, number >= 0, let path, let connection else {
+                    chapter = nil
+                    return publish(force: true)
+                }
+                let title = (try? await ask(connection, ["get_property", .string("chapter-list/\(number)/title")]))?.stringValue
+                chapter = title.flatMap { $0.isEmpty ? nil : (path, DisplayText.clean($0)) }
                 publish(force: true)
             default: break
             }
@@ -801,7 +813,7 @@ public actor PlayerController: HostComponent {
             state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
             position: current == nil ? nil : position, duration: current == nil ? nil : duration,
             paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil,
-            problem: stuck ? stuckMessage : failure)
+            chapter: chapter.flatMap { $0.path == current?.target ? $0.title : nil }, problem: stuck ? stuckMessage : failure)
     }
 
     /// Sends `player.state`: at once for changes, at most once a second for the position alone.

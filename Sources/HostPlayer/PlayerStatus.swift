@@ -57,13 +57,15 @@ public struct PlayerStatus: HostNotification, Equatable {
     public var queue: [Entry]
     /// The player under control ("mpv"), or absent when `player.command` is another player.
     public var player: String?
+    /// The title of the chapter playing, when the item has chapters.
+    public var chapter: String?
     /// What is wrong with the player: it does not answer (stopped or stuck; the rest is then the
     /// last known), or, in the one notification sent when it happens, it could not play the item.
     public var problem: String?
 
     public init(
         state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
-        volume: Double? = nil, queue: [Entry], player: String?, problem: String? = nil
+        volume: Double? = nil, queue: [Entry], player: String?, chapter: String? = nil, problem: String? = nil
     ) {
         self.state = state
         self.item = item
@@ -73,6 +75,7 @@ public struct PlayerStatus: HostNotification, Equatable {
         self.volume = volume
         self.queue = queue
         self.player = player
+        self.chapter = chapter
         self.problem = problem
     }
 

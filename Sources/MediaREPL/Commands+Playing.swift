@@ -129,7 +129,7 @@ extension CommandSpec {
         ) { line, _ throws(CommandError) in try REPL.seekCall(line) },
         .plain(
             "stop", summary: "stop playing (the position is kept) and empty the queue", PlayerStop()
-        ) { repl, status in repl.present(player: status) },
+        ) { repl, status in repl.present(stopped: status) },
         .plain(
             "skip", summary: "play what is queued next (stops when nothing is)", PlayerNext()
         ) { repl, status in repl.present(player: status) },

@@ -196,8 +196,10 @@ final class ProgressBoard: Sendable {
         }
         if let volume = status.volume, volume != 100 { tail += "  vol \(Int(finite: volume.rounded()) ?? 0)" }
         if !status.queue.isEmpty { tail += "  +\(status.queue.count) queued" }
-        let mark = status.state == .paused ? "⏸" : "▶"
-        let title = Renderer.clean(status.item?.title ?? "")
+        // Glyphs every common terminal font has (⏸ is an empty box in DejaVu Sans Mono).
+        let mark = status.state == .paused ? "‖" : "▶"
+        // The chapter after the title: "Episode 4 · Soil and roots".
+        let title = Renderer.clean(status.item?.title ?? "") + (status.chapter.map { " · " + Renderer.clean($0) } ?? "")
         let room = max(10, width - Renderer.columns(tail) - 2)
         return Renderer.fit("\(mark) \(Renderer.fit(title, room))\(tail)", width)
     }

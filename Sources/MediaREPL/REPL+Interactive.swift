@@ -126,14 +126,20 @@ extension REPL {
         defer { idleHook = nil }
 
         write("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
-        if options.sandbox {
+        switch options.sandbox {
+        case .apart?:
             write("sandbox: made-up shows and accounts; your own library is not touched")
             write("  (what you do here is kept in \(Renderer.home(host.paths.dataDir)))")
+        case .named?:
+            write("sandbox: made-up shows and accounts, kept in the data dir you named")
+        case nil: break
         }
         if isAttached {
             write("attached to the background service: downloads and playback go on when this REPL quits")
         }
         let prompt = options.color ? "\u{01}\u{1B}[1m\u{02}mediahost>\u{01}\u{1B}[0m\u{02} " : "mediahost> "
+        // What was typed while it started runs now, as typed at the prompt.
+        TypeAhead.release()
         while let line = await editor.readLine(prompt: prompt, remember: { [host] in Self.mayKeepInHistory($0, host: host) }) {
             progress?.forget()
             _ = mh_take_interrupt()
@@ -204,7 +210,7 @@ extension REPL {
         func setting(_ key: String) -> String? { entries.first { $0.key == key }?.value }
         let chosen = PictureSetting(rawValue: setting(HostSettings.replImages.key) ?? "auto") ?? .auto
         listingPictures = setting(HostSettings.replListingImages.key) == "on"
-        guard let found = TerminalGraphics.detect(setting: chosen) else { return }
+        guard let found = TerminalGraphics.detect(setting: chosen, typed: TypeAhead.keep) else { return }
         host.logger.debug("pictures: \(found.mode.rawValue), \(found.cell.width)x\(found.cell.height) px cells: \(found.reason)")
         if case .failure(let why) = Picture.available {
             write(

@@ -135,8 +135,10 @@ extension REPL {
                     ? "not playing (player.command is not mpv: `play` hands items over and forgets them)" : "not playing")
             return
         }
-        var lines = showsNowPlaying ? [] : [ProgressBoard.nowPlaying(status, width: renderer.width)]
-        lines.append(renderer.dim("  " + (item.id?.description ?? item.target)))
+        // What plays, by its title (and chapter), where it is; the line above the prompt says
+        // the same on a terminal, where this is the answer to the command typed.
+        var lines = [ProgressBoard.nowPlaying(status, width: renderer.width)]
+        if item.id == nil { lines.append(renderer.dim("  " + Renderer.home(item.target))) }
         for (index, entry) in status.queue.enumerated() {
             lines.append("  \(index + 1). next: \(Renderer.clean(entry.title))")
         }
@@ -240,6 +242,14 @@ extension REPL {
         lines.append(
             renderer.dim("\(result.hits.count) found in \(result.transcripts) transcripts; `play <n>` starts where it was said"))
         display(lines.joined(separator: "\n"))
+    }
+
+    /// `stop`: "■ Title: stopped", said once (by the line above the prompt when it knew what
+    /// played).
+    func present(stopped status: PlayerStatus) {
+        let known = board.playing?.item != nil
+        board.receive(status)
+        if !known { display("■ stopped") }
     }
 
     /// What `play` started or queued, by its name.

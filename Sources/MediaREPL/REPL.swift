@@ -27,9 +27,16 @@ public final class REPL: @unchecked Sendable {
         /// Draw pictures where the terminal can (`--no-images` turns them off whatever the setting).
         public var images: Bool
         /// A try-out on the sandbox (`--sandbox`): the banner says so, and where it keeps things.
-        public var sandbox: Bool
+        public var sandbox: Sandbox?
 
-        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true, sandbox: Bool = false) {
+        public enum Sandbox: Sendable {
+            /// In the sandbox's own data dir (the banner names it).
+            case apart
+            /// In the data dir `--data-dir` named.
+            case named
+        }
+
+        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true, sandbox: Sandbox? = nil) {
             self.json = json
             self.keepGoing = keepGoing
             self.color = color

@@ -149,9 +149,11 @@ public struct TerminalGraphics: Sendable, Equatable {
 
     /// Asks the terminal on `input`/`output` (both terminals) and decides; nil when pictures are
     /// not drawn (not a terminal, `NO_COLOR`, `TERM=dumb`, the setting off).
+    /// - Parameter typed: given what the person typed while the terminal was asked (keys
+    ///   between its answers), so a front end can keep it as typed-ahead input.
     public static func detect(
         setting: PictureSetting, environment: [String: String] = ProcessInfo.processInfo.environment, input: Int32 = 0,
-        output: Int32 = 1, timeout: Duration = .milliseconds(600)
+        output: Int32 = 1, timeout: Duration = .milliseconds(600), typed: ([UInt8]) -> Void = { _ in }
     ) -> TerminalGraphics? {
         guard setting != .off, isatty(input) == 1, isatty(output) == 1 else { return nil }
         // Opted out: the terminal is not even asked (its answers would be for nothing).
@@ -166,7 +168,9 @@ public struct TerminalGraphics: Sendable, Equatable {
                 "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\", "\u{1B}[16t", "\u{1B}[>0q", "\u{1B}[c",
             ]
             let text = queries.map { passthrough ? tmuxWrapped($0) : $0 }.joined()
-            answers = Answers(parsing: ask(text, input: input, output: output, timeout: timeout))
+            let (said, keys) = splitAnswers(ask(text, input: input, output: output, timeout: timeout))
+            answers = Answers(parsing: said)
+            if !keys.isEmpty { typed(keys) }
         }
         return decide(
             setting: setting, answers: answers, environment: environment, cell: cell, inTmux: inTmux,
@@ -184,20 +188,56 @@ public struct TerminalGraphics: Sendable, Equatable {
         return cell.width > 0 && cell.height > 0 ? cell : nil
     }
 
+    /// The terminal's answers (escape sequences: CSI, DCS, APC, OSC) apart from what was typed
+    /// between them.
+    public static func splitAnswers(_ bytes: [UInt8]) -> (answers: String, typed: [UInt8]) {
+        var answers: [UInt8] = []
+        var typed: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == 0x1B, index + 1 < bytes.count else {
+                typed.append(bytes[index])
+                index += 1
+                continue
+            }
+            var end = index + 2
+            switch bytes[index + 1] {
+            case UInt8(ascii: "["):
+                // Parameters and intermediates, then a final byte in 0x40-0x7E.
+                while end < bytes.count, !(0x40...0x7E).contains(bytes[end]) { end += 1 }
+                end = min(end + 1, bytes.count)
+            case UInt8(ascii: "P"), UInt8(ascii: "_"), UInt8(ascii: "]"):
+                // A string, to ST (ESC \) or, for OSC, BEL.
+                while end < bytes.count, !(bytes[end] == 0x07 || (bytes[end] == 0x1B && end + 1 < bytes.count && bytes[end + 1] == 0x5C)) {
+                    end += 1
+                }
+                end = min(end + (end < bytes.count && bytes[end] == 0x1B ? 2 : 1), bytes.count)
+            default:
+                // A key with Alt, or an escape alone: typed.
+                typed.append(bytes[index])
+                index += 1
+                continue
+            }
+            answers += bytes[index..<end]
+            index = end
+        }
+        return (String(decoding: answers, as: UTF8.self), typed)
+    }
+
     /// Writes `query`, and reads the answers until the device attributes arrive or `timeout`.
-    static func ask(_ query: String, input: Int32, output: Int32, timeout: Duration) -> String {
+    static func ask(_ query: String, input: Int32, output: Int32, timeout: Duration) -> [UInt8] {
         var saved = termios()
-        guard tcgetattr(input, &saved) == 0 else { return "" }
+        guard tcgetattr(input, &saved) == 0 else { return [] }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &raw.c_cc) { cc in
             cc[Int(VMIN)] = 0
             cc[Int(VTIME)] = 0
         }
-        guard tcsetattr(input, TCSANOW, &raw) == 0 else { return "" }
+        guard tcsetattr(input, TCSANOW, &raw) == 0 else { return [] }
         defer { tcsetattr(input, TCSANOW, &saved) }
         let bytes = Array(query.utf8)
-        guard bytes.withUnsafeBytes({ write(output, $0.baseAddress, $0.count) }) == bytes.count else { return "" }
+        guard bytes.withUnsafeBytes({ write(output, $0.baseAddress, $0.count) }) == bytes.count else { return [] }
         var answer: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 1024)
@@ -211,7 +251,7 @@ public struct TerminalGraphics: Sendable, Equatable {
             answer += buffer[0..<count]
             if Answers(parsing: String(decoding: answer, as: UTF8.self)).complete { break }
         }
-        return String(decoding: answer, as: UTF8.self)
+        return answer
     }
 
     /// Whether tmux passes escape sequences through to the terminal around it.

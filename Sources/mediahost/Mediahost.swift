@@ -331,12 +331,16 @@ struct REPLCommand: AsyncParsableCommand {
     var noImages = false
 
     func run() async throws {
-        let host = try await global.makeHost()
+        // Keys typed while it starts wait for the prompt, unechoed, and run there.
         let interactive = isatty(0) == 1
+        if interactive { TypeAhead.hold() }
+        defer { TypeAhead.release() }
+        let host = try await global.makeHost()
         let repl = REPL(
             host: host,
             options: REPL.Options(
-                json: json, keepGoing: keepGoing, color: useColor(), images: !noImages, sandbox: global.sandbox))
+                json: json, keepGoing: keepGoing, color: useColor(), images: !noImages,
+                sandbox: global.sandbox ? (global.dataDir == nil ? .apart : .named) : nil))
         if !global.sandbox {
             let options = global.host
             repl.startService = { await ServeCommand.startInBackground(options: options, paths: host.paths) }

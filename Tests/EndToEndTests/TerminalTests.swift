@@ -99,6 +99,12 @@ final class TerminalSession: @unchecked Sendable {
 
     func type(_ text: String) { _ = text.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, $0.count - 1) } }
 
+    /// Whether the terminal echoes what is typed (the REPL turns echo off while it starts).
+    var echoes: Bool {
+        var settings = termios()
+        return tcgetattr(master, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+    }
+
     func resize(columns: Int, rows: Int = 30) {
         var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
@@ -192,13 +198,13 @@ final class TerminalSession: @unchecked Sendable {
         #expect(await session.wait(for: " / 2:00"), "\(session.text.suffix(400))")
         var mark = session.raw.count
         session.type("seek 1:10\r")
-        #expect(await session.wait(for: "▶ Tone 2 (120 s)  1:1", after: mark), "\(session.text.suffix(400))")
+        #expect(await session.wait(for: "▶ Tone 2 (120 s) · Forty seconds in  1:1", after: mark), "\(session.text.suffix(400))")
         mark = session.raw.count
         session.type("toggle\r")
-        #expect(await session.wait(for: "⏸ Tone 2 (120 s)  1:1", after: mark), "\(session.text.suffix(400))")
+        #expect(await session.wait(for: "‖ Tone 2 (120 s) · Forty seconds in  1:1", after: mark), "\(session.text.suffix(400))")
         mark = session.raw.count
         session.type("play 1\r")
-        #expect(await session.wait(for: "queued the stream", after: mark))
+        #expect(await session.wait(for: "queued Tone 3 (180 s), the stream", after: mark), "\(session.text.suffix(400))")
         #expect(await session.wait(for: "+1 queued", after: mark))
         mark = session.raw.count
         session.type("seek soon\r")
@@ -299,6 +305,27 @@ final class TerminalSession: @unchecked Sendable {
     /// `help` fits the default terminal (80x24) whole; `help all`, longer than the screen, goes
     /// through the person's pager (PAGER, here a script keeping what it was given), wrapped to
     /// the terminal at word boundaries.
+    /// Keys typed while the REPL starts are not echoed above its banner: they run once the
+    /// prompt is there, as bash does.
+    @Test func keysTypedWhileItStartsRunAtThePrompt() async throws {
+        let session = try TerminalSession(columns: 80, rows: 24)
+        // Typed once the REPL has begun (the terminal stops echoing), before the prompt.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while session.echoes, !session.text.contains(Self.prompt), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let early = !session.text.contains(Self.prompt)
+        session.type("history\r")
+        #expect(await session.wait(for: "(no searches yet)"), "\(session.text)")
+        let lines = session.text.components(separatedBy: "\n")
+        let banner = try #require(lines.firstIndex { $0.hasPrefix("mediahost ") })
+        #expect(!lines[..<banner].contains { $0.contains("history") }, "echoed above the banner: \(lines.prefix(5))")
+        #expect(lines.contains { $0 == Self.prompt + "history" }, "\(lines)")
+        if !early { print("note: the prompt came before the keys could be typed ahead") }
+        session.type("quit\r")
+        #expect(await session.exitStatus() == 0)
+    }
+
     @Test(arguments: [80, 160])
     func helpFitsTheTerminal(columns: Int) async throws {
         let folder = try makeTemporaryDirectory()
