@@ -147,6 +147,9 @@ public final class SyncEngine: HostComponent {
             // list, linked gpodder.net devices), not as changes that undo what came since.
             try await pushSubscriptions(server, store: store, report: &report)
             try await pullSubscriptions(server, host: host, report: &report)
+            // What the pull followed here is this machine's too: sent in the same round, so a
+            // round leaves nothing of its own making waiting for the next.
+            try await pushSubscriptions(server, store: store, report: &report)
             let delivered = try await pullActions(server, store: store, report: &report)
             try await pushActions(server, host: host, delivered: delivered, report: &report)
         } catch {
@@ -240,8 +243,8 @@ public final class SyncEngine: HostComponent {
         try await store.removeFromSyncOutbox(queued.map(\.seq))
         try await store.renameSyncURLs(renamed)
         try await store.setSyncValues(["subscriptionsSent": "1"])
-        report.subscriptionsSent = add.count + remove.count
-        report.renamed = renamed.filter { $0.old != $0.new && !$0.new.isEmpty }.count
+        report.subscriptionsSent += add.count + remove.count
+        report.renamed += renamed.filter { $0.old != $0.new && !$0.new.isEmpty }.count
     }
 
     /// How far behind the last cursor actions are asked for again: an action reaches the

@@ -261,6 +261,8 @@ import Testing
         let onB = try await b.value("sync.now")
         #expect(onB["followed"]?.intValue == 1, "\(onB.jsonString)")
         #expect(onB["actionsNewer"]?.intValue == 1)
+        // What the round followed went up in it too: nothing of its own making waits.
+        #expect(onB["queued"]?.intValue == 0 && onB["subscriptionsSent"]?.intValue == 1, "\(onB.jsonString)")
         let followedOnB = try await b.favoriteIDs()
         #expect(followedOnB.count == 1)
         let bShow = try #require(followedOnB.first)
