@@ -148,7 +148,7 @@ extension CommandSpec {
             summary: "an item's chapters: time and title (`play <n> --chapter K` starts at one, `chapter next` moves on)"
         ) { line, repl throws(CommandError) in
             let id = try repl.item(try line.single())
-            return .call(.run(MediaChapters(id: id)) { repl, result in repl.present(chapters: result) })
+            return .call(.run(MediaChapters(id: id)) { repl, result in await repl.present(chapters: result) })
         },
         CommandSpec(
             "transcript", usage: "transcript <n|id> [--follow] | transcript search <words>", method: MediaTranscript.method,
@@ -178,7 +178,20 @@ extension CommandSpec {
                                 : "this transcript has no times to follow; `transcript \(result.id)` shows it whole")
                     })
             }
-            return .call(.run(MediaTranscript(id: id)) { repl, result in repl.present(transcript: result) })
+            return .call(
+                Call(method: MediaTranscript.method) { repl throws(RPCError) in
+                    let result: MediaTranscript.Response
+                    do throws(RPCError) {
+                        result = try await repl.dispatch(MediaTranscript(id: id))
+                    } catch where ["notFound", "unsupported"].contains(error.data?["kind"]?.stringValue ?? "") {
+                        // A plain fact, not a failure: most episodes have none.
+                        let name = repl.listing.title(of: id).map { Renderer.clean($0) } ?? id.description
+                        repl.display("no transcript for \(name)")
+                        return
+                    }
+                    repl.printJSON(MediaTranscript.self, result)
+                    await repl.present(transcript: result)
+                })
         },
         CommandSpec(
             "chapter", usage: "chapter <next|prev|K>", method: PlayerChapter.method,

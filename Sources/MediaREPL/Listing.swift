@@ -69,6 +69,19 @@ enum Listing {
         }
     }
 
+    /// The title a listed item was shown with, to name it in a message.
+    func title(of id: ItemID) -> String? {
+        for n in stride(from: 1, through: count, by: 1) {
+            switch row(n) {
+            case .item(let item)? where item.id == id: return item.title
+            case .download(let download)? where download.id == id: return download.title
+            case .hit(let hit)? where hit.id == id: return hit.title
+            default: continue
+            }
+        }
+        return nil
+    }
+
     var paging: Paging? {
         switch self {
         case .items(_, let paging): paging

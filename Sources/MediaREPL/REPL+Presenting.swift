@@ -147,7 +147,7 @@ extension REPL {
 
     /// A line a chapter: its number, start and title (one kept out of the table of contents,
     /// a picture change, dim and unnumbered); where they came from and what was not usable below.
-    func present(chapters result: MediaChapters.Response) {
+    func present(chapters result: MediaChapters.Response) async {
         guard !result.chapters.isEmpty else {
             let why = result.notes.map { ": " + $0.joined(separator: "; ") } ?? ""
             display("no chapters: the service, a downloaded file and the description have none" + why)
@@ -189,11 +189,12 @@ extension REPL {
                     + (hidden > 0 ? "; \(hidden) marker\(hidden == 1 ? "" : "s") (·) outside the contents" : "")))
         lines.append(renderer.dim("`play <n> --chapter K` starts at one; while it plays, `chapter next|prev|K`"))
         for note in result.notes ?? [] { lines.append(renderer.dim("note: " + note)) }
-        display(lines.joined(separator: "\n"))
+        await page(lines.joined(separator: "\n"))
     }
 
-    /// What was said, a line a cue: its time, its speaker when it changes, its words.
-    func present(transcript result: MediaTranscript.Response) {
+    /// What was said, a line a cue: its time, its speaker when it changes, its words (through
+    /// the pager when longer than the screen).
+    func present(transcript result: MediaTranscript.Response) async {
         var lines: [String] = []
         var speaker: String?
         let width = result.timed ? (result.cues.map { Renderer.duration($0.start.rounded(.down)).count }.max() ?? 4) : 0
@@ -214,7 +215,7 @@ extension REPL {
                 "\(result.cues.count) line\(result.cues.count == 1 ? "" : "s") (\(result.format), \(from)); "
                     + "`transcript search <words>` looks in every one read"))
         for note in result.notes ?? [] { lines.append(renderer.dim("note: " + note)) }
-        display(lines.joined(separator: "\n"))
+        await page(lines.joined(separator: "\n"))
     }
 
     /// The passages found: a row each (what it is from, where, the words around), `play n`

@@ -41,7 +41,7 @@ extension REPL {
             return
         }
         display("\(state.username ?? "") on \(server) (\(state.dialect?.rawValue ?? "")), this machine is \(state.device ?? "")")
-        var last = state.lastSync.map { "last synced \($0)" } ?? "not synced yet"
+        var last = state.lastSync.map { "last synced " + Renderer.when($0) } ?? "not synced yet"
         if state.queued > 0 { last += "; \(state.queued) change\(state.queued == 1 ? "" : "s") waiting" }
         display(last)
         if let error = state.lastError { fail(error, label: "last sync failed") }

@@ -199,7 +199,7 @@ struct Renderer {
         field("kind", item.kind.rawValue)
         field("from", item.subtitle)
         field("by", item.creator)
-        field("published", item.published)
+        field("published", item.published.map { Self.when($0) })
         field("duration", item.duration.map(Self.duration))
         field("url", item.url)
         field("artwork", item.artwork)

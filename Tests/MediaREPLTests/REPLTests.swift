@@ -584,6 +584,18 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(REPLManual.escape(".hidden \\n") == "\\&.hidden \\en")
     }
 
+    /// A missing transcript is a plain fact, said with the item's title; times are the
+    /// person's (local or relative), never ISO 8601 in UTC.
+    @Test func plainFactsAndLocalTimes() async throws {
+        let session = try CapturedREPL()
+        _ = await session.run("search catalog swift")
+        #expect(await session.run("transcript 1") == "no transcript for Video 0 about swift")
+        #expect(session.errors.isEmpty, "\(session.errors)")
+        let shown = await session.run("show 1")
+        let published = try #require(shown.split(separator: "\n").first { $0.contains("published") })
+        #expect(!published.contains("T") || !published.contains("Z"), "\(published)")
+    }
+
     @Test func doctorWorksInTheREPL() async throws {
         let session = try CapturedREPL()
         let out = await session.run("doctor")
