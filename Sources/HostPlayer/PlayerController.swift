@@ -47,15 +47,24 @@ public actor PlayerController: HostComponent {
     private var failure: String?
     /// The chapter playing: its title, and the file it is of.
     private var chapter: (path: String, title: String)?
-    /// The last error mpv logged (it is asked for its errors over IPC): a failed file's own
-    /// reason ("[ytdl_hook] ERROR: … Unable to download webpage") beside mpv's short one.
-    private var lastLoggedError: String?
+    /// The errors mpv logged for the file playing (it is asked for its errors over IPC): a
+    /// failed file's own reason ("http: HTTP error 404 Not Found") beside mpv's short one.
+    private var loggedErrors: [(prefix: String, text: String)] = []
     private var lastOwnershipTry = ContinuousClock.now
     /// mpv's process id.
     private(set) var pid: Int32?
     /// Since when mpv has not answered (stopped with SIGSTOP, or stuck): while this is recent,
     /// calls are answered from what is known instead of waiting for it again.
     private var unresponsiveSince: ContinuousClock.Instant?
+
+    /// The logged error that says why a file failed: the first of its own (an HTTP status, a
+    /// format), not "Failed to open <url>" nor the ytdl hook mpv tries last on any URL; that
+    /// hook's when there is nothing else (a page it could not read).
+    static func reason(in errors: [(prefix: String, text: String)]) -> String? {
+        let own = errors.first { $0.prefix != "ytdl_hook" && !$0.text.hasPrefix("Failed to open") }
+        if let own { return own.text }
+        return errors.last { $0.prefix == "ytdl_hook" }.map { "[ytdl_hook] " + $0.text }
+    }
 
     /// What a person reads when mpv cannot play an item: mpv's reason, what it logged, and
     /// what to do where that is known.
@@ -637,7 +646,8 @@ public actor PlayerController: HostComponent {
         for (index, property) in ["time-pos", "duration", "pause", "volume", "chapter"].enumerated() {
             connection.send(["observe_property", JSONValue(index + 1), .string(property)])
         }
-        connection.send(["request_log_messages", "error"])
+        // Warnings too: mpv logs an HTTP error (404) as one, before the error that ends the file.
+        connection.send(["request_log_messages", "warn"])
         return true
     }
 
@@ -688,14 +698,14 @@ public actor PlayerController: HostComponent {
             default: break
             }
         case "log-message":
-            if event["level"]?.stringValue == "error" || event["level"]?.stringValue == "fatal",
-                let text = event["text"]?.stringValue
+            if ["warn", "error", "fatal"].contains(event["level"]?.stringValue ?? ""),
+                let text = event["text"]?.stringValue, loggedErrors.count < 20
             {
-                let prefix = event["prefix"]?.stringValue.map { "[\($0)] " } ?? ""
-                lastLoggedError = DisplayText.cut(DisplayText.clean(prefix + text.trimming(.whitespacesAndNewlines)), to: 200)
+                let line = DisplayText.cut(DisplayText.clean(text.trimming(.whitespacesAndNewlines)), to: 200)
+                if !line.isEmpty { loggedErrors.append((event["prefix"]?.stringValue ?? "", line)) }
             }
         case "start-file":
-            lastLoggedError = nil
+            loggedErrors = []
         case "file-loaded":
             guard let connection, let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue else {
                 return
@@ -724,13 +734,13 @@ public actor PlayerController: HostComponent {
                 if let id = current?.id { await save(id, finished: true) }
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
-                let said = lastLoggedError.map { URLRedaction.redact($0) }
+                let said = Self.reason(in: loggedErrors).map { URLRedaction.redact($0) }
                 logger.notice("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)\(said.map { " (\($0))" } ?? "")")
                 // Said once, with the item, to whoever watches: the stop that follows is no news.
                 failure = Self.failureMessage(title: current?.title, why: why, logged: said)
                 publish(force: true)
                 failure = nil
-                lastLoggedError = nil
+                loggedErrors = []
             default: break
             }
         default: break

@@ -125,7 +125,9 @@ final class ProgressBoard: Sendable {
             }
             let title = state.entries[id]?.title ?? state.titles[id] ?? id
             switch change.state {
-            case "completed": state.events.append("✓ \(title): done → \(Renderer.home(change.path ?? ""))")
+            case "completed":
+                // The path on a line of its own: whole where it fits, not broken at a space of its name.
+                state.events.append("✓ \(title): done\n  → \(Renderer.home(change.path ?? ""))")
             case "failed": state.events.append("✗ \(title): failed: \(change.error ?? "")")
             case "paused", "cancelled", "removed":
                 if state.asked.remove(id + "|" + change.state) == nil { state.events.append("• \(title): \(change.state)") }
@@ -181,7 +183,10 @@ final class ProgressBoard: Sendable {
             if playing { state.playerDirty = false }
             let events = state.events
             state.events = []
-            var bars = state.order.compactMap { id in state.entries[id].map { Self.bar($0, width: width) } }
+            let entries = state.order.compactMap { state.entries[$0] }
+            // One title column for all, so the bars start together.
+            let titles = entries.map { min(Renderer.columns(Renderer.clean($0.title)), 20) }.max()
+            var bars = entries.map { Self.bar($0, width: width, titleColumns: titles) }
             if playing, let playing = state.playing { bars.insert(Self.nowPlaying(playing, width: width), at: 0) }
             return (bars, events)
         }
@@ -207,7 +212,9 @@ final class ProgressBoard: Sendable {
     /// "⬇ Title  [####------]  40%  1.2 MB/3.0 MB  300 KB/s  eta 0:06", in the width: the title
     /// keeps at least 20 columns (where it has them), then the bar takes up to 20; what does not
     /// fit goes, eta first, then the rate, then the bar.
-    static func bar(_ entry: Entry, width: Int) -> String {
+    /// - Parameter titleColumns: the title column every bar drawn together keeps (the widest
+    ///   of their titles, up to 20), so they line up.
+    static func bar(_ entry: Entry, width: Int, titleColumns: Int? = nil) -> String {
         let fraction = entry.total.map { $0 > 0 ? min(1, Double(entry.bytes) / Double($0)) : 0 }
         // Each part padded to its widest, so every bar has the same layout and they line up.
         var tail = [
@@ -219,9 +226,10 @@ final class ProgressBoard: Sendable {
         } else {
             tail.append(Renderer.pad(entry.rate > 0 ? "\(Renderer.bytes(Int64(Int(finite: entry.rate) ?? 0)))/s" : "", 10))
         }
-        tail.append(entry.eta.map { entry.state == "running" ? "eta \(Renderer.duration($0))" : "" } ?? "")
+        // Padded too: a queued bar (no eta) sat 6 columns right of the running ones.
+        tail.append(Renderer.pad(entry.eta.map { entry.state == "running" ? "eta \(Renderer.duration($0))" : "" } ?? "", 11))
         let title = Renderer.clean(entry.title)
-        let wanted = min(Renderer.columns(title), 20)
+        let wanted = titleColumns ?? min(Renderer.columns(title), 20)
         let percent = fraction.map { String(printf: "%3d%%", Int($0 * 100)) } ?? "  ?%"
         // "⬇ " + title + " " + percent, then each tail part after two spaces.
         func tailColumns() -> Int { tail.reduce(0) { $0 + 2 + Renderer.columns($1) } }

@@ -6,8 +6,9 @@ import Synchronization
 /// The rule every line the REPL prints on a terminal follows: it is never wider than the
 /// terminal. Renderers shape their own rows (titles cut, columns aligned); whatever is still
 /// too wide when it is written (a path, a URL, a server's message, a note) is wrapped at word
-/// boundaries under its own text, and a single word wider than the room left (a URL, a path)
-/// keeps its start and its end with "…" in the middle.
+/// boundaries under its own text; a URL wider than the room left goes on as many lines as it
+/// needs, whole, and any other word wider than it (a path) keeps its start and its end with
+/// "…" in the middle.
 extension Renderer {
     /// Columns `text` takes on a terminal, its escape sequences (colours) taking none.
     static func visibleColumns(_ text: some StringProtocol) -> Int { columns(withoutEscapes(text)) }
@@ -56,6 +57,12 @@ extension Renderer {
         // A styled word keeps its style; the style ends with it.
         let styled = plain != word
         return (styled ? leadingEscapes(word) : "") + head + "…" + tail + (styled ? "\u{1B}[0m" : "")
+    }
+
+    /// Whether a word is a URL (kept whole when wrapped, never shortened with "…").
+    static func isURL(_ word: String) -> Bool {
+        let plain = withoutEscapes(word)
+        return plain.contains("://") && !plain.hasPrefix("(")
     }
 
     /// The escape sequences `text` starts with.
@@ -137,6 +144,38 @@ extension Renderer {
             if used + gap + wordWidth > width {
                 let roomHere = width - used - gap
                 let roomAlone = width - indent
+                if wordWidth > roomAlone, isURL(word) {
+                    // A URL is kept whole, to be copied: on as many lines as it needs.
+                    if !fresh, roomHere < 12 {
+                        lines.append(current)
+                        current = pad
+                        used = indent
+                        fresh = true
+                    }
+                    var rest = Substring(withoutEscapes(word))
+                    let style = leadingEscapes(word)
+                    var gapHere = fresh ? 0 : gap
+                    while !rest.isEmpty {
+                        var piece = ""
+                        var pieceWidth = 0
+                        let room = max(1, width - used - gapHere)
+                        while let next = rest.first, pieceWidth + columns(next) <= room || piece.isEmpty {
+                            piece.append(next)
+                            pieceWidth += columns(next)
+                            rest = rest.dropFirst()
+                        }
+                        current += String(repeating: " ", count: gapHere) + style + piece + (style.isEmpty ? "" : "\u{1B}[0m")
+                        used += gapHere + pieceWidth
+                        gapHere = 0
+                        if !rest.isEmpty {
+                            lines.append(current)
+                            current = pad
+                            used = indent
+                        }
+                    }
+                    fresh = false
+                    continue
+                }
                 if wordWidth > roomAlone, roomHere >= 12 || fresh {
                     // It fits on no line: cut it where it stands.
                     word = elide(word, max(1, roomHere))

@@ -40,7 +40,20 @@ struct Renderer {
 
     /// Text from the network with terminal control sequences made harmless.
     static func clean(_ text: String, keepNewlines: Bool = false) -> String {
-        DisplayText.clean(text, keepNewlines: keepNewlines)
+        let cleaned = DisplayText.clean(text, keepNewlines: keepNewlines)
+        guard cleaned.unicodeScalars.contains("\u{200D}") else { return cleaned }
+        // An emoji ZWJ sequence (👩‍💻) is one picture in kitty and two in xterm and tmux: its
+        // parts are shown apart, the same width everywhere, so a row is never wider than counted.
+        var scalars = String.UnicodeScalarView()
+        for scalar in cleaned.unicodeScalars {
+            if scalar == "\u{200D}", let previous = scalars.last,
+                previous.properties.isEmoji || previous == "\u{FE0F}" || previous.properties.isEmojiModifier
+            {
+                continue
+            }
+            scalars.append(scalar)
+        }
+        return String(scalars)
     }
 
     func truncate(_ text: String, _ limit: Int) -> String {
@@ -141,7 +154,10 @@ struct Renderer {
                     used += Self.columns(rest)
                     line += dim(rest)
                 }
-                line += String(repeating: " ", count: titleWidth - used) + "  " + dim(Self.fit(row.meta, metaWidth))
+                // Right-aligned: the dates line up whatever comes before them (a duration or none).
+                let meta = Self.fit(row.meta, metaWidth)
+                line +=
+                    String(repeating: " ", count: titleWidth - used + 2 + metaWidth - Self.columns(meta)) + dim(meta)
             } else {
                 line += truncate(Self.clean(item.title), 60)
                 if let subtitle = item.subtitle, shared.subtitle == nil {

@@ -109,8 +109,8 @@ import Testing
             [], input: "open podcasts:podcast:1000007919\ndownload 1\ndownload 2\ndownloads\n", dataDir: dataDir,
             environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("✓ Episode 26: Tiny Houses: done →"))
-        #expect(result.stderr.contains("✓ Episode 25: Jazz Standards: done →"))
+        #expect(result.stderr.contains("✓ Episode 26: Tiny Houses: done\n  → "))
+        #expect(result.stderr.contains("✓ Episode 25: Jazz Standards: done\n  → "))
         let listed = try await runMediahost(["call", "downloads.list"], dataDir: dataDir)
         let downloads = try JSONValue(parsing: listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)).arrayValue ?? []
         #expect(downloads.count == 2)

@@ -298,6 +298,10 @@ final class TerminalSession: @unchecked Sendable {
             .components(separatedBy: "\n").filter { $0.hasPrefix("  1  ") }
         #expect(narrow.count == 1)
         #expect(narrow.allSatisfy { Renderer.columns($0) <= 59 && Renderer.columns($0) > 50 }, "\(narrow)")
+        // Every row's date in one column at the new width, with or without what comes before it.
+        let rows60 = TerminalSession.plain(String(decoding: session.raw.dropFirst(mark), as: UTF8.self))
+            .components(separatedBy: "\n").filter { $0.firstMatch(of: /^ {0,2}\d{1,2}  .*\d{4}-\d\d-\d\d$/) != nil }
+        #expect(rows60.count >= 10 && Set(rows60.map { Renderer.columns($0) }).count == 1, "\(rows60)")
         session.type("quit\r")
         #expect(await session.exitStatus() == 0)
     }
