@@ -65,7 +65,16 @@ extension CommandSpec {
             let ids = try repl.items(line.words)
             let reveal = line.has("--reveal")
             return .call(
-                .each(ids, { MediaGet(id: $0) }) { repl, item in repl.present(detail: item, reveal: reveal, picture: true) })
+                .each(ids, { MediaGet(id: $0) }) { repl, item in
+                    var item = item
+                    // Chapters in a file of their own: how many, rather than where they are.
+                    if item.extra?["chapters"]?.hasPrefix("http") == true,
+                        let chapters = try? await repl.dispatch(MediaChapters(id: item.id)), !chapters.contents.isEmpty
+                    {
+                        item.extra?["chapters"] = Renderer.chapterCount(chapters, duration: item.duration)
+                    }
+                    repl.present(detail: item, reveal: reveal, picture: true)
+                })
         },
         CommandSpec(
             "open", usage: "open <n|id>", method: "\(MediaChildren.method) / \(MediaGet.method)",

@@ -317,9 +317,21 @@ struct Renderer {
     /// a video's chapters, or a chapters file not fetched yet.
     static func chaptersField(_ value: String) -> String {
         if let count = Int(value) { return "\(count) (`chapters <n>` lists them)" }
+        if value.hasSuffix(Self.withinLength) { return "\(value) (`chapters <n>` lists them)" }
         if value.hasPrefix("http") { return "in a chapters file (`chapters <n>` lists them)" }
         let count = value.split(whereSeparator: \.isNewline).count
         return "\(count) (`chapters <n>` lists them)"
+    }
+
+    static let withinLength = "within its length"
+
+    /// How many chapters a chapters file has (as `show` says it): "9", or "9 in its file, 4
+    /// within its length" when some start past the end of the media.
+    static func chapterCount(_ chapters: MediaChapters.Response, duration: Double?) -> String {
+        let all = chapters.contents.count
+        guard let duration, duration > 0 else { return String(all) }
+        let within = chapters.contents.filter { $0.start < duration }.count
+        return within == all ? String(all) : "\(all) in its file, \(within) \(withinLength)"
     }
 
     /// Whether an extra value names other items (a trailer, "youtube:video:a youtube:video:b").

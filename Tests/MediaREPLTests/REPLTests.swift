@@ -601,6 +601,21 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(!published.contains("T") || !published.contains("Z"), "\(published)")
     }
 
+    /// `show` says how many chapters a chapters file has, and how many fall within the media.
+    @Test func chaptersInAFileAreCounted() throws {
+        let id = try ItemID(parsing: "podcasts:episode:1:2")
+        let chapters = MediaChapters.Response(
+            id: id, source: "podcast:chapters",
+            chapters: (0..<9).map { Chapter(start: Double($0) * 60, title: "Part \($0)") } + [
+                Chapter(start: 30, title: "a picture", toc: false)
+            ])
+        #expect(Renderer.chapterCount(chapters, duration: 200) == "9 in its file, 4 within its length")
+        #expect(Renderer.chapterCount(chapters, duration: 3600) == "9")
+        #expect(Renderer.chapterCount(chapters, duration: nil) == "9")
+        #expect(Renderer.chaptersField("9 in its file, 4 within its length").hasSuffix("(`chapters <n>` lists them)"))
+        #expect(Renderer.chaptersField("https://x/c.json") == "in a chapters file (`chapters <n>` lists them)")
+    }
+
     @Test func doctorWorksInTheREPL() async throws {
         let session = try CapturedREPL()
         let out = await session.run("doctor")

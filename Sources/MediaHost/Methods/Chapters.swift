@@ -25,6 +25,13 @@ public struct MediaChapters: RPCMethod {
 
         /// The chapters a person moves between (the table of contents).
         public var contents: [Chapter] { chapters.filter(\.toc) }
+
+        public init(id: ItemID, source: String? = nil, chapters: [Chapter], notes: [String]? = nil) {
+            self.id = id
+            self.source = source
+            self.chapters = chapters
+            self.notes = notes
+        }
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
