@@ -103,7 +103,12 @@ extension CommandSpec {
             }
             guard value.isEmpty || !line.has("--unset") else { throw CommandError.usage }
             let request = ConfigSet(key: key, value: line.has("--unset") ? .null : .string(value))
-            return .call(.run(request) { repl, entry in repl.display(repl.renderer.config([entry])) })
+            return .call(
+                .run(request) { repl, entry in
+                    repl.display(repl.renderer.config([entry]))
+                    // The REPL's own settings apply at once (pictures on or off), not at the next start.
+                    if entry.key.hasPrefix("repl.") { await repl.pictureSettingsChanged() }
+                })
         },
         CommandSpec(
             "call", usage: "call <method> [<json>]", method: "any", summary: "call any method with JSON params",

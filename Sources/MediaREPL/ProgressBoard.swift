@@ -258,17 +258,21 @@ final class InPlaceProgress: @unchecked Sendable {
     private var shown: [Int] = []
     /// Pictures waiting for their room in the output, and how the terminal draws them.
     private let pictures: PictureSlots?
-    private let graphics: TerminalGraphics?
+    /// How the terminal draws pictures now (`config repl.images` changes it while the REPL runs).
+    private let graphics: @Sendable () -> TerminalGraphics?
 
     /// Where the bars go: stdout, or stderr when stdout is redirected.
     private let fd: Int32
 
-    init(board: ProgressBoard, color: Bool, fd: Int32 = 1, pictures: PictureSlots? = nil, graphics: TerminalGraphics? = nil) {
+    init(
+        board: ProgressBoard, color: Bool, fd: Int32 = 1, pictures: PictureSlots? = nil,
+        graphics: @escaping @Sendable () -> TerminalGraphics? = { nil }
+    ) {
         self.board = board
         self.color = color
         self.fd = fd
         self.pictures = fd == 1 ? pictures : nil
-        self.graphics = fd == 1 ? graphics : nil
+        if fd == 1 { self.graphics = graphics } else { self.graphics = { nil } }
     }
 
     /// After a command printed, the old bars scrolled away: draw anew below its output. The
@@ -297,7 +301,7 @@ final class InPlaceProgress: @unchecked Sendable {
             for line in update.bars { out += line + "\n" }
             shown = update.bars.map { Renderer.columns($0) }
         }
-        if let pictures, let graphics {
+        if let pictures, let graphics = graphics() {
             // Each picture's room is where its command left it: that many rows above the prompt,
             // with the bars between. One that scrolled off the screen is not drawn.
             let above = Self.rows(shown, width: width)

@@ -109,9 +109,13 @@ extension REPL {
             stdoutFit.follow(nil)
             stderrFit.follow(nil)
         }
-        if output == 1 { await findGraphics() }
+        if output == 1 {
+            drawsOnTerminal = true
+            await findGraphics()
+        }
+        defer { drawsOnTerminal = false }
         let progress = output.map {
-            InPlaceProgress(board: board, color: options.color, fd: $0, pictures: pictures, graphics: graphics)
+            InPlaceProgress(board: board, color: options.color, fd: $0, pictures: pictures, graphics: { [self] in graphics })
         }
         showsNowPlaying = progress != nil
         defer { showsNowPlaying = false }
@@ -205,6 +209,8 @@ extension REPL {
     /// How this terminal draws pictures (asked before the prompt reads the keyboard), by the
     /// `repl.images` setting; said once when the libraries for them are missing.
     func findGraphics() async {
+        graphics = nil
+        listingPictures = false
         guard options.images, !options.json else { return }
         let entries = (try? await dispatch(ConfigGet())) ?? []
         func setting(_ key: String) -> String? { entries.first { $0.key == key }?.value }
@@ -219,5 +225,12 @@ extension REPL {
             return
         }
         graphics = found
+    }
+
+    /// A `repl.*` setting changed at the prompt: it applies at once, as the others do.
+    func pictureSettingsChanged() async {
+        guard drawsOnTerminal else { return }
+        pictures.clear()
+        await findGraphics()
     }
 }

@@ -61,6 +61,8 @@ public final class REPL: @unchecked Sendable {
     var listing: Listing = .none
     /// How the terminal draws pictures, found when the interactive session starts (nil: none).
     var graphics: TerminalGraphics?
+    /// Whether this REPL's output is the terminal it asked how to draw pictures.
+    var drawsOnTerminal = false
     /// Whether listings end with their thumbnails (`repl.listing_images`).
     var listingPictures = false
     /// Pictures on their way to the room left for them, and the rows written to count it by.

@@ -297,5 +297,14 @@ final class XScreen: @unchecked Sendable {
             line.split(separator: " ").compactMap { Int($0) }
         }
         #expect(labels.contains(20) && labels.contains(13), "thumbnails' labels: \(labels)")
+
+        // `config repl.images off` at the prompt applies at once: `show` draws no picture now.
+        #expect(await screen.run("config repl.images off"))
+        _ = await screen.tmux(["send-keys", "-R", "-t", "0"])
+        _ = await screen.tmux(["clear-history", "-t", "0"])
+        #expect(await screen.run("show 1"))
+        try await Task.sleep(for: .seconds(2))
+        let after = await screen.tmux(["capture-pane", "-p", "-e", "-t", "0"])
+        #expect(after.contains("kind") && !after.contains("48;2;"), "a picture after repl.images off: \(after.suffix(300))")
     }
 }
