@@ -91,6 +91,81 @@ import Testing
         #expect(picture.draw(.blocks, colors: .palette256, box: CellBox(columns: 20, rows: 10), cell: .usual) != nil)
     }
 
+    /// Files built at test time, as a hostile or odd host sends them: each is drawn from what
+    /// it holds or refused in one short line, never by a decoder that runs away.
+    static func write(_ bytes: [UInt8], _ name: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("picture-\(UUID().uuidString)-\(name)").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func reason(_ path: String) -> String? {
+        do {
+            _ = try Picture(path: path, maxWidth: 400, maxHeight: 400)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func formatsNotDrawnAreNamedInOneLine() throws {
+        guard case .success = Picture.available else { return }
+        let avif = try Self.write(Array("\0\0\0\u{1C}ftypavif\0\0\0\0avifmif1miaf".utf8) + [UInt8](repeating: 0, count: 200), "x.avif")
+        #expect(Self.reason(avif) == "AVIF pictures are not drawn (JPEG, PNG, GIF and WebP are)")
+        // An SVG is never decoded (a filter can run for minutes), whatever its name says.
+        let svg = try Self.write(
+            Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><filter id="f"><feTurbulence numOctaves="1000000000"/></filter><rect filter="url(#f)" width="10" height="10"/></svg>"#.utf8),
+            "cover.jpg")
+        let started = ContinuousClock.now
+        #expect(Self.reason(svg) == "SVG pictures are not drawn (JPEG, PNG, GIF and WebP are)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    /// A JPEG cut off in its header says so in a few words: not the decoder's state number.
+    @Test func aJPEGCutInItsHeaderIsOneShortReason() throws {
+        guard case .success = Picture.available else { return }
+        let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.images + "/quad.jpg")))
+        for cut in [4, 40, 200, 400] {
+            let path = try Self.write(Array(whole.prefix(cut)), "cut\(cut).jpg")
+            if let reason = Self.reason(path) {
+                #expect(reason.count < 80 && !reason.contains("(") && !reason.contains("\n"), "\(cut): \(reason)")
+            }
+        }
+    }
+
+    /// A progressive JPEG is decoded whole into memory (two bytes per component per pixel): a
+    /// CMYK one of 6300x6300 (310 KB on the wire, 320 MB to decode) is refused before decoding.
+    @Test func aLargeProgressiveJPEGIsRefusedBeforeDecoding() throws {
+        guard case .success = Picture.available else { return }
+        // SOI, then SOF2: 8 bits, 6300x6300, 4 components.
+        var header: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC2, 0x00, 0x14, 0x08, 0x18, 0x9C, 0x18, 0x9C, 0x04]
+        for component in 1...4 { header += [UInt8(component), 0x11, 0x00] }
+        let path = try Self.write(header + [0xFF, 0xD9], "cmyk-progressive.jpg")
+        #expect(Self.reason(path) == "the progressive JPEG is 6300x6300 pixels, more than a picture needs")
+    }
+
+    /// An animated WebP is its first frame: a 3000x3000 canvas of 1,000 frames (each the
+    /// quadrants) is decoded as one 320x180 picture, not composed frame by frame.
+    @Test func anAnimatedWebPIsItsFirstFrameOnly() throws {
+        guard case .success = Picture.available else { return }
+        let still = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.images + "/quad.webp")))
+        // The still's VP8 chunk, and the frame's place and size (320x180) on a 3000x3000 canvas.
+        let image = Array(still[12...])
+        func le(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        let frame: [UInt8] = le(0, 3) + le(0, 3) + le(319, 3) + le(179, 3) + le(100, 3) + [0] + image
+        var body: [UInt8] = Array("WEBP".utf8)
+        body += Array("VP8X".utf8) + le(10, 4) + [0x02, 0, 0, 0] + le(2999, 3) + le(2999, 3)
+        body += Array("ANIM".utf8) + le(6, 4) + le(0xFFFF_FFFF, 4) + le(0, 2)
+        for _ in 0..<1000 { body += Array("ANMF".utf8) + le(frame.count, 4) + frame + (frame.count % 2 == 1 ? [0] : []) }
+        let path = try Self.write(Array("RIFF".utf8) + le(body.count, 4) + body, "animated.webp")
+        let started = ContinuousClock.now
+        let picture = try Picture(path: path, maxWidth: 400, maxHeight: 400)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(picture.width == 320 && picture.height == 180, "\(picture.width)x\(picture.height)")
+        let drawing = try #require(picture.draw(.blocks, colors: .truecolor, box: CellBox(columns: 40, rows: 20), cell: .usual))
+        for quadrant in Self.quadrants { #expect(Self.has(Self.colours(drawing.text), near: quadrant)) }
+    }
+
     @Test(arguments: GraphicsMode.allCases)
     func everyProtocolDraws(mode: GraphicsMode) throws {
         guard case .success = Picture.available else { return }
