@@ -1,6 +1,7 @@
 # mediahost: `make run` (REPL) and `make test` (every test) on a fresh machine.
 # Both first install the Debian packages the build needs when they are missing.
 
+SHELL       := /bin/bash
 SWIFT       ?= swift
 SWIFTC      ?= swiftc
 BUILD_FLAGS ?=
@@ -52,7 +53,7 @@ MCP_VENV := .build/mcp-venv
 SYNC_VENV := .build/sync-venv
 export MEDIAHOST_TEST_SYNC_VENV := $(abspath $(SYNC_VENV))
 
-.PHONY: install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp sync-venv bench fuzz format lint clean ytdlp
+.PHONY: path-note install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp sync-venv bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -86,8 +87,12 @@ define install_missing
 	fi
 endef
 
+# A dependency's own warning a person can do nothing about (swift-distributed-tracing, through
+# Hummingbird, has a file it declares nowhere): not shown at every build.
+QUIET_DEPS := sed -u "/^warning: 'swift-distributed-tracing': found 1 file(s) which are unhandled/d"
+
 build: deps
-	$(SWIFT) build $(BUILD_FLAGS)
+	set -o pipefail; $(SWIFT) build $(BUILD_FLAGS) 2>&1 | $(QUIET_DEPS)
 
 # yt-dlp and deno in a venv of their own, once.
 ytdlp:
@@ -159,6 +164,20 @@ install: generated
 	  echo "note: YouTube without an API key needs yt-dlp with a JavaScript runtime: make install-ytdlp PREFIX=$(PREFIX)"; \
 	  echo "      (after unpacking, where the venv is to live), or pip install 'yt-dlp[default]' deno"; fi
 	@echo "installed in $(DESTDIR)$(PREFIX): mediahost, its man pages, completions, the systemd user unit, the Emacs and Neovim packages"
+	@$(MAKE) --no-print-directory path-note
+
+# Whether a new login shell finds what was installed (Debian's ~/.profile adds ~/.local/bin only
+# where it has those lines, and only at the next login); says how when it does not.
+path-note:
+	@[ -n "$(DESTDIR)" ] && exit 0; bin="$$(cd "$(PREFIX)/bin" 2>/dev/null && pwd -P)" || exit 0; \
+	login=$$(env -i HOME="$$HOME" USER="$$USER" LOGNAME="$$USER" "$${SHELL:-/bin/sh}" -lc 'echo "$$PATH"' 2>/dev/null </dev/null); \
+	shown="$(PREFIX)/bin"; case "$$shown" in "$$HOME"/*) shown="~$${shown#$$HOME}";; esac; \
+	case ":$$login:" in *":$$bin:"*|*":$(PREFIX)/bin:"*) \
+	  case ":$$PATH:" in *":$$bin:"*|*":$(PREFIX)/bin:"*) ;; \
+	    *) echo "note: $$shown is on PATH in a new login shell, not in this one: open a new terminal (or log in again)";; esac;; \
+	  *) echo "note: $$shown is not on PATH in a new login shell; add this line to"; \
+	     echo "      ~/.profile (or your shell's startup file), then log in again:"; \
+	     echo "        export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 install-files:
 	@set -e; root="$(DESTDIR)$(PREFIX)"; list="$$root/lib/mediahost/installed"; mkdir -p "$$root/lib/mediahost"; : > "$$list"; \
@@ -214,12 +233,17 @@ e2e-bin: deps
 
 # The REPL on the local sandbox (no network or API keys needed).
 # Pass arguments with ARGS, e.g. `make run ARGS="--data-dir /tmp/mh"`.
-run: build
+# Only the two programs it runs: after `make test`, a plain `swift build` went on to build every
+# other executable of the package graph (the benchmarks, dependencies' tools) for minutes.
+run: deps
+	@set -o pipefail; { $(SWIFT) build $(BUILD_FLAGS) --product mediahost && \
+	  $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox; } 2>&1 | $(QUIET_DEPS)
 	@$(MAKE) --no-print-directory ytdlp || echo "note: without yt-dlp, YouTube downloads (and YouTube without a key) say how to install it"
 	PATH="$(abspath $(YTDLP_VENV))/bin:$$PATH" $(BIN) --sandbox $(ARGS)
 
 # The replica APIs alone, for pointing providers (or curl) at them.
-sandbox: build
+sandbox: deps
+	@set -o pipefail; $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox 2>&1 | $(QUIET_DEPS)
 	$(BIN) sandbox $(ARGS)
 
 # Every test: unit, store, dispatcher, REPL and end to end against the built binary.

@@ -31,6 +31,21 @@ for expected in bin/mediahost share/man/man1/mediahost.1 share/man/man1/mediahos
 done
 pass "$(wc -l < "$list") files installed and listed"
 
+# The REPL's manual page is among them, made from its command table.
+grep -qxF share/man/man1/mediahost-repl.1 "$list" || fail "install did not put mediahost-repl(1)"
+
+# A new login shell that does not have ~/.local/bin on PATH: install says so and how to fix it;
+# one that has it: nothing.
+note=$(HOME="$home" SHELL=/bin/sh PATH=/usr/bin:/bin make --no-print-directory path-note PREFIX="$prefix")
+echo "$note" | grep -q "is not on PATH in a new login shell" || fail "no PATH note for $prefix: '$note'"
+echo "$note" | grep -qF "export PATH=\"$prefix/bin:\$PATH\"" || fail "the PATH note says no fix: '$note'"
+echo "$note" | awk 'length > 80 { bad = 1 } END { exit bad }' || fail "the PATH note is wider than 80 columns: '$note'"
+printf 'PATH="%s/bin:$PATH"\n' "$prefix" > "$home/.profile"
+quiet=$(HOME="$home" SHELL=/bin/sh PATH="$prefix/bin:/usr/bin:/bin" make --no-print-directory path-note PREFIX="$prefix")
+[ -z "$quiet" ] || fail "a PATH note where a login shell has it: '$quiet'"
+rm -f "$home/.profile"
+pass "install says when a new login shell would not find mediahost, and how to fix it"
+
 # The binary: stripped, and it runs from a clean environment (no PATH but the system's).
 bin="$prefix/bin/mediahost"
 file "$bin" 2>/dev/null | grep -q 'not stripped' && fail "the installed binary is not stripped"

@@ -230,7 +230,20 @@ test("errors are messages", function()
   mediahost.stop()
   mediahost.setup({ cmd = "/nonexistent/mediahost" })
   vim.cmd("Mediahost search podcasts x")
-  expect(said("^mediahost: no '/nonexistent/mediahost' to run: install mediahost or set cmd in setup%(%)"), "not installed: " .. table.concat(messages, " | "))
+  expect(said("^mediahost: /nonexistent/mediahost cannot be run %(set cmd in setup%(%)%)"), "not installed: " .. table.concat(messages, " | "))
+  -- At 80 columns the short form is the message's own first sentence: what is wrong and what to do.
+  vim.o.columns = 80
+  mediahost.setup({ cmd = "mediahost" })
+  local path = vim.env.PATH
+  vim.env.PATH = "/nonexistent"
+  messages = {}
+  vim.cmd("Mediahost search podcasts x")
+  vim.env.PATH = path
+  expect(
+    messages[#messages] == "mediahost: the mediahost program is not on PATH (set cmd in setup())",
+    "not on PATH: " .. table.concat(messages, " | ")
+  )
+  vim.o.columns = 140
 end)
 
 test("the connection starts again after the server is killed", function()
@@ -289,6 +302,12 @@ test("messages fit the echo area", function()
   )
   expect(clauses == "mediahost: youtube: the video is members-only (:Mediahost messages)", "whole clauses: " .. clauses)
   expect(require("mediahost").fit("短い") == "短い", "short ones as they are")
+  -- The host's words for a missing yt-dlp: its first sentence, labels kept.
+  local ytdlp = require("mediahost").fit(
+    "mediahost: youtube: yt-dlp is missing (`make ytdlp`); YouTube without an API key and every download need it, "
+      .. "and 'yt-dlp' was not found: install it: `pip install -U yt-dlp` (or pipx), or set providers.youtube.ytdlp"
+  )
+  expect(ytdlp == "mediahost: youtube: yt-dlp is missing (`make ytdlp`)", "the first sentence: " .. ytdlp)
   vim.o.columns = 140
 end)
 

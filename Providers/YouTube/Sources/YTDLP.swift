@@ -320,7 +320,10 @@ struct YTDLP: Sendable {
     static func providerError(_ error: ProgramError, program: String) -> ProviderError {
         switch error {
         case .notFound:
-            .notConfigured("yt-dlp is needed for YouTube without an API key and '\(program)' was not found: \(install)")
+            // The first clause says it all where the room is short (an editor's echo area).
+            .notConfigured(
+                "yt-dlp is missing (`make ytdlp`); YouTube without an API key and every download need it, and '\(program)' was not found: \(install)"
+            )
         case .cannotStart(_, let reason): .notConfigured("yt-dlp ('\(program)') cannot be started: \(reason)")
         case .timedOut(_, let seconds):
             .network("yt-dlp did not answer in \(Int(seconds)) s (YouTube slow or blocking; try again later)")

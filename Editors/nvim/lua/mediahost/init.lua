@@ -31,8 +31,10 @@ end
 
 -- A message fits the echo area (`v:echospace`) on one line, or Neovim stops at "Press ENTER"
 -- and nothing redraws until the person answers. One that does not fit is never cut in the
--- middle of what it says (the part cut is the part a person needed): its first clauses that fit
--- are shown, whole, with a pointer to the whole text (`:Mediahost messages`).
+-- middle of what it says (the part cut is the part a person needed): its first sentence ("what
+-- happened (what to do)", as the host words its errors), after its labels ("mediahost: ",
+-- "youtube: "), with a pointer to the whole text (`:Mediahost messages`) where that fits too;
+-- else its first clauses that fit, whole, with the pointer.
 M.more = " (:Mediahost messages)"
 
 function M.fit(text)
@@ -43,6 +45,24 @@ function M.fit(text)
   end
   if vim.fn.strdisplaywidth(text) <= room then
     return text
+  end
+  local labels = text:match("^([%w%._-]+: )") or ""
+  while true do
+    local more = text:sub(#labels + 1):match("^([%w%._-]+: )")
+    if not more then
+      break
+    end
+    labels = labels .. more
+  end
+  local rest = text:sub(#labels + 1)
+  local sentence = rest:match("^(.-)[;%.] ") or rest
+  if sentence ~= "" and sentence ~= rest then
+    local short = labels .. sentence
+    if vim.fn.strdisplaywidth(short .. M.more) <= room then
+      return short .. M.more
+    elseif vim.fn.strdisplaywidth(short) <= room then
+      return short
+    end
   end
   local limit = room - vim.fn.strdisplaywidth(M.more)
   -- The longest run of whole clauses that fits (a clause ends before "; ", ": ", " (", ". ",

@@ -32,14 +32,10 @@ function R.client(options)
   local function start()
     local argv = options.argv()
     if vim.fn.executable(argv[1]) ~= 1 then
-      -- What to do first, in words that fit the echo area; how to install in the rest.
-      error(
-        string.format(
-          "no '%s' to run: install mediahost or set cmd in setup(); `make install` in its source puts it on PATH",
-          argv[1]
-        ),
-        0
-      )
+      -- What to do first, in a clause that fits the echo area; how to install in the rest.
+      local what = argv[1]:find("/", 1, true) and (argv[1] .. " cannot be run")
+        or ("the " .. argv[1] .. " program is not on PATH")
+      error(what .. " (set cmd in setup()); `make install` in mediahost's source puts it on PATH", 0)
     end
     -- One JSON text a line, said at the start: notifications reach us before our first request.
     vim.list_extend(argv, { "rpc", "--framing", "newline" })
