@@ -136,8 +136,11 @@ public actor MediaKeys: HostComponent {
         case .seek(let seconds): call = ("player.seek", ["seconds": JSONValue(seconds), "relative": true])
         case .setPosition(let track, let seconds):
             // The spec: ignored when the track is no longer the one playing.
+            // And, as the spec says too, when the position is past the track's length.
             let current = status?.item.map(Self.trackPath)
-            call = current == track && seconds >= 0 ? ("player.seek", ["seconds": JSONValue(seconds)]) : nil
+            let length = status?.duration ?? 0
+            call =
+                current == track && seconds >= 0 && seconds <= length ? ("player.seek", ["seconds": JSONValue(seconds)]) : nil
         case .volume(let level): call = ("player.volume", ["level": JSONValue(min(130, max(0, level * 100)))])
         }
         guard let call else {

@@ -169,6 +169,8 @@ struct SessionBusError: Error, CustomStringConvertible {
 /// Sends a desktop notification (org.freedesktop.Notifications) on a connection of its own.
 func desktopNotify(summary: String, body: String, icon: String = "") throws(SessionBusError) {
     var error = [CChar](repeating: 0, count: 256)
+    let summary = NotificationText.plain(summary, limit: NotificationText.summaryLimit)
+    let body = NotificationText.plain(body, limit: NotificationText.bodyLimit)
     guard mh_dbus_notify("mediahost", summary, body, icon, &error, error.count) == 0 else {
         throw SessionBusError(reason: String(nulTerminated: error))
     }
@@ -180,5 +182,32 @@ extension Optional where Wrapped == String {
         case .some(let text): text.withCString { body($0) }
         case .none: body(nil)
         }
+    }
+}
+
+/// Text from feeds and servers as a notification shows it: notification servers read the body
+/// as markup (a feed's `<a href="file:///etc/passwd">` or `<img src=…>` would be a link or a
+/// picture), and a terminal's escapes or a 97 KB title are no notification.
+enum NotificationText {
+    static let summaryLimit = 120
+    static let bodyLimit = 600
+
+    /// Control characters gone (line breaks kept), markup escaped, at most `limit` characters.
+    static func plain(_ text: String, limit: Int) -> String {
+        let cleaned = DisplayText.clean(text, keepNewlines: true)
+        let short = cleaned.count > limit ? DisplayText.cut(cleaned, to: limit) : cleaned
+        var escaped = ""
+        escaped.reserveCapacity(short.utf8.count)
+        for character in short {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&apos;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 }

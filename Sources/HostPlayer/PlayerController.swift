@@ -272,6 +272,13 @@ public actor PlayerController: HostComponent {
                 current.map { "mpv has not opened \($0.title) yet; try again in a moment" } ?? "nothing is playing to seek in")
         }
         let before = playing ?? position ?? 0
+        // Past the end is the end: mpv is never asked for a time it cannot have.
+        let end = duration.flatMap { $0 > 0 ? $0 : nil }
+        if !relative, let end, seconds > end {
+            throw HostError.invalidArgument(
+                "\(ChapterList.clock(seconds)) is past the end of \(current?.title ?? "what plays") (\(ChapterList.clock(end)))")
+        }
+        let seconds = relative ? max(-before, min(seconds, (end ?? ChapterList.longestMedia) - before)) : seconds
         try await ask(connection, ["seek", JSONValue(seconds), .string(relative ? "relative" : "absolute")])
         // mpv answers the command before the seek is done (a stream needs a new range request):
         // the answer says where playback is once it got there, or after 2 s where it is then.
@@ -322,8 +329,12 @@ public actor PlayerController: HostComponent {
 
     private func setChapters(_ chapters: [Chapter], for path: String, on connection: MPVConnection) async {
         guard connection === self.connection, current?.target == path else { return }
+        // Only those within the file mpv plays (a feed's chapter at 1e15 s is none of its).
+        let end = duration.flatMap { $0 > 0 ? $0 : nil } ?? ChapterList.longestMedia
         let list = JSONValue.array(
-            chapters.map { .object(["title": .string($0.title), "time": JSONValue($0.start)]) })
+            chapters.filter { $0.start.isFinite && $0.start >= 0 && $0.start < end }.map {
+                .object(["title": .string($0.title), "time": JSONValue($0.start)])
+            })
         do {
             _ = try await ask(connection, ["set_property", "chapter-list", list])
             logger.debug("mpv has \(chapters.count) chapters of \(id(of: path))")
@@ -373,8 +384,10 @@ public actor PlayerController: HostComponent {
         segments = known
         do {
             if segment.action == "skip" {
-                try await ask(connection, ["seek", JSONValue(segment.end), "absolute"])
-                self.position = segment.end
+                // To its end, never past the file's (a server's 1e300 would end playback).
+                let to = min(segment.end, duration ?? ChapterList.longestMedia)
+                try await ask(connection, ["seek", JSONValue(to), "absolute"])
+                self.position = to
             } else {
                 try await ask(connection, ["set_property", "mute", true])
                 segments?.muted = index

@@ -138,23 +138,19 @@ public final class SyncEngine: HostComponent {
             subscriptionsSent: 0, renamed: 0, actionsReceived: 0, actionsNewer: 0, actionsSent: 0, skipped: [], queued: 0,
             seconds: 0)
         do {
-            try await server.login()
-            if try await store.syncValue("device") != account.device {
-                try await server.registerDevice()
-                try await store.setSyncValues(["device": account.device])
+            // Each request within http.timeout (retries included): a round has no deadline of
+            // its own (it may send thousands of actions), its requests do.
+            report = try await CallDeadline.$perRequest.withValue(host.config.seconds(HostSettings.httpTimeout)) {
+                var report = report
+                try await exchange(server, host: host, account: account, report: &report)
+                return report
             }
-            // This machine's changes first: a pull after them sees them as done (Nextcloud's one
-            // list, linked gpodder.net devices), not as changes that undo what came since.
-            try await pushSubscriptions(server, store: store, report: &report)
-            try await pullSubscriptions(server, host: host, report: &report)
-            // What the pull followed here is this machine's too: sent in the same round, so a
-            // round leaves nothing of its own making waiting for the next.
-            try await pushSubscriptions(server, store: store, report: &report)
-            let delivered = try await pullActions(server, store: store, report: &report)
-            try await pushActions(server, host: host, delivered: delivered, report: &report)
         } catch {
             do {
-                try await store.setSyncValues(["lastError": Self.text(error), "lastErrorAt": ISODate.string(from: Date())])
+                // Redacted before it is stored: the database and its WAL keep no secret.
+                try await store.setSyncValues([
+                    "lastError": host.redactor.redact(Self.text(error)), "lastErrorAt": ISODate.string(from: Date()),
+                ])
             } catch let storing {
                 logger.warning("sync: cannot keep why the round failed: \(storing)")
             }
@@ -164,9 +160,30 @@ public final class SyncEngine: HostComponent {
         report.seconds = (ContinuousClock.now - clock).seconds
         try await store.setSyncValues([
             "lastSync": ISODate.string(from: Date()), "lastError": "",
-            "lastReport": String(decoding: try JSONEncoder().encode(report), as: UTF8.self),
+            "lastReport": String(decoding: host.redactor.redact(bytes: Array(try JSONEncoder().encode(report))), as: UTF8.self),
         ])
         return report
+    }
+
+    /// One round's requests, in order.
+    private func exchange(_ server: SyncServer, host: HostRuntime, account: SyncAccount, report: inout SyncReport)
+        async throws
+    {
+        let store = host.store
+        try await server.login()
+        if try await store.syncValue("device") != account.device {
+            try await server.registerDevice()
+            try await store.setSyncValues(["device": account.device])
+        }
+        // This machine's changes first: a pull after them sees them as done (Nextcloud's one
+        // list, linked gpodder.net devices), not as changes that undo what came since.
+        try await pushSubscriptions(server, store: store, report: &report)
+        try await pullSubscriptions(server, host: host, report: &report)
+        // What the pull followed here is this machine's too: sent in the same round, so a
+        // round leaves nothing of its own making waiting for the next.
+        try await pushSubscriptions(server, store: store, report: &report)
+        let delivered = try await pullActions(server, store: store, report: &report)
+        try await pushActions(server, host: host, delivered: delivered, report: &report)
     }
 
     /// The server's subscription changes since the last round: the other devices' (gpodder.net:
@@ -256,8 +273,12 @@ public final class SyncEngine: HostComponent {
     /// - Returns: the keys of this machine's own actions the server has (not to be sent again).
     private func pullActions(_ server: SyncServer, store: MediaStore, report: inout SyncReport) async throws -> Set<String> {
         let cursor = Int64(try await store.syncValue("actions") ?? "") ?? 0
-        let (actions, skipped, next) = try await server.actions(since: cursor > 0 ? max(0, cursor - Self.overlap) : 0)
+        let (actions, skipped, next, more) = try await server.actions(since: cursor > 0 ? max(0, cursor - Self.overlap) : 0)
         report.actionsReceived = actions.count
+        if more {
+            report.skipped.append(
+                "the server has more episode actions than one round reads (\(SyncServer.maxPages * SyncServer.pageSize)); the next round reads on")
+        }
         let device = server.account.dialect == .gpodder ? server.account.device : nil
         // What moves a position: a play that says where, a mark as new; not a download or a
         // deletion (AntennaPod deletes what was played), nor this machine's own actions.

@@ -138,7 +138,7 @@ public struct SyncLogin: RPCMethod {
         self.device = device
     }
 
-    public var secretsInFlight: [String] { [password] }
+    public var secretsInFlight: [String] { Redactor.forms(ofPassword: password, user: username) }
 
     public func run(on host: HostRuntime) async throws -> Response {
         var text = server.trimming(.whitespaces)

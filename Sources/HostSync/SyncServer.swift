@@ -46,10 +46,14 @@ final class SyncServer: Sendable {
     static let uploadChunk = 100
     /// mygpo's page of episode actions.
     static let pageSize = 1000
+    /// The longest URL taken from a server (a feed's is a few hundred bytes).
+    static let maxURL = 4096
 
     init(account: SyncAccount, http: any HTTPClient) {
         self.account = account
         self.http = http
+        secrets = Redactor()
+        secrets.update(Redactor.forms(ofPassword: account.password, user: account.username))
     }
 
     // MARK: Requests
@@ -70,10 +74,14 @@ final class SyncServer: Sendable {
 
     private var userPath: String { account.username.percentEncoded(allowing: .urlPathSegment) }
 
-    /// A failure to report; a server that echoes the password back (in an error page) does not
-    /// get it on the screen.
+    /// The password in every form it travels in (itself, the Basic header's base64; each also
+    /// JSON- and percent-encoded): masked in whatever the server says back.
+    private let secrets: Redactor
+
+    /// A failure to report; a server that echoes the password back (in an error page, in any
+    /// of its forms) does not get it on the screen, in a log or in the store.
     private func failure(_ error: ProviderError) -> ProviderFailure {
-        ProviderFailure(provider: "sync", error: account.password.utf8.count >= 4 ? error.masking(account.password) : error)
+        ProviderFailure(provider: "sync", error: error.redacting { secrets.redact($0) })
     }
 
     /// Sends a request; any answer but 2xx is an error that says what to do.
@@ -194,8 +202,12 @@ final class SyncServer: Sendable {
         switch account.dialect {
         case .gpodder:
             let answer = try await send("POST", url("/api/2/subscriptions/\(userPath)/\(account.device).json"), body: body)
+            // A server rewrites only what it was sent, once each, into a feed's URL (not a
+            // 1 MB one, nor javascript: or file:).
+            var sent = Set(add)
             return (answer?["update_urls"]?.arrayValue ?? []).compactMap { pair in
-                guard let pair = pair.arrayValue, pair.count == 2, let old = pair[0].stringValue, let new = pair[1].stringValue
+                guard let pair = pair.arrayValue, pair.count == 2, let old = pair[0].stringValue, let new = pair[1].stringValue,
+                    sent.remove(old) != nil, new.utf8.count <= Self.maxURL, ItemID.isFeedURL(new)
                 else { return nil }
                 return (old, new)
             }
@@ -207,13 +219,20 @@ final class SyncServer: Sendable {
 
     // MARK: Episode actions
 
-    /// Actions since `since`, every page; the cursor for the next time.
-    func actions(since: Int64) async throws -> (actions: [EpisodeAction], skipped: Int, cursor: Int64) {
+    /// The most pages of actions one round reads (100,000 actions): a server whose every page
+    /// has more, each later than the last, is read on at the next round, not for ever.
+    static let maxPages = 100
+
+    /// Actions since `since`, page after page up to `maxPages`; the cursor for the next time,
+    /// and whether the server has more than one round read.
+    func actions(since: Int64) async throws -> (actions: [EpisodeAction], skipped: Int, cursor: Int64, more: Bool) {
         var all: [EpisodeAction] = []
         var skipped = 0
         var since = since
         var seen = Set<String>()
+        var pages = 0
         while true {
+            pages += 1
             let path = account.dialect == .gpodder ? "/api/2/episodes/\(userPath).json" : Self.nextcloudBase + "/episode_action"
             let answer = try await send("GET", url(path, query: ["since": String(since)]))
             guard let answer, let timestamp = answer["timestamp"]?.intValue, let list = answer["actions"]?.arrayValue else {
@@ -234,9 +253,10 @@ final class SyncServer: Sendable {
             // mygpo answers a page at a time, its timestamp the last action's; a short page,
             // or one that brought nothing new, is the last.
             guard account.dialect == .gpodder, list.count >= Self.pageSize, new > 0, Int64(timestamp) > since else {
-                return (all, skipped, max(since, Int64(timestamp)))
+                return (all, skipped, max(since, Int64(timestamp)), false)
             }
             since = Int64(timestamp)
+            if pages >= Self.maxPages { return (all, skipped, since, true) }
         }
     }
 

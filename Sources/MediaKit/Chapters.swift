@@ -54,20 +54,31 @@ public struct ChapterList: Codable, Sendable, Equatable {
         self.notes = notes
     }
 
+    /// No media is longer than this (30 days): a chapter or a segment past it is no time at all.
+    public static let longestMedia: Double = 30 * 86_400
+
+    /// The most chapters kept of one item: a file of 100,000 CHAP frames is no table of contents.
+    public static let mostChapters = 5_000
+
     /// In time order, without what cannot be used: chapters past the end of the media (when its
-    /// length is known), a chapter at the same start as an earlier one (the first is kept), and
-    /// ends that are not after their start or run past the next chapter (cut there). Each thing
-    /// dropped or changed is said in `notes`.
+    /// length is known; past `longestMedia` always), a chapter at the same start as an earlier
+    /// one (the first is kept), ends that are not after their start or run past the next
+    /// chapter (cut there), and those after `mostChapters`. Each thing dropped or changed is said
+    /// in `notes`. In O(n log n): a file may hold a hundred thousand.
     public func normalized(duration: Double?) -> ChapterList {
         var notes = notes
         var chapters = chapters.filter { $0.start.isFinite && $0.start >= 0 }
         if chapters.count < self.chapters.count {
             notes.append(Self.count(self.chapters.count - chapters.count, "without a usable start time"))
         }
-        if chapters != chapters.sorted(by: { $0.start < $1.start }) {
-            notes.append("the chapters were out of order; sorted by start time")
+        let plausible = chapters.filter { $0.start < Self.longestMedia }
+        if plausible.count < chapters.count {
+            notes.append(Self.count(chapters.count - plausible.count, "starting more than 30 days in"))
+            chapters = plausible
         }
-        chapters = chapters.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        let sorted = chapters.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        if chapters != sorted { notes.append("the chapters were out of order; sorted by start time") }
+        chapters = sorted
         if let duration, duration > 0 {
             let inside = chapters.filter { $0.start < duration }
             if inside.count < chapters.count {
@@ -78,21 +89,30 @@ public struct ChapterList: Codable, Sendable, Equatable {
         }
         var kept: [Chapter] = []
         var duplicates = 0
+        var lastTOCStart: Double?
         for chapter in chapters {
             // Two table-of-contents chapters at one time: the first is kept. A toc:false chapter
             // (a picture change) may share its start with a real one.
-            if chapter.toc, let same = kept.last(where: { $0.toc && abs($0.start - chapter.start) < 0.001 }), same.toc {
+            if chapter.toc, let last = lastTOCStart, abs(last - chapter.start) < 0.001 {
                 duplicates += 1
                 continue
             }
+            if chapter.toc { lastTOCStart = chapter.start }
             kept.append(chapter)
         }
         if duplicates > 0 { notes.append(Self.count(duplicates, "at the same time as an earlier one")) }
+        if kept.count > Self.mostChapters {
+            notes.append(Self.count(kept.count - Self.mostChapters, "after the first \(Self.mostChapters); left out"))
+            kept.removeLast(kept.count - Self.mostChapters)
+        }
         var fixedEnds = 0
         let starts = kept.filter(\.toc).map(\.start)
+        var nextIndex = 0
         for index in kept.indices {
+            // The next table-of-contents start after this one's (both lists in time order).
+            while nextIndex < starts.count, starts[nextIndex] <= kept[index].start { nextIndex += 1 }
             guard let end = kept[index].end else { continue }
-            let next = starts.first { $0 > kept[index].start }
+            let next = nextIndex < starts.count ? starts[nextIndex] : nil
             if end <= kept[index].start {
                 kept[index].end = nil
                 fixedEnds += 1
@@ -115,7 +135,8 @@ public struct ChapterList: Codable, Sendable, Equatable {
 
     /// 1:02:03 or 2:03.
     public static func clock(_ seconds: Double) -> String {
-        let total = Int(max(0, seconds))
+        // A time from a file can be anything (1e300): never `Int(_: Double)` on it.
+        let total = Int(finite: max(0, min(seconds, 1e12))) ?? 0
         let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
         let two = { (n: Int) in n < 10 ? "0\(n)" : "\(n)" }
         return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(m):\(two(s))"

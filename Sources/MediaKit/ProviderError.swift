@@ -92,7 +92,11 @@ extension ProviderError {
     /// server may echo a password back in its error message).
     public func masking(_ secret: String, with mask: String = "***") -> ProviderError {
         guard !secret.isEmpty else { return self }
-        func clean(_ text: String) -> String { text.replacing(secret, with: mask) }
+        return redacting { $0.replacing(secret, with: mask) }
+    }
+
+    /// The same error with its text passed through `clean` (a redactor's).
+    public func redacting(_ clean: (String) -> String) -> ProviderError {
         switch self {
         case .unsupported(let text): return .unsupported(clean(text))
         case .notFound(let text): return .notFound(clean(text))

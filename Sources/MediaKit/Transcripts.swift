@@ -46,6 +46,10 @@ public struct Transcript: Codable, Sendable, Equatable {
 public enum TranscriptReader {
     /// The largest transcript read (a 3-hour show's word-level JSON is a few MB).
     public static let maxSize = 16 << 20
+    /// The most lines read of one: a 3-hour show's captions are a few thousand lines; 1,000,000
+    /// one-word cues (14 MB of WebVTT) took 749 MB and 29 s and made a 34 MB answer.
+    public static let maxCues = 50_000
+    static let tooManyNote = "the transcript has more than \(maxCues) lines; the first \(maxCues) are read"
 
     /// Reads `data` as the format its type (a MIME type) or its URL's extension says, or, when
     /// neither is known or they lie (WebVTT served as text/plain), as its first bytes show.
@@ -61,6 +65,15 @@ public enum TranscriptReader {
         decoder.finish(into: &bytes)
         var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        var transcript = try readText(text, data: data, type: type, url: url)
+        if transcript.cues.count > maxCues {
+            transcript.cues.removeLast(transcript.cues.count - maxCues)
+            transcript.notes.append(tooManyNote)
+        }
+        return transcript
+    }
+
+    private static func readText(_ text: String, data: Data, type: String?, url: String?) throws -> Transcript {
         let head = text.prefix(512).trimming(.whitespacesAndNewlines)
         if head.hasPrefix("WEBVTT") { return webVTT(text) }
         if head.hasPrefix("{") { return try podcastJSON(data) }
@@ -102,10 +115,15 @@ public enum TranscriptReader {
         var afterBlank = false
         var unreadable = 0
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        var tooMany = false
         for (index, line) in lines.enumerated() {
             let trimmed = line.trimming(.whitespaces)
             if trimmed.contains("-->") {
                 if let (start, end) = timing(trimmed) {
+                    if raw.count >= maxCues {
+                        tooMany = true
+                        break
+                    }
                     raw.append(RawCue(start: start, end: end, lines: []))
                     inCue = true
                 } else {
@@ -163,7 +181,8 @@ public enum TranscriptReader {
             if let voice { speaker = voice } else if !prefixSpeakers { speaker = nil }
             cues.append(TranscriptCue(start: cue.start, end: cue.end, speaker: voice ?? speaker, text: joined))
         }
-        let notes = unreadable > 0 ? ["\(unreadable) cue\(unreadable == 1 ? "" : "s") with a timing that cannot be read"] : []
+        var notes = unreadable > 0 ? ["\(unreadable) cue\(unreadable == 1 ? "" : "s") with a timing that cannot be read"] : []
+        if tooMany { notes.append(tooManyNote) }
         return Transcript(format: format, cues: cues, notes: notes)
     }
 
@@ -267,6 +286,7 @@ public enum TranscriptReader {
         var unusable = 0
         var words = 0
         var lastEnd: Double?
+        var tooMany = false
         for case let segment as [String: Any] in segments {
             guard let start = number(segment["startTime"]) else {
                 unusable += 1
@@ -287,15 +307,19 @@ public enum TranscriptReader {
                 cues[cues.count - 1] = last
                 words += punctuationOnly ? 0 : 1
             } else {
+                if cues.count >= maxCues {
+                    tooMany = true
+                    break
+                }
                 cues.append(TranscriptCue(start: start, end: end, speaker: speaker, text: body))
                 words = 1
             }
             lastEnd = end ?? start
         }
         unusable += segments.count - segments.filter { $0 is [String: Any] }.count
-        return Transcript(
-            format: .json, cues: cues,
-            notes: unusable > 0 ? ["\(unusable) segment\(unusable == 1 ? "" : "s") without a usable start time"] : [])
+        var notes = unusable > 0 ? ["\(unusable) segment\(unusable == 1 ? "" : "s") without a usable start time"] : []
+        if tooMany { notes.append(tooManyNote) }
+        return Transcript(format: .json, cues: cues, notes: notes)
     }
 
     static func endsSentence(_ text: String) -> Bool { text.last.map { ".?!…".contains($0) } ?? false }

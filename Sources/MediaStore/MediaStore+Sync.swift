@@ -281,10 +281,16 @@ extension MediaStore {
 
     /// The server renamed subscription URLs (`update_urls`): favorites, the queue and what the
     /// server told follow, so the next sync does not see them as different shows.
+    /// Renames a server made (`update_urls`), each kept only where its new URL is no show's
+    /// yet: two shows never share one sync URL (A→B then B→A, or B taken already), which would
+    /// send one removal twice and never the other.
     public func renameSyncURLs(_ pairs: [(old: String, new: String)]) async throws {
         guard !pairs.isEmpty else { return }
         try await pool.write { db in
             for (old, new) in pairs where old != new && !new.isEmpty {
+                guard try Int.fetchOne(db, sql: "SELECT 1 FROM favorite WHERE syncURL = ?", arguments: [new]) == nil else {
+                    continue
+                }
                 try db.execute(sql: "UPDATE favorite SET syncURL = ? WHERE syncURL = ?", arguments: [new, old])
                 try db.execute(sql: "UPDATE syncOutbox SET url = ? WHERE url = ?", arguments: [new, old])
                 try db.execute(sql: "UPDATE syncEpisode SET podcast = ? WHERE podcast = ?", arguments: [new, old])

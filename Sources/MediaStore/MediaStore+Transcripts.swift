@@ -130,6 +130,11 @@ extension MediaStore {
 
     /// What a person typed, as an FTS5 query: each word a quoted term (so no word is read as an
     /// operator), a trailing `*` kept as a prefix, "quoted words" kept as a phrase; all must match.
+    /// The most words and bytes a transcript search takes (FTS5's time grows worse than the
+    /// square of the terms: 2,000 of one word took 22 s).
+    public static let maxSearchWords = 32
+    public static let maxSearchBytes = 1_000
+
     static func ftsQuery(_ text: String) -> String? {
         var terms: [String] = []
         var phrase: String?
@@ -165,6 +170,9 @@ extension MediaStore {
             terms.append(quoted(word) + (prefix ? "*" : ""))
         }
         if let phrase, !phrase.isEmpty { terms.append(quoted(phrase)) }
+        // All must match: a term said twice asks nothing more.
+        var seen = Set<String>()
+        terms = terms.filter { seen.insert($0.lowercased()).inserted }
         return terms.isEmpty ? nil : terms.joined(separator: " ")
     }
 

@@ -4,6 +4,7 @@ import MediaHost
 import MediaKit
 import MediaStore
 import TestSupport
+import Synchronization
 import Testing
 
 @testable import HostSync
@@ -36,8 +37,8 @@ import Testing
             .gpodder,
             answering: try Self.fixture(
                 "gpodder/live-recorded/gpodder.net-GET-episodes-2021-09-02.AntennaPod-issue-5380.response.json"))
-        let (actions, skipped, cursor) = try await server.actions(since: 0)
-        #expect(skipped == 0)
+        let (actions, skipped, cursor, more) = try await server.actions(since: 0)
+        #expect(skipped == 0 && !more)
         #expect(cursor == 1_630_591_132)
         let action = try #require(actions.first)
         #expect(action.podcast == "https://fokcast.libsyn.com/rss")
@@ -147,6 +148,53 @@ import Testing
                 #expect(text.contains(words), "\(status): \(text)")
             }
         }
+    }
+
+    /// A server echoing the password in an error, in each form it travels in (itself, the Basic
+    /// header's base64, JSON-escaped, percent-encoded): none reaches the message.
+    @Test func theEchoedPasswordIsMaskedInEveryForm() async throws {
+        let password = #"pa"ss/wörd 1"#
+        let basic = Data("alice:\(password)".utf8).base64EncodedString()
+        let json = String(decoding: JSONWriter.bytes(.string(password)).dropFirst().dropLast(), as: UTF8.self)
+        let percent = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let body = #"{"error":"bad request from Basic \#(basic) \#(json) \#(percent)"}"#
+        for status in [400, 500] {
+            let http = RecordedHTTPClient { _ in (status, ["content-type": "application/json"], Data(body.utf8)) }
+            let account = SyncAccount(
+                dialect: .gpodder, server: URL(string: "https://sync.example")!, username: "alice", password: password,
+                device: "desk")
+            do {
+                _ = try await SyncServer(account: account, http: http).actions(since: 0)
+                Issue.record("\(status) did not fail")
+            } catch {
+                let text = (error as? ProviderFailure)?.error.message ?? "\(error)"
+                for form in [password, basic, json, percent] { #expect(!text.contains(form), "\(status): \(form) in \(text)") }
+            }
+        }
+    }
+
+    /// A server whose every page has a full page of new actions, each later than the last, is
+    /// read for `maxPages` pages in a round, which says so; the next round reads on from there.
+    @Test func aServerThatNeverEndsItsPagesIsReadForARoundsWorth() async throws {
+        let pages = Mutex(0)
+        let http = RecordedHTTPClient { request in
+            let page = pages.withLock { count in
+                count += 1
+                return count
+            }
+            let actions = (0..<SyncServer.pageSize).map { index in
+                #"{"podcast":"https://x.example/feed","episode":"https://x.example/\#(page)-\#(index).mp3","action":"play","timestamp":"2025-01-01T00:00:00","position":10}"#
+            }
+            let body = #"{"actions":[\#(actions.joined(separator: ","))],"timestamp":\#(1_700_000_000 + page)}"#
+            return (200, ["content-type": "application/json"], Data(body.utf8))
+        }
+        let account = SyncAccount(
+            dialect: .gpodder, server: URL(string: "https://sync.example")!, username: "alice", password: "pw-123456",
+            device: "desk")
+        let read = try await SyncServer(account: account, http: http).actions(since: 0)
+        #expect(read.more && pages.withLock { $0 } == SyncServer.maxPages)
+        #expect(read.actions.count == SyncServer.maxPages * SyncServer.pageSize)
+        #expect(read.cursor == Int64(1_700_000_000 + SyncServer.maxPages))
     }
 
     @Test func subscriptionURLsOfYouTubeAndPodcasts() {

@@ -11,12 +11,23 @@ struct CSVRow: Equatable {
 enum CSVReader {
     /// The rows of `bytes`, blank lines left out.
     static func rows(_ bytes: [UInt8]) -> [CSVRow] {
+        var rows: [CSVRow] = []
+        forEachRow(bytes) { row in
+            rows.append(row)
+            return true
+        }
+        return rows
+    }
+
+    /// Each row of `bytes` in turn, blank lines left out, until `body` says false: a file of a
+    /// million rows is read a row at a time, not held whole.
+    static func forEachRow(_ bytes: [UInt8], _ body: (CSVRow) throws -> Bool) rethrows {
         let quote: UInt8 = 0x22
         let comma: UInt8 = 0x2C
         let lineFeed: UInt8 = 0x0A
         let carriageReturn: UInt8 = 0x0D
-        var rows: [CSVRow] = []
         var fields: [String] = []
+        var going = true
         var field: [UInt8] = []
         var quoted = false
         // Whether the field began with a quote: `"a"` is a field, `a"b` is the three characters.
@@ -29,14 +40,14 @@ enum CSVReader {
             field.removeAll(keepingCapacity: true)
             fieldStarted = false
         }
-        func endRow() {
+        func endRow() throws {
             endField()
-            if fields.count > 1 || fields.first?.isEmpty == false { rows.append(CSVRow(line: rowLine, fields: fields)) }
+            if fields.count > 1 || fields.first?.isEmpty == false { going = try body(CSVRow(line: rowLine, fields: fields)) }
             fields.removeAll(keepingCapacity: true)
         }
 
         var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        while index < bytes.count {
+        while going, index < bytes.count {
             let byte = bytes[index]
             index += 1
             if quoted {
@@ -64,7 +75,7 @@ enum CSVReader {
                 endField()
             case carriageReturn, lineFeed:
                 if byte == carriageReturn, index < bytes.count, bytes[index] == lineFeed { index += 1 }
-                endRow()
+                try endRow()
                 line += 1
                 rowLine = line
             default:
@@ -72,7 +83,6 @@ enum CSVReader {
                 fieldStarted = true
             }
         }
-        if fieldStarted || !field.isEmpty || !fields.isEmpty { endRow() }
-        return rows
+        if going, fieldStarted || !field.isEmpty || !fields.isEmpty { try endRow() }
     }
 }

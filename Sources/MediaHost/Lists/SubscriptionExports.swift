@@ -1,6 +1,7 @@
 import FoundationEssentials
 import JSONRPC
 import MediaKit
+import MediaStore
 
 /// A YouTube channel someone subscribed to in another app, as its export names it.
 struct SubscribedChannel: Equatable, Sendable {
@@ -53,10 +54,29 @@ extension UInt8 {
 /// (the first title kept), and what was left out and why.
 struct SubscriptionImport {
     private(set) var channels: [SubscribedChannel] = []
-    var skipped: [String] = []
+    /// The first reasons why entries were left out (`maxReasons` of them), and how many more.
+    private(set) var skipped: [String] = []
+    private(set) var moreSkipped = 0
     private var seen = Set<String>()
+    /// Whether the file has more channels than a list holds (reading then stops).
+    private(set) var tooMany = false
+
+    /// The reasons an answer gives: a file of a million bad rows is not a million reasons.
+    static let maxReasons = 20
+
+    mutating func skip(_ reason: String) {
+        if skipped.count < Self.maxReasons { skipped.append(reason) } else { moreSkipped += 1 }
+    }
+
+    /// What was left out and why, with how many more like it.
+    var reasons: [String] { skipped + (moreSkipped > 0 ? ["and \(moreSkipped) more entries left out"] : []) }
 
     mutating func add(id: String, title: String?, artwork: String? = nil) {
+        guard !tooMany else { return }
+        guard channels.count < MediaStore.listLimit || seen.contains(id) else {
+            tooMany = true
+            return
+        }
         guard seen.insert(id).inserted else { return }
         let title = title.map { DisplayText.trimmed(DisplayText.clean($0)) } ?? ""
         channels.append(SubscribedChannel(id: id, title: title, artwork: artwork))
@@ -76,6 +96,10 @@ enum SubscriptionExport {
         case .newpipe: try newPipe(bytes, into: &result)
         case .freetube: try freeTube(bytes, into: &result)
         case .opml, .json, .m3u: throw HostError.invalidArgument("\(format.rawValue) is not an app's subscriptions export")
+        }
+        guard !result.tooMany else {
+            throw HostError.invalidArgument(
+                "the file has more than \(MediaStore.listLimit) channels; a list holds \(MediaStore.listLimit) at most")
         }
         return result
     }
@@ -134,24 +158,33 @@ enum SubscriptionExport {
     }
 
     static func takeoutCSV(_ bytes: [UInt8], into result: inout SubscriptionImport) throws {
-        let rows = CSVReader.rows(bytes)
-        guard let header = rows.first else { throw takeoutError("the file is empty") }
-        // The header is in the language of the account (`Channel Id`, `ID del canal`, `Kanal-ID`),
-        // so columns are read by their place and the first row is passed over whatever it says,
-        // unless it names a channel itself (a file whose header was taken off).
-        let body = channel(in: header) == nil ? rows.dropFirst() : rows[...]
-        if body.count == rows.count - 1, header.fields.count < 3 {
-            throw takeoutError("its first row has \(header.fields.count) column\(header.fields.count == 1 ? "" : "s"), not three")
-        }
-        for row in body {
+        // Row by row: a file of a million rows is never held whole.
+        var first = true
+        var rows = 0
+        try CSVReader.forEachRow(bytes) { row in
+            if first {
+                first = false
+                // The header is in the language of the account (`Channel Id`, `ID del canal`,
+                // `Kanal-ID`), so columns are read by their place and the first row is passed over
+                // whatever it says, unless it names a channel itself (a header taken off).
+                if channel(in: row) == nil {
+                    guard row.fields.count >= 3 else {
+                        throw takeoutError("its first row has \(row.fields.count) column\(row.fields.count == 1 ? "" : "s"), not three")
+                    }
+                    return true
+                }
+            }
+            rows += 1
             guard let id = channel(in: row) else {
                 let text = DisplayText.clean(row.fields.joined(separator: ","))
-                result.skipped.append("line \(row.line) (\(text.prefix(80))): no YouTube channel id (UC…) in it")
-                continue
+                result.skip("line \(row.line) (\(text.prefix(80))): no YouTube channel id (UC…) in it")
+                return true
             }
             result.add(id: id, title: row.fields.count > 2 ? row.fields[2] : nil)
+            return !result.tooMany
         }
-        if result.channels.isEmpty, !body.isEmpty { throw takeoutError("no row of it names a YouTube channel") }
+        if first { throw takeoutError("the file is empty") }
+        if result.channels.isEmpty, rows > 0 { throw takeoutError("no row of it names a YouTube channel") }
     }
 
     static func takeoutJSON(_ content: ArraySlice<UInt8>, into result: inout SubscriptionImport) throws {
@@ -162,11 +195,11 @@ enum SubscriptionExport {
             let snippet = entry["snippet"]
             let title = snippet?["title"]?.stringValue
             guard let raw = snippet?["resourceId"]?["channelId"]?.stringValue else {
-                result.skipped.append("entry \(number) (\(label(title, nil))): no snippet.resourceId.channelId")
+                result.skip("entry \(number) (\(label(title, nil))): no snippet.resourceId.channelId")
                 continue
             }
             guard let id = SubscribedChannel.id(raw) else {
-                result.skipped.append(
+                result.skip(
                     "entry \(number) (\(label(title, nil))): \(DisplayText.clean(raw)) is not a YouTube channel id")
                 continue
             }
@@ -211,15 +244,15 @@ enum SubscriptionExport {
             let service = entry["service_id"]?.intValue
             if let service, service != 0 {
                 let what = newPipeServices[service].map { "a \($0) channel" } ?? "a channel of NewPipe's service \(service)"
-                result.skipped.append("\(label(name, url)): \(what); only YouTube channels are imported")
+                result.skip("\(label(name, url)): \(what); only YouTube channels are imported")
                 continue
             }
             guard let url else {
-                result.skipped.append("entry \(number) (\(label(name, nil))): no url")
+                result.skip("entry \(number) (\(label(name, nil))): no url")
                 continue
             }
             guard let id = SubscribedChannel.id(inURL: url) else {
-                result.skipped.append(
+                result.skip(
                     "\(label(name, url)): not a YouTube channel address (https://www.youtube.com/channel/UC…); find the channel "
                         + "with search and add it")
                 continue
@@ -263,7 +296,7 @@ enum SubscriptionExport {
             let line = Self.content(Array(line))
             guard !line.isEmpty else { continue }
             guard let value = try? JSONParser.parse(Array(line)), value.objectValue != nil else {
-                result.skipped.append("line \(number): not a JSON object")
+                result.skip("line \(number): not a JSON object")
                 continue
             }
             if let subscriptions = value["subscriptions"]?.arrayValue {
@@ -277,7 +310,7 @@ enum SubscriptionExport {
                 others.append(.object(channel))
                 read += 1
             } else {
-                result.skipped.append("line \(number): neither a profile (subscriptions) nor a channel (channelId)")
+                result.skip("line \(number): neither a profile (subscriptions) nor a channel (channelId)")
             }
         }
         guard read > 0 else { throw freeTubeError("no line of it is a profile or a channel") }
@@ -289,7 +322,7 @@ enum SubscriptionExport {
                 let name = entry["name"]?.stringValue
                 guard refused.insert("\(raw ?? "")\u{0}\(name ?? "")").inserted else { continue }
                 let shown = raw.map { "\(DisplayText.clean($0).prefix(80))" } ?? "none"
-                result.skipped.append("\(label(name, nil)): its id (\(shown)) is not a YouTube channel id")
+                result.skip("\(label(name, nil)): its id (\(shown)) is not a YouTube channel id")
                 continue
             }
             result.add(id: id, title: entry["name"]?.stringValue, artwork: entry["thumbnail"]?.stringValue)

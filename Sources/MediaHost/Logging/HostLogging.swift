@@ -34,6 +34,19 @@ public final class Redactor: Sendable {
     private let patterns = Mutex(Patterns())
     public init() {}
 
+    /// The value of an HTTP Basic Authorization header (base64 of "user:password"): a server
+    /// that echoes the header back shows the password in this form.
+    public static func basicCredential(user: String, password: String) -> String {
+        Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    /// A password's forms as they travel: itself and the Basic header's value (each of which
+    /// the patterns take in their JSON and percent encodings too).
+    public static func forms(ofPassword password: String, user: String?) -> [String] {
+        guard let user, !user.isEmpty else { return [password] }
+        return [password, basicCredential(user: user, password: password)]
+    }
+
     public func update(_ values: [String]) {
         let made = Self.patterns(values)
         patterns.withLock { $0 = made }

@@ -462,10 +462,15 @@ public struct ListsImport: RPCMethod {
         case .takeout, .newpipe, .freetube:
             let read = try SubscriptionExport.read(bytes, as: format)
             items = read.channels.map { Self.received($0.item) }
-            skipped = read.skipped
+            skipped = read.reasons
         case .m3u:
             throw HostError.invalidArgument(
                 "M3U is for players: lists are exported as M3U, imported as \(ListImportFormat.importable)")
+        }
+        // An answer says the first reasons and how many more: not a million of them.
+        if skipped.count > SubscriptionImport.maxReasons {
+            let more = skipped.count - SubscriptionImport.maxReasons
+            skipped = Array(skipped.prefix(SubscriptionImport.maxReasons)) + ["and \(more) more entries left out"]
         }
         // Checked on the way in: each branch above made its items with `checked()`.
         guard items.count <= MediaStore.listLimit else {

@@ -118,8 +118,10 @@ public struct MediaSegments: RPCMethod {
             for case let entry as [String: Any] in (video["segments"] as? [Any]) ?? [] {
                 guard let category = entry["category"] as? String, let times = entry["segment"] as? [Any], times.count == 2,
                     let start = times[0] as? Double, let end = times[1] as? Double,
-                    start.isFinite, end.isFinite, start >= 0, end >= start
+                    start.isFinite, end.isFinite, start >= 0, end >= start, end < ChapterList.longestMedia
                 else { continue }
+                // A segment past the video's own length (as its submitter's player said) is none of it.
+                if let length = entry["videoDuration"] as? Double, length > 0, start >= length + 1 { continue }
                 let type = (entry["actionType"] as? String) ?? "skip"
                 let action: String
                 switch type {

@@ -151,6 +151,13 @@ public struct TranscriptsSearch: RPCMethod {
 
     public func run(on host: HostRuntime) async throws -> Response {
         guard !text.trimming(.whitespaces).isEmpty else { throw HostError.invalidArgument("text is empty") }
+        // FTS5's work grows faster than the words: a query is what a person types.
+        guard text.utf8.count <= MediaStore.maxSearchBytes,
+            text.split(separator: " ", omittingEmptySubsequences: true).count <= MediaStore.maxSearchWords
+        else {
+            throw HostError.invalidArgument(
+                "give at most \(MediaStore.maxSearchWords) words (\(MediaStore.maxSearchBytes) bytes) to find")
+        }
         let limit = limit ?? 20
         guard (1...200).contains(limit) else { throw HostError.invalidArgument("limit is from 1 to 200") }
         let hits = try await host.store.searchTranscripts(text, limit: limit)

@@ -121,7 +121,8 @@ public final class HostRuntime: Sendable {
         var values = config.secretValues
         for id in registry.ids + Self.moduleSessions {
             guard let session = sessions.load(id) else { continue }
-            values.append(session.accessToken)
+            // A token sent as a password (the sync server's) is also in Basic headers.
+            values += Redactor.forms(ofPassword: session.accessToken, user: session.account)
             if let refresh = session.refreshToken { values.append(refresh) }
         }
         redactor.update(values)
