@@ -23,8 +23,9 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 l
 # ffmpeg: a YouTube download of video and audio apart is merged by the real ffmpeg (yt-dlp runs it).
 # xvfb, xterm, kitty, imagemagick, xfonts-base: pictures are drawn into real terminal emulators on
 # a virtual screen and read back from screenshots.
+# time: GNU time measures the peak memory of a process fed hostile input (DeskSurfaceAttackTests).
 TEST_PACKAGES := mpv playerctl dbus-bin zsh fish bash-completion man-db groff-base file emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
-	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils
+	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils time
 BENCH_PACKAGES := hyperfine python3-venv
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
@@ -249,7 +250,7 @@ sandbox: deps
 # Every test: unit, store, dispatcher, REPL and end to end against the built binary.
 # The CPU-heavy suites (fuzzing, big feeds) run after the rest, so they cannot starve the tests
 # that measure time (timeouts, polling intervals) on a 2-core machine.
-HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests|HostileInputTests
+HEAVY_TESTS := FeedFuzzTests|RPCFuzzTests|FeedParserRealWorldTests|LongFeedTests|HostileInputTests|DeskSurfaceAttackTests
 # Suites that keep real players, offers and daemons running for seconds (mpv playing, a share
 # waiting to expire): on their own, between the others, so they neither load the timing tests
 # nor are loaded by the fuzzers.

@@ -467,8 +467,9 @@ public struct ListsImport: RPCMethod {
             throw HostError.invalidArgument(
                 "M3U is for players: lists are exported as M3U, imported as \(ListImportFormat.importable)")
         }
-        // An answer says the first reasons and how many more: not a million of them.
-        if skipped.count > SubscriptionImport.maxReasons {
+        // An answer says the first reasons and how many more: not a million of them (the
+        // apps' exports count theirs as they read).
+        if format == .opml || format == .json, skipped.count > SubscriptionImport.maxReasons {
             let more = skipped.count - SubscriptionImport.maxReasons
             skipped = Array(skipped.prefix(SubscriptionImport.maxReasons)) + ["and \(more) more entries left out"]
         }
