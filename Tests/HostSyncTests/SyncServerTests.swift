@@ -197,6 +197,37 @@ import Testing
         #expect(read.cursor == Int64(1_700_000_000 + SyncServer.maxPages))
     }
 
+    /// `update_urls` from a hostile server: only URLs sent are renamed, each once, to a feed's
+    /// URL of at most 4 KB (not javascript:, file: or 1 MB); and the store never gives two shows
+    /// one sync URL (A→B then B→A, or onto a URL another show has).
+    @Test func renamesAreTakenOnlyWhereTheyMakeSense() async throws {
+        let a = "http://feeds.example/a.xml", b = "http://feeds.example/b.xml"
+        let huge = "http://feeds.example/" + String(repeating: "x", count: 1 << 20)
+        let answer = JSONValue.object([
+            "timestamp": 1,
+            "update_urls": .array(
+                [[a, b], [b, a], [a, huge], [a, "javascript:alert(1)"], ["http://not.sent/x", b], [b, "file:///etc/passwd"]].map {
+                    .array($0.map(JSONValue.string))
+                }),
+        ])
+        let (server, _) = Self.server(.gpodder, answering: answer.jsonString)
+        let renamed = try await server.uploadSubscriptions(add: [a, b], remove: [])
+        #expect(renamed.map { "\($0.old) \($0.new)" } == ["\(a) \(b)", "\(b) \(a)"], "\(renamed)")
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("renames-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = try MediaStore(path: folder + "/db.sqlite")
+        func show(_ url: String, _ n: Int) -> MediaItem {
+            var item = MediaItem(id: ItemID.feed(url, provider: "podcasts")!, title: "Show \(n)")
+            item.feed = url
+            return item
+        }
+        try await store.addFavorites([show(a, 1), show(b, 2)])
+        try await store.renameSyncURLs(renamed)
+        let followed = try await store.followedSyncURLs()
+        #expect(followed.count == 2 && Set(followed.keys) == [a, b], "two shows never share one URL: \(followed)")
+    }
+
     @Test func subscriptionURLsOfYouTubeAndPodcasts() {
         let channel = MediaItem(id: ItemID(provider: "youtube", kind: .channel, nativeID: "UCabc_-1"), title: "C")
         let url = SyncKeys.subscriptionURL(of: channel)

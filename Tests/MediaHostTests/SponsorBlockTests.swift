@@ -38,7 +38,9 @@ import Testing
               {"category":"sponsor","actionType":"mute","segment":[40,50],"UUID":"4"},
               {"category":"sponsor","actionType":"skip","segment":[60],"UUID":"5"},
               {"category":"sponsor","actionType":"skip","segment":[90,80],"UUID":"6"},
-              {"category":"filler","actionType":"skip","segment":["a","b"],"UUID":"7"}
+              {"category":"filler","actionType":"skip","segment":["a","b"],"UUID":"7"},
+              {"category":"sponsor","actionType":"skip","segment":[100,1e300],"UUID":"8"},
+              {"category":"sponsor","actionType":"skip","segment":[700,720],"videoDuration":300,"UUID":"9"}
             ]}]
             """.utf8)
         let read = try MediaSegments.read(body, id: try ItemID(parsing: "youtube:video:abc"), skip: ["sponsor"], mute: [])

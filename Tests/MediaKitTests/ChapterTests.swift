@@ -152,6 +152,38 @@ import Testing
         #expect(try ID3Chapters.read(path: notAnMP3.path) == nil)
     }
 
+    /// What a hostile file holds: chapters at 1e15 and 1e300 s are no times of any media, and a
+    /// tag of 100,000 CHAP frames is read and made usable quickly, its first 5,000 kept.
+    @Test func absurdTimesAndHugeTablesCostLittle() throws {
+        let far = ChapterList(
+            source: .podcastChapters,
+            chapters: [
+                Chapter(start: 0, title: "Start"), Chapter(start: 1e15, title: ""), Chapter(start: 1e300, title: ""),
+                Chapter(start: 60, end: 1e300, title: "Minute"),
+            ]
+        ).normalized(duration: nil)
+        #expect(far.chapters.map(\.title) == ["Start", "Minute"], "\(far.chapters)")
+        #expect(far.notes.contains("2 chapters starting more than 30 days in"), "\(far.notes)")
+        #expect(ChapterList.clock(1e300) == ChapterList.clock(1e12) && ChapterList.clock(-.infinity) == "0:00")
+
+        // 100,000 CHAP frames in an ID3v2.3 tag, built here.
+        func be(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        var body: [UInt8] = []
+        for index in 0..<100_000 {
+            let title: [UInt8] = Array("TIT2".utf8) + be(6) + [0, 0] + [0] + Array("c\(index % 10)ab".utf8)
+            let chap: [UInt8] = Array("ch\(index)".utf8) + [0] + be(index * 1000) + be(index * 1000 + 999) + be(-1) + be(-1) + title
+            body += Array("CHAP".utf8) + be(chap.count) + [0, 0] + chap
+        }
+        let header: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 0]
+        let started = ContinuousClock.now
+        let read = try #require(ID3Chapters.parse(header: header, body: body))
+        #expect(read.chapters.count == 100_000)
+        let normalized = read.normalized(duration: nil)
+        #expect(ContinuousClock.now - started < .seconds(10), "\(ContinuousClock.now - started)")
+        #expect(normalized.chapters.count == ChapterList.mostChapters)
+        #expect(normalized.notes.contains { $0.contains("after the first 5000") }, "\(normalized.notes)")
+    }
+
     @Test func theServicesChaptersFromYTDLP() {
         let list = ChapterReader.service([
             ["start_time": 0.0, "end_time": 65.0, "title": "Intro"], ["start_time": 65.0, "end_time": 300.0, "title": "Main"],
