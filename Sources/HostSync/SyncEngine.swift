@@ -216,7 +216,9 @@ public final class SyncEngine: HostComponent {
         var newItems: [MediaItem] = []
         var refused = 0
         for url in added where followed[url] == nil && !removed.contains(url) {
-            guard let id = SyncKeys.followedID(forSubscription: url) else {
+            // A URL carrying a secret (the Basic header a server echoed into it) is no feed to
+            // keep: it would be stored and shown.
+            guard let id = SyncKeys.followedID(forSubscription: url), host.redactor.redact(url) == url else {
                 refused += 1
                 continue
             }

@@ -242,7 +242,11 @@ import Testing
         let server = try HostileServer { request, connection in
             let echo = #"{"message":"bad: \#(request.headers["authorization"] ?? "") \#(json) \#(percent)"}"#
             if request.path.contains("/subscriptions") {
-                connection.respond(headers: ["Content-Type": "application/json"], body: Array(#"{"add":[],"remove":[],"timestamp":1}"#.utf8))
+                // A subscription whose URL carries the Basic value.
+                let basic = String((request.headers["authorization"] ?? "").dropFirst("Basic ".count))
+                connection.respond(
+                    headers: ["Content-Type": "application/json"],
+                    body: Array(#"{"add":["http://feeds.example/f.xml?k=\#(basic)"],"remove":[],"timestamp":1}"#.utf8))
             } else {
                 connection.respond(status: 500, reason: "Oops", headers: ["Content-Type": "application/json"], body: Array(echo.utf8))
             }
@@ -253,7 +257,10 @@ import Testing
             ["call", "sync.login", #"{"server":"\#(server.baseURL)","username":"alice","password":"\#(json)","dialect":"nextcloud"}"#],
             dataDir: dataDir)
         var seen = [login.stdout, login.stderr]
-        for call in [["call", "sync.now"], ["call", "sync.status"], ["doctor"], ["doctor", "--online"], ["call", "host.doctor"]] {
+        for call in [
+            ["call", "sync.now"], ["call", "sync.status"], ["doctor"], ["doctor", "--online"], ["call", "host.doctor"],
+            ["call", "favorites.list"],
+        ] {
             let run = try await runMediahost(call, dataDir: dataDir)
             seen += [run.stdout, run.stderr]
         }
