@@ -748,7 +748,8 @@ public actor PlayerController: HostComponent {
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
                 let said = Self.reason(in: loggedErrors).map { URLRedaction.redact($0) }
-                logger.notice("mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)\(said.map { " (\($0))" } ?? "")")
+                logger.notice(
+                    "mpv could not play \(URLRedaction.redact(current?.target ?? "")): \(why)\(said.map { " (\($0))" } ?? "")")
                 // Said once, with the item, to whoever watches: the stop that follows is no news.
                 failure = Self.failureMessage(title: current?.title, why: why, logged: said)
                 publish(force: true)

@@ -126,7 +126,6 @@ public struct PlayerOpen: RPCMethod {
             note: note, title: title)
     }
 
-
 }
 
 /// A player started in its own session with no terminal, so it outlives us and never writes

@@ -279,7 +279,8 @@ public final class SyncEngine: HostComponent {
         report.actionsReceived = actions.count
         if more {
             report.skipped.append(
-                "the server has more episode actions than one round reads (\(SyncServer.maxPages * SyncServer.pageSize)); the next round reads on")
+                "the server has more episode actions than one round reads (\(SyncServer.maxPages * SyncServer.pageSize)); the next round reads on"
+            )
         }
         let device = server.account.dialect == .gpodder ? server.account.device : nil
         // What moves a position: a play that says where, a mark as new; not a download or a

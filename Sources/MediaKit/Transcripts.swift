@@ -264,7 +264,8 @@ public enum TranscriptReader {
             words.allSatisfy({ $0.first?.isUppercase == true || $0.first?.isNumber == true }),
             !name.contains(where: { $0.isNumber && words.count == 1 && name.count <= 2 }),
             name.allSatisfy({ $0.isLetter || $0.isNumber || " '’-_.".contains($0) }),
-            words.allSatisfy({ !$0.contains(".") || ($0.hasSuffix(".") && $0.count <= 4 && $0.dropLast().allSatisfy(\.isLetter)) })
+            words.allSatisfy({ !$0.contains(".") || ($0.hasSuffix(".") && $0.count <= 4 && $0.dropLast().allSatisfy(\.isLetter)) }
+            )
         else { return nil }
         let rest = text[text.index(after: colon)...].trimming(.whitespaces)
         guard !rest.isEmpty else { return nil }

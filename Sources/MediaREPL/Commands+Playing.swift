@@ -183,7 +183,7 @@ extension CommandSpec {
                     let result: MediaTranscript.Response
                     do throws(RPCError) {
                         result = try await repl.dispatch(MediaTranscript(id: id))
-                    } catch where ["notFound", "unsupported"].contains(error.data?["kind"]?.stringValue ?? "") {
+                    } catch  where ["notFound", "unsupported"].contains(error.data?["kind"]?.stringValue ?? "") {
                         // A plain fact, not a failure: most episodes have none.
                         let name = repl.listing.title(of: id).map { Renderer.clean($0) } ?? id.description
                         repl.display("no transcript for \(name)")

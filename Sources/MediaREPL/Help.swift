@@ -37,8 +37,12 @@ extension CommandSpec {
             ("search swift", "every provider at once"),
             ("search youtube --kind channel swift", "YouTube's channels only"),
         ],
-        "show": [("show 3", "row 3's details, its picture where the terminal draws one"), ("show 2 --reveal", "a post's hidden text")],
-        "open": [("open 1", "a show's episodes, a channel's videos, a post's replies"), ("open podcasts:podcast:1999999997", "by id")],
+        "show": [
+            ("show 3", "row 3's details, its picture where the terminal draws one"), ("show 2 --reveal", "a post's hidden text"),
+        ],
+        "open": [
+            ("open 1", "a show's episodes, a channel's videos, a post's replies"), ("open podcasts:podcast:1999999997", "by id"),
+        ],
         "next": [("next", "the next page of the last listing"), ("n", "the same, shorter")],
         "prev": [("prev", "the page before"), ("p", "the same, shorter")],
         "fav": [("fav 2", "keep row 2 (a show or channel is then followed)"), ("fav 2-4", "rows 2, 3 and 4")],
@@ -48,7 +52,9 @@ extension CommandSpec {
         "lists": [("lists", "your lists and how many items each has"), ("list new \"Road trip\"", "make one")],
         "list": [("list \"Road trip\"", "a list's items"), ("list download \"Road trip\" --new", "download what is new in it")],
         "add": [("add 2 3 to \"Road trip\"", "rows 2 and 3 into a list"), ("add 1-5 to Later", "rows 1 to 5")],
-        "export": [("export favorites opml shows.opml", "your shows for another podcast app"), ("export Later m3u", "a playlist")],
+        "export": [
+            ("export favorites opml shows.opml", "your shows for another podcast app"), ("export Later m3u", "a playlist"),
+        ],
         "import": [("import shows.opml", "shows from another podcast app"), ("import subscriptions.csv", "a Google Takeout")],
         "download": [("download 3", "row 3's media file"), ("download 2-5", "rows 2 to 5, one after another")],
         "downloads": [("downloads", "every download, its state and progress"), ("pause 1", "then pause the first")],
@@ -72,13 +78,17 @@ extension CommandSpec {
         ],
         "chapter": [("chapter next", "the next chapter of what plays"), ("chapter 4", "chapter 4")],
         "artwork": [("artwork 1", "row 1's picture, large, and its file"), ("art 2", "the same, shorter")],
-        "login": [("login youtube", "a code to enter on Google's page"), ("login sync https://gpodder.net me", "your phone's sync")],
+        "login": [
+            ("login youtube", "a code to enter on Google's page"), ("login sync https://gpodder.net me", "your phone's sync"),
+        ],
         "logout": [("logout bluesky", "sign out and forget the session"), ("logout sync", "stop syncing with the phone")],
         "sync": [("sync", "shows and positions with the phone now"), ("sync status", "when it last synced, what waits")],
         "config": [("config", "every setting, its value and where it comes from"), ("config player.args --ao=null", "set one")],
         "doctor": [("doctor", "what works here and what does not, with fixes"), ("doctor --online", "also reach each service")],
         "history": [("history", "your last searches"), ("history clear", "forget them")],
-        "call": [("call host.info", "any method, its JSON answer"), ("call media.get {\"id\":\"tmdb:movie:550\"}", "with params")],
+        "call": [
+            ("call host.info", "any method, its JSON answer"), ("call media.get {\"id\":\"tmdb:movie:550\"}", "with params"),
+        ],
         "help": [("help search", "one command"), ("help all", "every command with its method")],
         "quit": [("quit", "leave (Ctrl-D too)"), ("exit", "the same")],
     ]
@@ -115,7 +125,8 @@ extension REPL {
         let label = (CommandSpec.groups.map(\.title.count).max() ?? 0) + 2
         var lines = [renderer.bold("Commands") + " (`help <command>` for one, `help all` for all):"]
         for (title, names) in CommandSpec.groups {
-            let text = Renderer.wrap(names.joined(separator: "  "), width: width, indent: String(repeating: " ", count: label + 2))
+            let text = Renderer.wrap(
+                names.joined(separator: "  "), width: width, indent: String(repeating: " ", count: label + 2))
             lines.append("  " + renderer.dim(title.padded(toLength: label)) + text.dropFirst(label + 2))
         }
         lines.append("")

@@ -36,7 +36,9 @@ public final class REPL: @unchecked Sendable {
             case named
         }
 
-        public init(json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true, sandbox: Sandbox? = nil) {
+        public init(
+            json: Bool = false, keepGoing: Bool = false, color: Bool = false, images: Bool = true, sandbox: Sandbox? = nil
+        ) {
             self.json = json
             self.keepGoing = keepGoing
             self.color = color

@@ -42,7 +42,9 @@ public enum TypeAhead {
             // Only the handlers still ours go (the REPL's own Ctrl-C handler stays).
             for signal in endingSignals {
                 let was = Glibc.signal(signal, SIG_DFL)
-                if let was, unsafeBitCast(was, to: UnsafeRawPointer.self) != unsafeBitCast(restoreAndDie, to: UnsafeRawPointer.self) {
+                if let was,
+                    unsafeBitCast(was, to: UnsafeRawPointer.self) != unsafeBitCast(restoreAndDie, to: UnsafeRawPointer.self)
+                {
                     Glibc.signal(signal, was)
                 }
             }

@@ -208,7 +208,9 @@ public struct TerminalGraphics: Sendable, Equatable {
                 end = min(end + 1, bytes.count)
             case UInt8(ascii: "P"), UInt8(ascii: "_"), UInt8(ascii: "]"):
                 // A string, to ST (ESC \) or, for OSC, BEL.
-                while end < bytes.count, !(bytes[end] == 0x07 || (bytes[end] == 0x1B && end + 1 < bytes.count && bytes[end + 1] == 0x5C)) {
+                while end < bytes.count,
+                    !(bytes[end] == 0x07 || (bytes[end] == 0x1B && end + 1 < bytes.count && bytes[end + 1] == 0x5C))
+                {
                     end += 1
                 }
                 end = min(end + (end < bytes.count && bytes[end] == 0x1B ? 2 : 1), bytes.count)

@@ -45,7 +45,9 @@ struct SandboxMain: AsyncParsableCommand {
         if child, let port, port != 0 {
             // The port the parent's last sandbox had, so what it kept (logins, pictures' and
             // media's addresses) still points here; another when that one is taken.
-            do { bound = try await server.start(host: host, port: port) } catch { bound = try await server.start(host: host, port: 0) }
+            do { bound = try await server.start(host: host, port: port) } catch {
+                bound = try await server.start(host: host, port: 0)
+            }
         } else {
             bound = try await server.start(host: host, port: port ?? (child ? 0 : 8080))
         }

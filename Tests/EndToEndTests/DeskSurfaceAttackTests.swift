@@ -89,13 +89,18 @@ import Testing
         return try #require(try JSONValue(parsing: children.stdout)["items"]?.arrayValue?.first?["id"]?.stringValue)
     }
 
-    static func expectHeld(_ run: Measured, _ what: String, within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectHeld(
+        _ run: Measured, _ what: String, within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(
-            !run.signalled && run.status >= 0 && run.status < 128, "\(what): ended by a signal (\(run.status)): \(run.stderr.suffix(300))",
+            !run.signalled && run.status >= 0 && run.status < 128,
+            "\(what): ended by a signal (\(run.status)): \(run.stderr.suffix(300))",
             sourceLocation: sourceLocation)
         #expect(run.peakKB > 0 && run.peakKB < peakLimitKB, "\(what): peak \(run.peakKB) KB", sourceLocation: sourceLocation)
         #expect(run.seconds < seconds, "\(what): \(run.seconds) s", sourceLocation: sourceLocation)
-        #expect(!run.stderr.contains("WARNING **") && !run.stderr.contains("CRITICAL **"), "\(what): \(run.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            !run.stderr.contains("WARNING **") && !run.stderr.contains("CRITICAL **"), "\(what): \(run.stderr)",
+            sourceLocation: sourceLocation)
         print("\(what): peak \(run.peakKB / 1000) MB, \(run.seconds) s, status \(run.status)")
     }
 
@@ -104,7 +109,8 @@ import Testing
     /// Chapters at 1e300 s (untitled), at "99999999999999999999" s and a Podlove chapter at
     /// 99999999999999999999:00:00: `media.chapters` answers (it died by SIGILL) and leaves them out.
     @Test func absurdChapterTimesAreLeftOut() async throws {
-        let json = #"{"version":"1.2.0","chapters":[{"startTime":0,"title":"Start"},{"startTime":1e300},{"startTime":"99999999999999999999","title":"Far"},{"startTime":60,"title":"Minute"}]}"#
+        let json =
+            #"{"version":"1.2.0","chapters":[{"startTime":0,"title":"Start"},{"startTime":1e300},{"startTime":"99999999999999999999","title":"Far"},{"startTime":60,"title":"Minute"}]}"#
         let server = try Self.feedServer(
             episodeExtra: """
                 <podcast:chapters url="BASE/chapters.json" type="application/json+chapters"/>
@@ -171,7 +177,9 @@ import Testing
     @Test func hugeTakeoutFilesAreAnsweredInFewWords() async throws {
         let dataDir = try makeTemporaryDirectory()
         let bad = try makeTemporaryDirectory() + "/subscriptions.csv"
-        try ("Channel Id,Channel Url,Channel Title\nUC0123456789012345678901,,One\n" + String(repeating: "x,y,z\n", count: 1_000_000))
+        try
+            ("Channel Id,Channel Url,Channel Title\nUC0123456789012345678901,,One\n"
+            + String(repeating: "x,y,z\n", count: 1_000_000))
             .write(toFile: bad, atomically: true, encoding: .utf8)
         let run = try await Self.measured(
             ["call", "lists.import", #"{"path":"\#(bad)","format":"takeout"}"#], dataDir: dataDir)
@@ -214,10 +222,12 @@ import Testing
         let cmyk = folder + "/cmyk.jpg"
         try Data(jpeg + [0xFF, 0xD9]).write(to: URL(fileURLWithPath: cmyk))
         let svg = folder + "/cover.jpg"
-        try #"<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="3000"><filter id="f"><feTurbulence baseFrequency="0.01" numOctaves="1000000000"/></filter><rect filter="url(#f)" width="3000" height="3000"/></svg>"#
+        try
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="3000"><filter id="f"><feTurbulence baseFrequency="0.01" numOctaves="1000000000"/></filter><rect filter="url(#f)" width="3000" height="3000"/></svg>"#
             .write(toFile: svg, atomically: true, encoding: .utf8)
         let dataDir = try makeTemporaryDirectory()
-        for (path, what) in [(webp, "an animated WebP of 1,000 frames"), (cmyk, "a progressive CMYK JPEG"), (svg, "an SVG bomb")] {
+        for (path, what) in [(webp, "an animated WebP of 1,000 frames"), (cmyk, "a progressive CMYK JPEG"), (svg, "an SVG bomb")]
+        {
             let run = try await Self.measured(
                 ["picture", path, "--protocol", "blocks", "--columns", "40", "--rows", "12", "--cell", "8x16"], dataDir: dataDir)
             Self.expectHeld(run, what, within: 20)
@@ -248,13 +258,17 @@ import Testing
                     headers: ["Content-Type": "application/json"],
                     body: Array(#"{"add":["http://feeds.example/f.xml?k=\#(basic)"],"remove":[],"timestamp":1}"#.utf8))
             } else {
-                connection.respond(status: 500, reason: "Oops", headers: ["Content-Type": "application/json"], body: Array(echo.utf8))
+                connection.respond(
+                    status: 500, reason: "Oops", headers: ["Content-Type": "application/json"], body: Array(echo.utf8))
             }
         }
         defer { server.stop() }
         let dataDir = try makeTemporaryDirectory()
         let login = try await runMediahost(
-            ["call", "sync.login", #"{"server":"\#(server.baseURL)","username":"alice","password":"\#(json)","dialect":"nextcloud"}"#],
+            [
+                "call", "sync.login",
+                #"{"server":"\#(server.baseURL)","username":"alice","password":"\#(json)","dialect":"nextcloud"}"#,
+            ],
             dataDir: dataDir)
         var seen = [login.stdout, login.stderr]
         for call in [
@@ -267,8 +281,10 @@ import Testing
         let repl = try await runMediahost([], input: "sync\nsync status\n", dataDir: dataDir)
         seen += [repl.stdout, repl.stderr]
         #expect(seen.joined().contains("500"), "the failure is said: \(seen.joined().suffix(500))")
-        for file in (try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? [] where file.hasPrefix("mediahost.sqlite") {
-            seen.append(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dataDir + "/" + file))) ?? Data(), as: UTF8.self))
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? [] where file.hasPrefix("mediahost.sqlite")
+        {
+            seen.append(
+                String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dataDir + "/" + file))) ?? Data(), as: UTF8.self))
         }
         for text in seen {
             for form in forms { #expect(!text.contains(form), "\(form) in \(text.prefix(300))") }
@@ -281,19 +297,25 @@ import Testing
         let silent = try HostileServer { _, connection in connection.hold(limit: 120) }
         defer { silent.stop() }
         let answering = try HostileServer { request, connection in
-            connection.respond(headers: ["Content-Type": "application/json"], body: Array(#"{"add":[],"remove":[],"timestamp":1}"#.utf8))
+            connection.respond(
+                headers: ["Content-Type": "application/json"], body: Array(#"{"add":[],"remove":[],"timestamp":1}"#.utf8))
         }
         let dataDir = try makeTemporaryDirectory()
         let login = try await runMediahost(
-            ["call", "sync.login", #"{"server":"\#(answering.baseURL)","username":"alice","password":"app-pass","dialect":"nextcloud"}"#],
+            [
+                "call", "sync.login",
+                #"{"server":"\#(answering.baseURL)","username":"alice","password":"app-pass","dialect":"nextcloud"}"#,
+            ],
             dataDir: dataDir)
         #expect(login.status == 0, "\(login.stderr)")
         answering.stop()
         // The account now points at the silent server (its file, as a moved server would be).
         let auth = dataDir + "/auth/sync.json"
         let text = try String(contentsOfFile: auth, encoding: .utf8).replacingOccurrences(
-            of: answering.baseURL.replacingOccurrences(of: "/", with: "\\/"), with: silent.baseURL.replacingOccurrences(of: "/", with: "\\/"))
-            .replacingOccurrences(of: answering.baseURL, with: silent.baseURL)
+            of: answering.baseURL.replacingOccurrences(of: "/", with: "\\/"),
+            with: silent.baseURL.replacingOccurrences(of: "/", with: "\\/")
+        )
+        .replacingOccurrences(of: answering.baseURL, with: silent.baseURL)
         try text.write(toFile: auth, atomically: true, encoding: .utf8)
         let run = try await Self.measured(["call", "sync.now"], dataDir: dataDir, environment: ["MEDIAHOST_HTTP_TIMEOUT": "3"])
         Self.expectHeld(run, "sync.now against a server that never answers", within: 20)

@@ -224,7 +224,9 @@ final class XScreen: @unchecked Sendable {
         try screen.type("search youtube swift")
         #expect(await screen.wait(for: "mediahost>", count: 2))
         try screen.type("show 1")
-        #expect(await screen.wait(for: terminal == "xterm" ? "\u{1B}P" : "\u{1B}_Ga=T"), "no picture sent: \(screen.written.suffix(300))")
+        #expect(
+            await screen.wait(for: terminal == "xterm" ? "\u{1B}P" : "\u{1B}_Ga=T"),
+            "no picture sent: \(screen.written.suffix(300))")
         var found: [Int] = []
         let deadline = ContinuousClock.now + .seconds(30)
         repeat {

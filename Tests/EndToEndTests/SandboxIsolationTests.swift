@@ -86,11 +86,15 @@ import Testing
     @Test func aLoginKeptBySandboxIsUsableNextOrDroppedWithWhy() async throws {
         let dataDir = try makeTemporaryDirectory()
         let login = try await runMediahost(
-            ["--sandbox", "call", "auth.login", #"{"provider":"bluesky","username":"alice.test","password":"sand-box1-test-pass"}"#],
+            [
+                "--sandbox", "call", "auth.login",
+                #"{"provider":"bluesky","username":"alice.test","password":"sand-box1-test-pass"}"#,
+            ],
             dataDir: dataDir)
         #expect(login.status == 0, "\(login.stderr)")
         let port = try #require(
-            (try? String(contentsOfFile: dataDir + "/sandbox.port", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines))
+            (try? String(contentsOfFile: dataDir + "/sandbox.port", encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines))
         // The next sandbox listens there again, and the session goes on: a search needing it works.
         let search = try await runMediahost(
             ["--sandbox", "call", "media.search", #"{"provider":"bluesky","query":"cat"}"#], dataDir: dataDir)
@@ -115,7 +119,8 @@ import Testing
         let moved = try await runMediahost(
             ["--sandbox", "call", "auth.status", #"{"provider":"bluesky"}"#], dataDir: dataDir)
         #expect(moved.status == 0, "\(moved.stderr)")
-        #expect(moved.stderr.contains("bluesky: the login made on http://127.0.0.1:\(port)/bluesky is forgotten"), "\(moved.stderr)")
+        #expect(
+            moved.stderr.contains("bluesky: the login made on http://127.0.0.1:\(port)/bluesky is forgotten"), "\(moved.stderr)")
         #expect(moved.stderr.contains("`login bluesky` again"), "\(moved.stderr)")
         #expect(try JSONValue(parsing: moved.stdout).arrayValue?.first?["loggedIn"] == false, "\(moved.stdout)")
     }

@@ -31,7 +31,8 @@ final class TmuxScreen: @unchecked Sendable {
         ]
         for (key, value) in extra { environment[key] = value }
         let command =
-            (["env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [mediahostBinary()] + sandboxInDataDir(arguments, dataDir))
+            (["env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [mediahostBinary()]
+            + sandboxInDataDir(arguments, dataDir))
             .map(Self.quote).joined(separator: " ")
         let started = await runProgram(
             tmux, ["-S", socket, "-f", conf, "new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", command])

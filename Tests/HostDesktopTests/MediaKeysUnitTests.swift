@@ -56,9 +56,11 @@ import Testing
     /// A feed's text as a notification: its markup is text, its escapes and bells gone, and a
     /// 97 KB title no notification.
     @Test func notificationsCarryPlainTextOnly() {
-        let hostile = "New <a href=\"file:///etc/passwd\">episode</a> <img src=\"file:///x.png\"> \u{1B}]2;owned\u{07}\u{1B}[31m & more"
+        let hostile =
+            "New <a href=\"file:///etc/passwd\">episode</a> <img src=\"file:///x.png\"> \u{1B}]2;owned\u{07}\u{1B}[31m & more"
         let shown = NotificationText.plain(hostile, limit: NotificationText.bodyLimit)
-        #expect(!shown.contains("<") && !shown.contains(">") && !shown.contains("\u{1B}") && !shown.contains("\u{07}"), "\(shown)")
+        #expect(
+            !shown.contains("<") && !shown.contains(">") && !shown.contains("\u{1B}") && !shown.contains("\u{07}"), "\(shown)")
         #expect(shown.contains("&lt;a href=&quot;file:///etc/passwd&quot;&gt;episode&lt;/a&gt;") && shown.contains("&amp; more"))
         let huge = NotificationText.plain(String(repeating: "Episode ", count: 12_500), limit: NotificationText.bodyLimit)
         #expect(huge.count <= NotificationText.bodyLimit, "\(huge.count)")

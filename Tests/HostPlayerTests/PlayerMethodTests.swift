@@ -1,5 +1,4 @@
 import Foundation
-@testable import HostPlayer
 import JSONRPC
 import MediaHTTP
 import MediaHost
@@ -8,6 +7,8 @@ import Sandbox
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import HostPlayer
 
 /// The player module on a host of its own: what plays, what a missing or failing player says,
 /// what its methods take, and that the spec says what they do.
@@ -177,6 +178,8 @@ import Testing
             logged: "[ytdl_hook] ERROR: [youtube] abc: Unable to download webpage: network is unreachable")
         #expect(message.contains("loading failed ([ytdl_hook] ERROR:"))
         #expect(message.hasSuffix("`mediahost doctor` checks it"))
-        #expect(PlayerController.failureMessage(title: nil, why: "loading failed", logged: nil) == "mpv could not play it: loading failed")
+        #expect(
+            PlayerController.failureMessage(title: nil, why: "loading failed", logged: nil)
+                == "mpv could not play it: loading failed")
     }
 }

@@ -3,8 +3,8 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import MediaStore
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HostSync
@@ -206,7 +206,9 @@ import Testing
         let answer = JSONValue.object([
             "timestamp": 1,
             "update_urls": .array(
-                [[a, b], [b, a], [a, huge], [a, "javascript:alert(1)"], ["http://not.sent/x", b], [b, "file:///etc/passwd"]].map {
+                [
+                    [a, b], [b, a], [a, huge], [a, "javascript:alert(1)"], ["http://not.sent/x", b], [b, "file:///etc/passwd"],
+                ].map {
                     .array($0.map(JSONValue.string))
                 }),
         ])

@@ -171,7 +171,8 @@ import Testing
         var body: [UInt8] = []
         for index in 0..<100_000 {
             let title: [UInt8] = Array("TIT2".utf8) + be(6) + [0, 0] + [0] + Array("c\(index % 10)ab".utf8)
-            let chap: [UInt8] = Array("ch\(index)".utf8) + [0] + be(index * 1000) + be(index * 1000 + 999) + be(-1) + be(-1) + title
+            let chap: [UInt8] =
+                Array("ch\(index)".utf8) + [0] + be(index * 1000) + be(index * 1000 + 999) + be(-1) + be(-1) + title
             body += Array("CHAP".utf8) + be(chap.count) + [0, 0] + chap
         }
         let header: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 0]

@@ -129,8 +129,9 @@ import Testing
     /// films numbered from 0 with lines said twice in a row, one-word cues, a blank line inside a
     /// cue, UTF-16 and Windows-1252, CRLF, a BOM and font tags.
     @Test func everyCueOfRealSubtitleFilesIsKept() throws {
-        let expected = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: Self.recorded.appendingPathComponent("expected.json"))) as? [String: Any] ?? [:]
+        let expected =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: Self.recorded.appendingPathComponent("expected.json"))) as? [String: Any] ?? [:]
         try #require(expected.count > 10)
         for (name, value) in expected.sorted(by: { $0.key < $1.key }) where !name.hasPrefix("_") {
             let entry = try #require(value as? [String: Any])

@@ -76,8 +76,10 @@ import Testing
 @Suite struct ProgressBarTests {
     @Test(arguments: [80, 60, 120])
     func barsLineUp(width: Int) {
-        let running = ProgressBoard.Entry(title: "Episode 26: Tiny Houses", bytes: 1_200_000, total: 3_000_000, rate: 300_000, eta: 6)
-        let long = ProgressBoard.Entry(title: "A much longer title of a video", bytes: 10, total: 3_000_000_000, rate: 3_000, eta: 3_700)
+        let running = ProgressBoard.Entry(
+            title: "Episode 26: Tiny Houses", bytes: 1_200_000, total: 3_000_000, rate: 300_000, eta: 6)
+        let long = ProgressBoard.Entry(
+            title: "A much longer title of a video", bytes: 10, total: 3_000_000_000, rate: 3_000, eta: 3_700)
         let queued = ProgressBoard.Entry(title: "Episode 27: Soil", bytes: 0, total: nil, state: "queued")
         let bars = [running, long, queued].map { ProgressBoard.bar($0, width: width, titleColumns: 20) }
         let starts = bars.map { bar in bar.firstIndex(of: "[").map { Renderer.columns(String(bar[..<$0])) } }

@@ -110,11 +110,14 @@ import Testing
 
     @Test func formatsNotDrawnAreNamedInOneLine() throws {
         guard case .success = Picture.available else { return }
-        let avif = try Self.write(Array("\0\0\0\u{1C}ftypavif\0\0\0\0avifmif1miaf".utf8) + [UInt8](repeating: 0, count: 200), "x.avif")
+        let avif = try Self.write(
+            Array("\0\0\0\u{1C}ftypavif\0\0\0\0avifmif1miaf".utf8) + [UInt8](repeating: 0, count: 200), "x.avif")
         #expect(Self.reason(avif) == "AVIF pictures are not drawn (JPEG, PNG, GIF and WebP are)")
         // An SVG is never decoded (a filter can run for minutes), whatever its name says.
         let svg = try Self.write(
-            Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><filter id="f"><feTurbulence numOctaves="1000000000"/></filter><rect filter="url(#f)" width="10" height="10"/></svg>"#.utf8),
+            Array(
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><filter id="f"><feTurbulence numOctaves="1000000000"/></filter><rect filter="url(#f)" width="10" height="10"/></svg>"#
+                    .utf8),
             "cover.jpg")
         let started = ContinuousClock.now
         #expect(Self.reason(svg) == "SVG pictures are not drawn (JPEG, PNG, GIF and WebP are)")

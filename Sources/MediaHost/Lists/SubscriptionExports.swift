@@ -169,7 +169,8 @@ enum SubscriptionExport {
                 // whatever it says, unless it names a channel itself (a header taken off).
                 if channel(in: row) == nil {
                     guard row.fields.count >= 3 else {
-                        throw takeoutError("its first row has \(row.fields.count) column\(row.fields.count == 1 ? "" : "s"), not three")
+                        throw takeoutError(
+                            "its first row has \(row.fields.count) column\(row.fields.count == 1 ? "" : "s"), not three")
                     }
                     return true
                 }
