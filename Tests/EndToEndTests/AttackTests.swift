@@ -322,7 +322,10 @@ import Testing
         let result = try await Self.login(server, dataDir: dataDir)
         #expect(result.status == 0, "\(result.stderr)")
         Self.expectNoPiece(of: Self.password, in: result.stdout + result.stderr, "the login's answer and log")
-        let status = try await runMediahost(["call", "auth.status", #"{"provider":"bluesky"}"#], dataDir: dataDir)
+        // On the same server (a login made on another is forgotten at start).
+        let status = try await runMediahost(
+            ["call", "auth.status", #"{"provider":"bluesky"}"#], dataDir: dataDir,
+            environment: ["MEDIAHOST_BLUESKY_BASE_URL": server.baseURL])
         #expect(status.stdout.contains("\"loggedIn\":true"), "\(status.stdout)")
         Self.expectNoPiece(of: Self.password, in: status.stdout, "auth.status")
         let files = FileManager.default.enumerator(atPath: dataDir)?.compactMap { $0 as? String } ?? []

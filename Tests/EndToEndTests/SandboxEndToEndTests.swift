@@ -239,7 +239,8 @@ import Testing
         #expect(result.stdout.contains("logged in to youtube as Swift Academy"))
         #expect(result.stdout.contains("saved to your youtube account"))
         #expect(result.stdout.contains("https://www.youtube.com/watch?v="))
-        #expect(result.stdout.contains(dataDir + "/cache/mediahost/artwork/"))
+        // The sandbox keeps its pictures apart from the real cache too.
+        #expect(result.stdout.contains(dataDir + "/cache/mediahost-sandbox/artwork/"))
         let favorites = try await runMediahost(["call", "favorites.list", #"{"provider":"youtube"}"#], dataDir: dataDir)
         #expect(
             try JSONValue(parsing: favorites.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["items"]?.arrayValue?.count

@@ -28,6 +28,9 @@ public struct BlueskyReplica: SandboxReplica {
         var expired: Set<String> = []
         /// Tokens of an earlier run that were used up here (a refresh) or revoked.
         var ended: Set<String> = []
+        /// Every token this run made: only others are an earlier run's (this run's are known
+        /// by `access` and `refresh`, which tests empty to revoke them).
+        var issued: Set<String> = []
         var counter = 0
         /// Likes by account DID: post URI -> like record URI.
         var likes: [String: [String: String]] = [:]
@@ -118,7 +121,8 @@ public struct BlueskyReplica: SandboxReplica {
                     state.expired.contains(token)
                 )
             }
-            let earlier = did == nil ? Self.earlierSession(token, refresh: refreshing) : nil
+            let issuedHere = state.withLock { $0.issued.contains(token) }
+            let earlier = did == nil && !issuedHere ? Self.earlierSession(token, refresh: refreshing) : nil
             if let earlier, earlier.expired { return Self.error(400, "ExpiredToken", "Token has expired") }
             if expired { return Self.error(400, "ExpiredToken", "Token has expired") }
             guard let did = did ?? earlier.flatMap({ state.withLock { $0.ended }.contains(token) ? nil : $0.did }) else {
@@ -304,6 +308,7 @@ public struct BlueskyReplica: SandboxReplica {
             let refresh = "eyJhbGciOiJFUzI1NksifQ.\(payload).sbxrefresh\(state.counter)"
             state.access[access] = account.did
             state.refresh[refresh] = account.did
+            state.issued.formUnion([access, refresh])
             return (access, refresh)
         }
         var session: [String: Any] = [

@@ -16,6 +16,8 @@ public final class TMDBAccounts: Sendable {
         var sessions: [String: String] = [:]
         /// Sessions of an earlier run deleted in this one.
         var ended: Set<String> = []
+        /// Every session this run made: only others are an earlier run's.
+        var issued: Set<String> = []
         var favorites: [String: [Int]] = [:]
     }
     let state = Mutex(State())
@@ -81,6 +83,7 @@ public final class TMDBAccounts: Sendable {
                     state.tokens[token] = nil
                     let session = Self.newSession(for: user)
                     state.sessions[session] = user
+                    state.issued.insert(session)
                     return TMDBReplica.json(["success": true, "session_id": session])
                 }
             }
@@ -149,7 +152,8 @@ public final class TMDBAccounts: Sendable {
         guard let value = request.uri.queryParameters.get("session_id") else { return nil }
         let session = String(value)
         return state.withLock { state in
-            state.sessions[session] ?? (state.ended.contains(session) ? nil : Self.earlierUser(session))
+            state.sessions[session]
+                ?? (state.ended.contains(session) || state.issued.contains(session) ? nil : Self.earlierUser(session))
         }
     }
 

@@ -38,6 +38,8 @@ public final class YouTubeAccounts: Sendable {
         var refreshTokens: Set<String> = []
         /// Tokens of an earlier run revoked in this one.
         var revoked: Set<String> = []
+        /// Every token this run made: only others are an earlier run's.
+        var issued: Set<String> = []
         /// Liked videos, newest first.
         var likes: [String] = []
         var counter = 0
@@ -73,7 +75,8 @@ public final class YouTubeAccounts: Sendable {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
         let token = String(header.dropFirst(7))
         return state.withLock { state in
-            guard let expiry = state.accessTokens[token] ?? Self.earlierExpiry(token), !state.revoked.contains(token) else {
+            let earlier = state.issued.contains(token) ? nil : Self.earlierExpiry(token)
+            guard let expiry = state.accessTokens[token] ?? earlier, !state.revoked.contains(token) else {
                 return false
             }
             return expiry > Date()
@@ -134,10 +137,12 @@ public final class YouTubeAccounts: Sendable {
                     // This run's, or an earlier run's that was not revoked here.
                     guard
                         state.refreshTokens.contains(refresh)
-                            || (refresh.hasPrefix("1//sandbox-refresh-") && !state.revoked.contains(refresh))
+                            || (refresh.hasPrefix("1//sandbox-refresh-") && !state.revoked.contains(refresh)
+                                && !state.issued.contains(refresh))
                     else { return (nil, 0) }
                     let (access, expires) = Self.newAccessToken(lifetime: state.tokenLifetime)
                     state.accessTokens[access] = expires
+                    state.issued.insert(access)
                     return (access, state.tokenLifetime)
                 }
                 guard let access else { return Self.oauthError(400, "invalid_grant", "Token has been expired or revoked.") }
@@ -154,7 +159,8 @@ public final class YouTubeAccounts: Sendable {
             let token = form["token"] ?? request.uri.queryParameters.get("token") ?? ""
             let known = self.state.withLock { state in
                 let known = state.accessTokens.removeValue(forKey: token) != nil || state.refreshTokens.remove(token) != nil
-                let earlier = Self.earlierExpiry(token) != nil || token.hasPrefix("1//sandbox-refresh-")
+                let earlier =
+                    !state.issued.contains(token) && (Self.earlierExpiry(token) != nil || token.hasPrefix("1//sandbox-refresh-"))
                 if earlier { state.revoked.insert(token) }
                 return known || earlier
             }
@@ -188,6 +194,7 @@ public final class YouTubeAccounts: Sendable {
             let (access, expires) = Self.newAccessToken(lifetime: state.tokenLifetime)
             let refresh = "1//sandbox-refresh-\(UUID().uuidString)"
             state.accessTokens[access] = expires
+            state.issued.formUnion([access, refresh])
             state.refreshTokens.insert(refresh)
             return .tokens(access, refresh, state.tokenLifetime)
         }
