@@ -13,9 +13,12 @@ public final class ServiceConnection: HostConnection {
     public let events = EventHub()
     public var isRemote: Bool { true }
 
-    /// What a call answers when the service is gone (it stopped, or was killed): the REPL then
-    /// carries on in its own process.
+    /// What a call answers when the service was gone before it was sent (it stopped, or was
+    /// killed): the service cannot have done it, so the front end may do it itself.
     public static let goneCode = -32030
+    /// What a call answers when the service went away after it was sent and before it
+    /// answered: it may have been done.
+    public static let interruptedCode = -32031
 
     /// Who is told when the service goes away; nil once it has.
     private final class Closing: Sendable {
@@ -30,7 +33,7 @@ public final class ServiceConnection: HostConnection {
             input: fd, output: fd, maxMessageSize: 64 << 20, maxPendingOutput: 16 << 20, name: "service",
             gone: { _ in ServiceGone() },
             onMessage: { message in
-                // A search's streamed parts are answered to the request (RPCPeer), not broadcast.
+                // A search's streamed parts go to the request's caller (RPCPeer), never broadcast.
                 guard let method = message["method"]?.stringValue, method != SearchResults.method,
                     let event = HostEvent(method: method, params: message["params"])
                 else { return }
@@ -56,8 +59,14 @@ public final class ServiceConnection: HostConnection {
         socket.connect().map { ServiceConnection(fd: $0) }
     }
 
+    /// The result as the service wrote it: a relay (`rpc`, MCP) passes it on, not read and
+    /// written again.
     public func call(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
-        JSONWriter.bytes(try await value(method, params: params))
+        var call: [String: JSONValue] = ["method": .string(method)]
+        if let params { call["params"] = params }
+        return try await Self.mapping(method) { [peer] in
+            try await peer.requestResultBytes(.object(call), timeout: nil, notifications: Self.toCaller())
+        }
     }
 
     public func value(_ method: String, params: JSONValue?) async throws(RPCError) -> JSONValue {
@@ -72,16 +81,42 @@ public final class ServiceConnection: HostConnection {
     private func result(_ method: String, params: JSONValue?, timeout: Duration?) async throws(RPCError) -> JSONValue {
         var call: [String: JSONValue] = ["method": .string(method)]
         if let params { call["params"] = params }
+        return try await Self.mapping(method) { [peer] in
+            try await peer.request(.object(call), timeout: timeout, notifications: Self.toCaller())
+        }
+    }
+
+    /// The notifications that belong to a request (a streamed search's parts) to the client the
+    /// call is being answered for, under its own request id, across this relay.
+    private static func toCaller() -> (@Sendable (JSONValue) -> Void)? {
+        guard let caller = RPCRequestContext.current else { return nil }
+        return { message in
+            guard let method = message["method"]?.stringValue else { return }
+            var params = message["params"]
+            if case .object(var members)? = params {
+                members["request"] = caller.id
+                params = .object(members)
+            }
+            caller.notify(method, params)
+        }
+    }
+
+    /// A call's failures as the front ends read them: never sent (`goneCode`: the service can
+    /// have done nothing), or sent and not answered (`interruptedCode`: it may have been done).
+    private static func mapping<T>(_ method: String, _ body: () async throws -> T) async throws(RPCError) -> T {
         do {
-            return try await peer.request(.object(call), timeout: timeout)
+            return try await body()
         } catch let error as RPCError {
             throw error
         } catch is CancellationError {
             throw .requestCancelled
+        } catch is RPCPeer.NotSent {
+            throw RPCError(code: goneCode, message: "the background service has stopped")
         } catch let timeout as RPCPeer.Timeout {
-            throw RPCError(code: Self.goneCode, message: "the background service did not answer \(method): \(timeout)")
+            throw RPCError(code: interruptedCode, message: "the background service did not answer \(method): \(timeout)")
         } catch {
-            throw RPCError(code: Self.goneCode, message: "\(error)")
+            throw RPCError(
+                code: interruptedCode, message: "the background service stopped during \(method); it may have been done")
         }
     }
 
@@ -111,8 +146,11 @@ public struct ServiceGone: Error, CustomStringConvertible {
 }
 
 extension RPCError {
-    /// Whether the call failed because the background service is gone (not because it refused).
+    /// Whether the call failed because the background service was gone before it was sent
+    /// (not because it refused, nor while it ran).
     public var isServiceGone: Bool { code == ServiceConnection.goneCode }
+    /// Whether the service went away while the call ran: it may have been done.
+    public var isServiceInterrupted: Bool { code == ServiceConnection.interruptedCode }
 }
 
 /// The background service while it runs, then the host in this process (the interactive REPL
@@ -154,7 +192,7 @@ public final class FallbackConnection: HostConnection {
     public var isRemote: Bool { !flag.isSet }
 
     public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
-        try await either { () async throws(RPCError) in
+        try await either(M.method) { () async throws(RPCError) in
             try await service.run(request)
         } here: { () async throws(RPCError) in
             try await local.run(request)
@@ -162,7 +200,7 @@ public final class FallbackConnection: HostConnection {
     }
 
     public func call(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
-        try await either { () async throws(RPCError) in
+        try await either(method) { () async throws(RPCError) in
             try await service.call(method, params: params)
         } here: {
             () async throws(RPCError) in
@@ -171,7 +209,7 @@ public final class FallbackConnection: HostConnection {
     }
 
     public func value(_ method: String, params: JSONValue?) async throws(RPCError) -> JSONValue {
-        try await either { () async throws(RPCError) in
+        try await either(method) { () async throws(RPCError) in
             try await service.value(method, params: params)
         } here: {
             () async throws(RPCError) in
@@ -179,15 +217,23 @@ public final class FallbackConnection: HostConnection {
         }
     }
 
-    /// The service's answer while it runs; once it is gone, this process's (said once).
+    /// The service's answer while it runs; once it is gone, this process's (said once). A call
+    /// the service may have done before it went (sent, not answered) is done here again only
+    /// when doing it twice is harmless (its x-effect: it reads, or is idempotent): a download or
+    /// a `player.open` sent and done would be done twice.
     private func either<T>(
-        _ service: () async throws(RPCError) -> T, here local: () async throws(RPCError) -> T
+        _ method: String, _ service: () async throws(RPCError) -> T, here local: () async throws(RPCError) -> T
     ) async throws(RPCError) -> T {
         if !flag.isSet {
             do throws(RPCError) {
                 return try await service()
-            } catch  where error.isServiceGone {
+            } catch where error.isServiceGone {
                 onSwitch()
+            } catch where error.isServiceInterrupted {
+                onSwitch()
+                guard let effect = self.local.host.effect(of: method), effect.access == .reads || effect.idempotent else {
+                    throw error
+                }
             }
         }
         return try await local()

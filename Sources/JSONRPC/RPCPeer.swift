@@ -27,17 +27,22 @@ public final class RPCPeer: Sendable {
         public var outcome: @Sendable (JSONValue) -> Result<JSONValue, any Error>
         /// The message that tells the other end a request was given up, when the protocol has one.
         public var cancel: (@Sendable (_ id: Int) -> JSONValue)?
+        /// The request a notification belongs to, when it names one (a streamed search's part
+        /// names its search): it goes to that request's caller, not to `onMessage`.
+        public var belongsTo: @Sendable (JSONValue) -> Int?
 
         public init(
             request: @escaping @Sendable (_ id: Int, _ payload: JSONValue) -> JSONValue,
             answers: @escaping @Sendable (JSONValue) -> Int?,
             outcome: @escaping @Sendable (JSONValue) -> Result<JSONValue, any Error>,
-            cancel: (@Sendable (_ id: Int) -> JSONValue)? = nil
+            cancel: (@Sendable (_ id: Int) -> JSONValue)? = nil,
+            belongsTo: @escaping @Sendable (JSONValue) -> Int? = { _ in nil }
         ) {
             self.request = request
             self.answers = answers
             self.outcome = outcome
             self.cancel = cancel
+            self.belongsTo = belongsTo
         }
 
         /// JSON-RPC 2.0: a request's payload is `{"method", "params"?}`; errors come back as
@@ -58,7 +63,8 @@ public final class RPCPeer: Sendable {
                 }
                 return .success(message["result"] ?? .null)
             },
-            cancel: { id in ["jsonrpc": "2.0", "method": .string(RPCConnection.cancelMethod), "params": ["id": JSONValue(id)]] })
+            cancel: { id in ["jsonrpc": "2.0", "method": .string(RPCConnection.cancelMethod), "params": ["id": JSONValue(id)]] },
+            belongsTo: { message in message["method"] != nil ? message["params"]?["request"]?.intValue : nil })
     }
 
     /// Why the conversation ended.
@@ -85,6 +91,15 @@ public final class RPCPeer: Sendable {
         }
     }
 
+    /// A request that never left: the conversation had ended before it could be written, so the
+    /// other end cannot have done it (a caller may then make it elsewhere). Any other failure of
+    /// a request that was written (`gone`, `Timeout`) leaves open whether it was done.
+    public struct NotSent: Error, Sendable, CustomStringConvertible {
+        /// The error the peer's `gone` gives for how the conversation ended.
+        public var reason: any Error
+        public var description: String { "\(reason)" }
+    }
+
     /// A request the other end did not answer within its deadline.
     public struct Timeout: Error, Sendable, CustomStringConvertible {
         public var seconds: Double
@@ -98,8 +113,18 @@ public final class RPCPeer: Sendable {
 
     private struct State {
         var next = 1
-        var waiting: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
+        var waiting: [Int: CheckedContinuation<Answer, any Error>] = [:]
+        /// Who hears the notifications that belong to a waiting request.
+        var listeners: [Int: @Sendable (JSONValue) -> Void] = [:]
+        /// The requests whose answer is wanted as its result's bytes, as they came.
+        var raw: Set<Int> = []
         var ending: Ending?
+    }
+
+    /// An answer: its result read, or its result's bytes as they came (a relay's).
+    private enum Answer: Sendable {
+        case value(JSONValue)
+        case bytes([UInt8])
     }
 
     private let input: Int32
@@ -152,10 +177,33 @@ public final class RPCPeer: Sendable {
     }
 
     /// Sends a request and waits for its answer.
-    /// - Parameter timeout: how long to wait; nil waits until the answer or the end.
+    /// - Parameters:
+    ///   - timeout: how long to wait; nil waits until the answer or the end.
+    ///   - notifications: hears the notifications that belong to this request while it waits.
     /// - Throws: the other end's error (as `wire.outcome` reads it), `RPCPeer.Timeout`,
-    ///   `CancellationError`, or `gone(ending)`.
-    public func request(_ payload: JSONValue, timeout: Duration?) async throws -> JSONValue {
+    ///   `CancellationError`, `NotSent` when it was never written, or `gone(ending)`.
+    public func request(
+        _ payload: JSONValue, timeout: Duration?, notifications: (@Sendable (JSONValue) -> Void)? = nil
+    ) async throws -> JSONValue {
+        guard case .value(let value) = try await exchange(payload, timeout: timeout, raw: false, notifications: notifications)
+        else { throw NotSent(reason: gone(.closed)) }
+        return value
+    }
+
+    /// As `request`, the answer's result as the bytes the other end wrote (a relay passes them
+    /// on as they are, never read and written again).
+    public func requestResultBytes(
+        _ payload: JSONValue, timeout: Duration?, notifications: (@Sendable (JSONValue) -> Void)? = nil
+    ) async throws -> [UInt8] {
+        switch try await exchange(payload, timeout: timeout, raw: true, notifications: notifications) {
+        case .bytes(let bytes): return bytes
+        case .value(let value): return JSONWriter.bytes(value)
+        }
+    }
+
+    private func exchange(
+        _ payload: JSONValue, timeout: Duration?, raw: Bool, notifications: (@Sendable (JSONValue) -> Void)?
+    ) async throws -> Answer {
         let id = state.withLock { state -> Int in
             defer { state.next += 1 }
             return state.next
@@ -167,20 +215,29 @@ public final class RPCPeer: Sendable {
                 self?.abandon(id, error: Timeout(seconds: seconds))
             }
         }
-        defer { timer?.cancel() }
+        defer {
+            timer?.cancel()
+            state.withLock { state in
+                state.listeners[id] = nil
+                state.raw.remove(id)
+            }
+        }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
                 let ending = state.withLock { state -> Ending? in
                     if let ending = state.ending { return ending }
                     state.waiting[id] = continuation
+                    if let notifications { state.listeners[id] = notifications }
+                    if raw { state.raw.insert(id) }
                     return nil
                 }
                 if let ending {
-                    continuation.resume(throwing: gone(ending))
+                    continuation.resume(throwing: NotSent(reason: gone(ending)))
                     return
                 }
                 if !send(wire.request(id, payload)) {
-                    abandon(id, error: gone(state.withLock { $0.ending } ?? .output(queue.failed ?? .cancelled)))
+                    let ending = state.withLock { $0.ending } ?? .output(queue.failed ?? .cancelled)
+                    abandon(id, error: NotSent(reason: gone(ending)))
                 }
             }
         } onCancel: {
@@ -226,7 +283,7 @@ public final class RPCPeer: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let waiting = state.withLock { state -> [CheckedContinuation<JSONValue, any Error>] in
+        let waiting = state.withLock { state -> [CheckedContinuation<Answer, any Error>] in
             if state.ending == nil { state.ending = ending }
             defer { state.waiting = [:] }
             return Array(state.waiting.values)
@@ -261,7 +318,7 @@ public final class RPCPeer: Sendable {
                         if strict { return .notJSON }
                         continue
                     }
-                    receive(message, onMessage)
+                    receive(message, bytes: bytes, onMessage)
                 case .tooLarge: return .tooLarge(limit: maxMessageSize)
                 case .badHeader: if strict { return .notJSON }
                 }
@@ -269,13 +326,27 @@ public final class RPCPeer: Sendable {
         }
     }
 
-    private func receive(_ message: JSONValue, _ onMessage: @Sendable (JSONValue) -> Void) {
+    private func receive(_ message: JSONValue, bytes: [UInt8], _ onMessage: @Sendable (JSONValue) -> Void) {
         guard let id = wire.answers(message) else {
-            onMessage(message)
+            // A request's own notification goes to its caller alone.
+            if let request = wire.belongsTo(message), let listener = state.withLock({ $0.listeners[request] }) {
+                listener(message)
+            } else {
+                onMessage(message)
+            }
             return
         }
-        guard let continuation = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
-        continuation.resume(with: wire.outcome(message))
+        guard let (continuation, raw) = state.withLock({ state in state.waiting.removeValue(forKey: id).map { ($0, state.raw.contains(id)) } })
+        else { return }
+        switch wire.outcome(message) {
+        case .failure(let error): continuation.resume(throwing: error)
+        case .success(let value):
+            if raw, let span = JSONSpans.member("result", of: bytes) {
+                continuation.resume(returning: .bytes(Array(bytes[span])))
+            } else {
+                continuation.resume(returning: .value(value))
+            }
+        }
     }
 }
 

@@ -106,6 +106,7 @@ public struct Dispatcher: RPCHandler {
 
     /// Every method this host serves: the runtime's and its modules'.
     public var methods: [any RPCMethod.Type] { host.methodTable.methods }
+
     public var methodNames: [String] { methods.map { $0.method } }
 
     public let host: HostRuntime

@@ -31,6 +31,11 @@ public final class HostRuntime: Sendable {
     public let artwork: ArtworkCache
     /// The methods served: the runtime's and its modules'.
     let methodTable: Dispatcher.Table
+
+    /// What the method named does to the user's things (its x-effect); nil for no such method.
+    public func effect(of method: String) -> MethodEffect? {
+        methodTable.methods.first { $0.method == method }?.effect
+    }
     /// The concerns built on the runtime in this build (the player, sharing).
     let modules: [any HostModule.Type]
     /// What modules keep for this host (`HostComponent`).
