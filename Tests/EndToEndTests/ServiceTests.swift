@@ -84,6 +84,33 @@ import Testing
 
     /// host.background: always starts a service for the first call; never keeps calls in their
     /// own process even when one runs; --no-service does for one command.
+    /// `mediahost rpc` attached to a running service streams a search as it does on its own:
+    /// each provider's `media.searchResults` under the client's id, then the result.
+    @Test func aStreamedSearchStreamsThroughTheService() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let dataDir = try makeTemporaryDirectory()
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base]
+        let service = try MediahostProcess(["serve"], dataDir: dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await Self.waitForService(dataDir)
+        let client = try MediahostProcess(["rpc"], dataDir: dataDir, environment: environment)
+        client.sendLine(#"{"jsonrpc":"2.0","id":"s-1","method":"media.search","params":{"query":"garden","stream":true}}"#)
+        var parts: [JSONValue] = []
+        var result: JSONValue?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while result == nil, ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(60))?.value {
+            if message["method"] == "media.searchResults" { parts.append(message["params"] ?? .null) }
+            if message["id"] == "s-1" { result = message }
+        }
+        #expect(result?["result"]?["items"]?.arrayValue?.isEmpty == false, "\(String(describing: result))")
+        #expect(parts.count >= 2, "a part per provider before the result: \(parts.count)")
+        #expect(parts.allSatisfy { $0["request"] == "s-1" }, "\(parts.map { $0["request"] ?? .null })")
+        #expect(parts.contains { $0["provider"] == "podcasts" && $0["items"]?.arrayValue?.isEmpty == false })
+        client.closeInput()
+        _ = await client.waitForExit()
+    }
+
     @Test func hostBackgroundDecidesWhereCallsRun() async throws {
         let dataDir = try makeTemporaryDirectory()
         func pid(_ environment: [String: String] = [:], _ extra: [String] = []) async throws -> Int? {
