@@ -170,63 +170,69 @@ struct HostOptions {
     /// Where this command's files are: with --sandbox, the sandbox's own (HostPaths.resolve).
     var paths: HostPaths { HostPaths.resolve(configFlag: config, dataDirFlag: dataDir, sandbox: sandbox) }
 
-    /// The background service for this data dir, connected, when one runs and may be used (not
-    /// with --sandbox, whose providers point elsewhere, nor --no-service, nor host.background
-    /// never in the environment or the service's settings).
-    func service() async -> ServiceConnection? {
-        let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
-        guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never else {
-            return nil
-        }
-        let socket = ServiceSocket(paths: paths)
-        guard let service = ServiceConnection.connect(socket) else { return nil }
-        // The service reads the same settings: it says whether host.background is never.
-        let answer: JSONValue
-        do throws(RPCError) {
-            answer = try await service.value("config.get", params: ["key": "host.background"], timeout: .seconds(5))
-        } catch {
-            // A service that does not answer is not waited for: this command runs here.
-            Descriptor.standardError(
-                "mediahost: warning: the background service does not answer (\(error.message)); running in this process\n")
-            service.close()
-            return nil
-        }
-        if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
-            service.close()
-            return nil
-        }
-        return service
-    }
-
-    /// A one-shot call through the background service, on this thread (`mediahost call`: a
-    /// connection's reading thread and tasks cost a third of the call), with the peer's own
-    /// wire; nil when no service runs or may be used.
-    func callThroughService(_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>? {
+    /// Where this command's calls go: the socket of the background service for this data dir,
+    /// when one runs and may be used (not with --sandbox, whose providers point elsewhere, nor
+    /// --no-service, nor host.background never in the environment or the service's settings,
+    /// which it is asked), else nil: this process. The one place this is decided, on the calling
+    /// thread; `service()` (sessions: the REPL, `rpc`, `mcp`) and `callThroughService` (one-shot
+    /// calls) both ask it. A script (`run`, a piped REPL) keeps to its own process by design: it
+    /// waits for its own downloads and ends with what became of them.
+    func serviceRoute() -> Int32? {
         let fromEnvironment = getenv("MEDIAHOST_HOST_BACKGROUND").map { String(cString: $0) }
         guard !sandbox, !noService, fromEnvironment.flatMap(HostSettings.BackgroundUse.init(rawValue:)) != .never,
             let fd = ServiceSocket(paths: paths).connect()
         else { return nil }
-        defer { close(fd) }
         // The service reads the same settings: it says whether host.background is never.
         let probe: JSONValue = ["method": "config.get", "params": ["key": "host.background"]]
-        switch RPCPeer.exchange(fd: fd, probe, id: 1, timeout: .seconds(5)) {
+        switch RPCPeer.exchange(fd: fd, probe, id: Self.probeID, timeout: .seconds(5)) {
         case .success(let answer):
             if answer.arrayValue?.first?["value"]?.stringValue.flatMap(HostSettings.BackgroundUse.init(rawValue:)) == .never {
+                close(fd)
                 return nil
             }
+            return fd
         case .failure(let error):
             // A service that does not answer is not waited for: this command runs here.
             Descriptor.standardError(
                 "mediahost: warning: the background service does not answer (\(error)); running in this process\n")
+            close(fd)
             return nil
         }
+    }
+
+    /// The probe's request id (a session's own requests count from 1 on the same socket; the
+    /// service answers each by its id, and this one is answered before they start).
+    static let probeID = 1_000_000_000
+
+    /// The background service, connected, when `serviceRoute` says calls go there; asked on a
+    /// thread of its own (the probe waits on a socket).
+    func service() async -> ServiceConnection? {
+        let options = self
+        let fd = await withCheckedContinuation { (done: CheckedContinuation<Int32?, Never>) in
+            detachThread(name: "service-probe") { done.resume(returning: options.serviceRoute()) }
+        }
+        return fd.map { ServiceConnection(fd: $0) }
+    }
+
+    /// A one-shot call through the background service, on this thread (`mediahost call`: a
+    /// connection's reading thread and tasks cost a third of the call), with the peer's own
+    /// wire; nil when calls do not go there.
+    func callThroughService(_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>? {
+        guard let fd = serviceRoute() else { return nil }
+        defer { close(fd) }
         var call: [String: JSONValue] = ["method": .string(method)]
         if let params { call["params"] = params }
         // A call may wait for a person (a device login): no deadline of its own.
         switch RPCPeer.exchange(fd: fd, .object(call), id: 2, timeout: .seconds(10 * 365 * 86_400)) {
         case .success(let value): return .success(value)
         case .failure(let error as RPCError): return .failure(error)
-        case .failure(let error): return .failure(RPCError(code: ServiceConnection.goneCode, message: "\(error)"))
+        case .failure:
+            // Sent, and the service went before it answered: it may have been done, and is
+            // not done again here.
+            return .failure(
+                RPCError(
+                    code: ServiceConnection.interruptedCode,
+                    message: "the background service stopped during \(method); it may have been done"))
         }
     }
 
