@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"], resources: [.copy("toml-test")], swiftSettings: strict),
         .testTarget(
-            name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit"], resources: [.copy("Fixtures")],
+            name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit", "CSQLite"], resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",

@@ -120,3 +120,73 @@ public func sleepThread(seconds: Double) {
     var left = timespec()
     while nanosleep(&request, &left) != 0, errno == EINTR { request = left }
 }
+
+/// Up to `maximum` threads of their own running work in the order it came, each piece on
+/// whichever thread is free (one thread: one piece at a time, in order). For work that may
+/// block (a lock another process holds, a long query): on Linux Swift's tasks run on
+/// libdispatch's shared threads, and work that blocks there holds them up, or starves them.
+/// The threads start when work waits and none is free, and end when the pool goes.
+public final class WorkerThreads: Sendable {
+    private final class State: @unchecked Sendable {
+        let condition = Condition()
+        var jobs: [@Sendable () -> Void] = []
+        var next = 0
+        var threads = 0
+        var idle = 0
+        var stopped = false
+    }
+    private let state = State()
+    private let name: String
+    private let maximum: Int
+
+    public init(name: String, maximum: Int) {
+        self.name = name
+        self.maximum = max(1, maximum)
+    }
+
+    deinit {
+        state.condition.withLock {
+            state.stopped = true
+            state.condition.broadcast()
+        }
+    }
+
+    /// Runs `job` on one of the threads.
+    public func run(_ job: @escaping @Sendable () -> Void) {
+        let start = state.condition.withLock {
+            state.jobs.append(job)
+            if state.idle > 0 {
+                state.condition.signal()
+                return false
+            }
+            guard state.threads < maximum else { return false }
+            state.threads += 1
+            return true
+        }
+        if start { detachThread(name: name) { [state] in Self.work(state) } }
+    }
+
+    private static func work(_ state: State) {
+        state.condition.lock()
+        while true {
+            if state.next < state.jobs.count {
+                let job = state.jobs[state.next]
+                state.next += 1
+                if state.next == state.jobs.count {
+                    state.jobs.removeAll(keepingCapacity: true)
+                    state.next = 0
+                }
+                state.condition.unlock()
+                job()
+                state.condition.lock()
+                continue
+            }
+            if state.stopped { break }
+            state.idle += 1
+            state.condition.wait()
+            state.idle -= 1
+        }
+        state.threads -= 1
+        state.condition.unlock()
+    }
+}

@@ -129,8 +129,6 @@ public final class MCPServer: RPCHandler, Sendable {
         case .success(let result):
             value = result
         }
-        // A search is kept in the history; the host does not announce that to everyone.
-        if tool.method == "media.search" { libraryChanged(["what": "history"]) }
         var final = value
         if tool.method == "downloads.start", let token, let id = value["id"]?.stringValue,
             value["state"]?.stringValue != "completed", let progress = RPCRequestContext.current?.notify

@@ -227,9 +227,9 @@ public final class FallbackConnection: HostConnection {
         if !flag.isSet {
             do throws(RPCError) {
                 return try await service()
-            } catch where error.isServiceGone {
+            } catch  where error.isServiceGone {
                 onSwitch()
-            } catch where error.isServiceInterrupted {
+            } catch  where error.isServiceInterrupted {
                 onSwitch()
                 guard let effect = self.local.host.effect(of: method), effect.access == .reads || effect.idempotent else {
                     throw error

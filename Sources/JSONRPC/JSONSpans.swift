@@ -73,8 +73,9 @@ public enum JSONSpans {
         default:
             // A number or a literal: up to the next delimiter.
             var index = start
-            while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
-                .contains(bytes[index])
+            while index < bytes.count,
+                ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
+                    .contains(bytes[index])
             {
                 index += 1
             }

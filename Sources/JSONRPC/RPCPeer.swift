@@ -336,7 +336,10 @@ public final class RPCPeer: Sendable {
             }
             return
         }
-        guard let (continuation, raw) = state.withLock({ state in state.waiting.removeValue(forKey: id).map { ($0, state.raw.contains(id)) } })
+        guard
+            let (continuation, raw) = state.withLock({ state in
+                state.waiting.removeValue(forKey: id).map { ($0, state.raw.contains(id)) }
+            })
         else { return }
         switch wire.outcome(message) {
         case .failure(let error): continuation.resume(throwing: error)

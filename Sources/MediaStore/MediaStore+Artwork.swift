@@ -26,7 +26,7 @@ extension MediaStore {
                 db, sql: "SELECT url, hash, size, contentType, lastAccess FROM artwork WHERE url = ?", arguments: [url]
             )
             .map {
-                ArtworkEntry(
+                try ArtworkEntry(
                     url: $0[0], hash: $0[1], size: $0[2], contentType: $0[3], lastAccess: Date(timeIntervalSince1970: $0[4]))
             }
         }
@@ -62,8 +62,8 @@ extension MediaStore {
                         db, sql: "SELECT url, hash FROM artwork WHERE url != ? ORDER BY lastAccess LIMIT 1",
                         arguments: [entry.url])
                 else { break }
-                let hash: String = oldest[1]
-                try db.execute(sql: "DELETE FROM artwork WHERE url = ?", arguments: [oldest[0] as String])
+                let hash: String = try oldest[1]
+                try db.execute(sql: "DELETE FROM artwork WHERE url = ?", arguments: [try oldest[0] as String])
                 if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM artwork WHERE hash = ?", arguments: [hash]) == 0 {
                     orphans.append(hash)
                 }

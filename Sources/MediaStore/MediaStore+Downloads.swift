@@ -56,26 +56,26 @@ public struct DownloadRecord: Codable, Sendable, Equatable {
 
 extension DownloadRecord {
     init(row: Row) throws {
-        guard let id = try? ItemID(parsing: row["id"]), let state = State(rawValue: row["state"]) else {
+        guard let id = try? ItemID(parsing: row["id"]), let state = State(rawValue: try row["state"]) else {
             throw StoreError.corruptSnapshot(id: row["id"] ?? "?")
         }
         self.id = id
-        provider = row["provider"]
-        title = row["title"]
-        url = row["url"]
-        path = row["path"]
+        provider = try row["provider"]
+        title = try row["title"]
+        url = try row["url"]
+        path = try row["path"]
         self.state = state
-        bytes = row["bytes"]
+        bytes = try row["bytes"]
         total = row["total"]
         expectedLength = row["expectedLength"]
         etag = row["etag"]
         lastModified = row["lastModified"]
         error = row["error"]
         note = row["note"]
-        seq = row["seq"]
+        seq = try row["seq"]
         program = row["program"]
-        createdAt = Date(timeIntervalSince1970: row["createdAt"])
-        updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
+        createdAt = Date(timeIntervalSince1970: try row["createdAt"])
+        updatedAt = Date(timeIntervalSince1970: try row["updatedAt"])
     }
 
     var arguments: StatementArguments {

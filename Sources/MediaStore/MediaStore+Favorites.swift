@@ -84,13 +84,13 @@ extension MediaStore {
             while let row = try rows.next() {
                 count += 1
                 if count > limit { break }
-                let id: String = row[0]
+                let id: String = try row[0]
                 guard var item = try? decoder.decode(MediaItem.self, from: row[2] as Data) else {
                     throw StoreError.corruptSnapshot(id: id)
                 }
                 item.favorite = true
                 items.append(item)
-                last = FavoritePosition(addedAt: row[1], id: id)
+                last = FavoritePosition(addedAt: try row[1], id: id)
             }
             let next = count > limit ? last.map { MediaKit.Cursor($0.encoded) } : nil
             return Page(items: items, next: next)
@@ -122,7 +122,7 @@ extension MediaStore {
     static func favoriteIDs(_ db: Database, _ keys: IDKeys) throws -> Set<ItemID> {
         var found = Set<ItemID>()
         try forEachRow(db, for: keys, columns: "id", from: "favorite") { row in
-            if let id = keys.ids[row[0]] { found.insert(id) }
+            if let id = keys.ids[try row[0]] { found.insert(id) }
         }
         return found
     }

@@ -54,10 +54,10 @@ extension MediaStore {
                     db, sql: "SELECT provider, query, kind, searchedAt FROM searchHistory ORDER BY seq DESC LIMIT ?",
                     arguments: [limit])
             }
-            return rows.map { row in
-                let provider: String = row[0]
-                let kind: String = row[2]
-                return SearchRecord(
+            return try rows.map { row in
+                let provider: String = try row[0]
+                let kind: String = try row[2]
+                return try SearchRecord(
                     query: row[1], provider: provider.isEmpty ? nil : provider, kind: MediaKind(rawValue: kind),
                     at: ISODate.string(from: Date(timeIntervalSince1970: row[3])))
             }

@@ -44,6 +44,9 @@ extension MediaStore {
     /// The most items a list holds.
     public static let listLimit = 10_000
 
+    /// How a write notes the list it changes (`StoreChange.lists`).
+    static func listNote(_ name: String) -> String { "list:" + name }
+
     public func lists() async throws -> [ListInfo] {
         try await pool.read { db in
             try Row.fetchAll(
@@ -56,8 +59,8 @@ extension MediaStore {
         }
     }
 
-    private static func listInfo(_ row: Row) -> ListInfo {
-        ListInfo(
+    private static func listInfo(_ row: Row) throws -> ListInfo {
+        try ListInfo(
             name: row["name"], count: row["count"], created: ISODate.string(from: Date(timeIntervalSince1970: row["createdAt"])))
     }
 
@@ -76,6 +79,7 @@ extension MediaStore {
     @discardableResult
     public func createList(_ name: String, at date: Date = Date()) async throws -> ListInfo {
         try await pool.write { db in
+            db.noteChange(Self.listNote(name))
             if try Self.listSeq(db, name) != nil { throw ListError.exists(name) }
             try db.execute(
                 sql: "INSERT INTO list (name, createdAt) VALUES (?, ?)", arguments: [name, date.timeIntervalSince1970])
@@ -85,6 +89,7 @@ extension MediaStore {
 
     public func renameList(_ name: String, to newName: String) async throws {
         try await pool.write { db in
+            db.noteChange(Self.listNote(name))
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             if let other = try Self.listSeq(db, newName), other != seq { throw ListError.exists(newName) }
             try db.execute(sql: "UPDATE list SET name = ? WHERE seq = ?", arguments: [newName, seq])
@@ -95,6 +100,7 @@ extension MediaStore {
     @discardableResult
     public func deleteList(_ name: String) async throws -> Bool {
         try await pool.write { db in
+            db.noteChange(Self.listNote(name))
             guard let seq = try Self.listSeq(db, name) else { return false }
             try db.execute(sql: "DELETE FROM listItem WHERE list = ?", arguments: [seq])
             try db.execute(sql: "DELETE FROM list WHERE seq = ?", arguments: [seq])
@@ -108,6 +114,7 @@ extension MediaStore {
     public func addToList(_ name: String, _ items: [MediaItem], at date: Date = Date()) async throws -> Int {
         let rows = Array(zip(items.map(\.id.description), try snapshots(items).map(\.data)))
         return try await write(roomy: rows.count > 1000) { db in
+            db.noteChange(Self.listNote(name))
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             var count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM listItem WHERE list = ?", arguments: [seq]) ?? 0
             var next =
@@ -141,6 +148,7 @@ extension MediaStore {
     @discardableResult
     public func removeFromList(_ name: String, _ id: ItemID) async throws -> Bool {
         try await pool.write { db in
+            db.noteChange(Self.listNote(name))
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             try db.execute(sql: "DELETE FROM listItem WHERE list = ? AND id = ?", arguments: [seq, id.description])
             return db.changesCount > 0
@@ -150,6 +158,7 @@ extension MediaStore {
     /// Moves an item to `index` (0 first; past the end: last).
     public func moveInList(_ name: String, _ id: ItemID, to index: Int) async throws {
         try await pool.write { db in
+            db.noteChange(Self.listNote(name))
             guard let seq = try Self.listSeq(db, name) else { throw ListError.noSuchList(name) }
             var ids = try String.fetchAll(
                 db, sql: "SELECT id FROM listItem WHERE list = ? ORDER BY position", arguments: [seq])
@@ -175,7 +184,7 @@ extension MediaStore {
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, snapshot FROM listItem WHERE list = ? ORDER BY position LIMIT ? OFFSET ?",
                 arguments: [seq, limit, offset]
-            ).map { row -> (id: String, data: Data) in (row["id"], row["snapshot"]) }
+            ).map { row -> (id: String, data: Data) in (try row["id"], try row["snapshot"]) }
             let items = try Self.items(fromSnapshots: rows)
             let end = offset + items.count
             return Page(
@@ -205,8 +214,8 @@ extension MediaStore {
             """
         }
         try forEachRow(db, for: keys, sql) { row in
-            guard let id = keys.ids[row[0]] else { return }
-            found[id, default: []].append(row[1])
+            guard let id = keys.ids[try row[0]] else { return }
+            found[id, default: []].append(try row[1])
         }
         return found
     }

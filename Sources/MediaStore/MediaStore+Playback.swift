@@ -103,8 +103,8 @@ extension MediaStore {
     static func playbacks(_ db: Database, _ keys: IDKeys) throws -> [ItemID: PlaybackRecord] {
         var found: [ItemID: PlaybackRecord] = [:]
         try forEachRow(db, for: keys, columns: "id, position, duration, played, updatedAt", from: "playback") { row in
-            guard let id = keys.ids[row[0]] else { return }
-            found[id] = PlaybackRecord(
+            guard let id = keys.ids[try row[0]] else { return }
+            found[id] = try PlaybackRecord(
                 id: id, position: row[1], duration: row[2], played: row[3], updatedAt: Date(timeIntervalSince1970: row[4]))
         }
         return found

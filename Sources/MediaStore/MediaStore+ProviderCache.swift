@@ -15,7 +15,8 @@ extension MediaStore {
                     db, sql: "SELECT data, etag, lastModified, storedAt FROM providerCache WHERE provider = ? AND key = ?",
                     arguments: [provider, key])
             else { return nil }
-            return CachedValue(data: row[0], etag: row[1], lastModified: row[2], storedAt: Date(timeIntervalSince1970: row[3]))
+            return try CachedValue(
+                data: row[0], etag: row[1], lastModified: row[2], storedAt: Date(timeIntervalSince1970: row[3]))
         }
     }
 
@@ -229,8 +230,8 @@ extension MediaStore {
         }
     }
 
-    private static func cachedRow(_ row: Row) -> CachedRow {
-        let order: Double = row[1]
-        return CachedRow(id: row[0], order: order <= unordered ? nil : order, data: row[2])
+    private static func cachedRow(_ row: Row) throws -> CachedRow {
+        let order: Double = try row[1]
+        return try CachedRow(id: row[0], order: order <= unordered ? nil : order, data: row[2])
     }
 }

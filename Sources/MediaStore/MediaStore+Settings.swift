@@ -11,7 +11,7 @@ extension MediaStore {
 
     private static func fetchSettings(_ db: Database) throws -> [String: String] {
         var result: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM setting") { result[row[0]] = row[1] }
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM setting") { result[try row[0]] = try row[1] as String }
         return result
     }
 

@@ -164,9 +164,9 @@ extension MediaStore {
                 db, sql: "SELECT seq, action, item, url, position, started, total, at FROM syncOutbox ORDER BY seq LIMIT ?",
                 arguments: [limit]
             ).compactMap { row in
-                guard let change = SyncChange(rawValue: row[1]) else { return nil }
+                guard let change = SyncChange(rawValue: try row[1]) else { return nil }
                 let item: String? = row[2]
-                return SyncOutboxEntry(
+                return try SyncOutboxEntry(
                     seq: row[0], change: change, item: item.flatMap { try? ItemID(parsing: $0) }, url: row[3], position: row[4],
                     started: row[5], total: row[6], at: Date(timeIntervalSince1970: row[7]))
             }
@@ -235,17 +235,17 @@ extension MediaStore {
                     SELECT episode, podcast, guid, action, position, started, total, at, device FROM syncEpisode
                     WHERE guid = ? AND podcast = ? ORDER BY at DESC LIMIT 1
                     """)
-            func episode(_ row: Row) -> RemoteEpisode {
-                RemoteEpisode(
+            func episode(_ row: Row) throws -> RemoteEpisode {
+                try RemoteEpisode(
                     episode: row[0], podcast: row[1], guid: row[2], action: row[3], position: row[4], started: row[5],
                     total: row[6], at: Date(timeIntervalSince1970: row[7]), device: row[8])
             }
             for url in Set(urls) {
-                if let row = try Row.fetchOne(byURL, arguments: [url]) { found[url] = episode(row) }
+                if let row = try Row.fetchOne(byURL, arguments: [url]) { found[url] = try episode(row) }
             }
             for (guid, podcast) in guids {
                 if let row = try Row.fetchOne(byGUID, arguments: [guid, podcast]) {
-                    found[Self.guidKey(guid, podcast: podcast)] = episode(row)
+                    found[Self.guidKey(guid, podcast: podcast)] = try episode(row)
                 }
             }
             return found
@@ -262,7 +262,7 @@ extension MediaStore {
             var found: [String: ItemID] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT syncURL, id FROM favorite WHERE syncURL IS NOT NULL")
             while let row = try rows.next() {
-                if let id = try? ItemID(parsing: row[1] as String) { found[row[0]] = id }
+                if let id = try? ItemID(parsing: row[1] as String) { found[try row[0]] = id }
             }
             return found
         }
@@ -273,7 +273,7 @@ extension MediaStore {
     public func followsTitledByURL(_ placeholder: (String) -> String) async throws -> [ItemID] {
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, title, syncURL FROM favorite WHERE syncURL IS NOT NULL").map {
-                ($0[0] as String, $0[1] as String, $0[2] as String)
+                (try $0[0] as String, try $0[1] as String, try $0[2] as String)
             }
         }
         return rows.filter { $0.1 == placeholder($0.2) }.compactMap { try? ItemID(parsing: $0.0) }
@@ -311,9 +311,9 @@ extension MediaStore {
                 guard let id = try? ItemID(parsing: row[0] as String), SyncKeys.mayHaveEpisodeURL(id),
                     try Int.fetchOne(db, sql: "SELECT 1 FROM syncOutbox WHERE item = ?", arguments: [id.description]) == nil
                 else { continue }
-                let position: Double = row[1]
+                let position: Double = try row[1]
                 let duration: Double? = row[2]
-                let played: Bool = row[3]
+                let played: Bool = try row[3]
                 try Self.queueSync(
                     db, played ? .play : (position > 0 ? .play : .new), item: id, position: played ? duration : position,
                     total: duration, at: Date(timeIntervalSince1970: row[4]))

@@ -97,8 +97,8 @@ extension MediaStore {
                 let row = try Row.fetchOne(
                     db, sql: "SELECT format, cues FROM transcript WHERE id = ?", arguments: [id.description])
             else { return nil }
-            let data: Data = row[1]
-            return (row[0], try JSONDecoder().decode([TranscriptCue].self, from: data))
+            let data: Data = try row[1]
+            return (try row[0], try JSONDecoder().decode([TranscriptCue].self, from: data))
         }
     }
 
@@ -120,10 +120,11 @@ extension MediaStore {
                     FROM transcriptText t JOIN transcript x ON x.id = t.item
                     WHERE transcriptText MATCH ? ORDER BY rank LIMIT ?
                     """, arguments: [query, limit])
-            return rows.compactMap { row in
+            return try rows.compactMap { row in
                 guard let id = try? ItemID(parsing: row[0] as String) else { return nil }
                 return TranscriptHit(
-                    id: id, title: row[1], show: row[2], start: row[3], speaker: row[4], text: row[5], score: -(row[6] as Double))
+                    id: id, title: try row[1], show: try row[2], start: try row[3], speaker: try row[4], text: try row[5],
+                    score: -(try row[6] as Double))
             }
         }
     }

@@ -394,7 +394,7 @@ public final class MediaStore: Sendable {
             let rows = try Row.fetchCursor(db, sql: "SELECT id, snapshot FROM favorite WHERE kind IN ('podcast', 'channel')")
             var found: [(String, String)] = []
             while let row = try rows.next() {
-                let id: String = row[0]
+                let id: String = try row[0]
                 guard let item = try? JSONDecoder().decode(MediaItem.self, from: row[1] as Data),
                     let url = SyncKeys.subscriptionURL(of: item)
                 else { continue }
@@ -623,4 +623,38 @@ public struct Annotations: Sendable {
     public var playbacks: [ItemID: PlaybackRecord] = [:]
     /// The names of the lists holding each, oldest list first.
     public var lists: [ItemID: [String]] = [:]
+}
+
+/// What a committed write changed of what a person sees as their library.
+public struct StoreChange: Sendable, Equatable {
+    public enum Part: String, Sendable, CaseIterable {
+        case favorites, lists, history
+    }
+    public var parts: Set<Part>
+    /// The lists changed, by the names the writes were given.
+    public var lists: Set<String>
+
+    /// The parts `tables` belong to.
+    static func parts(of tables: Set<String>) -> Set<Part> {
+        var parts: Set<Part> = []
+        if tables.contains("favorite") { parts.insert(.favorites) }
+        if tables.contains("list") || tables.contains("listItem") { parts.insert(.lists) }
+        if tables.contains("searchHistory") { parts.insert(.history) }
+        return parts
+    }
+}
+
+extension MediaStore {
+    /// Calls `handler` after every write of this process that changed favorites, lists or the
+    /// search history, whichever method made it (a sync round, an import, a call): once per
+    /// write, after it committed. Another process's writes are not seen.
+    public func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {
+        pool.observeChanges { change in
+            let parts = StoreChange.parts(of: change.tables)
+            guard !parts.isEmpty else { return }
+            let prefix = Self.listNote("")
+            let lists = change.notes.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            handler(StoreChange(parts: parts, lists: Set(lists)))
+        }
+    }
 }

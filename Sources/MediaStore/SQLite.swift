@@ -227,7 +227,7 @@ public final class Statement {
 public final class Row {
     private enum Storage {
         case live(Statement)
-        case copied([DatabaseValue], [String])
+        case copied([DatabaseValue], [String], sql: String)
     }
     private let storage: Storage
 
@@ -236,13 +236,13 @@ public final class Row {
     init(copying statement: Statement) {
         let handle = statement.sqliteStatement
         storage = .copied(
-            (0..<sqlite3_column_count(handle)).map { DatabaseValue(handle, $0) }, statement.columnNames)
+            (0..<sqlite3_column_count(handle)).map { DatabaseValue(handle, $0) }, statement.columnNames, sql: statement.sql)
     }
 
     public var count: Int {
         switch storage {
         case .live(let statement): Int(sqlite3_column_count(statement.sqliteStatement))
-        case .copied(let values, _): values.count
+        case .copied(let values, _, _): values.count
         }
     }
 
@@ -252,14 +252,14 @@ public final class Row {
         case .live(let statement):
             guard index >= 0, index < count else { return .null }
             return DatabaseValue(statement.sqliteStatement, Int32(index))
-        case .copied(let values, _): return values.indices.contains(index) ? values[index] : .null
+        case .copied(let values, _, _): return values.indices.contains(index) ? values[index] : .null
         }
     }
 
     func index(of name: String) -> Int? {
         switch storage {
         case .live(let statement): return statement.index(ofColumn: name).map(Int.init)
-        case .copied(_, let names):
+        case .copied(_, let names, _):
             if let index = names.firstIndex(of: name) { return index }
             let lowered = name.lowercased()
             return names.firstIndex { $0.lowercased() == lowered }
@@ -270,13 +270,17 @@ public final class Row {
         Value.fromDatabaseValue(databaseValue(at: index))
     }
 
-    /// The value of column `index`, which must be there and of the type (as GRDB's, a programming
-    /// error otherwise).
+    /// The value of column `index`, which must be there and of the type. Where GRDB stopped the
+    /// process, this throws: a data dir edited by hand or written by another version can hold
+    /// anything in any column, and that is an error to report, not a crash.
     public subscript<Value: DatabaseValueConvertible>(_ index: Int) -> Value {
-        guard let value = Value.fromDatabaseValue(databaseValue(at: index)) else {
-            preconditionFailure("column \(index) is not a \(Value.self): \(databaseValue(at: index))")
+        get throws {
+            let stored = databaseValue(at: index)
+            guard let value = Value.fromDatabaseValue(stored) else {
+                throw mismatch(column: index < count ? columnName(at: index) : "\(index)", Value.self, stored)
+            }
+            return value
         }
-        return value
     }
 
     public subscript<Value: DatabaseValueConvertible>(_ name: String) -> Value? {
@@ -284,10 +288,53 @@ public final class Row {
     }
 
     public subscript<Value: DatabaseValueConvertible>(_ name: String) -> Value {
-        guard let index = index(of: name), let value = Value.fromDatabaseValue(databaseValue(at: index)) else {
-            preconditionFailure("column \(name) is missing or not a \(Value.self)")
+        get throws {
+            guard let index = index(of: name) else {
+                throw DatabaseError(resultCode: SQLITE_MISMATCH, message: "no column \(name)", sql: sql)
+            }
+            let stored = databaseValue(at: index)
+            guard let value = Value.fromDatabaseValue(stored) else { throw mismatch(column: name, Value.self, stored) }
+            return value
         }
-        return value
+    }
+
+    private func columnName(at index: Int) -> String {
+        switch storage {
+        case .live(let statement): statement.columnNames[index]
+        case .copied(_, let names, _): names[index]
+        }
+    }
+
+    private var sql: String? {
+        switch storage {
+        case .live(let statement): statement.sql
+        case .copied(_, _, let sql): sql
+        }
+    }
+
+    private func mismatch(column: String, _ type: Any.Type, _ stored: DatabaseValue) -> DatabaseError {
+        let found =
+            switch stored {
+            case .null: "NULL"
+            case .integer(let number): "the integer \(number)"
+            case .real(let number): "the number \(number)"
+            case .text(let text): "text (\(text.utf8.count) bytes)"
+            case .blob(let data): "a blob (\(data.count) bytes)"
+            }
+        let expected =
+            switch type {
+            case is String.Type: "text"
+            case is Int.Type, is Int64.Type: "an integer"
+            case is Double.Type: "a number"
+            case is Bool.Type: "a boolean"
+            case is Data.Type: "a blob"
+            default: "\(type)"
+            }
+        return DatabaseError(
+            resultCode: SQLITE_MISMATCH,
+            message: "column \(column) holds \(found) where \(expected) belongs (the database was changed by hand "
+                + "or by another program)",
+            sql: sql)
     }
 }
 
@@ -399,6 +446,12 @@ public final class Database: @unchecked Sendable {
     public let sqliteConnection: OpaquePointer?
     public let path: String
     private var statements: [String: Statement] = [:]
+    /// Raised while the access using the connection is cancelled: its statement stops.
+    let interrupted = Atomic<Bool>(false)
+    /// What the transaction under way changed, and what transactions committed since it was
+    /// last taken (`takeCommitted`): on a writer whose changes are observed.
+    private var changing = DatabaseChange()
+    private var committed = DatabaseChange()
 
     public enum TransactionKind: String, Sendable { case deferred = "DEFERRED", immediate = "IMMEDIATE" }
     public enum TransactionCompletion: Sendable { case commit, rollback }
@@ -419,6 +472,14 @@ public final class Database: @unchecked Sendable {
         csqlite_disable_double_quoted_strings(handle)
         try execute(sql: "PRAGMA foreign_keys = ON")
         if readOnly { try execute(sql: "PRAGMA query_only = 1") }
+        // Asked every thousand steps of a statement: a non-zero answer interrupts it.
+        sqlite3_progress_handler(
+            handle, 1000,
+            { context in
+                guard let context else { return 0 }
+                return Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().interrupted.load(ordering: .relaxed)
+                    ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
         for preparation in configuration.preparations { try preparation(self) }
     }
 
@@ -484,6 +545,49 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// Records what each transaction changes, as GRDB's `DatabaseRegionObservation` does: the
+    /// update hook names the table of every row inserted, updated or deleted; the commit hook
+    /// keeps a transaction's tables and the rollback hook forgets them. The authorizer turns off
+    /// SQLite's truncate optimization (a `DELETE` without `WHERE` emptying a table at once,
+    /// unseen by the update hook): such a delete goes row by row.
+    func trackChanges() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_update_hook(
+            sqliteConnection,
+            { context, _, _, table, _ in
+                guard let context, let table else { return }
+                Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().changing.tables.insert(String(cString: table))
+            }, context)
+        sqlite3_commit_hook(
+            sqliteConnection,
+            { context in
+                guard let context else { return 0 }
+                let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+                database.committed.merge(database.changing)
+                database.changing = DatabaseChange()
+                return 0
+            }, context)
+        sqlite3_rollback_hook(
+            sqliteConnection,
+            { context in
+                guard let context else { return }
+                Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().changing = DatabaseChange()
+            }, context)
+        sqlite3_set_authorizer(
+            sqliteConnection,
+            { _, action, _, _, _, _ in action == SQLITE_DELETE ? SQLITE_IGNORE : SQLITE_OK }, nil)
+    }
+
+    /// Notes `note` on the transaction under way, told with its tables when it commits (a
+    /// list's name, which the tables alone do not say).
+    public func noteChange(_ note: String) { changing.notes.insert(note) }
+
+    /// What committed since the last call, or nil when nothing did.
+    func takeCommitted() -> DatabaseChange? {
+        defer { committed = DatabaseChange() }
+        return committed.tables.isEmpty ? nil : committed
+    }
+
     /// Rows the last INSERT, UPDATE or DELETE changed.
     public var changesCount: Int { Int(sqlite3_changes(sqliteConnection)) }
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(sqliteConnection) }
@@ -503,6 +607,8 @@ public final class Database: @unchecked Sendable {
         _ kind: TransactionKind = .deferred, _ block: () throws -> TransactionCompletion
     ) throws {
         try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        // Notes of an earlier transaction that wrote nothing (no commit hook) are not this one's.
+        changing = DatabaseChange()
         let completion: TransactionCompletion
         do {
             completion = try block()
@@ -567,6 +673,18 @@ public final class Database: @unchecked Sendable {
     }
 }
 
+/// What committed transactions changed: the tables their rows were in, and what their code noted
+/// (`Database.noteChange`).
+public struct DatabaseChange: Sendable, Equatable {
+    public var tables: Set<String> = []
+    public var notes: Set<String> = []
+
+    mutating func merge(_ other: DatabaseChange) {
+        tables.formUnion(other.tables)
+        notes.formUnion(other.notes)
+    }
+}
+
 /// What reads and writes a database: one connection (`DatabaseQueue`) or a writer beside
 /// readers (`DatabasePool`). Each access runs on a thread of the writer's or readers' own,
 /// never on Swift's cooperative threads, which a lock held by another process (waited for up
@@ -577,6 +695,10 @@ public protocol DatabaseWriter: Sendable {
     func read<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T
     /// `block` on the writer in no transaction.
     func writeWithoutTransaction<T>(_ block: (Database) throws -> T) throws -> T
+    /// Calls `observer` after each write access that committed changes, with what they changed
+    /// (the transactions of one access told at once), outside the access: it may use the
+    /// database itself.
+    func observeChanges(_ observer: @escaping @Sendable (DatabaseChange) -> Void)
     func writeWithoutTransaction<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
@@ -599,23 +721,124 @@ extension DatabaseWriter {
     }
 }
 
-/// A connection and the serial queue it is used on.
+/// One async access to a connection, as a task's cancellation sees it: a read not begun when
+/// its task is cancelled does not begin, and one under way is interrupted where it stands (its
+/// connection's progress handler asks, every thousand steps of SQLite's machine). A write is not
+/// cancelled: what a caller asked to record is recorded even from a task being cancelled (a
+/// download's "cancelled" state is written by the very task cancelled), and a write is short.
+final class DatabaseAccess: Sendable {
+    private enum State { case waiting, running(Database), done, cancelled }
+    private let state = Mutex<State>(.waiting)
+
+    /// False when the task was cancelled before the access's turn came.
+    func begin(_ database: Database) -> Bool {
+        state.withLock {
+            guard case .waiting = $0 else { return false }
+            $0 = .running(database)
+            return true
+        }
+    }
+
+    /// After the access: the connection's flag is down before another access may use it.
+    func end() {
+        state.withLock {
+            if case .running(let database) = $0 { database.interrupted.store(false, ordering: .relaxed) }
+            if case .cancelled = $0 { return }
+            $0 = .done
+        }
+    }
+
+    var wasCancelled: Bool { state.withLock { if case .cancelled = $0 { true } else { false } } }
+
+    func cancel() {
+        state.withLock {
+            switch $0 {
+            case .waiting: $0 = .cancelled
+            case .running(let database):
+                database.interrupted.store(true, ordering: .relaxed)
+                $0 = .cancelled
+            case .done, .cancelled: break
+            }
+        }
+    }
+
+    /// `block` on `database` as this access: a CancellationError when it was cancelled before it
+    /// began or interrupted because it was.
+    func run<T>(on database: Database, _ block: (Database) throws -> T) throws -> T {
+        guard begin(database) else { throw CancellationError() }
+        defer { end() }
+        do {
+            return try block(database)
+        } catch let error as DatabaseError where error.resultCode & 0xff == SQLITE_INTERRUPT && wasCancelled {
+            throw CancellationError()
+        }
+    }
+
+    /// `operation` (which runs the access on some thread) with the task's cancellation passed on.
+    static func cancellable<T: Sendable>(
+        _ operation: (DatabaseAccess, CheckedContinuation<T, any Error>) -> Void
+    ) async throws -> T {
+        try Task.checkCancellation()
+        let access = DatabaseAccess()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { operation(access, $0) }
+        } onCancel: {
+            access.cancel()
+        }
+    }
+}
+
+/// A connection used by one access at a time: on the caller's thread for a blocking access, on
+/// a thread of its own for an async one (never on the threads Swift's tasks share: a write waits
+/// up to the busy timeout for another process's lock). An access from inside another on the
+/// same connection (a write calling the store's own write) throws: it would wait for itself.
 final class SerializedDatabase: @unchecked Sendable {
     let database: Database
-    let queue: DispatchQueue
+    private let lock = Lock()
+    /// The thread inside an access (0: none).
+    private let owner = Atomic<UInt>(0)
+    private let thread: WorkerThreads
 
     init(path: String, configuration: Configuration, label: String, readOnly: Bool = false) throws {
         database = try Database(path: path, configuration: configuration, readOnly: readOnly)
-        queue = DispatchQueue(label: label)
+        thread = WorkerThreads(name: label, maximum: 1)
     }
 
     func sync<T>(_ block: (Database) throws -> T) throws -> T {
-        try queue.sync { try block(database) }
+        let current = UInt(pthread_self())
+        guard owner.load(ordering: .acquiring) != current else {
+            throw DatabaseError(
+                resultCode: SQLITE_MISUSE,
+                message: "a database access inside another on the same connection (use the db the outer one was given)")
+        }
+        lock.lock()
+        owner.store(current, ordering: .releasing)
+        let result = Result { try block(database) }
+        let change = observed.withLock { $0 } == nil ? nil : database.takeCommitted()
+        owner.store(0, ordering: .releasing)
+        lock.unlock()
+        if let change, let observer = observed.withLock({ $0 }) { observer(change) }
+        return try result.get()
+    }
+
+    private let observed = Mutex<(@Sendable (DatabaseChange) -> Void)?>(nil)
+
+    func observeChanges(_ observer: @escaping @Sendable (DatabaseChange) -> Void) {
+        // (`sync` throws only when called inside an access of this connection.)
+        try? sync { $0.trackChanges() }
+        observed.withLock { $0 = observer }
     }
 
     func async<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { [database] in continuation.resume(with: Result { try block(database) }) }
+            thread.run { continuation.resume(with: Result { try self.sync(block) }) }
+        }
+    }
+
+    /// `block` as an access the task's cancellation stops.
+    func cancellable<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await DatabaseAccess.cancellable { access, continuation in
+            thread.run { continuation.resume(with: Result { try self.sync { try access.run(on: $0, block) } }) }
         }
     }
 }
@@ -625,7 +848,7 @@ public final class DatabaseQueue: DatabaseWriter {
     let connection: SerializedDatabase
 
     public init(path: String, configuration: Configuration = Configuration()) throws {
-        connection = try SerializedDatabase(path: path, configuration: configuration, label: "mediahost.database")
+        connection = try SerializedDatabase(path: path, configuration: configuration, label: "mediahost-db")
     }
 
     public func read<T>(_ block: (Database) throws -> T) throws -> T {
@@ -633,13 +856,17 @@ public final class DatabaseQueue: DatabaseWriter {
     }
 
     public func read<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await connection.async { try Self.inReadTransaction($0, block) }
+        try await connection.cancellable { try Self.inReadTransaction($0, block) }
     }
 
     public func writeWithoutTransaction<T>(_ block: (Database) throws -> T) throws -> T { try connection.sync(block) }
 
     public func writeWithoutTransaction<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await connection.async(block)
+    }
+
+    public func observeChanges(_ observer: @escaping @Sendable (DatabaseChange) -> Void) {
+        connection.observeChanges(observer)
     }
 
     /// Closes the connection (done when the queue goes otherwise); nothing may use it after.
@@ -652,7 +879,7 @@ public final class DatabasePool: DatabaseWriter {
     let writer: SerializedDatabase
     private let path: String
     private let configuration: Configuration
-    private let readQueue = DispatchQueue(label: "mediahost.database.read", attributes: .concurrent)
+    private let readThreads = WorkerThreads(name: "mediahost-db-read", maximum: DatabasePool.maximumReaders)
     private let readSlots = DispatchSemaphore(value: DatabasePool.maximumReaders)
     private let idleReaders = Mutex<[Database]>([])
     static let maximumReaders = 5
@@ -660,7 +887,7 @@ public final class DatabasePool: DatabaseWriter {
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.configuration = configuration
-        writer = try SerializedDatabase(path: path, configuration: configuration, label: "mediahost.database.write")
+        writer = try SerializedDatabase(path: path, configuration: configuration, label: "mediahost-db-write")
         try writer.sync { db in
             guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
                 throw DatabaseError(resultCode: SQLITE_ERROR, message: "cannot switch \(path) to WAL mode")
@@ -669,10 +896,12 @@ public final class DatabasePool: DatabaseWriter {
         }
     }
 
-    /// `block` with an idle reader (opened when none is), at most `maximumReaders` at once.
-    private func withReader<T>(_ block: (Database) throws -> T) throws -> T {
+    /// `block` with an idle reader (opened when none is), at most `maximumReaders` at once; as
+    /// `access` when one is given.
+    private func withReader<T>(_ access: DatabaseAccess? = nil, _ block: (Database) throws -> T) throws -> T {
         readSlots.wait()
         defer { readSlots.signal() }
+        if access?.wasCancelled == true { throw CancellationError() }
         let reader =
             try idleReaders.withLock { $0.popLast() }
             ?? Database(path: path, configuration: configuration, readOnly: true)
@@ -682,14 +911,15 @@ public final class DatabasePool: DatabaseWriter {
             if reader.isInsideTransaction { try? reader.execute(sql: "ROLLBACK TRANSACTION") }
             idleReaders.withLock { $0.append(reader) }
         }
-        return try Self.inReadTransaction(reader, block)
+        guard let access else { return try Self.inReadTransaction(reader, block) }
+        return try access.run(on: reader) { try Self.inReadTransaction($0, block) }
     }
 
-    public func read<T>(_ block: (Database) throws -> T) throws -> T { try withReader(block) }
+    public func read<T>(_ block: (Database) throws -> T) throws -> T { try withReader(nil, block) }
 
     public func read<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            readQueue.async { continuation.resume(with: Result { try self.withReader(block) }) }
+        try await DatabaseAccess.cancellable { access, continuation in
+            readThreads.run { continuation.resume(with: Result { try self.withReader(access, block) }) }
         }
     }
 
@@ -697,6 +927,10 @@ public final class DatabasePool: DatabaseWriter {
 
     public func writeWithoutTransaction<T: Sendable>(_ block: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await writer.async(block)
+    }
+
+    public func observeChanges(_ observer: @escaping @Sendable (DatabaseChange) -> Void) {
+        writer.observeChanges(observer)
     }
 }
 

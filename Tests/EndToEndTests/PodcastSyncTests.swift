@@ -308,6 +308,46 @@ import Testing
         #expect(try await a.favoriteIDs().isEmpty)
     }
 
+    /// A sync round's change reaches the clients of the process that made it, though no call
+    /// made it: an editor attached through `rpc` to the background service hears
+    /// `library.changed` when the service's timer round unfollows a show the phone unfollowed
+    /// (told from the store's write, not from a method's effect).
+    @Test func aSyncRoundsChangeIsHeardByAnAttachedClient() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (_, feed, _, _) = try await Self.followShow(on: a)
+        try await a.login(server)
+        _ = try await Self.phone(server, ["device"])  // A reads its list from the next round on
+        let first = try await a.value("sync.now")
+        #expect(first["subscriptionsSent"]?.intValue == 1)
+
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "0.1"]
+        let service = try MediahostProcess(["serve"], dataDir: a.dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(a.dataDir)
+        let client = try MediahostProcess(["rpc"], dataDir: a.dataDir, environment: environment)
+        defer { client.process.terminate() }
+        client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#)
+        let info = await client.replies([1]).byID[1]?["result"]
+        #expect(info?["pid"]?.intValue == Int(service.process.processIdentifier), "attached to the service")
+
+        _ = try await Self.phone(server, ["subs-up", "--add", feed])
+        try await Task.sleep(for: .milliseconds(1100))  // the router keeps seconds
+        _ = try await Self.phone(server, ["subs-up", "--remove", feed])
+        var heard: JSONValue?
+        let deadline = ContinuousClock.now + .seconds(90)
+        while heard == nil, ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(90))?.value {
+            if message["method"] == "library.changed", message["params"]?["what"] == "favorites" { heard = message }
+        }
+        #expect(heard != nil, "the timer round's unfollow was told to the client")
+        client.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"favorites.list"}"#)
+        let favorites = await client.replies([2]).byID[2]?["result"]
+        #expect(favorites?["items"]?.arrayValue?.isEmpty == true, "\(String(describing: favorites))")
+    }
+
     /// Two devices whose clocks are apart: the action that happened last wins, whatever the
     /// order the server got them in; an older one changes nothing.
     @Test func theNewestActionWinsByItsOwnTime() async throws {

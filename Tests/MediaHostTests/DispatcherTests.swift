@@ -330,7 +330,7 @@ import Testing
         #expect(
             heard.withLock { $0 } == [
                 LibraryChange(what: "lists", list: "Later"), LibraryChange(what: "lists", list: "Later"),
-                LibraryChange(what: "favorites"), LibraryChange(what: "history"),
+                LibraryChange(what: "history"), LibraryChange(what: "favorites"), LibraryChange(what: "history"),
             ])
     }
 

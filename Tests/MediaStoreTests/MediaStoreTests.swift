@@ -141,7 +141,7 @@ import Testing
         #expect(try await store.settings()["repl.images"] == "off")
         let lists = try await store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT provider, key FROM providerList ORDER BY generation").map {
-                [$0["provider"] as String, $0["key"] as String]
+                [try $0["provider"] as String, try $0["key"] as String]
             }
         }
         let list = try #require(lists.last)
@@ -258,7 +258,7 @@ import Testing
             var seen: [Int] = []
             // (Bounded: a rewound cursor would read the first row for ever.)
             while seen.count < 10, let row = try cursor.next() {
-                seen.append(row[0])
+                seen.append(try row[0])
                 #expect(try Int.fetchAll(db, sql: sql) == [1, 2, 3, 4])
             }
             return seen
@@ -610,6 +610,6 @@ import Testing
 /// What SQLite's planner says it does for each statement, its steps joined by "; ".
 func queryPlans(_ db: Database, _ statements: [String]) -> [String] {
     statements.map { sql in
-        (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ")) ?? ""
+        (try? Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { try $0["detail"] as String }.joined(separator: "; ")) ?? ""
     }
 }

@@ -11,8 +11,6 @@ public protocol RPCMethod: Codable, Sendable {
     static var method: String { get }
     /// What the method does to the user's things (`MethodEffect`).
     static var effect: MethodEffect { get }
-    /// The list a call changes, told in `library.changed` (a lists method's `name`).
-    var changedList: String? { get }
     /// Runs the method on the host.
     func run(on host: HostRuntime) async throws -> Response
     /// The response as JSON text; JSONEncoder unless the method has its text already.
@@ -27,7 +25,6 @@ public protocol RPCMethod: Codable, Sendable {
 
 extension RPCMethod {
     public static var hasDeadline: Bool { true }
-    public var changedList: String? { nil }
     public var secretsInFlight: [String] { [] }
 
     public static func encode(_ response: Response) throws -> [UInt8] { try JSONCoding.bytes(response) }
@@ -151,9 +148,6 @@ public struct Dispatcher: RPCHandler {
         do {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
             host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
-            if let library = M.effect.library {
-                host.events.publish(HostEvent(LibraryChange(what: library.rawValue, list: request.changedList)))
-            }
             return response
         } catch {
             host.logger.debug("\(M.method) failed after \(HostRuntime.milliseconds(since: started)) ms: \(error)")

@@ -1,8 +1,8 @@
 import JSONRPC
 
-/// What a method does to the user's things, said once beside the method: the dispatcher tells
-/// clients what changed from it (`library.changed`), MCP's tool hints come from it (through
-/// rpc-spec.json's `x-effect`, which a test keeps equal to it), and a front end can tell a
+/// What a method does to the user's things, said once beside the method: MCP's tool hints come
+/// from it (through rpc-spec.json's `x-effect`, which a test keeps equal to it), a fallback
+/// connection runs a call again only when it is idempotent, and a front end can tell a
 /// harmless call from one to confirm.
 public struct MethodEffect: Sendable, Equatable {
     /// What the call does to what the user keeps.
@@ -23,7 +23,8 @@ public struct MethodEffect: Sendable, Equatable {
     public var access: Access
     /// Calling it twice with the same params leaves things as calling it once.
     public var idempotent: Bool
-    /// The part of the library it changes, told to every client when the call succeeds.
+    /// The part of the library it changes (`library.changed` is told by the store's writes,
+    /// whoever makes them: this says which a call may make).
     public var library: Library?
     /// It reaches services outside this machine (a provider, a feed, a login server).
     public var reachesOut: Bool

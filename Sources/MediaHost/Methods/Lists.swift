@@ -42,7 +42,6 @@ public struct ListsList: RPCMethod {
 public struct ListsCreate: RPCMethod {
     public static let method = "lists.create"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
-    public var changedList: String? { name }
     public var name: String
     public init(name: String) { self.name = name }
     public func run(on host: HostRuntime) async throws -> ListInfo {
@@ -53,7 +52,6 @@ public struct ListsCreate: RPCMethod {
 public struct ListsRename: RPCMethod {
     public static let method = "lists.rename"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
-    public var changedList: String? { name }
     public var name: String
     public var to: String
     public init(name: String, to: String) {
@@ -71,7 +69,6 @@ public struct ListsRename: RPCMethod {
 public struct ListsDelete: RPCMethod {
     public static let method = "lists.delete"
     public static let effect = MethodEffect(.removes, library: .lists)
-    public var changedList: String? { name }
     public var name: String
     public init(name: String) { self.name = name }
     public struct Response: Codable, Sendable, Equatable {
@@ -88,7 +85,6 @@ public struct ListsDelete: RPCMethod {
 public struct ListsAdd: RPCMethod {
     public static let method = "lists.add"
     public static let effect = MethodEffect(.changes, library: .lists, reachesOut: true)
-    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public init(name: String, id: ItemID) {
@@ -113,7 +109,6 @@ public struct ListsAdd: RPCMethod {
 public struct ListsRemove: RPCMethod {
     public static let method = "lists.remove"
     public static let effect = MethodEffect(.removes, library: .lists)
-    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public init(name: String, id: ItemID) {
@@ -135,7 +130,6 @@ public struct ListsRemove: RPCMethod {
 public struct ListsMove: RPCMethod {
     public static let method = "lists.move"
     public static let effect = MethodEffect(.changes, library: .lists)
-    public var changedList: String? { name }
     public var name: String
     public var id: ItemID
     public var to: Int
@@ -314,7 +308,6 @@ enum ImportedOutline: Sendable {
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
-    public var changedList: String? { name }
     /// The largest file taken (a subscription list is kilobytes).
     public static let maxSize = OPMLReader.maxSize
     /// The list to add to (default: the name in a JSON file, else the OPML's title, else

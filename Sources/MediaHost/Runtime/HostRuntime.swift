@@ -110,6 +110,14 @@ public final class HostRuntime: Sendable {
         sources.host = self
         dropSessionsMadeElsewhere()
         refreshSecrets()
+        // A change to the library is told where it is made, the store's writes, whoever made
+        // it: a call, a sync round, an import, a rule.
+        store.observeChanges { [events] change in
+            for part in StoreChange.Part.allCases where change.parts.contains(part) {
+                let list = part == .lists && change.lists.count == 1 ? change.lists.first : nil
+                events.publish(HostEvent(LibraryChange(what: part.rawValue, list: list)))
+            }
+        }
         // No secret in effect is written into a favorite's or list item's snapshot.
         store.secretFilter.withLock { $0 = { [redactor] in redactor.redact(bytes: $0) } }
         configBox.onReload.withLock {
