@@ -23,10 +23,15 @@ public struct SearchRecord: Codable, Sendable, Equatable {
 extension MediaStore {
     /// How many searches are kept; older ones are dropped as new ones are made.
     public static let historyLimit = 100
+    /// Notes a write that `observeChanges` does not tell.
+    static let quietNote = "quiet"
 
     /// Records a search; searching the same thing again moves it to the top.
+    /// The search keeping itself is not told in `observeChanges` (each search would tell every
+    /// client); forgetting searches is.
     public func recordSearch(query: String, provider: String?, kind: MediaKind?, at date: Date = Date()) async throws {
         try await pool.write { db in
+            db.noteChange(Self.quietNote)
             try db.execute(
                 sql: "DELETE FROM searchHistory WHERE provider = ? AND query = ? AND kind = ?",
                 arguments: [provider ?? "", query, kind?.rawValue ?? ""])

@@ -646,10 +646,11 @@ public struct StoreChange: Sendable, Equatable {
 
 extension MediaStore {
     /// Calls `handler` after every write of this process that changed favorites, lists or the
-    /// search history, whichever method made it (a sync round, an import, a call): once per
+    /// search history (but a search keeping itself), whichever method made it (a sync round, an import, a call): once per
     /// write, after it committed. Another process's writes are not seen.
     public func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {
         pool.observeChanges { change in
+            guard !change.notes.contains(Self.quietNote) else { return }
             let parts = StoreChange.parts(of: change.tables)
             guard !parts.isEmpty else { return }
             let prefix = Self.listNote("")
