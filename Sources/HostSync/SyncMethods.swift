@@ -41,19 +41,31 @@ public enum SyncModule: HostModule {
             ]
         }
         var checks: [HealthCheck] = []
-        let state = try? await SyncState.read(host)
         let name = "\(account.username) on \(account.server.absoluteString) (\(account.dialect.rawValue))"
-        if let error = state?.lastError {
+        let state: SyncState
+        do {
+            state = try await SyncState.read(host)
+        } catch {
+            return [
+                HealthCheck(
+                    area: "sync", name: "account", status: .failed,
+                    detail: "\(name): the sync state cannot be read: \(error)", fix: "`doctor` checks the store")
+            ]
+        }
+        if let error = state.lastError {
             checks.append(
                 HealthCheck(
                     area: "sync", name: "account", status: .warning,
-                    detail: "\(name): the last sync failed: \(error); \(state?.queued ?? 0) changes wait",
+                    detail: "\(name): the last sync failed: \(error); \(state.queued) changes wait",
                     fix: "`sync` to try again"))
         } else {
             checks.append(
                 HealthCheck(
                     area: "sync", name: "account", status: .ok,
-                    detail: "\(name), last synced \(state?.lastSync ?? "never")"))
+                    detail: "\(name), last synced \(state.lastSync ?? "never")"))
+        }
+        if let problem = state.lastReportError {
+            checks.append(HealthCheck(area: "sync", name: "report", status: .warning, detail: problem, fix: "`sync`"))
         }
         guard online else {
             checks.append(
@@ -96,12 +108,21 @@ public struct SyncState: Codable, Sendable, Equatable {
     public var remoteEpisodes: Int
     /// The last round's figures.
     public var lastReport: SyncReport?
+    /// Why the last round's figures cannot be read (kept by another version, or edited by
+    /// hand): said, not taken for "no round yet".
+    public var lastReportError: String?
 
     static func read(_ host: HostRuntime) async throws -> SyncState {
         let account = SyncAccount.load(host)
         let store = host.store
-        let report = try await store.syncValue("lastReport").flatMap {
-            try? JSONDecoder().decode(SyncReport.self, from: Data($0.utf8))
+        var report: SyncReport?
+        var reportError: String?
+        if let text = try await store.syncValue("lastReport") {
+            do {
+                report = try JSONDecoder().decode(SyncReport.self, from: Data(text.utf8))
+            } catch {
+                reportError = "the last round's figures cannot be read (\(error)); the next round writes them again"
+            }
         }
         let error = try await store.syncValue("lastError")
         let lastSync = try await store.syncValue("lastSync")
@@ -110,7 +131,8 @@ public struct SyncState: Codable, Sendable, Equatable {
         return SyncState(
             configured: account != nil, server: account?.server.absoluteString, dialect: account?.dialect,
             username: account?.username, device: account?.device, lastSync: lastSync,
-            lastError: error?.isEmpty == false ? error : nil, queued: queued, remoteEpisodes: remote, lastReport: report)
+            lastError: error?.isEmpty == false ? error : nil, queued: queued, remoteEpisodes: remote, lastReport: report,
+            lastReportError: reportError)
     }
 }
 

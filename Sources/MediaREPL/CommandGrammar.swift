@@ -30,7 +30,7 @@ struct Call {
     static func run<M: RPCMethod>(_ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void) -> Call {
         Call(method: M.method) { repl throws(RPCError) in
             let response = try await repl.dispatch(request)
-            repl.printJSON(M.self, response)
+            try repl.printJSON(M.self, response)
             await show(repl, response)
         }
     }
@@ -50,7 +50,7 @@ extension Call {
             for id in ids {
                 do throws(RPCError) {
                     let response = try await repl.dispatch(request(id))
-                    repl.printJSON(M.self, response)
+                    try repl.printJSON(M.self, response)
                     await show(repl, response)
                 } catch {
                     if error.code == RPCError.requestCancelledCode { throw error }

@@ -84,7 +84,7 @@ extension CommandSpec {
                     Call(method: PlayerOpen.method) { repl throws(RPCError) in
                         for (index, id) in ids.enumerated() {
                             let result = try await repl.dispatch(PlayerOpen(id: id, now: index == 0 && now ? true : nil))
-                            repl.printJSON(PlayerOpen.self, result)
+                            try repl.printJSON(PlayerOpen.self, result)
                             repl.present(opened: result, reason: "where it was left")
                         }
                     })
@@ -119,7 +119,7 @@ extension CommandSpec {
                     let changed =
                         status.state == .paused
                         ? try await repl.dispatch(PlayerResume()) : try await repl.dispatch(PlayerPause())
-                    repl.printJSON(PlayerPause.self, changed)
+                    try repl.printJSON(PlayerPause.self, changed)
                     repl.present(player: changed)
                 })
         },
@@ -163,7 +163,7 @@ extension CommandSpec {
                 return .call(
                     Call(method: TranscriptsSearch.method) { repl throws(RPCError) in
                         let result = try await repl.dispatch(TranscriptsSearch(text: text))
-                        repl.printJSON(TranscriptsSearch.self, result)
+                        try repl.printJSON(TranscriptsSearch.self, result)
                         repl.present(hits: result, query: text)
                     })
             }
@@ -189,7 +189,7 @@ extension CommandSpec {
                         repl.display("no transcript for \(name)")
                         return
                     }
-                    repl.printJSON(MediaTranscript.self, result)
+                    try repl.printJSON(MediaTranscript.self, result)
                     await repl.present(transcript: result)
                 })
         },

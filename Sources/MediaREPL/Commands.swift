@@ -160,7 +160,7 @@ extension CommandSpec {
                 Call(method: ListsAdd.method) { repl throws(RPCError) in
                     for id in chosen {
                         let result = try await repl.dispatch(ListsAdd(name: name, id: id))
-                        repl.printJSON(ListsAdd.self, result)
+                        try repl.printJSON(ListsAdd.self, result)
                         repl.display(
                             result.added
                                 ? "added \(Renderer.clean(result.item.title)) to \(result.name)"

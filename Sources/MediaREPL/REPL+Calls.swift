@@ -126,7 +126,7 @@ extension REPL {
                 request.password = password
             }
             let status = try await repl.dispatch(request)
-            repl.printJSON(AuthLogin.self, status)
+            try repl.printJSON(AuthLogin.self, status)
             repl.present(auth: status)
             if let missing = status.unsyncedFavorites, missing > 0 { try await repl.offerSync(missing, to: request.provider) }
         }

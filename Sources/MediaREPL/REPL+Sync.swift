@@ -29,7 +29,7 @@ extension REPL {
                 throw cancelled
             }
             let state = try await repl.dispatch(SyncLogin(server: server ?? "", username: username ?? "", password: password))
-            repl.printJSON(SyncLogin.self, state)
+            try repl.printJSON(SyncLogin.self, state)
             repl.present(sync: state)
             repl.display("`sync` syncs now; the background service syncs every sync.interval_minutes")
         }
@@ -45,6 +45,7 @@ extension REPL {
         if state.queued > 0 { last += "; \(state.queued) change\(state.queued == 1 ? "" : "s") waiting" }
         display(last)
         if let error = state.lastError { fail(error, label: "last sync failed") }
+        if let problem = state.lastReportError { fail(problem, label: "note") }
     }
 
     func present(sync report: SyncReport) {

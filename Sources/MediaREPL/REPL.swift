@@ -202,9 +202,16 @@ public final class REPL: @unchecked Sendable {
         if !options.json { write(text) }
     }
 
-    /// With `--json`, the response exactly as JSON-RPC would answer it.
-    func printJSON<M: RPCMethod>(_ method: M.Type, _ response: M.Response) {
-        guard options.json, let bytes = try? M.encode(response) else { return }
+    /// With `--json`, the response exactly as JSON-RPC would answer it; a response that cannot
+    /// be written fails the command (a script would take nothing and exit 0 for an answer).
+    func printJSON<M: RPCMethod>(_ method: M.Type, _ response: M.Response) throws(RPCError) {
+        guard options.json else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try M.encode(response)
+        } catch {
+            throw .internalError("the answer to \(M.method) could not be written as JSON: \(error)")
+        }
         writeData(String(decoding: bytes, as: UTF8.self))
     }
 

@@ -28,18 +28,36 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Stop the service that runs for this data dir.")
     var stop = false
 
-    @Flag(help: "Say whether a service runs for this data dir (exit status 1 when none does).")
+    @Flag(
+        help:
+            "Say whether a service runs for this data dir (exit status 1 when none does, 2 when one holds its socket but does not answer)."
+    )
     var status = false
+
+    /// Seconds `--status` waits for the service's answer.
+    static let statusTimeout = 5
 
     func run() async throws {
         let options = global.host
         let socket = ServiceSocket(paths: options.paths)
         if status {
-            let service = ServiceConnection.connect(socket)
-            defer { service?.close() }
-            guard let info = try? await service?.value("host.info", params: nil, timeout: .seconds(5)) else {
+            guard let service = ServiceConnection.connect(socket) else {
                 print("no mediahost service runs for this data dir (\(socket.path))")
                 throw ExitCode(1)
+            }
+            defer { service.close() }
+            let info: JSONValue
+            do {
+                info = try await service.value("host.info", params: nil, timeout: .seconds(Self.statusTimeout))
+            } catch {
+                // Something holds the socket: a service that is stuck, or still starting.
+                let pid = (try? String(contentsOfFile: socket.pidFile, encoding: .utf8))?.trimming(.whitespacesAndNewlines)
+                let closed = error.isServiceGone || error.message.contains("stopped during")
+                let what = closed ? "closed the connection" : "did not answer within \(Self.statusTimeout) s"
+                print(
+                    "a mediahost service holds \(socket.path)\(pid.map { " (pid \($0))" } ?? "") but \(what); "
+                        + "`mediahost serve --stop` stops it")
+                throw ExitCode(2)
             }
             print(
                 "mediahost service running: pid \(info["pid"]?.intValue ?? 0), data dir \(info["dataDir"]?.stringValue ?? ""), socket \(socket.path)"

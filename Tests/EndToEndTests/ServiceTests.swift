@@ -111,6 +111,48 @@ import Testing
         _ = await client.waitForExit()
     }
 
+    /// `serve --status` tells a service that holds its socket but does not answer (stuck, or
+    /// still starting) from none: exit status 2, its pid, what to do; not "no service runs".
+    @Test func aServiceThatDoesNotAnswerIsNotCalledNone() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let socket = ServiceSocket(paths: HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir))
+        let script = """
+            import os, socket, sys, time
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(sys.argv[1])
+            s.listen(8)
+            open(sys.argv[2], "w").write(str(os.getpid()) + "\\n")
+            print("ready", flush=True)
+            conns = []
+            while True:
+                c, _ = s.accept()
+                conns.append(c)
+            """
+        try FileManager.default.createDirectory(
+            atPath: (socket.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let stuck = Process()
+        stuck.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        stuck.arguments = ["-c", script, socket.path, socket.pidFile]
+        let output = Pipe()
+        stuck.standardOutput = output
+        // It holds none of the run's pipes, and SIGKILL ends it whatever signals it blocks
+        // (Process hands a child the spawning thread's mask).
+        stuck.standardInput = FileHandle.nullDevice
+        stuck.standardError = FileHandle.nullDevice
+        try stuck.run()
+        defer { kill(stuck.processIdentifier, SIGKILL) }
+        _ = output.fileHandleForReading.availableData  // "ready"
+        let started = ContinuousClock.now
+        let status = try await runMediahost(["serve", "--status"], dataDir: dataDir)
+        #expect(status.status == 2, "\(status.stdout)")
+        #expect(
+            status.stdout.contains("holds \(socket.path) (pid \(stuck.processIdentifier)) but did not answer"), "\(status.stdout)"
+        )
+        #expect(status.stdout.contains("serve --stop"))
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
+
     @Test func hostBackgroundDecidesWhereCallsRun() async throws {
         let dataDir = try makeTemporaryDirectory()
         func pid(_ environment: [String: String] = [:], _ extra: [String] = []) async throws -> Int? {

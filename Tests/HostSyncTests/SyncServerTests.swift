@@ -313,3 +313,27 @@ extension SyncServerTests {
         await #expect(throws: ProviderFailure.self) { try await outage.upload(actions) { _ in } }
     }
 }
+
+@Suite struct SyncStateTests {
+    /// The last round's figures kept by another version (or edited by hand) are said to be
+    /// unreadable, not taken for "no round yet"; a good report reads back whole.
+    @Test func anUnreadableReportIsSaidNotDropped() async throws {
+        let fixture = try HostFixture(modules: [SyncModule.self])
+        try await fixture.host.store.setSyncValues(["lastReport": #"{"server": 3"#])
+        let broken = try await fixture.call("sync.status")
+        #expect(broken["lastReport"] == nil)
+        let problem = try #require(broken["lastReportError"]?.stringValue)
+        #expect(problem.contains("cannot be read") && problem.contains("next round writes them again"))
+
+        let report = SyncReport(
+            server: "https://gpodder.example", dialect: .gpodder, device: "here", followed: 1, unfollowed: 0,
+            subscriptionsSent: 0, renamed: 0, actionsReceived: 2, actionsNewer: 1, actionsSent: 0, skipped: [], queued: 0,
+            seconds: 0.5)
+        try await fixture.host.store.setSyncValues([
+            "lastReport": String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        ])
+        let good = try await fixture.call("sync.status")
+        #expect(good["lastReport"]?["server"] == "https://gpodder.example")
+        #expect(good["lastReportError"] == nil)
+    }
+}

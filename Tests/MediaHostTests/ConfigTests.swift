@@ -286,6 +286,34 @@ import Testing
         #expect(try await reopened.store.settings()["providers.catalog.api_key"] == nil)
     }
 
+    /// config.toml edited while the host runs is read again; an edit that breaks it keeps the
+    /// settings before it and says why (doctor's check, until it is fixed); the fix is read.
+    @Test func aBrokenEditKeepsTheSettingsBeforeAndSaysWhy() async throws {
+        let directory = try makeTemporaryDirectory()
+        let paths = HostPaths(
+            configFile: directory + "/config.toml", dataDir: directory + "/data", cacheDir: directory + "/cache")
+        try "[http]\ntimeout = 7\n".write(toFile: paths.configFile, atomically: true, encoding: .utf8)
+        let host = try HostRuntime(paths: paths, providers: [], http: NoNetwork(), environment: [:])
+        #expect(host.config["http.timeout"] == "7")
+        func until(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(150)) }
+        }
+        try "[http\ntimeout = 9\n".write(toFile: paths.configFile, atomically: true, encoding: .utf8)
+        try await until { host.configProblem != nil }
+        let problem = try #require(host.configProblem)
+        #expect(problem.contains("config.toml") && problem.contains("line 1"), "\(problem)")
+        #expect(host.config["http.timeout"] == "7", "the settings before the broken edit stay")
+        let check = try #require(host.localChecks().first { $0.name == "settings" })
+        #expect(check.status == .failed && check.detail.contains("stay in effect"), "\(check)")
+
+        try "[http]\ntimeout = 9\n".write(toFile: paths.configFile, atomically: true, encoding: .utf8)
+        try await until { host.config["http.timeout"] == "9" }
+        #expect(host.config["http.timeout"] == "9")
+        #expect(host.configProblem == nil)
+        #expect(!host.localChecks().contains { $0.name == "settings" })
+    }
+
     @Test func theDataFolderIsPrivateEvenWhenItExisted() throws {
         let directory = try makeTemporaryDirectory()
         try FileManager.default.createDirectory(

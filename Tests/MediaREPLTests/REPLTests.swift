@@ -751,3 +751,27 @@ final class CapturedREPL: @unchecked Sendable {
 
 /// The methods a host with the shipped modules serves.
 let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods + SyncModule.methods).map { $0.method }
+
+/// An answer JSON cannot hold (JSONEncoder refuses a NaN).
+private struct Unwritable: RPCMethod {
+    static let method = "test.unwritable"
+    static let effect = MethodEffect(.reads)
+    struct Response: Codable, Sendable { var position: Double }
+    func run(on host: HostRuntime) async throws -> Response { Response(position: .nan) }
+}
+
+@Suite struct REPLJSONOutputTests {
+    /// `--json` output that cannot be written fails the command with why (it printed nothing
+    /// and the command succeeded: a script took nothing for an answer).
+    @Test func anAnswerThatCannotBeWrittenFailsTheCommand() async throws {
+        let session = try CapturedREPL(json: true)
+        let printed = await session.run("providers")
+        #expect(!printed.isEmpty)
+        do {
+            try session.repl.printJSON(Unwritable.self, Unwritable.Response(position: .nan))
+            Issue.record("an unwritable answer was taken")
+        } catch {
+            #expect(error.message.contains("test.unwritable could not be written as JSON"))
+        }
+    }
+}

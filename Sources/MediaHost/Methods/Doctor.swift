@@ -82,6 +82,13 @@ extension HostRuntime {
                     area: "host", name: "data dir", status: .failed, detail: "\(paths.dataDir) cannot be written",
                     fix: "make it writable, or point MEDIAHOST_DATA_DIR (or --data-dir) at a folder that is"))
         }
+        if let problem = configProblem {
+            checks.append(
+                HealthCheck(
+                    area: "host", name: "settings", status: .failed,
+                    detail: "\(problem); the settings before the change stay in effect",
+                    fix: "fix the file (`mediahost config` shows what is in effect)"))
+        }
         let socket = UnixSocket(path: paths.serviceSocket())
         checks.append(
             HealthCheck(

@@ -79,11 +79,9 @@ public final class HostRuntime: Sendable {
             file: paths.configFile, providers: descriptors, storeValues: storeValues, environment: environment)
         let store = self.store
         configBox = ConfigBox(config, watching: [paths.configFile, paths.settingsStamp]) {
-            guard
-                let values = try? Self.storedSettings(
-                    store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
-            else { return nil }
-            return try? HostConfig(file: paths.configFile, providers: descriptors, storeValues: values, environment: environment)
+            let values = try Self.storedSettings(
+                store: store, secrets: SecretSettings(path: paths.secretSettings), providers: descriptors)
+            return try HostConfig(file: paths.configFile, providers: descriptors, storeValues: values, environment: environment)
         }
         for source in discovery { source.configure(config) }
         let redactor = Redactor()
@@ -120,6 +118,11 @@ public final class HostRuntime: Sendable {
         }
         // No secret in effect is written into a favorite's or list item's snapshot.
         store.secretFilter.withLock { $0 = { [redactor] in redactor.redact(bytes: $0) } }
+        configBox.onReloadFailure.withLock {
+            $0 = { [logger] reason in
+                logger.warning("\(reason); the settings before the change stay in effect")
+            }
+        }
         configBox.onReload.withLock {
             $0 = { [weak self] config in
                 for source in discovery { source.configure(config) }
@@ -170,6 +173,13 @@ public final class HostRuntime: Sendable {
 
     /// The settings in effect: read again when another process of the data dir changed them.
     public var config: HostConfig { configBox.current }
+
+    /// Why the settings as changed since they were read cannot be read (those before stay in
+    /// effect), until they can.
+    public var configProblem: String? {
+        _ = configBox.current
+        return configBox.problem.withLock { $0 }
+    }
 
     /// Changes configuration and re-creates providers so the change applies at once; the other
     /// processes of the data dir (the service, front ends) read it again at their next use.
@@ -333,13 +343,17 @@ final class ConfigBox: Sendable {
     /// What the watched files looked like when last read, and when they were last looked at.
     private let seen: Mutex<(stamps: [Stamp?], checked: ContinuousClock.Instant)>
     private let files: [String]
-    private let reload: @Sendable () -> HostConfig?
+    private let reload: @Sendable () throws -> HostConfig?
     /// Told of each configuration read again.
     let onReload = Mutex<(@Sendable (HostConfig) -> Void)?>(nil)
+    /// Told when the files changed and cannot be read: the configuration before stays.
+    let onReloadFailure = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Why the last change could not be read, until a change that can be.
+    let problem = Mutex<String?>(nil)
 
     static let checkInterval: Duration = .milliseconds(100)
 
-    init(_ config: HostConfig, watching files: [String] = [], reload: @escaping @Sendable () -> HostConfig? = { nil }) {
+    init(_ config: HostConfig, watching files: [String] = [], reload: @escaping @Sendable () throws -> HostConfig? = { nil }) {
         state = Mutex(config)
         self.files = files
         self.reload = reload
@@ -355,9 +369,19 @@ final class ConfigBox: Sendable {
             defer { seen.stamps = stamps }
             return stamps != seen.stamps
         }
-        if changed, let config = reload() {
-            state.withLock { $0 = config }
-            onReload.withLock { $0 }?(config)
+        if changed {
+            do {
+                if let config = try reload() {
+                    problem.withLock { $0 = nil }
+                    state.withLock { $0 = config }
+                    onReload.withLock { $0 }?(config)
+                }
+            } catch {
+                // A broken edit is said once per change, and the settings before it stay.
+                let reason = "\(error)"
+                problem.withLock { $0 = reason }
+                onReloadFailure.withLock { $0 }?(reason)
+            }
         }
         return state.withLock { $0 }
     }
