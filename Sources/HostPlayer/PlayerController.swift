@@ -53,6 +53,9 @@ public actor PlayerController: HostComponent {
     private var lastOwnershipTry = ContinuousClock.now
     /// mpv's process id.
     private(set) var pid: Int32?
+    /// The mpv this process started (signalled through its pidfd, never by a pid another
+    /// process may have taken since); nil for one another process started.
+    private var process: PlayerProcess?
     /// Since when mpv has not answered (stopped with SIGSTOP, or stuck): while this is recent,
     /// calls are answered from what is known instead of waiting for it again.
     private var unresponsiveSince: ContinuousClock.Instant?
@@ -124,7 +127,7 @@ public actor PlayerController: HostComponent {
                 }
             },
             segments: { [weak host] id in
-                guard let host, id.provider == "youtube", id.kind == .video else { return [] }
+                guard let host, host.hasSegments(id) else { return [] }
                 do {
                     return try await host.dispatcher.run(MediaSegments(id: id)).segments.filter {
                         $0.action == "skip" || $0.action == "mute"
@@ -453,16 +456,28 @@ public actor PlayerController: HostComponent {
             shared.update { $0 = SharedPlayerState.State() }
             connection.send(["quit"])
             let deadline = ContinuousClock.now + .seconds(3)
-            while self.connection === connection || pid.map(Self.isRunning) == true, ContinuousClock.now < deadline {
+            while self.connection === connection || isRunning(pid), ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }
-        if let pid, Self.isRunning(pid) { kill(pid, SIGKILL) }
+        if let own = process, own.pid == pid {
+            own.terminate(signal: SIGKILL)
+        } else if let pid, Self.isRunning(pid) {
+            kill(pid, SIGKILL)
+        }
         connection?.close()
         forget()
     }
 
     private static func isRunning(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+
+    /// Whether mpv `pid` runs: the one started here is asked (its pid may be another's once it
+    /// was reaped), another process's by its pid.
+    private func isRunning(_ pid: Int32?) -> Bool {
+        guard let pid else { return false }
+        if let own = process, own.pid == pid { return own.process.isRunning }
+        return Self.isRunning(pid)
+    }
 
     /// Forgets the mpv this process knew (it is gone, or was killed).
     private func forget() {
@@ -559,6 +574,7 @@ public actor PlayerController: HostComponent {
                 Self.link(socketPath, to: ownSocket)
                 if connect() {
                     pid = process.pid
+                    self.process = process
                     shared.update { $0.pid = process.pid }
                     return
                 }
@@ -566,7 +582,7 @@ public actor PlayerController: HostComponent {
             try? await Task.sleep(for: .milliseconds(20))
         }
         let how = Self.describe(process.pid) + process.lastWords
-        kill(process.pid, SIGTERM)
+        process.terminate()
         throw HostError.player(
             "mpv (\(how)) did not open its control socket \(ownSocket) within \(Int(Self.startTimeout.components.seconds)) s")
     }

@@ -129,54 +129,33 @@ public struct PlayerOpen: RPCMethod {
 }
 
 /// A player started in its own session with no terminal, so it outlives us and never writes
-/// into the REPL or the RPC stream. Its stderr is read (the last line kept) until it exits,
-/// and a thread reaps it.
+/// into the REPL or the RPC stream. Its stderr is read (the last line kept) until it exits;
+/// it is a `ChildProcess`, reaped when it exits and signalled only through its pidfd.
 final class PlayerProcess: Sendable {
-    let pid: pid_t
-    /// Exit status (or signal) once it exited, and the last line it wrote to stderr.
-    private let state = Mutex<(exit: Int32?, lastLine: String)>((nil, ""))
+    let process: ChildProcess
+    var pid: pid_t { process.pid }
+    /// The last line it wrote to stderr.
+    private let lastLine = Mutex("")
 
-    private init(pid: pid_t) { self.pid = pid }
+    private init(process: ChildProcess) { self.process = process }
 
     static func spawn(_ executable: String, arguments: [String]) throws -> PlayerProcess {
-        var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else { throw HostError.player("cannot start \(executable): no pipe") }
-        // Neither end leaks into other children; the player gets the write end as its stderr.
-        _ = fcntl(pipe[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipe[1], F_SETFD, FD_CLOEXEC)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // POSIX_SPAWN_SETSID (0x80 in glibc, a GNU extension Swift does not import); signals as
-        // a program expects them, not as the spawning thread has them.
-        attributes.startWithDefaultSignals(flags: 0x80)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
-        actions.closeInheritedDescriptors()
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        close(pipe[1])
-        guard status == 0 else {
-            close(pipe[0])
-            throw HostError.player("cannot start \(executable): \(String(cString: strerror(status)))")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(
+                executable, arguments: arguments, standardInput: .null, standardOutput: .null, standardError: .pipe,
+                grouping: .session)
+        } catch {
+            throw HostError.player("cannot start \(executable): \(error)")
         }
-        let child = pid
-        let process = PlayerProcess(pid: child)
-        let readEnd = pipe[0]
+        guard let readEnd = child.standardError else { preconditionFailure("the player's stderr was asked for") }
+        let process = PlayerProcess(process: child)
         detachThread { process.drain(readEnd) }
-        detachThread {
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0, errno == EINTR {}
-            process.state.withLock { $0.exit = status }
-        }
         return process
     }
+
+    /// Sends `signal` while it runs (never to a process that took its pid after it ended).
+    func terminate(signal: Int32 = SIGTERM) { process.terminate(signal: signal) }
 
     /// Reads stderr to its end (so the player never blocks on a full pipe), keeping the last
     /// non-empty line.
@@ -193,7 +172,7 @@ final class PlayerProcess: Sendable {
             let text = String(decoding: tail, as: UTF8.self)
             if let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).last(where: { !$0.allSatisfy(\.isWhitespace) })
             {
-                state.withLock { $0.lastLine = DisplayText.clean(String(line.suffix(300))) }
+                lastLine.withLock { $0 = DisplayText.clean(String(line.suffix(300))) }
             }
         }
     }
@@ -203,7 +182,7 @@ final class PlayerProcess: Sendable {
     func earlyFailure(within window: Duration) async -> String? {
         let deadline = ContinuousClock.now + window
         while ContinuousClock.now < deadline {
-            if state.withLock({ $0.exit }) != nil {
+            if process.ending != nil {
                 // Give the stderr reader a moment to see the last line.
                 try? await Task.sleep(for: .milliseconds(50))
                 let failure = failure()
@@ -214,22 +193,22 @@ final class PlayerProcess: Sendable {
         return nil
     }
 
-    /// How it ended when it has: "" for a clean exit, else the status or signal and its last
-    /// line; nil while it runs.
     /// "; its last words: …" when it wrote anything to stderr, else "".
     var lastWords: String {
-        let line = state.withLock { $0.lastLine }
+        let line = lastLine.withLock { $0 }
         return line.isEmpty ? "" : "; its last words: \(line)"
     }
 
+    /// How it ended when it has: "" for a clean exit, else the status or signal and its last
+    /// line; nil while it runs.
     func failure() -> String? {
-        let (exit, line) = state.withLock { ($0.exit, $0.lastLine) }
-        guard let status = exit else { return nil }
+        let line = lastLine.withLock { $0 }
+        guard let ending = process.ending else { return nil }
         let said = line.isEmpty ? "" : ": " + line
-        let signal = status & 0x7f
-        if signal != 0 { return "was killed by signal \(signal) at once\(said)" }
-        let code = (status >> 8) & 0xff
-        return code == 0 ? "" : "exited at once with status \(code)\(said)"
+        switch ending {
+        case .signalled(let signal): return "was killed by signal \(signal) at once\(said)"
+        case .exited(let code): return code == 0 ? "" : "exited at once with status \(code)\(said)"
+        }
     }
 }
 

@@ -208,7 +208,7 @@ final class PluginProcess: Sendable {
                     manifest.executable, arguments: manifest.arguments,
                     environment: PluginManifest.environment(from: ProcessInfo.processInfo.environment, plugin: manifest),
                     directory: manifest.directory, standardInput: .pipe, standardOutput: .pipe, standardError: .pipe,
-                    newProcessGroup: true
+                    grouping: .processGroup
                 ) { [weak self] process in self?.exited(process, generation: generation) }
             }
         } catch {

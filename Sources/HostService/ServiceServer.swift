@@ -86,30 +86,24 @@ public enum ServiceServer {
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var arguments = [executable, "serve", "--data-dir", paths.dataDir]
         if let configFile { arguments += ["--config", configFile] }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, paths.dataDir + "/service.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of this process goes with it.
-        actions.closeInheritedDescriptors()
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // POSIX_SPAWN_SETSID (glibc, _GNU_SOURCE): no SIGHUP when the terminal goes; signals as
-        // a program expects them (this thread blocks most, and SIGPIPE is ignored here).
-        attributes.startWithDefaultSignals(flags: 0x80)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, environ) == 0 else { return false }
+        // A session of its own: no SIGHUP when the terminal goes. Reaped by this process if it
+        // ends while this one runs (no zombie is left).
+        let service: ChildProcess
+        do {
+            service = try ChildProcess(
+                executable, arguments: Array(arguments.dropFirst()), standardInput: .null,
+                standardOutput: .appending(toFile: paths.dataDir + "/service.log"), standardError: .output,
+                grouping: .session)
+        } catch {
+            return false
+        }
         let socket = ServiceSocket(paths: paths)
         let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, service.isRunning {
             if socket.isServing { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return false
+        // One that ended at once may have found another starting first.
+        return socket.isServing
     }
 }

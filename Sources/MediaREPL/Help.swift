@@ -245,7 +245,7 @@ extension REPL {
         do {
             pager = try ChildProcess(
                 program, arguments: Array(words.dropFirst()), environment: environment, standardInput: .pipe,
-                newProcessGroup: false)
+                grouping: .inherit)
         } catch {
             return false
         }

@@ -34,7 +34,7 @@ import Testing
 
     @Test func terminatedChildrenSayWhichSignal() throws {
         let ended = Mutex<ChildProcess.Ending?>(nil)
-        let child = try ChildProcess("/bin/sleep", arguments: ["30"], standardOutput: .null, newProcessGroup: true) { child in
+        let child = try ChildProcess("/bin/sleep", arguments: ["30"], standardOutput: .null, grouping: .processGroup) { child in
             ended.withLock { $0 = child.ending }
         }
         #expect(child.isRunning)
@@ -45,6 +45,50 @@ import Testing
         while ended.withLock({ $0 }) == nil, Date() < deadline { usleep(10_000) }
         #expect(ended.withLock { $0 } == .signalled(SIGTERM))
         child.terminate()  // after the end: nothing is signalled
+    }
+
+    /// Once a child is reaped its pid may be another process's: nothing is sent to it, to it
+    /// alone or to its group; while it runs, a signal goes through its pidfd.
+    @Test func aReapedChildIsNeverSignalled() throws {
+        let child = try ChildProcess("/bin/sh", arguments: ["-c", "exit 4"], standardOutput: .null)
+        #expect(child.isHeldByPidfd, "this kernel has pidfds (5.3 and later)")
+        #expect(child.waitUntilExit() == .exited(4))
+        let deadline = Date().addingTimeInterval(20)
+        while !child.isReaped, Date() < deadline { usleep(5_000) }
+        #expect(child.isReaped)
+        #expect(child.terminate(signal: SIGKILL) == false)
+        #expect(child.terminateGroup(signal: SIGKILL) == false)
+
+        let sleeper = try ChildProcess("/bin/sleep", arguments: ["30"], standardOutput: .null)
+        #expect(sleeper.terminate(signal: SIGKILL))
+        #expect(sleeper.waitUntilExit() == .signalled(SIGKILL))
+    }
+
+    /// One thread waits for every child (not one each): forty children running at once add
+    /// no thread of their own.
+    @Test func oneThreadWaitsForEveryChild() throws {
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0 }
+        // The waiting thread is started by the first child.
+        try ChildProcess("/bin/true").waitUntilExit()
+        let before = threads()
+        let children = try (0..<40).map { _ in try ChildProcess("/bin/sleep", arguments: ["30"], standardOutput: .null) }
+        let during = threads()
+        for child in children { child.terminate() }
+        for child in children { #expect(child.waitUntilExit() == .signalled(SIGTERM)) }
+        // Other tests run threads of their own meanwhile: far fewer than one per child.
+        #expect(during - before < 20, "\(before) threads before, \(during) with 40 children")
+    }
+
+    /// `.appending(toFile:)` adds to a file (made 0600), and `.output` sends stderr there too.
+    @Test func outputAppendsToAFileWithErrorsBeside() throws {
+        let path = NSTemporaryDirectory() + "child-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "before\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try ChildProcess(
+            "/bin/sh", arguments: ["-c", "echo out; echo err >&2"], standardOutput: .appending(toFile: path),
+            standardError: .output, grouping: .session)
+        #expect(child.waitUntilExit().succeeded)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "before\nout\nerr\n")
     }
 
     @Test func aMissingProgramSaysWhy() {

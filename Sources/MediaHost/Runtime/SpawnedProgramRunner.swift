@@ -28,64 +28,38 @@ public struct SpawnedProgramRunner: ProgramRunner {
         }
     }
 
-    /// A spawned program and the read ends of its stdout and stderr.
-    public final class Child: @unchecked Sendable {
-        public let pid: pid_t
+    /// A spawned program (a `ChildProcess` leading a process group) and the read ends of its
+    /// stdout and stderr.
+    public final class Child: Sendable {
+        let process: ChildProcess
+        public var pid: pid_t { process.pid }
         let stdout: Int32
         let stderr: Int32
 
-        private init(pid: pid_t, stdout: Int32, stderr: Int32) {
-            self.pid = pid
+        private init(process: ChildProcess, stdout: Int32, stderr: Int32) {
+            self.process = process
             self.stdout = stdout
             self.stderr = stderr
         }
 
         static func spawn(_ executable: String, call: ProgramCall) throws -> Child {
-            var out: [Int32] = [0, 0]
-            var err: [Int32] = [0, 0]
-            guard Glibc.pipe(&out) == 0 else { throw ProgramError.cannotStart(call.program, reason: "no pipe") }
-            guard Glibc.pipe(&err) == 0 else {
-                close(out[0])
-                close(out[1])
-                throw ProgramError.cannotStart(call.program, reason: "no pipe")
+            let process: ChildProcess
+            do {
+                process = try ChildProcess(
+                    executable, arguments: call.arguments, standardInput: .null, standardOutput: .pipe,
+                    standardError: .pipe, grouping: .processGroup)
+            } catch {
+                throw ProgramError.cannotStart(call.program, reason: error.description)
             }
-            // Other spawns (closing what is above stderr in their child) need no close-on-exec;
-            // a fork elsewhere would, so set it at once.
-            for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-            actions.closeInheritedDescriptors()
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            posix_spawnattr_setpgroup(&attributes, 0)
-            // POSIX_SPAWN_SETPGROUP 0x02 (glibc).
-            attributes.startWithDefaultSignals(flags: 0x02)
-            let words = [executable] + call.arguments
-            let argv = words.map { strdup($0) } + [nil]
-            defer { for word in argv { free(word) } }
-            var pid: pid_t = 0
-            let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-            close(out[1])
-            close(err[1])
-            guard status == 0 else {
-                close(out[0])
-                close(err[0])
-                throw ProgramError.cannotStart(call.program, reason: String(cString: strerror(status)))
+            guard let stdout = process.standardOutput, let stderr = process.standardError else {
+                preconditionFailure("the program's pipes were asked for")
             }
-            return Child(pid: pid, stdout: out[0], stderr: err[0])
+            return Child(process: process, stdout: stdout, stderr: stderr)
         }
-
-        /// Whether the program was reaped: its pid may then be another process's.
-        private let reaped = Mutex(false)
 
         /// Kills the program and everything in its group, unless it was reaped already.
         func kill() {
-            reaped.withLock { reaped in if !reaped { _ = Glibc.kill(-pid, SIGKILL) } }
+            process.terminateGroup(signal: SIGKILL)
         }
 
         /// Reads both pipes to their end within the deadline, then reaps the program.
@@ -176,10 +150,7 @@ public struct SpawnedProgramRunner: ProgramRunner {
 
         /// Waits for the program to end: its exit status, or 128 + the signal that ended it.
         private func reap() -> Int32 {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            reaped.withLock { $0 = true }
-            return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            process.waitUntilExit().status
         }
     }
 }
