@@ -196,7 +196,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MediaHostTests",
-            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP"],
+            // YouTube: imports of YouTube subscriptions go to the provider that knows its channels.
+            dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "YouTube"],
             exclude: ["Recorded"], swiftSettings: strict),
         // A test target per module on the runtime, as Hummingbird gives each library its own.
         .testTarget(

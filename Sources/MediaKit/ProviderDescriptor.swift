@@ -46,6 +46,9 @@ public struct ProviderDescriptor: Codable, Sendable, Equatable {
         /// Opens any feed (RSS, Atom) by its URL as a show (`ItemID.feed`): an imported OPML's
         /// podcasts are kept under the provider that has it.
         case feeds
+        /// Its videos are known to SponsorBlock by their native ids: their segments (sponsors,
+        /// intros, a highlight) are asked for there (`media.segments`).
+        case segments
     }
 
     public enum AuthKind: String, Codable, Sendable {

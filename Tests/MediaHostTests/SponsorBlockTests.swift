@@ -60,17 +60,19 @@ import Testing
     @Test(arguments: ["file:///etc/passwd", "ftp://example.com", "not a url", "javascript:alert(1)"])
     func aServerThatIsNoWebAddressIsRefused(server: String) async throws {
         let fixture = try HostFixture(environment: ["MEDIAHOST_SPONSORBLOCK_SERVER": server])
-        let error = try #require(await fixture.error("media.segments", ["id": "youtube:video:abc"]))
+        // `broken` has the segments capability (as YouTube has): the runtime asks capabilities,
+        // not provider names.
+        let error = try #require(await fixture.error("media.segments", ["id": "broken:video:abc"]))
         #expect(error.code == -32602 && error.message.contains("sponsorblock.server"), "\(error.message)")
     }
 
     @Test func offAsksNothingAndOtherProvidersHaveNone() async throws {
         let off = try HostFixture(environment: ["MEDIAHOST_SPONSORBLOCK": "off"])
-        let answer = try await off.call("media.segments", ["id": "youtube:video:abc"])
+        let answer = try await off.call("media.segments", ["id": "broken:video:abc"])
         #expect(answer["segments"]?.arrayValue?.isEmpty == true)
         let fixture = try HostFixture()
-        let error = try #require(await fixture.error("media.segments", ["id": "podcasts:episode:1:2"]))
-        #expect(error.message.contains("YouTube videos only"), "\(error.message)")
+        let error = try #require(await fixture.error("media.segments", ["id": "catalog:video:v3"]))
+        #expect(error.message.contains("segments are SponsorBlock's, for videos of broken"), "\(error.message)")
     }
 
     /// The transcript language: the setting, else the locale's (LC_ALL, LC_MESSAGES, LANG),

@@ -4,6 +4,7 @@ import MediaHost
 import MediaKit
 import TestSupport
 import Testing
+import YouTube
 
 /// `lists.import` of the YouTube subscriptions other apps export: Google Takeout's CSV (its
 /// header in the account's language) and older JSON, NewPipe's JSON and FreeTube's `.db` and CSV,
@@ -77,7 +78,7 @@ import Testing
         ),
     ])
     func takeoutCSVInAnyLanguage(file: String, count: Int, first: Channel, last: Channel) async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (result, channels) = try await imported(file, fixture)
         #expect(result["format"] == "takeout" && result["skipped"] == [])
         #expect(result["added"] == JSONValue(count) && result["present"] == 0)
@@ -86,8 +87,21 @@ import Testing
         #expect(!channels.contains { $0.title.contains("Channel") || $0.title.contains("canal") || $0.title.contains("Kanal") })
     }
 
-    @Test func spanishTakeoutKeepsItsNamesAsWritten() async throws {
+    /// The runtime names no provider: the channels go to the provider that knows a YouTube
+    /// channel's feed as one of its channels, and without one the import says so.
+    @Test func withoutAProviderOfYouTubesChannelsTheImportSaysWhy() async throws {
         let fixture = try HostFixture()
+        let error = try #require(
+            await fixture.error(
+                "lists.import",
+                ["path": .string(Self.path("NewPipe-SubscriptionImportWorkerTest-subscriptions.csv")), "name": "Subs"]))
+        #expect(error.message.contains("no provider here has YouTube's channels"), "\(error.message)")
+        #expect(error.message.contains("3 channels have nowhere to go"), "\(error.message)")
+        #expect(await fixture.error("lists.items", ["name": "Subs"]) != nil, "no list was made")
+    }
+
+    @Test func spanishTakeoutKeepsItsNamesAsWritten() async throws {
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (_, channels) = try await imported("NewPipeExtractor-youtube_takeout_import_test_2.csv", fixture)
         // "CRD Сreative" begins its second word with a Cyrillic С.
         #expect(channels[2] == Channel(id: "UC-uZVnE4p_52zXbH34S4pcA", title: "CRD \u{0421}reative"))
@@ -97,7 +111,7 @@ import Testing
     /// What CSV writers do besides: CRLF, quoted titles with commas and quotes, a byte order mark,
     /// an address without the id column, blank lines at the end, a row that names no channel.
     @Test func takeoutCSVQuotingLineEndsAndBadRows() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let text =
             "\u{FEFF}ID del canal,URL del canal,Título del canal\r\n"
             + "UC1JTQBa5QxZCpXrFSkMxmPw,https://www.youtube.com/channel/UC1JTQBa5QxZCpXrFSkMxmPw,\"Raycevick, \"\"the\"\" one\"\r\n"
@@ -132,7 +146,7 @@ import Testing
     /// Takeout before 2021: API subscription objects; a channel listed four times is one, under
     /// its first title.
     @Test func takeoutJSONOfBefore2021() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (result, channels) = try await imported("NewPipeExtractor-youtube_takeout_import_test.json", fixture)
         #expect(result["format"] == "takeout" && result["added"] == 4 && result["skipped"] == [])
         #expect(
@@ -156,7 +170,7 @@ import Testing
         ("<xml><notvalid></notvalid></xml>", "it is XML"), ("[", "it is not JSON"),
     ])
     func takeoutRefusesWhatIsNotOne(text: String, problem: String) async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let error = try #require(await fixture.error("lists.import", ["text": .string(text), "format": "takeout"]))
         #expect(error.code == RPCError.invalidParamsCode)
         #expect(error.message.contains("this is not Google Takeout's YouTube subscriptions (\(problem)"), "\(error.message)")
@@ -167,7 +181,7 @@ import Testing
     }
 
     @Test func newPipeExport() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (result, channels) = try await imported("NewPipe-import_export_test.json", fixture)
         #expect(result["format"] == "newpipe" && result["added"] == 5 && result["skipped"] == [])
         #expect(
@@ -184,7 +198,7 @@ import Testing
     /// Channels of NewPipe's other services are skipped with the service's name; a YouTube entry
     /// whose address has no channel id is skipped saying how to add it.
     @Test func newPipeSkipsOtherServicesSayingWhich() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         var document = try JSONParser.parse(
             Array(try Data(contentsOf: Self.recorded.appendingPathComponent("NewPipe-import_export_test.json"))))
         guard case .object(var fields) = document, var subscriptions = fields["subscriptions"]?.arrayValue else {
@@ -222,7 +236,7 @@ import Testing
         ("gibberish", "it is not JSON"), ("[]", "it is not a JSON object"),
     ])
     func newPipeRefusesWhatIsNotItsExport(text: String, problem: String) async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let error = try #require(await fixture.error("lists.import", ["text": .string(text), "format": "newpipe"]))
         #expect(error.code == RPCError.invalidParamsCode)
         #expect(
@@ -233,7 +247,7 @@ import Testing
 
     /// FreeTube's profiles export: every profile's channels once, the main profile's first.
     @Test func freeTubeProfiles() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (result, channels) = try await imported("CONSTRUCTED-freetube-subscriptions-2026-11-26.db", fixture)
         let expected = [
             Channel(id: "UCsXVk37bltHxD1rDPwtNM8Q", title: "Kurzgesagt – In a Nutshell"),
@@ -265,7 +279,7 @@ import Testing
     }
 
     @Test func freeTubeOldFormatCSVAndNewPipeExports() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let (old, oldChannels) = try await imported("CONSTRUCTED-freetube-OLD-format-subscriptions.db", fixture)
         #expect(old["format"] == "freetube" && old["added"] == 2)
         #expect(
@@ -298,7 +312,7 @@ import Testing
         (#"{"a":"b"}"#, "no line of it is a profile or a channel"),
     ])
     func freeTubeRefusesWhatIsNotItsExport(text: String, problem: String) async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let error = try #require(await fixture.error("lists.import", ["text": .string(text), "format": "freetube"]))
         #expect(error.code == RPCError.invalidParamsCode)
         #expect(
@@ -309,7 +323,7 @@ import Testing
 
     /// Into the favorites and into a named list; the same file again adds nothing and says so.
     @Test func intoFavoritesAndAListTwice() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let file = Self.path("invidious-imports_spec-de.csv")
         let first = try await fixture.checked("lists.import", ["path": .string(file), "name": "favorites"])
         #expect(first["name"] == "favorites" && first["format"] == "takeout" && first["added"] == 13 && first["present"] == 0)
@@ -352,7 +366,7 @@ import Testing
         ("CONSTRUCTED-freetube-export-newpipe-subscriptions-2026-11-26.json", "newpipe"),
     ])
     func formatToldByContent(file: String, format: String) async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let text = try String(contentsOfFile: Self.path(file), encoding: .utf8)
         let byText = try await fixture.checked("lists.import", ["text": .string(text), "name": "by text"])
         let byName = try await fixture.checked("lists.import", ["path": .string(Self.path(file)), "name": "by name"])
@@ -362,7 +376,7 @@ import Testing
 
     /// A text that is none of the formats says which there are; export writes none of the new ones.
     @Test func unknownTextNamesTheFormatsAndExportIsUnchanged() async throws {
-        let fixture = try HostFixture()
+        let fixture = try HostFixture(more: [.of(YouTubeProvider.self)])
         let error = try #require(await fixture.error("lists.import", ["text": "just some words"]))
         #expect(error.message == "Invalid params: cannot tell the format: give format (opml, json, takeout, newpipe or freetube)")
         _ = try await fixture.checked("lists.create", ["name": "x"])

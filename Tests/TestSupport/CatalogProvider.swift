@@ -163,7 +163,7 @@ public struct CatalogProvider: CompiledProvider {
 /// A provider whose every call fails the way a test says.
 public struct BrokenProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
-        id: "broken", name: "Always Failing", kinds: [.video], capabilities: [.search, .item])
+        id: "broken", name: "Always Failing", kinds: [.video], capabilities: [.search, .item, .segments])
     public init(context: ProviderContext) throws {}
     public func search(_ query: SearchQuery) async throws -> Page { throw ProviderError.network("connection refused") }
     public func item(_ id: ItemID) async throws -> MediaItem { throw ProviderError.rateLimited(retryAfter: 30) }

@@ -15,7 +15,7 @@ public struct HostFixture: Sendable {
     public init(
         environment: [String: String] = [:], configText: String? = nil, http: any HTTPClient = NoNetwork(),
         modules: [any HostModule.Type] = [], discovery: [any ProviderDiscovery] = [],
-        setUp: (_ dataDir: String) throws -> Void = { _ in }
+        more providers: [ProviderRegistration] = [], setUp: (_ dataDir: String) throws -> Void = { _ in }
     ) throws {
         directory = try makeTemporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
@@ -30,7 +30,7 @@ public struct HostFixture: Sendable {
             providers: [
                 CatalogProvider.registration(control), .of(BrokenProvider.self), .of(LockedProvider.self),
                 .of(FeedsProvider.self),
-            ],
+            ] + providers,
             http: http, discovery: discovery, modules: modules, environment: environment)
     }
 

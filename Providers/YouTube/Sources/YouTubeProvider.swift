@@ -11,7 +11,9 @@ import Synchronization
 public struct YouTubeProvider: CompiledProvider {
     public static let descriptor = ProviderDescriptor(
         id: "youtube", name: "YouTube", kinds: [.video, .channel, .playlist],
-        capabilities: [.categories, .browse, .search, .item, .children, .download, .login, .remoteFavorites],
+        capabilities: [
+            .categories, .browse, .search, .item, .children, .download, .login, .remoteFavorites, .segments,
+        ],
         configKeys: [
             .init(
                 name: "api_key", summary: "YouTube Data API v3 key (Google Cloud console); without one, yt-dlp is used",

@@ -11,15 +11,16 @@ struct SubscribedChannel: Equatable, Sendable {
     var title: String
     var artwork: String?
 
-    /// The channel as the YouTube provider makes one (`youtube:channel:<id>`, its page and its
-    /// Atom feed, which `lists.export` writes as OPML), so a list works before the channel is
-    /// fetched. The runtime imports no provider module: the URLs are written as the provider
-    /// writes them (`YTDLP.channelURL`, `YouTubeChannelFeed.url`).
-    var item: MediaItem {
+    /// The channel's Atom feed, as YouTube publishes one for every channel.
+    var feed: String { "https://www.youtube.com/feeds/videos.xml?channel_id=\(id)" }
+
+    /// The channel as the provider that knows its feed makes it (`itemID(forFeed:)`; the runtime
+    /// names no provider), with its page and its feed (which `lists.export` writes as OPML), so
+    /// a list works before the channel is fetched.
+    func item(as itemID: ItemID) -> MediaItem {
         var item = MediaItem(
-            id: ItemID(provider: "youtube", kind: .channel, nativeID: id), title: title.isEmpty ? id : title,
-            url: "https://www.youtube.com/channel/\(id)", artwork: artwork)
-        item.feed = "https://www.youtube.com/feeds/videos.xml?channel_id=\(id)"
+            id: itemID, title: title.isEmpty ? id : title, url: "https://www.youtube.com/channel/\(id)", artwork: artwork)
+        item.feed = feed
         return item
     }
 

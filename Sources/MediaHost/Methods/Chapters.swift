@@ -60,9 +60,9 @@ public struct MediaChapters: RPCMethod {
         if list?.chapters.isEmpty ?? true, let summary = item.summary, let found = ChapterReader.description(summary) {
             list = found
         }
-        // A YouTube video's SponsorBlock segments are markers beside its chapters (skipped,
-        // muted or marked, as the player treats them), its highlight a chapter.
-        if id.provider == "youtube", id.kind == .video, host.config.string(HostSettings.sponsorBlock) == "on" {
+        // A video's SponsorBlock segments are markers beside its chapters (skipped, muted or
+        // marked, as the player treats them), its highlight a chapter.
+        if host.hasSegments(id), host.config.string(HostSettings.sponsorBlock) == "on" {
             do {
                 let answer = try await host.dispatcher.run(MediaSegments(id: id))
                 let marks = answer.segments.map(Self.chapter)

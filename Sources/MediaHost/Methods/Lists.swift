@@ -454,8 +454,27 @@ public struct ListsImport: RPCMethod {
             }
         case .takeout, .newpipe, .freetube:
             let read = try SubscriptionExport.read(bytes, as: format)
-            items = read.channels.map { Self.received($0.item) }
-            skipped = read.reasons
+            // The provider that knows a YouTube channel's feed as one of its channels keeps them.
+            let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
+            guard let sample = read.channels.first else {
+                items = []
+                skipped = read.reasons
+                break
+            }
+            guard let claimer = claimers.first(where: { $0.itemID(forFeed: sample.feed) != nil }) else {
+                throw HostError.invalidArgument(
+                    "no provider here has YouTube's channels (none knows \(sample.feed) as a channel), so this \(format.rawValue) export's \(read.channels.count) channels have nowhere to go"
+                )
+            }
+            items = []
+            for channel in read.channels {
+                if let id = claimer.itemID(forFeed: channel.feed) {
+                    items.append(Self.received(channel.item(as: id)))
+                } else {
+                    skipped.append("\(channel.id): not a channel \(claimer.descriptor.id) knows")
+                }
+            }
+            skipped = read.reasons + skipped
         case .m3u:
             throw HostError.invalidArgument(
                 "M3U is for players: lists are exported as M3U, imported as \(ListImportFormat.importable)")

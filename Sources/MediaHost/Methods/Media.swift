@@ -215,19 +215,19 @@ public struct MediaGet: RPCMethod {
     }
 
     public func run(on host: HostRuntime) async throws -> MediaItem {
-        // A YouTube video's SponsorBlock label of the whole video (a sponsored video, a paid
-        // promotion), asked beside its details: `extra.sponsorblock`.
-        // Only a YouTube video's: no task for every other item's details.
-        let whole = id.provider == "youtube" && id.kind == .video ? Task { await Self.wholeVideoLabel(id, host: host) } : nil
+        // A video's SponsorBlock label of the whole video (a sponsored video, a paid
+        // promotion), asked beside its details: `extra.sponsorblock`. Only for a provider with
+        // segments: no task for every other item's details.
+        let whole = host.hasSegments(id) ? Task { await Self.wholeVideoLabel(id, host: host) } : nil
         var item = try await host.annotate(host.withProvider(id.provider) { try await $0.item(id) })
         if let label = await whole?.value { item.extra = (item.extra ?? [:]).merging(["sponsorblock": label]) { $1 } }
         return item
     }
 
-    /// "exclusive access (the whole video)", or nil: not a YouTube video, SponsorBlock off, no
+    /// "exclusive access (the whole video)", or nil: no segments for it, SponsorBlock off, no
     /// label, or SponsorBlock not reachable (said in the debug log).
     static func wholeVideoLabel(_ id: ItemID, host: HostRuntime) async -> String? {
-        guard id.provider == "youtube", id.kind == .video, host.config.string(HostSettings.sponsorBlock) == "on" else {
+        guard host.hasSegments(id), host.config.string(HostSettings.sponsorBlock) == "on" else {
             return nil
         }
         do {

@@ -55,9 +55,13 @@ public struct MediaSegments: RPCMethod {
     ]
 
     public func run(on host: HostRuntime) async throws -> Response {
-        guard id.provider == "youtube", id.kind == .video else {
+        guard host.hasSegments(id) else {
+            let with = host.providers(with: .segments)
             throw ProviderFailure(
-                provider: id.provider, error: .unsupported("segments are SponsorBlock's, for YouTube videos only"))
+                provider: id.provider,
+                error: .unsupported(
+                    "segments are SponsorBlock's, for videos of "
+                        + (with.isEmpty ? "a provider with segments (none here)" : with.joined(separator: " or "))))
         }
         guard host.config.string(HostSettings.sponsorBlock) == "on" else { return Response(id: id, segments: [], full: nil) }
         let server = host.config.string(HostSettings.sponsorBlockServer)
@@ -86,16 +90,16 @@ public struct MediaSegments: RPCMethod {
             }
         } catch let error as HTTPClientError where error.kind == .timedOut {
             throw ProviderFailure(
-                provider: "youtube",
+                provider: id.provider,
                 error: .network("SponsorBlock (\(base.host ?? server)) did not answer within \(Int(Self.budget)) s"))
         } catch {
             throw ProviderFailure(
-                provider: "youtube", error: .network("SponsorBlock (\(base.host ?? server)) cannot be reached: \(error)"))
+                provider: id.provider, error: .network("SponsorBlock (\(base.host ?? server)) cannot be reached: \(error)"))
         }
         // 404: no video with that prefix has segments.
         guard response.status == 200 || response.status == 404 else {
             throw ProviderFailure(
-                provider: "youtube", error: .from(response, reason: "SponsorBlock answered HTTP \(response.status)"))
+                provider: id.provider, error: .from(response, reason: "SponsorBlock answered HTTP \(response.status)"))
         }
         let body = response.status == 404 ? Data("[]".utf8) : response.body
         let answer = try Self.read(body, id: id, skip: skip, mute: mute)
@@ -110,7 +114,7 @@ public struct MediaSegments: RPCMethod {
     /// The segments of `id` in the hash-prefix answer, each with its action.
     static func read(_ body: Data, id: ItemID, skip: Set<String>, mute: Set<String>) throws -> Response {
         guard let videos = (try? JSONValue(parsing: body))?.plainValue as? [[String: Any]] else {
-            throw ProviderFailure(provider: "youtube", error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
+            throw ProviderFailure(provider: id.provider, error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
         }
         var segments: [MediaSegment] = []
         var full: String?

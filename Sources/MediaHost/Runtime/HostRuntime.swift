@@ -199,6 +199,17 @@ public final class HostRuntime: Sendable {
         registry.ids.first { (try? registry.registration($0).descriptor.capabilities.contains(.feeds)) == true }
     }
 
+    /// Whether `id` has SponsorBlock segments: a video of a provider with the `segments`
+    /// capability (the runtime knows no provider by name).
+    public func hasSegments(_ id: ItemID) -> Bool {
+        id.kind == .video && (try? registry.registration(id.provider).descriptor.capabilities.contains(.segments)) == true
+    }
+
+    /// The providers with `capability`.
+    func providers(with capability: ProviderDescriptor.Capability) -> [String] {
+        registry.ids.filter { (try? registry.registration($0).descriptor.capabilities.contains(capability)) == true }
+    }
+
     func isConfigured(_ descriptor: ProviderDescriptor) -> Bool { configureHint(descriptor) == nil }
 
     /// How to configure a provider that is missing required settings.
