@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import JSONRPC
 import Logging
 import MediaHost
 import MediaKit
@@ -84,6 +85,7 @@ public final class SyncEngine: HostComponent {
     /// An error as a person reads it in `sync status` and `doctor`.
     static func text(_ error: any Error) -> String {
         if let failure = error as? ProviderFailure { return failure.error.message }
+        if let failure = error as? RPCError { return failure.message }
         return "\(error)"
     }
 
@@ -92,11 +94,18 @@ public final class SyncEngine: HostComponent {
 
     /// A round whose failure is logged, not thrown (at start, at quit, on a timer); the round
     /// keeps why it failed for `sync status`.
-    func runQuietly(_ why: String) async {
+    /// - Parameter service: the background service a session is attached to: the round runs
+    ///   there (where its changes reach every client), not in this process.
+    func runQuietly(_ why: String, via service: (any HostConnection)? = nil) async {
         do {
-            let report = try await run()
+            let report: SyncReport
+            if let service {
+                report = try await service.run(SyncNow())
+            } else {
+                report = try await run()
+            }
             logger.info(
-                "sync (\(why)): \(report.followed) followed, \(report.unfollowed) unfollowed, \(report.actionsNewer) positions moved, \(report.actionsSent) actions sent"
+                "sync (\(why)\(service == nil ? "" : ", by the background service")): \(report.followed) followed, \(report.unfollowed) unfollowed, \(report.actionsNewer) positions moved, \(report.actionsSent) actions sent"
             )
         } catch {
             // A refused password stops the timer's rounds until the next login (each would

@@ -11,10 +11,15 @@ public enum SyncModule: HostModule {
     public static let methods: [any RPCMethod.Type] = [SyncLogin.self, SyncLogout.self, SyncStatus.self, SyncNow.self]
 
     /// The REPL or an editor's session starts: what other devices did since comes in (in the
-    /// background: the prompt does not wait for the server).
+    /// background: the prompt does not wait for the server). A session attached to the
+    /// background service asks it for the round, so every client hears what it changes.
     public static func sessionWillStart(_ host: HostRuntime) async {
         guard SyncAccount.load(host) != nil else { return }
         let engine = host.component(SyncEngine.self)
+        if let service = host.attachedService {
+            Task { await engine.runQuietly("at start", via: service) }
+            return
+        }
         Task {
             await engine.runQuietly("at start")
             // Shows followed by a one-shot `call sync.now` (which ends before their feeds are
@@ -86,7 +91,7 @@ public enum SyncModule: HostModule {
     /// `quit`: what changed here goes out now, not at the next start.
     public static func sessionWillEnd(_ host: HostRuntime) async {
         guard SyncAccount.load(host) != nil else { return }
-        await host.component(SyncEngine.self).runQuietly("at quit")
+        await host.component(SyncEngine.self).runQuietly("at quit", via: host.attachedService)
     }
 }
 

@@ -43,6 +43,7 @@ struct MCPCommand: AsyncParsableCommand {
         let server = try await Self.server(spec: spec, backend: ConnectionBackend(connection: connection), readOnly: readOnly)
         let subscription = connection.events.subscribe { event in server.hostEvent(method: event.method, params: event.params) }
         defer { connection.events.unsubscribe(subscription) }
+        await host.sessionWillStart()
         if !connection.isRemote { await host.downloads.resumeInterrupted() }
         await Self.serve(server)
     }

@@ -251,7 +251,10 @@ struct HostOptions {
 
     /// Where a session's calls go (`rpc`, `mcp`, the REPL): the background service when one runs
     /// (or host.background always starts one), falling back to the host made here if the
-    /// service stops (`onSwitch` says so); else that host. The one place this is chosen.
+    /// service stops (`onSwitch` says so); else that host. The one place this is chosen. The
+    /// caller starts the session (`host.sessionWillStart()`) once it listens to the connection's
+    /// events, so that what the start changes (a sync round, in the service when attached)
+    /// reaches it too.
     func sessionConnection(host made: HostRuntime? = nil, onSwitch: @escaping @Sendable (String) -> Void) async throws -> (
         connection: any HostConnection, host: HostRuntime
     ) {
@@ -259,10 +262,11 @@ struct HostOptions {
         let host: HostRuntime
         if let made { host = made } else { host = try await makeHost() }
         if service == nil { service = await startedService(host) }
-        await host.sessionWillStart()
         let local = LocalConnection(host: host)
         guard let service else { return (local, host) }
-        return (FallbackConnection(service: service, local: local, onSwitch: onSwitch), host)
+        let connection = FallbackConnection(service: service, local: local, onSwitch: onSwitch)
+        host.attachedService = connection
+        return (connection, host)
     }
 
     /// Opens the store, reads the config and registers the built-in providers; with --sandbox,
@@ -361,6 +365,7 @@ struct REPLCommand: AsyncParsableCommand {
                 repl.note(reason)
             }
             await repl.use(connection)
+            await host.sessionWillStart()
             if !connection.isRemote { await host.downloads.resumeInterrupted() }
         }
         if interactive {
@@ -463,6 +468,7 @@ struct RPCCommand: AsyncParsableCommand {
             handler: ConnectionHandler(connection), name: "mediahost rpc", framing: framing.framing)
         let subscription = connection.events.subscribe { event in rpc.notify(method: event.method, params: event.params) }
         defer { connection.events.unsubscribe(subscription) }
+        await host.sessionWillStart()
         if !connection.isRemote { await host.downloads.resumeInterrupted() }
         await rpc.run()
     }

@@ -348,6 +348,51 @@ import Testing
         #expect(favorites?["items"]?.arrayValue?.isEmpty == true, "\(String(describing: favorites))")
     }
 
+    /// A session attached to the service asks the service for its sync round at start, so what
+    /// the round changes is heard by the session's own client (the round ran in the `rpc`
+    /// process, whose changes reached no one while the service answered its calls).
+    @Test func anAttachedSessionsStartRoundRunsInTheServiceAndIsHeard() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let server = try await Server.gpodder(data: try makeTemporaryDirectory())
+        defer { server.stop() }
+        let a = try Machine(sandbox: base)
+        let (_, feed, _, _) = try await Self.followShow(on: a)
+        try await a.login(server)
+        _ = try await Self.phone(server, ["device"])
+        let first = try await a.value("sync.now")
+        #expect(first["subscriptionsSent"]?.intValue == 1)
+
+        // The service's rounds: one at its start, the next in an hour.
+        let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "60"]
+        let service = try MediahostProcess(["serve"], dataDir: a.dataDir, environment: environment)
+        defer { service.process.terminate() }
+        try await ServiceTests.waitForService(a.dataDir)
+        _ = try await a.value("sync.now")  // through the service: joins its start round, or follows it
+
+        _ = try await Self.phone(server, ["subs-up", "--add", feed])
+        try await Task.sleep(for: .milliseconds(1100))  // the router keeps seconds
+        _ = try await Self.phone(server, ["subs-up", "--remove", feed])
+        let client = try MediahostProcess(["rpc"], dataDir: a.dataDir, environment: environment)
+        defer { client.process.terminate() }
+        // Its first message tells `rpc` the framing; notifications wait for it.
+        client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#)
+        let (replies, early) = await client.replies([1])
+        #expect(replies[1]?["result"]?["pid"]?.intValue == Int(service.process.processIdentifier), "attached to the service")
+        func isUnfollow(_ message: JSONValue) -> Bool {
+            message["method"] == "library.changed" && message["params"]?["what"] == "favorites"
+        }
+        var heard = early.first(where: isUnfollow)
+        let deadline = ContinuousClock.now + .seconds(90)
+        while heard == nil, ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(90))?.value {
+            if isUnfollow(message) { heard = message }
+        }
+        #expect(heard != nil, "the session's start round, run by the service, was told to its client")
+        client.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"favorites.list"}"#)
+        let favorites = await client.replies([2]).byID[2]?["result"]
+        #expect(favorites?["items"]?.arrayValue?.isEmpty == true, "\(String(describing: favorites))")
+    }
+
     /// Two devices whose clocks are apart: the action that happened last wins, whatever the
     /// order the server got them in; an older one changes nothing.
     @Test func theNewestActionWinsByItsOwnTime() async throws {

@@ -42,6 +42,15 @@ public final class HostRuntime: Sendable {
     let components = HostComponents()
     /// Artwork URLs of items lately returned, so their images load without the provider.
     let recentArtwork = RecentArtwork()
+    private let service = Mutex<(any HostConnection)?>(nil)
+
+    /// The background service this process's session sends its calls to, if it is attached to
+    /// one: work a module does for the session (a sync round at start and quit) is asked of it,
+    /// so its changes are made where every client hears them.
+    public var attachedService: (any HostConnection)? {
+        get { service.withLock { $0 } }
+        set { service.withLock { $0 = newValue } }
+    }
 
     /// Opens the store and reads the configuration.
     /// - Parameters:
