@@ -449,7 +449,14 @@ public final class REPL: @unchecked Sendable {
         await host.downloads.idle()
         ticker.cancel()
         flushProgress()
-        let ended = ((try? await host.store.downloads(in: [.completed, .failed])) ?? []).filter { $0.updatedAt > started }
+        var ended: [DownloadRecord] = []
+        do {
+            ended = try await host.store.downloads(in: [.completed, .failed]).filter { $0.updatedAt > started }
+        } catch {
+            // Not "no downloads": the script is told its downloads could not be checked.
+            writeError("the downloads of this run cannot be read (\(error)); `downloads` lists them")
+            status = 1
+        }
         let failed = ended.filter { $0.state == .failed }.count
         if failed > 0 { status = 1 }
         if !ended.isEmpty, !options.json {

@@ -415,6 +415,25 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(keepGoing.repl.finished)
     }
 
+    /// A script's downloads that cannot be read back at its end are said, and fail it (they
+    /// were taken for "no downloads" and the script passed).
+    @Test func aScriptSaysWhenItsDownloadsCannotBeRead() async throws {
+        let session = try CapturedREPL()
+        // A row an older or hand-edited store could hold: a time that is no number.
+        let insert = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("INSERT INTO download (id, provider, title, url, path, state, seq, createdAt, updatedAt) "
+                       "VALUES ('catalog:video:v1', 'catalog', 'V', 'http://x/v', '/tmp/v', 'completed', 1, 0, 'soon')")
+            db.commit()
+            """
+        let done = await runProgram("/usr/bin/python3", ["-c", insert, session.fixture.host.paths.database])
+        try #require(done.status == 0)
+        let status = await session.repl.run(lines: ["providers"])
+        #expect(status == 1)
+        #expect(session.errors.contains("the downloads of this run cannot be read"), "\(session.errors)")
+    }
+
     @Test func networkTextCannotDriveTheTerminal() {
         #expect(Renderer.clean("evil\u{1B}]0;title\u{07}\u{1B}[2Jtext\u{9B}31m") == "evil]0;title[2Jtext31m")
         #expect(Renderer.clean("a\nb") == "a b")
