@@ -246,19 +246,6 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Waits for it to exit for up to `seconds`: how it ended, or nil if it still runs.
-    public func waitUntilExit(seconds: Double) -> Ending? {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        return ended.withLock {
-            while true {
-                if let ending = outcome.withLock({ $0.ending }) { return ending }
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else { return nil }
-                ended.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
-            }
-        }
-    }
-
     private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
     private typealias PidfdSendSignal = @convention(c) (Int32, Int32, UnsafeMutablePointer<siginfo_t>?, UInt32) -> Int32

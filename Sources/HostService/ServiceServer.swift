@@ -84,14 +84,14 @@ public enum ServiceServer {
     public static func startInBackground(paths: HostPaths, configFile: String?) async -> Bool {
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var arguments = [executable, "serve", "--data-dir", paths.dataDir]
+        var arguments = ["serve", "--data-dir", paths.dataDir]
         if let configFile { arguments += ["--config", configFile] }
         // A session of its own: no SIGHUP when the terminal goes. Reaped by this process if it
         // ends while this one runs (no zombie is left).
         let service: ChildProcess
         do {
             service = try ChildProcess(
-                executable, arguments: Array(arguments.dropFirst()), standardInput: .null,
+                executable, arguments: arguments, standardInput: .null,
                 standardOutput: .appending(toFile: paths.dataDir + "/service.log"), standardError: .output,
                 grouping: .session)
         } catch {

@@ -317,12 +317,7 @@ import Testing
         defer { sandbox.process.terminate() }
         let server = try await Server.gpodder(data: try makeTemporaryDirectory())
         defer { server.stop() }
-        let a = try Machine(sandbox: base)
-        let (_, feed, _, _) = try await Self.followShow(on: a)
-        try await a.login(server)
-        _ = try await Self.phone(server, ["device"])  // A reads its list from the next round on
-        let first = try await a.value("sync.now")
-        #expect(first["subscriptionsSent"]?.intValue == 1)
+        let (a, feed) = try await Self.followingAndSynced(sandbox: base, server: server)
 
         let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "0.1"]
         let service = try MediahostProcess(["serve"], dataDir: a.dataDir, environment: environment)
@@ -334,18 +329,9 @@ import Testing
         let info = await client.replies([1]).byID[1]?["result"]
         #expect(info?["pid"]?.intValue == Int(service.process.processIdentifier), "attached to the service")
 
-        _ = try await Self.phone(server, ["subs-up", "--add", feed])
-        try await Task.sleep(for: .milliseconds(1100))  // the router keeps seconds
-        _ = try await Self.phone(server, ["subs-up", "--remove", feed])
-        var heard: JSONValue?
-        let deadline = ContinuousClock.now + .seconds(90)
-        while heard == nil, ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(90))?.value {
-            if message["method"] == "library.changed", message["params"]?["what"] == "favorites" { heard = message }
-        }
-        #expect(heard != nil, "the timer round's unfollow was told to the client")
-        client.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"favorites.list"}"#)
-        let favorites = await client.replies([2]).byID[2]?["result"]
-        #expect(favorites?["items"]?.arrayValue?.isEmpty == true, "\(String(describing: favorites))")
+        try await Self.phoneFollowsThenDrops(feed, on: server)
+        #expect(await Self.hearsFavoritesChanged(client), "the timer round's unfollow was told to the client")
+        try await Self.expectNoFavorites(through: client)
     }
 
     /// A session attached to the service asks the service for its sync round at start, so what
@@ -356,12 +342,7 @@ import Testing
         defer { sandbox.process.terminate() }
         let server = try await Server.gpodder(data: try makeTemporaryDirectory())
         defer { server.stop() }
-        let a = try Machine(sandbox: base)
-        let (_, feed, _, _) = try await Self.followShow(on: a)
-        try await a.login(server)
-        _ = try await Self.phone(server, ["device"])
-        let first = try await a.value("sync.now")
-        #expect(first["subscriptionsSent"]?.intValue == 1)
+        let (a, feed) = try await Self.followingAndSynced(sandbox: base, server: server)
 
         // The service's rounds: one at its start, the next in an hour.
         let environment = ["MEDIAHOST_PODCASTS_BASE_URL": base, "MEDIAHOST_SYNC_INTERVAL_MINUTES": "60"]
@@ -370,24 +351,55 @@ import Testing
         try await ServiceTests.waitForService(a.dataDir)
         _ = try await a.value("sync.now")  // through the service: joins its start round, or follows it
 
-        _ = try await Self.phone(server, ["subs-up", "--add", feed])
-        try await Task.sleep(for: .milliseconds(1100))  // the router keeps seconds
-        _ = try await Self.phone(server, ["subs-up", "--remove", feed])
+        try await Self.phoneFollowsThenDrops(feed, on: server)
         let client = try MediahostProcess(["rpc"], dataDir: a.dataDir, environment: environment)
         defer { client.process.terminate() }
         // Its first message tells `rpc` the framing; notifications wait for it.
         client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"host.info"}"#)
         let (replies, early) = await client.replies([1])
         #expect(replies[1]?["result"]?["pid"]?.intValue == Int(service.process.processIdentifier), "attached to the service")
-        func isUnfollow(_ message: JSONValue) -> Bool {
+        #expect(
+            await Self.hearsFavoritesChanged(client, early: early),
+            "the session's start round, run by the service, was told to its client")
+        try await Self.expectNoFavorites(through: client)
+    }
+
+    /// A machine following a show, logged in to `server` (where the phone is a device too: the
+    /// machine reads its list from the next round on) and synced once.
+    static func followingAndSynced(sandbox base: String, server: Server) async throws -> (Machine, feed: String) {
+        let machine = try Machine(sandbox: base)
+        let (_, feed, _, _) = try await followShow(on: machine)
+        try await machine.login(server)
+        _ = try await phone(server, ["device"])
+        let first = try await machine.value("sync.now")
+        #expect(first["subscriptionsSent"]?.intValue == 1)
+        return (machine, feed)
+    }
+
+    /// The phone follows `feed`, then drops it a second later (the router keeps seconds: a
+    /// change in the same second is lost).
+    static func phoneFollowsThenDrops(_ feed: String, on server: Server) async throws {
+        _ = try await phone(server, ["subs-up", "--add", feed])
+        try await Task.sleep(for: .milliseconds(1100))
+        _ = try await phone(server, ["subs-up", "--remove", feed])
+    }
+
+    /// Whether `client` hears `library.changed {favorites}`: among `early` (notifications read
+    /// while waiting for a reply) or within 90 s.
+    static func hearsFavoritesChanged(_ client: MediahostProcess, early: [JSONValue] = []) async -> Bool {
+        func isFavorites(_ message: JSONValue) -> Bool {
             message["method"] == "library.changed" && message["params"]?["what"] == "favorites"
         }
-        var heard = early.first(where: isUnfollow)
+        if early.contains(where: isFavorites) { return true }
         let deadline = ContinuousClock.now + .seconds(90)
-        while heard == nil, ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(90))?.value {
-            if isUnfollow(message) { heard = message }
+        while ContinuousClock.now < deadline, let message = await client.next(timeout: .seconds(90))?.value {
+            if isFavorites(message) { return true }
         }
-        #expect(heard != nil, "the session's start round, run by the service, was told to its client")
+        return false
+    }
+
+    /// `favorites.list` through `client` (id 2) is empty.
+    static func expectNoFavorites(through client: MediahostProcess) async throws {
         client.sendLine(#"{"jsonrpc":"2.0","id":2,"method":"favorites.list"}"#)
         let favorites = await client.replies([2]).byID[2]?["result"]
         #expect(favorites?["items"]?.arrayValue?.isEmpty == true, "\(String(describing: favorites))")

@@ -82,8 +82,6 @@ import Testing
         #expect(status.status == 1)
     }
 
-    /// host.background: always starts a service for the first call; never keeps calls in their
-    /// own process even when one runs; --no-service does for one command.
     /// `mediahost rpc` attached to a running service streams a search as it does on its own:
     /// each provider's `media.searchResults` under the client's id, then the result.
     @Test func aStreamedSearchStreamsThroughTheService() async throws {
@@ -143,16 +141,16 @@ import Testing
         try stuck.run()
         defer { kill(stuck.processIdentifier, SIGKILL) }
         _ = output.fileHandleForReading.availableData  // "ready"
-        let started = ContinuousClock.now
         let status = try await runMediahost(["serve", "--status"], dataDir: dataDir)
         #expect(status.status == 2, "\(status.stdout)")
         #expect(
             status.stdout.contains("holds \(socket.path) (pid \(stuck.processIdentifier)) but did not answer"), "\(status.stdout)"
         )
         #expect(status.stdout.contains("serve --stop"))
-        #expect(ContinuousClock.now - started < .seconds(60))
     }
 
+    /// host.background: always starts a service for the first call; never keeps calls in their
+    /// own process even when one runs; --no-service does for one command.
     @Test func hostBackgroundDecidesWhereCallsRun() async throws {
         let dataDir = try makeTemporaryDirectory()
         func pid(_ environment: [String: String] = [:], _ extra: [String] = []) async throws -> Int? {

@@ -98,6 +98,15 @@ import YouTube
         #expect(error.message.contains("no provider here has YouTube's channels"), "\(error.message)")
         #expect(error.message.contains("3 channels have nowhere to go"), "\(error.message)")
         #expect(await fixture.error("lists.items", ["name": "Subs"]) != nil, "no list was made")
+
+        // The provider that would know them cannot be started: that is said, with its reason.
+        let misconfigured = try HostFixture(
+            environment: ["MEDIAHOST_YOUTUBE_BACKEND": "api"], more: [.of(YouTubeProvider.self)])
+        let why = try #require(
+            await misconfigured.error(
+                "lists.import",
+                ["path": .string(Self.path("NewPipe-SubscriptionImportWorkerTest-subscriptions.csv")), "name": "Subs"]))
+        #expect(why.message.contains("youtube cannot be started") && why.message.contains("no key is set"), "\(why.message)")
     }
 
     @Test func spanishTakeoutKeepsItsNamesAsWritten() async throws {

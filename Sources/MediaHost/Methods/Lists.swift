@@ -308,6 +308,25 @@ enum ImportedOutline: Sendable {
 public struct ListsImport: RPCMethod {
     public static let method = "lists.import"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
+    /// The providers that may know a feed as one of their items (`itemID(forFeed:)`); one that
+    /// cannot be made (not configured) is passed over.
+    static func feedClaimers(_ host: HostRuntime) -> [any MediaProvider] {
+        host.providerIDs.compactMap { id in try? host.provider(id) }
+    }
+
+    /// "; youtube cannot be started: …" for each provider that cannot be made, to say why none
+    /// took a feed.
+    static func unstartable(_ host: HostRuntime) -> String {
+        host.providerIDs.compactMap { id -> String? in
+            do {
+                _ = try host.provider(id)
+                return nil
+            } catch {
+                return "; \(id) cannot be started: \((error as? ProviderError)?.message ?? "\(error)")"
+            }
+        }.joined()
+    }
+
     /// The largest file taken (a subscription list is kilobytes).
     public static let maxSize = OPMLReader.maxSize
     /// The list to add to (default: the name in a JSON file, else the OPML's title, else
@@ -407,7 +426,7 @@ public struct ListsImport: RPCMethod {
             skipped = reader.skipped.map { "\(URLRedaction.redact($0)): not an http(s) feed URL" }
             // A feed a provider knows as one of its items (a YouTube channel) is kept as that item.
             // Thousands of outlines are made into items on every core.
-            let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
+            let claimers = Self.feedClaimers(host)
             let entries = try reader.outlines.mapInSlices(smallest: 1024) { part in
                 part.map { outline -> ImportedOutline in
                     if let claimed = claimers.lazy.compactMap({ $0.itemID(forFeed: outline.feedURL) }).first {
@@ -455,7 +474,7 @@ public struct ListsImport: RPCMethod {
         case .takeout, .newpipe, .freetube:
             let read = try SubscriptionExport.read(bytes, as: format)
             // The provider that knows a YouTube channel's feed as one of its channels keeps them.
-            let claimers = host.providerIDs.compactMap { id in try? host.provider(id) }
+            let claimers = Self.feedClaimers(host)
             guard let sample = read.channels.first else {
                 items = []
                 skipped = read.reasons
@@ -464,7 +483,7 @@ public struct ListsImport: RPCMethod {
             guard let claimer = claimers.first(where: { $0.itemID(forFeed: sample.feed) != nil }) else {
                 throw HostError.invalidArgument(
                     "no provider here has YouTube's channels (none knows \(sample.feed) as a channel), so this \(format.rawValue) export's \(read.channels.count) channels have nowhere to go"
-                )
+                        + Self.unstartable(host))
             }
             items = []
             for channel in read.channels {

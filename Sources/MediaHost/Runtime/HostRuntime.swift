@@ -204,19 +204,22 @@ public final class HostRuntime: Sendable {
 
     /// The provider that opens feeds by URL (the `feeds` capability): an imported OPML's
     /// podcasts are kept under it. Nil when none is registered.
-    var feedProvider: String? {
-        registry.ids.first { (try? registry.registration($0).descriptor.capabilities.contains(.feeds)) == true }
-    }
+    var feedProvider: String? { providers(with: .feeds).first }
 
     /// Whether `id` has SponsorBlock segments: a video of a provider with the `segments`
     /// capability (the runtime knows no provider by name).
     public func hasSegments(_ id: ItemID) -> Bool {
-        id.kind == .video && (try? registry.registration(id.provider).descriptor.capabilities.contains(.segments)) == true
+        id.kind == .video && provider(id.provider, has: .segments)
     }
 
     /// The providers with `capability`.
     func providers(with capability: ProviderDescriptor.Capability) -> [String] {
-        registry.ids.filter { (try? registry.registration($0).descriptor.capabilities.contains(capability)) == true }
+        registry.ids.filter { provider($0, has: capability) }
+    }
+
+    /// Whether provider `id` is registered and declares `capability`.
+    func provider(_ id: String, has capability: ProviderDescriptor.Capability) -> Bool {
+        (try? registry.registration(id))?.descriptor.capabilities.contains(capability) == true
     }
 
     func isConfigured(_ descriptor: ProviderDescriptor) -> Bool { configureHint(descriptor) == nil }
