@@ -83,7 +83,13 @@ let package = Package(
         .target(name: "JSONRPC", dependencies: ["Basics"], swiftSettings: shipped),
         // The system's SQLite (libsqlite3-dev's header).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "MediaStore", dependencies: ["MediaKit", "CSQLite"], swiftSettings: shipped),
+        // The host's API as types: each method's params and answer, the notifications, what a
+        // method does (x-effect), a connection; rpc-spec.json beside them. Depends on nothing of
+        // the host: the front ends (REPL, MCP, desktop, web remote) speak it, the runtime answers it.
+        .target(
+            name: "HostAPI", dependencies: ["MediaKit", "JSONRPC"], resources: [.embedInCode("rpc-spec.json")],
+            swiftSettings: shipped),
+        .target(name: "MediaStore", dependencies: ["HostAPI", "MediaKit", "CSQLite"], swiftSettings: shipped),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl behind a table of functions loaded on first use (libcurl4-openssl-dev's headers).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
@@ -97,10 +103,9 @@ let package = Package(
         .target(
             name: "MediaHost",
             dependencies: [
-                "MediaKit", "JSONRPC", "MediaStore",
+                "HostAPI", "MediaKit", "JSONRPC", "MediaStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.embedInCode("rpc-spec.json")],
             swiftSettings: shipped),
         // What is built on the runtime, each depending on it and on none of the others.
         .target(
@@ -116,7 +121,7 @@ let package = Package(
         .target(name: "CDBus", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The desktop: media keys (MPRIS2) and notifications.
         .target(
-            name: "HostDesktop", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CDBus"],
+            name: "HostDesktop", dependencies: ["HostAPI", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "CDBus"],
             swiftSettings: shipped),
         // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
         .target(
@@ -214,7 +219,7 @@ let package = Package(
             name: "HostServiceTests", dependencies: ["HostService", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "HostDesktopTests", dependencies: ["HostDesktop", "HostPlayer", "MediaKit", "JSONRPC"], swiftSettings: strict),
+            name: "HostDesktopTests", dependencies: ["HostDesktop", "HostAPI", "MediaKit", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -9,8 +10,8 @@ import MediaKit
 /// one), an MPRIS2 player on the session bus, `org.mpris.MediaPlayer2.mediahost`, so the
 /// keyboard's media keys, `playerctl` and the desktop's player widget show and control it.
 ///
-/// It follows `player.state` and acts through the player's methods by name, as any client does
-/// (it knows the player module only by what rpc-spec.json says of it).
+/// It follows `player.state` and acts through the player's methods, as any client does: it
+/// knows the player only by the API's types (HostAPI), never the module that plays.
 /// It joins the bus the first time something plays here, and stays while the process runs;
 /// without a session bus (or sd-bus) nothing changes but one debug line.
 public actor MediaKeys: HostComponent {
@@ -21,7 +22,7 @@ public actor MediaKeys: HostComponent {
     private var subscription: Int?
     /// What was last told to the bus, and when, to see a seek.
     private var last: (state: MPRISPlayer.State, at: ContinuousClock.Instant)?
-    private var status: PlayingNow?
+    private var status: PlayerStatus?
     /// Details of the item playing (artist, album, art), fetched once per item.
     private var details: [ItemID: Details] = [:]
     private var fetching: Set<ItemID> = []
@@ -44,15 +45,15 @@ public actor MediaKeys: HostComponent {
             logger.debug("media keys: off (desktop.media_keys)")
             return
         }
-        let (statuses, continuation) = AsyncStream.makeStream(of: PlayingNow.self, bufferingPolicy: .bufferingNewest(8))
+        let (statuses, continuation) = AsyncStream.makeStream(of: PlayerStatus.self, bufferingPolicy: .bufferingNewest(8))
         let logger = logger
         subscription = host.events.subscribe { event in
-            guard event.method == PlayingNow.method else { return }
-            do {
-                continuation.yield(try JSONValueDecoder().decode(PlayingNow.self, from: event.params))
-            } catch {
-                logger.warning("media keys: a player.state they cannot read: \(error)")
+            guard event.method == PlayerStatus.method else { return }
+            guard let status = event.payload(PlayerStatus.self) else {
+                logger.warning("media keys: a player.state they cannot read: \(event.params.jsonString)")
+                return
             }
+            continuation.yield(status)
         }
         Task { [weak self] in
             for await status in statuses {
@@ -62,12 +63,12 @@ public actor MediaKeys: HostComponent {
         }
     }
 
-    private func show(_ status: PlayingNow) async {
+    private func show(_ status: PlayerStatus) async {
         self.status = status
-        if player == nil, !joined, status.state != "stopped" { join() }
+        if player == nil, !joined, status.state != .stopped { join() }
         guard let player else { return }
         var state = MPRISPlayer.State()
-        state.playback = MPRISPlayer.State.Playback(rawValue: status.state.capitalized) ?? .stopped
+        state.playback = MPRISPlayer.State.Playback(rawValue: status.state.rawValue.capitalized) ?? .stopped
         if let item = status.item {
             state.trackID = Self.trackPath(item)
             state.title = item.title
@@ -120,38 +121,45 @@ public actor MediaKeys: HostComponent {
     /// A media key or a widget's button: the player's method for it.
     private func perform(_ command: MPRISPlayer.Command) async {
         guard let host else { return }
-        let state = status?.state ?? "stopped"
-        let call: (method: String, params: JSONValue?)?
+        let state = status?.state ?? .stopped
+        let call: (any APIMethod)?
         switch command {
-        case .playPause where state == "playing", .pause where state == "playing": call = ("player.pause", nil)
-        case .playPause where state == "paused", .play where state == "paused": call = ("player.resume", nil)
+        case .playPause where state == .playing, .pause where state == .playing:
+            call = PlayerPause()
+        case .playPause where state == .paused, .play where state == .paused:
+            call = PlayerResume()
         case .playPause, .play, .pause,
-            .stop where state == "stopped", .next where state == "stopped",
-            .previous where state == "stopped", .seek where state == "stopped":
+            .stop where state == .stopped, .next where state == .stopped,
+            .previous where state == .stopped, .seek where state == .stopped:
             call = nil
-        case .stop: call = ("player.stop", nil)
-        case .next: call = ("player.next", nil)
+        case .stop: call = PlayerStop()
+        case .next: call = PlayerNext()
         // mpv's queue keeps nothing played before: back to the start, as players do.
-        case .previous: call = ("player.seek", ["seconds": 0])
-        case .seek(let seconds): call = ("player.seek", ["seconds": JSONValue(seconds), "relative": true])
+        case .previous: call = PlayerSeek(seconds: 0)
+        case .seek(let seconds): call = PlayerSeek(seconds: seconds, relative: true)
         case .setPosition(let track, let seconds):
             // The spec: ignored when the track is no longer the one playing.
             // And, as the spec says too, when the position is past the track's length.
             let current = status?.item.map(Self.trackPath)
             let length = status?.duration ?? 0
             call =
-                current == track && seconds >= 0 && seconds <= length ? ("player.seek", ["seconds": JSONValue(seconds)]) : nil
-        case .volume(let level): call = ("player.volume", ["level": JSONValue(min(130, max(0, level * 100)))])
+                current == track && seconds >= 0 && seconds <= length
+                ? PlayerSeek(seconds: seconds) : nil
+        case .volume(let level): call = PlayerVolume(level: min(130, max(0, level * 100)))
         }
         guard let call else {
-            logger.debug("media keys: \(command) with the player \(state)")
+            logger.debug("media keys: \(command) with the player \(state.rawValue)")
             return
         }
-        do {
-            _ = try await host.dispatcher.value(call.method, params: call.params)
+        do throws(RPCError) {
+            try await Self.send(call, to: LocalConnection(host: host))
         } catch {
             logger.warning("media keys: \(command): \(error.message)")
         }
+    }
+
+    private static func send<M: APIMethod>(_ request: M, to connection: any HostConnection) async throws(RPCError) {
+        _ = try await connection.run(request)
     }
 
     /// The artist (channel, show, author), album (show) and picture of the item playing, looked
@@ -185,29 +193,9 @@ public actor MediaKeys: HostComponent {
     }
 
     /// The track's object path: its item id (or file) as hex, which D-Bus paths allow.
-    static func trackPath(_ item: PlayingNow.Entry) -> String {
+    static func trackPath(_ item: PlayerStatus.Entry) -> String {
         let name = item.id?.description ?? item.target
         let hex = name.utf8.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }
         return "/org/mediahost/track/" + hex.joined()
     }
-}
-
-/// `player.state`, as rpc-spec.json describes it: what the media keys show.
-struct PlayingNow: Decodable, Sendable {
-    static let method = "player.state"
-
-    struct Entry: Decodable, Sendable {
-        var id: ItemID?
-        var title: String
-        var target: String
-        var local: Bool
-    }
-
-    /// playing, paused or stopped.
-    var state: String
-    var item: Entry?
-    var position: Double?
-    var duration: Double?
-    var volume: Double?
-    var queue: [Entry]
 }

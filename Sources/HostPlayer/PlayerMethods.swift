@@ -1,5 +1,6 @@
 import Basics
 import FoundationEssentials
+import HostAPI
 import MediaHost
 import MediaKit
 import MediaStore
@@ -30,53 +31,7 @@ extension HostRuntime {
     public var player: PlayerController { component() }
 }
 
-/// Opens an item in the configured player: the downloaded file when there is one, else the
-/// stream (the media URL, or the page URL for players that resolve it, like mpv with YouTube).
-/// An item that is not media itself plays what a person means by it: a movie its first trailer,
-/// a show its newest episode, a channel its newest video, a playlist its first. The player is
-/// watched for a moment, so one that fails at once (a bad URL, no audio device) is an error.
-///
-/// With mpv as `player.command`, the host controls the playback (`player.*`): an item starts
-/// where it was left, and while something plays a new item is queued unless `now` is set.
-public struct PlayerOpen: RPCMethod {
-    public static let method = "player.open"
-    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
-    public var id: ItemID
-    /// Replace what plays instead of queueing after it (mpv only).
-    public var now: Bool?
-    /// Seconds to start at, instead of where it was left (mpv only; 0 starts over).
-    public var start: Double?
-    /// Start at this chapter (1 first, as `media.chapters` lists the table of contents).
-    public var chapter: Int?
-
-    public init(id: ItemID, now: Bool? = nil, start: Double? = nil, chapter: Int? = nil) {
-        self.id = id
-        self.now = now
-        self.start = start
-        self.chapter = chapter
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var id: ItemID
-        /// The program and its arguments, as run.
-        public var command: [String]
-        /// The file or URL handed over.
-        public var target: String
-        /// Whether `target` is a downloaded file.
-        public var local: Bool
-        public var pid: Int
-        /// The item played, when `id` stands for another (a movie's trailer, a show's episode).
-        public var played: ItemID?
-        /// What was chosen, in words ("the first trailer", "the newest episode").
-        public var note: String?
-        /// The title of what plays, when known: a person is told which episode, not its id.
-        public var title: String?
-        /// Queued after what plays, rather than started (mpv).
-        public var queued: Bool?
-        /// Where it starts, in seconds, when not at the beginning (mpv).
-        public var resumedAt: Double?
-    }
-
+extension PlayerOpen: RPCMethod {
     /// How long a player that exits is taken to have failed to start.
     static let earlyExitWindow: Duration = .seconds(2)
 
@@ -125,7 +80,6 @@ public struct PlayerOpen: RPCMethod {
             id: id, command: command, target: target, local: local, pid: Int(player.pid), played: played == id ? nil : played,
             note: note, title: title)
     }
-
 }
 
 /// A player started in its own session with no terminal, so it outlives us and never writes
@@ -343,49 +297,28 @@ extension HostRuntime {
     }
 }
 
-/// What plays: the item, position, duration, pause, volume and the queue.
-public struct PlayerStatusGet: RPCMethod {
-    public static let method = "player.status"
-    public static let effect = MethodEffect(.reads)
-    public init() {}
+extension PlayerStatusGet: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         let controllable = PlayerController.isMPV(host.config.command(HostSettings.playerCommand))
         return await host.player.status(controllable: controllable)
     }
 }
 
-public struct PlayerPause: RPCMethod {
-    public static let method = "player.pause"
-    public static let effect = MethodEffect(.changes)
-    public init() {}
+extension PlayerPause: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().pause(true)
         return await host.player.status(controllable: true)
     }
 }
 
-public struct PlayerResume: RPCMethod {
-    public static let method = "player.resume"
-    public static let effect = MethodEffect(.changes)
-    public init() {}
+extension PlayerResume: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().pause(false)
         return await host.player.status(controllable: true)
     }
 }
 
-/// Seeks to `seconds` in, or by `seconds` (negative: back) when `relative`.
-public struct PlayerSeek: RPCMethod {
-    public static let method = "player.seek"
-    public static let effect = MethodEffect(.changes, idempotent: false)
-    public var seconds: Double
-    public var relative: Bool?
-
-    public init(seconds: Double, relative: Bool? = nil) {
-        self.seconds = seconds
-        self.relative = relative
-    }
-
+extension PlayerSeek: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         guard seconds.isFinite, relative == true || seconds >= 0 else {
             throw HostError.invalidArgument("seconds must be a number (0 or more unless relative)")
@@ -395,25 +328,14 @@ public struct PlayerSeek: RPCMethod {
     }
 }
 
-/// Stops playing (keeping the position) and empties the queue.
-public struct PlayerStop: RPCMethod {
-    public static let method = "player.stop"
-    public static let effect = MethodEffect(.changes)
-    public init() {}
+extension PlayerStop: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().stop()
         return await host.player.status(controllable: true)
     }
 }
 
-/// Sets the volume, 0-100 (mpv allows up to 130).
-public struct PlayerVolume: RPCMethod {
-    public static let method = "player.volume"
-    public static let effect = MethodEffect(.changes)
-    public var level: Double
-
-    public init(level: Double) { self.level = level }
-
+extension PlayerVolume: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         guard level.isFinite, (0...130).contains(level) else { throw HostError.invalidArgument("level must be 0-130") }
         try await host.controlledPlayer().setVolume(level)
@@ -421,15 +343,7 @@ public struct PlayerVolume: RPCMethod {
     }
 }
 
-/// Moves between the chapters of what plays: `next`, `previous`, or a chapter's number (1 first).
-public struct PlayerChapter: RPCMethod {
-    public static let method = "player.chapter"
-    public static let effect = MethodEffect(.changes, idempotent: false)
-    /// `next`, `previous` (`prev`), or a number.
-    public var to: String
-
-    public init(to: String) { self.to = to }
-
+extension PlayerChapter: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         let step: ChapterStep
         switch to.lowercased() {
@@ -446,34 +360,14 @@ public struct PlayerChapter: RPCMethod {
     }
 }
 
-/// Plays what is queued next (stops when nothing is); the skipped item keeps its position.
-public struct PlayerNext: RPCMethod {
-    public static let method = "player.next"
-    public static let effect = MethodEffect(.changes, idempotent: false)
-    public init() {}
+extension PlayerNext: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         try await host.controlledPlayer().next()
         return await host.player.status(controllable: true)
     }
 }
 
-/// Marks items played or not played (not played forgets the position too).
-public struct PlayerMark: RPCMethod {
-    public static let method = "player.mark"
-    public static let effect = MethodEffect(.changes)
-    public var ids: [ItemID]
-    public var played: Bool
-
-    public init(ids: [ItemID], played: Bool) {
-        self.ids = ids
-        self.played = played
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var ids: [ItemID]
-        public var played: Bool
-    }
-
+extension PlayerMark: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         guard !ids.isEmpty, ids.count <= 10_000 else { throw HostError.invalidArgument("ids must list 1 to 10000 items") }
         try await host.store.markPlayed(ids, played: played)

@@ -121,7 +121,7 @@ public final class ServiceConnection: HostConnection {
     }
 
     /// Runs a typed method in the service: its params and answer are values, not JSON text.
-    public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+    public func run<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response {
         let params: JSONValue
         do {
             params = try JSONCoding.value(request)
@@ -191,7 +191,7 @@ public final class FallbackConnection: HostConnection {
 
     public var isRemote: Bool { !flag.isSet }
 
-    public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+    public func run<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response {
         try await either(M.method) { () async throws(RPCError) in
             try await service.run(request)
         } here: { () async throws(RPCError) in

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -56,24 +57,6 @@ extension HostRuntime {
     }
 }
 
-/// A list on offer, as `share.start` and `share.status` say it.
-public struct ShareOffer: Codable, Sendable, Equatable {
-    public var name: String
-    /// What the receiver types: `mediahost receive <address> <code>`.
-    public var code: String
-    public var port: Int
-    /// host:port pairs this machine can be reached at, the local network's first.
-    public var addresses: [String]
-    /// ISO 8601.
-    public var expires: String
-    /// Whether it is announced on the local network (DNS-SD through Avahi).
-    public var announced: Bool
-    /// Why it is not announced, and what to do instead.
-    public var note: String?
-    /// How many receivers fetched it.
-    public var served: Int
-}
-
 extension ShareRegistry.Offer {
     var info: ShareOffer {
         ShareOffer(
@@ -86,21 +69,7 @@ extension ShareRegistry.Offer {
 /// DNS-SD service type of mediahost offers.
 let shareServiceType = "_mediahost._tcp"
 
-/// Offers a list (or the favorites) to nearby machines for `minutes` (default 10): served
-/// read-only over HTTP to whoever gives the pairing code, announced with DNS-SD when Avahi runs.
-public struct ShareStart: RPCMethod {
-    public static let method = "share.start"
-    public static let effect = MethodEffect(.changes, idempotent: false)
-    public var name: String
-    public var minutes: Double?
-    /// A fixed port (default: any free one).
-    public var port: Int?
-    public init(name: String, minutes: Double? = nil, port: Int? = nil) {
-        self.name = name
-        self.minutes = minutes
-        self.port = port
-    }
-
+extension ShareStart: RPCMethod {
     public func run(on host: HostRuntime) async throws -> ShareOffer {
         let minutes = minutes ?? 10
         guard minutes > 0, minutes <= 120 else { throw HostError.invalidArgument("minutes is from 0 to 120") }
@@ -137,15 +106,7 @@ public struct ShareStart: RPCMethod {
     }
 }
 
-public struct ShareStop: RPCMethod {
-    public static let method = "share.stop"
-    public static let effect = MethodEffect(.changes)
-    public var name: String
-    public init(name: String) { self.name = name }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var stopped: Bool
-    }
+extension ShareStop: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         guard let offer = host.shares.remove(name) else { return Response(name: name, stopped: false) }
         offer.server.stop()
@@ -154,30 +115,23 @@ public struct ShareStop: RPCMethod {
     }
 }
 
-/// What this process offers now.
-public struct ShareStatus: RPCMethod {
-    public static let method = "share.status"
-    public static let effect = MethodEffect(.reads)
-    public init() {}
+extension ShareStatus: RPCMethod {
     public func run(on host: HostRuntime) async throws -> [ShareOffer] { host.shares.all.map(\.info) }
 }
 
-/// An offer seen on the local network.
-public struct SharePeer: Codable, Sendable, Equatable {
-    /// The DNS-SD instance ("Road trip on laptop").
-    public var name: String
-    public var list: String?
-    public var host: String
-    /// host:port, what `share.receive` takes.
-    public var address: String
-}
+extension ShareBrowse: RPCMethod {
+    /// Whether a mediahost offer answers at `address` (its `/`, which needs no code).
+    static func stillOffers(_ address: String, http: any HTTPClient) async -> Bool {
+        guard let url = URL(string: "http://\(address)/") else { return false }
+        var request = HTTPRequest(url: url)
+        request.timeout = 2
+        request.maxBodySize = 4096
+        guard let response = try? await http.send(request), response.status == 200,
+            let body = try? JSONParser.parse(Array(response.body))
+        else { return false }
+        return body["app"]?.stringValue == "mediahost"
+    }
 
-/// The offers announced nearby (DNS-SD through Avahi), looking for `seconds` (default 2).
-public struct ShareBrowse: RPCMethod {
-    public static let method = "share.browse"
-    public static let effect = MethodEffect(.reads, reachesOut: true)
-    public var seconds: Double?
-    public init(seconds: Double? = nil) { self.seconds = seconds }
     public func run(on host: HostRuntime) async throws -> [SharePeer] {
         let seconds = min(max(seconds ?? 2, 0.2), 30)
         let found: [DNSSDService]
@@ -208,43 +162,9 @@ public struct ShareBrowse: RPCMethod {
             return peers.indices.filter(live.contains).map { peers[$0] }
         }
     }
-
-    /// Whether a mediahost offer answers at `address` (its `/`, which needs no code).
-    static func stillOffers(_ address: String, http: any HTTPClient) async -> Bool {
-        guard let url = URL(string: "http://\(address)/") else { return false }
-        var request = HTTPRequest(url: url)
-        request.timeout = 2
-        request.maxBodySize = 4096
-        guard let response = try? await http.send(request), response.status == 200,
-            let body = try? JSONParser.parse(Array(response.body))
-        else { return false }
-        return body["app"]?.stringValue == "mediahost"
-    }
 }
 
-/// Fetches a list offered nearby with its code and merges it into a list here (made when
-/// missing). The peer is host:port, or an announced name (`share.browse`). What arrives is
-/// checked as untrusted: size, format, every id.
-public struct ShareReceive: RPCMethod {
-    public static let method = "share.receive"
-    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
-    public var peer: String
-    public var code: String
-    /// The list to merge into (default: the offer's name).
-    public var into: String?
-    public init(peer: String, code: String, into: String? = nil) {
-        self.peer = peer
-        self.code = code
-        self.into = into
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var added: Int
-        public var present: Int
-        public var skipped: [String]
-    }
-
+extension ShareReceive: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let address = try await resolve()
         guard var components = URLComponents(string: "http://\(address)/list") else {

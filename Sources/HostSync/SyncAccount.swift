@@ -7,13 +7,7 @@ import MediaKit
 /// The sync server's account, kept like a provider's login (`<data dir>/auth/sync.json`, 0600):
 /// the password never leaves that file but in the Authorization header.
 public struct SyncAccount: Sendable, Equatable {
-    /// Which API the server speaks.
-    public enum Dialect: String, Codable, Sendable, CaseIterable {
-        /// gpodder.net's API v2: gpodder.net, mygpo, opodsync, micro-gpodder-server.
-        case gpodder
-        /// Nextcloud's gpoddersync app (`/index.php/apps/gpoddersync/`).
-        case nextcloud
-    }
+    public typealias Dialect = SyncDialect
 
     public var dialect: Dialect
     /// The server's base URL (for Nextcloud, where `/index.php` lives).

@@ -8,32 +8,6 @@ import MediaKit
 import MediaStore
 import Synchronization
 
-/// What one sync round did.
-public struct SyncReport: Codable, Sendable, Equatable {
-    public var server: String
-    public var dialect: SyncAccount.Dialect
-    public var device: String
-    /// Shows followed here because the server listed them.
-    public var followed: Int
-    /// Shows no longer followed here because another device stopped.
-    public var unfollowed: Int
-    /// Subscription changes of this machine the server took.
-    public var subscriptionsSent: Int
-    /// Shows whose URL the server rewrote (`update_urls`).
-    public var renamed: Int
-    /// Episode actions the server sent.
-    public var actionsReceived: Int
-    /// Of those, newer than what was known of their episode (they move positions here).
-    public var actionsNewer: Int
-    /// Episode actions of this machine the server took.
-    public var actionsSent: Int
-    /// What was passed over, one sentence each.
-    public var skipped: [String]
-    /// Changes still waiting for the server.
-    public var queued: Int
-    public var seconds: Double
-}
-
 /// Runs sync rounds for one host, one at a time in the process and, through a lock file, in
 /// the data dir (the REPL and the service must not send the same queue twice).
 public final class SyncEngine: HostComponent {

@@ -1,5 +1,6 @@
 import Basics
 import FoundationEssentials
+import HostAPI
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -95,78 +96,7 @@ public enum SyncModule: HostModule {
     }
 }
 
-/// What `sync.status` and `sync.login` answer: the account (never its password), the last
-/// round and what waits.
-public struct SyncState: Codable, Sendable, Equatable {
-    public var configured: Bool
-    public var server: String?
-    public var dialect: SyncAccount.Dialect?
-    public var username: String?
-    public var device: String?
-    /// When the last round ended well (ISO 8601).
-    public var lastSync: String?
-    /// Why the last round failed, when it did (the changes wait).
-    public var lastError: String?
-    /// Changes of this machine waiting for the server.
-    public var queued: Int
-    /// Episodes another device told of (positions, played marks).
-    public var remoteEpisodes: Int
-    /// The last round's figures.
-    public var lastReport: SyncReport?
-    /// Why the last round's figures cannot be read (kept by another version, or edited by
-    /// hand): said, not taken for "no round yet".
-    public var lastReportError: String?
-
-    static func read(_ host: HostRuntime) async throws -> SyncState {
-        let account = SyncAccount.load(host)
-        let store = host.store
-        var report: SyncReport?
-        var reportError: String?
-        if let text = try await store.syncValue("lastReport") {
-            do {
-                report = try JSONDecoder().decode(SyncReport.self, from: Data(text.utf8))
-            } catch {
-                reportError = "the last round's figures cannot be read (\(error)); the next round writes them again"
-            }
-        }
-        let error = try await store.syncValue("lastError")
-        let lastSync = try await store.syncValue("lastSync")
-        let queued = try await store.syncOutboxCount()
-        let remote = try await store.remoteEpisodeCount()
-        return SyncState(
-            configured: account != nil, server: account?.server.absoluteString, dialect: account?.dialect,
-            username: account?.username, device: account?.device, lastSync: lastSync,
-            lastError: error?.isEmpty == false ? error : nil, queued: queued, remoteEpisodes: remote, lastReport: report,
-            lastReportError: reportError)
-    }
-}
-
-/// Sets the sync server: checks the account on it, keeps it (0600) and starts queueing what
-/// changes here. The password is never returned, logged or listed.
-public struct SyncLogin: RPCMethod {
-    public static let method = "sync.login"
-    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
-    public typealias Response = SyncState
-    /// The server: `https://gpodder.net`, a mygpo or opodsync, or a Nextcloud's address.
-    public var server: String
-    public var username: String
-    /// The password (a Nextcloud app password).
-    public var password: String
-    /// gpodder or nextcloud; found out when not given.
-    public var dialect: SyncAccount.Dialect?
-    /// This machine's device id on a gpodder.net server (default `mediahost-<host name>`).
-    public var device: String?
-
-    public init(server: String, username: String, password: String, dialect: SyncAccount.Dialect? = nil, device: String? = nil) {
-        self.server = server
-        self.username = username
-        self.password = password
-        self.dialect = dialect
-        self.device = device
-    }
-
-    public var secretsInFlight: [String] { Redactor.forms(ofPassword: password, user: username) }
-
+extension SyncLogin: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         var text = server.trimming(.whitespaces)
         if !text.contains("://") { text = "https://" + text }
@@ -226,13 +156,7 @@ public struct SyncLogin: RPCMethod {
     }
 }
 
-/// Forgets the sync server: the account, the queue and what the server told.
-public struct SyncLogout: RPCMethod {
-    public static let method = "sync.logout"
-    public static let effect = MethodEffect(.removes)
-    public typealias Response = SyncState
-    public init() {}
-
+extension SyncLogout: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let lock = try await DataDirLock.acquire(host.paths.dataDir + "/run/sync.lock")
         defer { lock.release() }
@@ -242,26 +166,37 @@ public struct SyncLogout: RPCMethod {
     }
 }
 
-/// The account, the last round, what waits.
-public struct SyncStatus: RPCMethod {
-    public static let method = "sync.status"
-    public static let effect = MethodEffect(.reads)
-    public typealias Response = SyncState
-    public init() {}
-
+extension SyncStatus: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response { try await SyncState.read(host) }
 }
 
-/// A sync round now: subscriptions and episode actions both ways.
-public struct SyncNow: RPCMethod {
-    public static let method = "sync.now"
-    public static let effect = MethodEffect(.changes, library: .favorites, reachesOut: true)
-    public typealias Response = SyncReport
-    /// Each request is bounded by http.timeout; a first sync of thousands of actions takes longer as a whole.
-    public static var hasDeadline: Bool { false }
-    public init() {}
-
+extension SyncNow: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         try await host.component(SyncEngine.self).run()
+    }
+}
+
+extension SyncState {
+    static func read(_ host: HostRuntime) async throws -> SyncState {
+        let account = SyncAccount.load(host)
+        let store = host.store
+        var report: SyncReport?
+        var reportError: String?
+        if let text = try await store.syncValue("lastReport") {
+            do {
+                report = try JSONDecoder().decode(SyncReport.self, from: Data(text.utf8))
+            } catch {
+                reportError = "the last round's figures cannot be read (\(error)); the next round writes them again"
+            }
+        }
+        let error = try await store.syncValue("lastError")
+        let lastSync = try await store.syncValue("lastSync")
+        let queued = try await store.syncOutboxCount()
+        let remote = try await store.remoteEpisodeCount()
+        return SyncState(
+            configured: account != nil, server: account?.server.absoluteString, dialect: account?.dialect,
+            username: account?.username, device: account?.device, lastSync: lastSync,
+            lastError: error?.isEmpty == false ? error : nil, queued: queued, remoteEpisodes: remote, lastReport: report,
+            lastReportError: reportError)
     }
 }

@@ -1,13 +1,12 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
 
 /// A download as the store keeps it.
 public struct DownloadRecord: Codable, Sendable, Equatable {
-    public enum State: String, Codable, Sendable, CaseIterable {
-        case queued, running, paused, completed, failed, cancelled
-    }
+    public typealias State = DownloadState
 
     public var id: ItemID
     public var provider: String

@@ -1,24 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
-
-/// One remembered search.
-public struct SearchRecord: Codable, Sendable, Equatable {
-    public var query: String
-    /// Nil for a search across every provider.
-    public var provider: String?
-    public var kind: MediaKind?
-    /// ISO 8601.
-    public var at: String
-
-    public init(query: String, provider: String?, kind: MediaKind?, at: String) {
-        self.query = query
-        self.provider = provider
-        self.kind = kind
-        self.at = at
-    }
-}
 
 extension MediaStore {
     /// How many searches are kept; older ones are dropped as new ones are made.

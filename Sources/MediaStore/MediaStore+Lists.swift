@@ -1,21 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
-
-/// A named list as clients see it.
-public struct ListInfo: Codable, Sendable, Equatable {
-    public var name: String
-    public var count: Int
-    /// ISO 8601.
-    public var created: String
-
-    public init(name: String, count: Int, created: String) {
-        self.name = name
-        self.count = count
-        self.created = created
-    }
-}
 
 /// Why a list operation was refused, said so a person can act.
 public enum ListError: Error, CustomStringConvertible, Sendable, Equatable {

@@ -1,22 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
-
-/// A passage of a transcript a search found.
-public struct TranscriptHit: Codable, Sendable, Equatable {
-    public var id: ItemID
-    public var title: String
-    /// The show or channel.
-    public var show: String?
-    /// Seconds in, where the passage starts.
-    public var start: Double
-    public var speaker: String?
-    /// The words around the match, the matched words in [brackets].
-    public var text: String
-    /// Higher is better (SQLite's bm25, negated).
-    public var score: Double
-}
 
 extension MediaStore {
     /// About this many characters of consecutive cues make one searchable passage: a phrase cut

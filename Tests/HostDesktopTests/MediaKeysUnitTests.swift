@@ -1,13 +1,13 @@
 import Foundation
-import HostPlayer
+import HostAPI
 import JSONRPC
 import MediaKit
 import Testing
 
 @testable import HostDesktop
 
-/// The desktop module knows the player only by its notification's JSON: what HostPlayer sends
-/// must read as what the media keys show.
+/// The desktop module knows the player only by the API's types: a `player.state` as it comes over
+/// a connection (JSON from the service) must read as what the media keys show.
 @Suite struct MediaKeysUnitTests {
     @Test func thePlayersNotificationReadsAsWhatTheKeysShow() throws {
         let id = try ItemID(parsing: "podcasts:episode:1:ep-2")
@@ -16,23 +16,24 @@ import Testing
             state: .paused, item: entry, position: 12.5, duration: 120, paused: true, volume: 40, queue: [entry],
             player: "mpv")
         let value = try JSONValue(parsing: String(decoding: JSONEncoder().encode(sent), as: UTF8.self))
-        let read = try JSONValueDecoder().decode(PlayingNow.self, from: value)
-        #expect(read.state == "paused" && read.item?.id == id && read.item?.title == "Tone 2")
-        #expect(read.position == 12.5 && read.duration == 120 && read.volume == 40 && read.queue.count == 1)
-        #expect(MPRISPlayer.State.Playback(rawValue: read.state.capitalized) == .paused)
+        let read = try #require(HostEvent(method: "player.state", params: value)?.payload(PlayerStatus.self))
+        #expect(read == sent)
+        #expect(MPRISPlayer.State.Playback(rawValue: read.state.rawValue.capitalized) == .paused)
         let stopped = PlayerStatus(state: .stopped, paused: false, queue: [], player: nil)
         let none = try JSONValue(parsing: String(decoding: JSONEncoder().encode(stopped), as: UTF8.self))
-        #expect(try JSONValueDecoder().decode(PlayingNow.self, from: none).item == nil)
+        #expect(HostEvent(method: "player.state", params: none)?.payload(PlayerStatus.self)?.item == nil)
+        // Another notification is not taken for the player's.
+        #expect(HostEvent(method: "downloads.state", params: value)?.payload(PlayerStatus.self) == nil)
     }
 
     /// D-Bus object paths allow only [A-Za-z0-9_] between slashes: any id or file name fits.
     @Test(arguments: ["podcasts:episode:1:ep-2", "/home/ada/Müsic/a b.mp3", "x"])
     func trackPathsAreObjectPaths(name: String) {
-        let path = MediaKeys.trackPath(PlayingNow.Entry(id: nil, title: "", target: name, local: true))
+        let path = MediaKeys.trackPath(PlayerStatus.Entry(id: nil, title: "", target: name, local: true))
         #expect(path.hasPrefix("/org/mediahost/track/"))
         let last = path.split(separator: "/").last.map(String.init) ?? ""
         #expect(!last.isEmpty && last.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
-        #expect(path != MediaKeys.trackPath(PlayingNow.Entry(id: nil, title: "", target: name + "!", local: true)))
+        #expect(path != MediaKeys.trackPath(PlayerStatus.Entry(id: nil, title: "", target: name + "!", local: true)))
     }
 
     @Test func newEpisodesAreToldInFewLines() throws {

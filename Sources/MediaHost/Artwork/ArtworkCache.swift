@@ -122,15 +122,7 @@ public actor ArtworkCache {
         }
     }
 
-    public struct Stats: Codable, Sendable, Equatable {
-        public var entries: Int
-        public var bytes: Int64
-        public var limit: Int64
-        /// Answers from the cache (or from a transfer already running) since start.
-        public var hits: Int
-        public var misses: Int
-        public var directory: String
-    }
+    public typealias Stats = ArtworkStats
 
     public func stats() async throws -> Stats {
         let (entries, bytes) = try await store.artworkStats()

@@ -192,25 +192,6 @@ public enum HostSettings {
     ]
 }
 
-/// A setting's effective value and where it came from, as `config.get` shows it.
-public struct ConfigEntry: Codable, Sendable, Equatable {
-    public enum Source: String, Codable, Sendable { case `default`, file, store, environment, unset }
-    public var key: String
-    /// The value; "********" for a secret that is set.
-    public var value: String?
-    public var source: Source
-    public var secret: Bool
-    public var summary: String
-    /// The env vars that override it.
-    public var environment: [String]
-    /// The built-in default, when there is one.
-    public var `default`: String?
-    /// The values it takes ("1–32", "trace | debug | …"), when limited.
-    public var range: String?
-    /// Why a value is shadowed by the environment or ignored (out of range).
-    public var note: String?
-}
-
 /// Configuration in layers: defaults < config.toml < `config.set` (the store) < environment.
 public struct HostConfig: Sendable {
     public static let redacted = "********"

@@ -1,32 +1,20 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
 import MediaKit
 import MediaStore
 
-/// A method of the host's API: a Codable params struct that names its method and its response.
-public protocol RPCMethod: Codable, Sendable {
-    associatedtype Response: Codable & Sendable
-    static var method: String { get }
-    /// What the method does to the user's things (`MethodEffect`).
-    static var effect: MethodEffect { get }
+/// A method of the API (`APIMethod`, in HostAPI) as the runtime answers it.
+public protocol RPCMethod: APIMethod {
     /// Runs the method on the host.
     func run(on host: HostRuntime) async throws -> Response
     /// The response as JSON text; JSONEncoder unless the method has its text already.
     static func encode(_ response: Response) throws -> [UInt8]
-    /// Whether the call's network work is bounded by `http.timeout` (interactive calls are; a
-    /// device login, which waits for a person, is not).
-    static var hasDeadline: Bool { get }
-    /// Secrets the call carries that are no setting (a login's password): masked like the
-    /// secrets in effect in everything the call logs, answers or stores while it runs.
-    var secretsInFlight: [String] { get }
 }
 
 extension RPCMethod {
-    public static var hasDeadline: Bool { true }
-    public var secretsInFlight: [String] { [] }
-
     public static func encode(_ response: Response) throws -> [UInt8] { try JSONCoding.bytes(response) }
 }
 
@@ -81,7 +69,7 @@ public struct Dispatcher: RPCHandler {
             let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) { () async -> Result<Answer, RPCError> in
                 let response: M.Response
                 do throws(RPCError) {
-                    response = try await dispatcher.run(request)
+                    response = try await dispatcher.perform(request)
                 } catch {
                     return .failure(error)
                 }
@@ -132,12 +120,27 @@ public struct Dispatcher: RPCHandler {
     /// Runs a method with typed params and returns its typed response: the in-process entry
     /// point, with the same deadline, logging and error mapping as `call`.
     /// - Throws: the `RPCError` an RPC client would get.
-    public func run<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
+    public func run<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response {
+        guard let implemented = request as? any RPCMethod else {
+            throw .methodNotFound(M.method)
+        }
+        return try await answer(implemented, as: M.self)
+    }
+
+    /// The answer of the implementation `request` is, as the API type `M` it was asked as.
+    private func answer<R: RPCMethod, M: APIMethod>(_ request: R, as: M.Type) async throws(RPCError) -> M.Response {
+        let response = try await perform(request)
+        guard let typed = response as? M.Response else { throw .internalError("\(M.method) answered another type") }
+        return typed
+    }
+
+    /// Runs an implemented method (`run` finds the implementation of an API type).
+    func perform<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response {
         guard Redactor.inFlight == request.secretsInFlight else {
             let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) {
                 () async -> Result<M.Response, RPCError> in
                 do throws(RPCError) {
-                    return .success(try await run(request))
+                    return .success(try await perform(request))
                 } catch {
                     return .failure(error)
                 }

@@ -5,22 +5,7 @@ import JSONRPC
 import MediaKit
 import MediaStore
 
-/// The formats lists go out as (and come in as, among `ListImportFormat`'s): OPML 2.0 (podcast
-/// subscriptions, as podcast apps exchange them), mediahost's own JSON (ids and snapshots of any
-/// provider, exact round trip) and M3U (what a player plays: downloaded files, else stream URLs).
-public enum ListFormat: String, Codable, Sendable, CaseIterable {
-    case opml, json, m3u
-}
-
-/// What `lists.import` reads: OPML and mediahost's JSON, and the subscription exports people
-/// bring from the apps they leave, whose YouTube channels become `youtube:channel:<id>`: Google
-/// Takeout's (`takeout`: subscriptions.csv, or the older subscriptions.json; FreeTube's CSV is
-/// the same table), NewPipe's subscriptions.json (`newpipe`) and FreeTube's `.db` (`freetube`).
-/// Lists are written only as `ListFormat`s, so these are a type of their own. M3U is here to be
-/// refused with why.
-public enum ListImportFormat: String, Codable, Sendable, CaseIterable {
-    case opml, json, m3u, takeout, newpipe, freetube
-
+extension ListImportFormat {
     /// The formats a file can be imported from, in words for a message ("opml, json, ... or freetube").
     static var importable: String {
         let names = allCases.filter { $0 != .m3u }.map(\.rawValue)

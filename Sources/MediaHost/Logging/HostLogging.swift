@@ -14,7 +14,7 @@ import Synchronization
 /// Each secret is looked for as it is, percent-encoded as URLs carry it (every character but
 /// RFC 3986's unreserved ones, or all but letters and digits, or as a query allows; with upper or
 /// lower case hex) and JSON-escaped.
-public final class Redactor: Sendable {
+public final class Redactor: Redacting {
     public static let mask = "***"
     /// Shorter values are not secrets worth masking (and would mask ordinary words).
     static let minimumLength = 4
@@ -34,17 +34,12 @@ public final class Redactor: Sendable {
     private let patterns = Mutex(Patterns())
     public init() {}
 
-    /// The value of an HTTP Basic Authorization header (base64 of "user:password"): a server
-    /// that echoes the header back shows the password in this form.
     public static func basicCredential(user: String, password: String) -> String {
-        Data("\(user):\(password)".utf8).base64EncodedString()
+        SecretForms.basicCredential(user: user, password: password)
     }
 
-    /// A password's forms as they travel: itself and the Basic header's value (each of which
-    /// the patterns take in their JSON and percent encodings too).
     public static func forms(ofPassword password: String, user: String?) -> [String] {
-        guard let user, !user.isEmpty else { return [password] }
-        return [password, basicCredential(user: user, password: password)]
+        SecretForms.password(password, user: user)
     }
 
     public func update(_ values: [String]) {

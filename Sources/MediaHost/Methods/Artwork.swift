@@ -1,30 +1,7 @@
+import HostAPI
 import MediaKit
 
-/// An item's artwork, or one of a post's attached images, as a local file (fetched once, then
-/// served from the cache).
-public struct MediaArtwork: RPCMethod {
-    public static let method = "media.artwork"
-    public static let effect = MethodEffect(.reads, reachesOut: true)
-    public var id: ItemID
-    /// The item's nth attached image (1 first) instead of its artwork.
-    public var image: Int?
-
-    public init(id: ItemID, image: Int? = nil) {
-        self.id = id
-        self.image = image
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        /// The item it is for, and the image URL that file holds: check both before showing it.
-        public var id: ItemID
-        public var url: String
-        public var path: String
-        public var contentType: String?
-        public var size: Int64
-        /// Whether it came from the cache without a transfer.
-        public var cached: Bool
-    }
-
+extension MediaArtwork: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let url: String
         if let image {
@@ -58,25 +35,10 @@ extension MediaArtwork {
     }
 }
 
-/// How full the artwork cache is.
-public struct CacheStats: RPCMethod {
-    public static let method = "cache.stats"
-    public static let effect = MethodEffect(.reads)
-
-    public init() {}
-    public typealias Response = ArtworkCache.Stats
+extension CacheStats: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response { try await host.artwork.stats() }
 }
 
-/// Empties the artwork cache.
-public struct CacheClear: RPCMethod {
-    public static let method = "cache.clear"
-    public static let effect = MethodEffect(.removes)
-
-    public init() {}
-    public struct Response: Codable, Sendable, Equatable {
-        /// Images removed.
-        public var removed: Int
-    }
+extension CacheClear: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response { Response(removed: try await host.artwork.clear()) }
 }

@@ -1,37 +1,23 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
 import MediaStore
 
-/// An item's chapters, from the best source there is: the service's (a podcast's chapters file
-/// or its feed's Podlove chapters, a video's chapters), else the downloaded file's ID3 chapters,
-/// else timestamps in its description. What could not be used is said in `notes`.
-public struct MediaChapters: RPCMethod {
-    public static let method = "media.chapters"
-    public static let effect = MethodEffect(.reads, reachesOut: true)
-    public var id: ItemID
-
-    public init(id: ItemID) { self.id = id }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var id: ItemID
-        /// `podcast:chapters`, `psc`, `id3`, `service` or `description`; absent when there are none.
-        public var source: String?
-        /// In time order; `toc: false` ones (a picture change) are not seek targets.
-        public var chapters: [Chapter]
-        /// What was not usable, one sentence each.
-        public var notes: [String]?
-
-        /// The chapters a person moves between (the table of contents).
-        public var contents: [Chapter] { chapters.filter(\.toc) }
-
-        public init(id: ItemID, source: String? = nil, chapters: [Chapter], notes: [String]? = nil) {
-            self.id = id
-            self.source = source
-            self.chapters = chapters
-            self.notes = notes
-        }
+extension MediaChapters: RPCMethod {
+    /// A segment as a chapter: "Sponsor (skipped)", marked apart from the contents; the
+    /// highlight is a chapter to jump to.
+    static func chapter(_ segment: MediaSegment) -> Chapter {
+        guard segment.action != "highlight" else { return Chapter(start: segment.start, title: "Highlight") }
+        let names = [
+            "sponsor": "Sponsor", "selfpromo": "Self-promotion", "interaction": "Reminder to subscribe", "intro": "Intro",
+            "outro": "Endcards", "preview": "Preview", "music_offtopic": "Not music", "filler": "Filler",
+            "exclusive_access": "Exclusive access",
+        ]
+        let done = ["skip": "skipped", "mute": "muted"][segment.action] ?? "marked"
+        return Chapter(
+            start: segment.start, end: segment.end, title: "\(names[segment.category] ?? segment.category) (\(done))", toc: false)
     }
 
     public func run(on host: HostRuntime) async throws -> Response {
@@ -87,19 +73,5 @@ public struct MediaChapters: RPCMethod {
         let normalized = list.normalized(duration: item.duration)
         let all = notes + normalized.notes
         return Response(id: id, source: normalized.source.rawValue, chapters: normalized.chapters, notes: all.isEmpty ? nil : all)
-    }
-
-    /// A segment as a chapter: "Sponsor (skipped)", marked apart from the contents; the
-    /// highlight is a chapter to jump to.
-    static func chapter(_ segment: MediaSegment) -> Chapter {
-        guard segment.action != "highlight" else { return Chapter(start: segment.start, title: "Highlight") }
-        let names = [
-            "sponsor": "Sponsor", "selfpromo": "Self-promotion", "interaction": "Reminder to subscribe", "intro": "Intro",
-            "outro": "Endcards", "preview": "Preview", "music_offtopic": "Not music", "filler": "Filler",
-            "exclusive_access": "Exclusive access",
-        ]
-        let done = ["skip": "skipped", "mute": "muted"][segment.action] ?? "marked"
-        return Chapter(
-            start: segment.start, end: segment.end, title: "\(names[segment.category] ?? segment.category) (\(done))", toc: false)
     }
 }

@@ -1,18 +1,8 @@
+import HostAPI
 import JSONRPC
 import MediaStore
 
-/// Settings with their effective values and sources; secrets are shown as "********".
-public struct ConfigGet: RPCMethod {
-    public static let method = "config.get"
-    public static let effect = MethodEffect(.reads)
-    public typealias Response = [ConfigEntry]
-    /// One setting, e.g. "providers.podcasts.base_url"; omitted: all of them.
-    public var key: String?
-
-    public init(key: String? = nil) {
-        self.key = key
-    }
-
+extension ConfigGet: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let config = host.config
         if let key {
@@ -23,20 +13,7 @@ public struct ConfigGet: RPCMethod {
     }
 }
 
-/// Stores a setting in the database (above config.toml, below env vars); null removes it.
-public struct ConfigSet: RPCMethod {
-    public static let method = "config.set"
-    public static let effect = MethodEffect(.changes)
-    public typealias Response = ConfigEntry
-    public var key: String
-    /// A string, number or boolean; null removes the stored value.
-    public var value: JSONValue?
-
-    public init(key: String, value: JSONValue? = nil) {
-        self.key = key
-        self.value = value
-    }
-
+extension ConfigSet: RPCMethod {
     public func run(on host: HostRuntime) async throws -> ConfigEntry {
         guard let info = host.config.keys[key] else { throw HostError.unknownConfigKey(key) }
         let text: String?

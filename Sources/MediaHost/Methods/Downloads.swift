@@ -1,36 +1,18 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
 import MediaStore
 
-/// A download as clients see it.
-public struct Download: Codable, Sendable, Equatable {
-    public var id: ItemID
-    public var title: String
-    public var state: DownloadRecord.State
-    /// Where the file is (or will be, once complete).
-    public var path: String
-    public var bytes: Int64
-    public var total: Int64?
-    /// Bytes per second and seconds left, while it runs in this process.
-    public var rate: Double?
-    public var eta: Double?
-    public var error: String?
-    public var note: String?
-    public var url: String
-
+extension Download {
     init(_ record: DownloadRecord) {
-        id = record.id
-        title = record.title
-        state = record.state
-        path = record.path
-        bytes = record.bytes
-        total = record.total ?? record.expectedLength
-        error = record.error
-        note = record.note
-        url = URLRedaction.redact(record.url)
+        self.init(
+            id: record.id, title: record.title, state: record.state, path: record.path, bytes: record.bytes,
+            total: record.total ?? record.expectedLength, error: record.error, note: record.note,
+            url: URLRedaction.redact(record.url))
     }
+
 }
 
 extension DownloadRecord {
@@ -40,18 +22,7 @@ extension DownloadRecord {
     }
 }
 
-/// Queues an item's media for download; the same item twice gives the existing download.
-public struct DownloadsStart: RPCMethod {
-    public static let method = "downloads.start"
-    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
-    public typealias Response = Download
-    /// e.g. "podcasts:episode:1200361736:abc".
-    public var id: ItemID
-
-    public init(id: ItemID) {
-        self.id = id
-    }
-
+extension DownloadsStart: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Download {
         if let existing = try await host.store.download(id), existing.state != .failed, existing.state != .cancelled {
             return host.downloads.live.current(existing)
@@ -68,17 +39,7 @@ public struct DownloadsStart: RPCMethod {
     }
 }
 
-/// Every download in queue order, or those in one state.
-public struct DownloadsList: RPCMethod {
-    public static let method = "downloads.list"
-    public static let effect = MethodEffect(.reads)
-    public typealias Response = [Download]
-    public var state: DownloadRecord.State?
-
-    public init(state: DownloadRecord.State? = nil) {
-        self.state = state
-    }
-
+extension DownloadsList: RPCMethod {
     public func run(on host: HostRuntime) async throws -> [Download] {
         try await host.store.downloads(in: state.map { [$0] }).map(host.downloads.live.current)
     }
@@ -132,24 +93,7 @@ public struct DownloadsCancel: DownloadAction {
     }
 }
 
-/// Forgets a download and deletes its file (unless keepFile).
-public struct DownloadsRemove: RPCMethod {
-    public static let method = "downloads.remove"
-    public static let effect = MethodEffect(.removes)
-    public var id: ItemID
-    /// Keep the downloaded file on disk.
-    public var keepFile: Bool?
-
-    public init(id: ItemID, keepFile: Bool? = nil) {
-        self.id = id
-        self.keepFile = keepFile
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var id: ItemID
-        public var removed: Bool
-    }
-
+extension DownloadsRemove: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let removed = try await host.downloads.remove(id, keepFile: keepFile ?? false)
         return Response(id: id, removed: removed)

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
 import MediaStore
 
@@ -31,33 +32,17 @@ extension HostRuntime {
     }
 }
 
-/// Every list with its number of items, oldest first.
-public struct ListsList: RPCMethod {
-    public static let method = "lists.list"
-    public static let effect = MethodEffect(.reads)
-    public init() {}
+extension ListsList: RPCMethod {
     public func run(on host: HostRuntime) async throws -> [ListInfo] { try await host.store.lists() }
 }
 
-public struct ListsCreate: RPCMethod {
-    public static let method = "lists.create"
-    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
-    public var name: String
-    public init(name: String) { self.name = name }
+extension ListsCreate: RPCMethod {
     public func run(on host: HostRuntime) async throws -> ListInfo {
         try await host.store.createList(try checkedListName(name))
     }
 }
 
-public struct ListsRename: RPCMethod {
-    public static let method = "lists.rename"
-    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists)
-    public var name: String
-    public var to: String
-    public init(name: String, to: String) {
-        self.name = name
-        self.to = to
-    }
+extension ListsRename: RPCMethod {
     public func run(on host: HostRuntime) async throws -> ListInfo {
         let newName = try checkedListName(to)
         try await host.store.renameList(name, to: newName)
@@ -66,37 +51,14 @@ public struct ListsRename: RPCMethod {
     }
 }
 
-public struct ListsDelete: RPCMethod {
-    public static let method = "lists.delete"
-    public static let effect = MethodEffect(.removes, library: .lists)
-    public var name: String
-    public init(name: String) { self.name = name }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var deleted: Bool
-    }
+extension ListsDelete: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let deleted = try await host.store.deleteList(name)
         return Response(name: name, deleted: deleted)
     }
 }
 
-/// Appends an item to a list with a snapshot of it (so the list works offline).
-public struct ListsAdd: RPCMethod {
-    public static let method = "lists.add"
-    public static let effect = MethodEffect(.changes, library: .lists, reachesOut: true)
-    public var name: String
-    public var id: ItemID
-    public init(name: String, id: ItemID) {
-        self.name = name
-        self.id = id
-    }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var item: MediaItem
-        /// False when it was in the list already (its place is kept).
-        public var added: Bool
-    }
+extension ListsAdd: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         guard try await host.store.list(named: name) != nil else { throw ListError.noSuchList(name) }
         let item = try await host.itemOrSnapshot(id)
@@ -106,38 +68,14 @@ public struct ListsAdd: RPCMethod {
     }
 }
 
-public struct ListsRemove: RPCMethod {
-    public static let method = "lists.remove"
-    public static let effect = MethodEffect(.removes, library: .lists)
-    public var name: String
-    public var id: ItemID
-    public init(name: String, id: ItemID) {
-        self.name = name
-        self.id = id
-    }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var id: ItemID
-        public var removed: Bool
-    }
+extension ListsRemove: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let removed = try await host.store.removeFromList(name, id)
         return Response(name: name, id: id, removed: removed)
     }
 }
 
-/// Moves an item to a place in its list (0 first).
-public struct ListsMove: RPCMethod {
-    public static let method = "lists.move"
-    public static let effect = MethodEffect(.changes, library: .lists)
-    public var name: String
-    public var id: ItemID
-    public var to: Int
-    public init(name: String, id: ItemID, to: Int) {
-        self.name = name
-        self.id = id
-        self.to = to
-    }
+extension ListsMove: RPCMethod {
     public func run(on host: HostRuntime) async throws -> ListInfo {
         try await host.store.moveInList(name, id, to: to)
         guard let info = try await host.store.list(named: name) else { throw ListError.noSuchList(name) }
@@ -145,18 +83,7 @@ public struct ListsMove: RPCMethod {
     }
 }
 
-/// A page of a list's items, in order, from their snapshots (or the favorites).
-public struct ListsItems: RPCMethod {
-    public static let method = "lists.items"
-    public static let effect = MethodEffect(.reads)
-    public var name: String
-    public var cursor: Cursor?
-    public var limit: Int?
-    public init(name: String, cursor: Cursor? = nil, limit: Int? = nil) {
-        self.name = name
-        self.cursor = cursor
-        self.limit = limit
-    }
+extension ListsItems: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Page {
         let limit = min(max(limit ?? 50, 1), 500)
         if name.lowercased() == favoritesList {
@@ -166,25 +93,7 @@ public struct ListsItems: RPCMethod {
     }
 }
 
-/// Downloads a list: every episode and video in it, and with `new`, the newest episode of each
-/// show (or channel) in it that is neither downloaded nor played.
-public struct ListsDownload: RPCMethod {
-    public static let method = "lists.download"
-    public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
-    public var name: String
-    public var new: Bool?
-    public init(name: String, new: Bool? = nil) {
-        self.name = name
-        self.new = new
-    }
-    public struct Skipped: Codable, Sendable, Equatable {
-        public var id: ItemID
-        public var reason: String
-    }
-    public struct Response: Codable, Sendable, Equatable {
-        public var started: [Download]
-        public var skipped: [Skipped]
-    }
+extension ListsDownload: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         var started: [Download] = []
         var skipped: [Skipped] = []
@@ -218,52 +127,7 @@ public struct ListsDownload: RPCMethod {
     }
 }
 
-/// A list (or the favorites) as OPML, JSON or M3U: returned as text, or written to `path`.
-public struct ListsExport: RPCMethod {
-    public static let method = "lists.export"
-    public static let effect = MethodEffect(.reads)
-    /// The list (`list` is accepted for it too).
-    public var name: String
-    public var format: ListFormat
-    /// A file to write (replaced if it exists; `file` is accepted for it too); without it the
-    /// text is in the answer.
-    public var path: String?
-    public init(name: String, format: ListFormat, path: String? = nil) {
-        self.name = name
-        self.format = format
-        self.path = path
-    }
-
-    private enum CodingKeys: String, CodingKey { case name, list, format, path, file }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard
-            let name = try container.decodeIfPresent(String.self, forKey: .name)
-                ?? container.decodeIfPresent(String.self, forKey: .list)
-        else {
-            throw DecodingError.keyNotFound(
-                CodingKeys.name, .init(codingPath: decoder.codingPath, debugDescription: "name (or list) is required"))
-        }
-        self.name = name
-        format = try container.decode(ListFormat.self, forKey: .format)
-        path = try container.decodeIfPresent(String.self, forKey: .path) ?? container.decodeIfPresent(String.self, forKey: .file)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(format, forKey: .format)
-        try container.encodeIfPresent(path, forKey: .path)
-    }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var format: ListFormat
-        /// Entries written (OPML: what has a feed; M3U: what can be played).
-        public var count: Int
-        public var text: String?
-        public var path: String?
-    }
+extension ListsExport: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let items = try await host.listContents(name)
         let written: String
@@ -300,14 +164,24 @@ enum ImportedOutline: Sendable {
     case skipped(String)
 }
 
-/// Reads a list from OPML, mediahost's JSON or another app's subscriptions export (Google
-/// Takeout, NewPipe, FreeTube; a file, or the text) into a list, made if it does not exist, or
-/// into the favorites. Podcasts from OPML are kept by their feed URL (opened through the feed, no
-/// directory needed), the exports' YouTube channels as `youtube:channel:<id>`; everything is
-/// checked as untrusted input.
-public struct ListsImport: RPCMethod {
-    public static let method = "lists.import"
-    public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
+extension ListsImport: RPCMethod {
+    /// The largest file taken (a subscription list is kilobytes).
+    public static let maxSize = OPMLReader.maxSize
+    /// An item of a list from elsewhere (a file, another machine), as it is kept: checked as any
+    /// item is, and with links only to the web (a `file:` or `javascript:` link in someone else's
+    /// list is nothing this machine should open or play).
+    static func received(_ item: MediaItem) -> MediaItem {
+        func web(_ link: String?) -> String? { link.flatMap(ListWriter.webLink) }
+        var item = item.checked()
+        item.url = web(item.url)
+        item.artwork = web(item.artwork)
+        if let enclosure = item.enclosure, web(enclosure.url) == nil { item.enclosure = nil }
+        if let entities = item.entities {
+            item.entities = entities.filter { $0.type == .hashtag || $0.type == .mention || web($0.value) != nil }
+        }
+        return item
+    }
+
     /// The providers that may know a feed as one of their items (`itemID(forFeed:)`); one that
     /// cannot be made (not configured) is passed over.
     static func feedClaimers(_ host: HostRuntime) -> [any MediaProvider] {
@@ -325,69 +199,6 @@ public struct ListsImport: RPCMethod {
                 return "; \(id) cannot be started: \((error as? ProviderError)?.message ?? "\(error)")"
             }
         }.joined()
-    }
-
-    /// The largest file taken (a subscription list is kilobytes).
-    public static let maxSize = OPMLReader.maxSize
-    /// The list to add to (default: the name in a JSON file, else the OPML's title, else
-    /// "imported"; someone's "favorites" go to "received favorites"); "favorites" makes the items
-    /// favorites.
-    public var name: String?
-    public var path: String?
-    public var text: String?
-    public var format: ListImportFormat?
-    public init(name: String? = nil, path: String? = nil, text: String? = nil, format: ListImportFormat? = nil) {
-        self.name = name
-        self.path = path
-        self.text = text
-        self.format = format
-    }
-
-    private enum CodingKeys: String, CodingKey { case name, list, path, file, text, format }
-
-    /// `list` and `file` are accepted for `name` and `path`.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decodeIfPresent(String.self, forKey: .name) ?? container.decodeIfPresent(String.self, forKey: .list)
-        path = try container.decodeIfPresent(String.self, forKey: .path) ?? container.decodeIfPresent(String.self, forKey: .file)
-        text = try container.decodeIfPresent(String.self, forKey: .text)
-        format = try container.decodeIfPresent(ListImportFormat.self, forKey: .format)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(name, forKey: .name)
-        try container.encodeIfPresent(path, forKey: .path)
-        try container.encodeIfPresent(text, forKey: .text)
-        try container.encodeIfPresent(format, forKey: .format)
-    }
-    public struct Response: Codable, Sendable, Equatable {
-        public var name: String
-        public var format: ListImportFormat
-        /// New to the list.
-        public var added: Int
-        /// In the file and in the list already.
-        public var present: Int
-        /// Entries left out, and why.
-        public var skipped: [String]
-    }
-
-    /// The list a file or offer of someone's favorites goes to when no list is named.
-    public static let receivedFavorites = "received favorites"
-
-    /// An item of a list from elsewhere (a file, another machine), as it is kept: checked as any
-    /// item is, and with links only to the web (a `file:` or `javascript:` link in someone else's
-    /// list is nothing this machine should open or play).
-    static func received(_ item: MediaItem) -> MediaItem {
-        func web(_ link: String?) -> String? { link.flatMap(ListWriter.webLink) }
-        var item = item.checked()
-        item.url = web(item.url)
-        item.artwork = web(item.artwork)
-        if let enclosure = item.enclosure, web(enclosure.url) == nil { item.enclosure = nil }
-        if let entities = item.entities {
-            item.entities = entities.filter { $0.type == .hashtag || $0.type == .mention || web($0.value) != nil }
-        }
-        return item
     }
 
     public func run(on host: HostRuntime) async throws -> Response {

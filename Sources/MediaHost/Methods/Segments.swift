@@ -1,58 +1,54 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import MediaKit
 
-/// A stretch of a video that people marked (SponsorBlock): a sponsor read, an intro, a
-/// reminder to subscribe, and what this host does with it.
-public struct MediaSegment: Codable, Sendable, Equatable {
-    /// sponsor, selfpromo, interaction, intro, outro, preview, music_offtopic, filler,
-    /// poi_highlight, exclusive_access.
-    public var category: String
-    /// skip, mute or mark (as the sponsorblock.* settings say for the category); `highlight`
-    /// for the point to jump to, `full` for a label of the whole video.
-    public var action: String
-    public var start: Double
-    public var end: Double
-    public var uuid: String?
-
-    public init(category: String, action: String, start: Double, end: Double, uuid: String? = nil) {
-        self.category = category
-        self.action = action
-        self.start = start
-        self.end = end
-        self.uuid = uuid
-    }
-}
-
-/// A YouTube video's SponsorBlock segments, asked the privacy-preserving way: only the first
-/// four hex digits of the video id's SHA-256 go to the server, which answers for every video
-/// that shares them; this host picks its own. Each category's action comes from the settings
-/// (`sponsorblock.skip`, `sponsorblock.mute`; everything else is marked).
-public struct MediaSegments: RPCMethod {
-    public static let method = "media.segments"
-    public static let effect = MethodEffect(.reads, reachesOut: true)
-    public var id: ItemID
-
-    public init(id: ItemID) { self.id = id }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var id: ItemID
-        public var segments: [MediaSegment]
-        /// The category the whole video is labelled with (SponsorBlock's `full`), if any.
-        public var full: String?
-    }
-
+extension MediaSegments: RPCMethod {
     /// The longest a lookup may take, retries included.
     static let budget = 3.0
 
     /// SponsorBlock's answers by server and video.
     static let answers = Memo<Data>(lifetime: 3600)
 
-    public static let categories = [
-        "sponsor", "selfpromo", "interaction", "intro", "outro", "preview", "music_offtopic", "filler", "poi_highlight",
-        "exclusive_access",
-    ]
+    /// The segments of `id` in the hash-prefix answer, each with its action.
+    static func read(_ body: Data, id: ItemID, skip: Set<String>, mute: Set<String>) throws -> Response {
+        guard let videos = (try? JSONValue(parsing: body))?.plainValue as? [[String: Any]] else {
+            throw ProviderFailure(provider: id.provider, error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
+        }
+        var segments: [MediaSegment] = []
+        var full: String?
+        for video in videos where (video["videoID"] as? String) == id.nativeID {
+            for case let entry as [String: Any] in (video["segments"] as? [Any]) ?? [] {
+                guard let category = entry["category"] as? String, let times = entry["segment"] as? [Any], times.count == 2,
+                    let start = times[0] as? Double, let end = times[1] as? Double,
+                    start.isFinite, end.isFinite, start >= 0, end >= start, end < ChapterList.longestMedia
+                else { continue }
+                // A segment past the video's own length (as its submitter's player said) is none of it.
+                if let length = entry["videoDuration"] as? Double, length > 0, start >= length + 1 { continue }
+                let type = (entry["actionType"] as? String) ?? "skip"
+                let action: String
+                switch type {
+                case "full":
+                    full = category
+                    continue
+                case "poi": action = "highlight"
+                default:
+                    // A segment marked to mute (a song) is muted where its category is skipped.
+                    if skip.contains(category) {
+                        action = type == "mute" ? "mute" : "skip"
+                    } else if mute.contains(category) {
+                        action = "mute"
+                    } else {
+                        action = "mark"
+                    }
+                }
+                segments.append(
+                    MediaSegment(category: category, action: action, start: start, end: end, uuid: entry["UUID"] as? String))
+            }
+        }
+        return Response(id: id, segments: segments.sorted { $0.start < $1.start }, full: full)
+    }
 
     public func run(on host: HostRuntime) async throws -> Response {
         guard host.hasSegments(id) else {
@@ -109,44 +105,5 @@ public struct MediaSegments: RPCMethod {
 
     static func list(_ host: HostRuntime, _ setting: ConfigKeyInfo) -> Set<String> {
         Set(host.config.string(setting).split(separator: ",").map { $0.trimming(.whitespaces).lowercased() })
-    }
-
-    /// The segments of `id` in the hash-prefix answer, each with its action.
-    static func read(_ body: Data, id: ItemID, skip: Set<String>, mute: Set<String>) throws -> Response {
-        guard let videos = (try? JSONValue(parsing: body))?.plainValue as? [[String: Any]] else {
-            throw ProviderFailure(provider: id.provider, error: .invalidResponse("SponsorBlock's answer is not a list of videos"))
-        }
-        var segments: [MediaSegment] = []
-        var full: String?
-        for video in videos where (video["videoID"] as? String) == id.nativeID {
-            for case let entry as [String: Any] in (video["segments"] as? [Any]) ?? [] {
-                guard let category = entry["category"] as? String, let times = entry["segment"] as? [Any], times.count == 2,
-                    let start = times[0] as? Double, let end = times[1] as? Double,
-                    start.isFinite, end.isFinite, start >= 0, end >= start, end < ChapterList.longestMedia
-                else { continue }
-                // A segment past the video's own length (as its submitter's player said) is none of it.
-                if let length = entry["videoDuration"] as? Double, length > 0, start >= length + 1 { continue }
-                let type = (entry["actionType"] as? String) ?? "skip"
-                let action: String
-                switch type {
-                case "full":
-                    full = category
-                    continue
-                case "poi": action = "highlight"
-                default:
-                    // A segment marked to mute (a song) is muted where its category is skipped.
-                    if skip.contains(category) {
-                        action = type == "mute" ? "mute" : "skip"
-                    } else if mute.contains(category) {
-                        action = "mute"
-                    } else {
-                        action = "mark"
-                    }
-                }
-                segments.append(
-                    MediaSegment(category: category, action: action, start: start, end: end, uuid: entry["UUID"] as? String))
-            }
-        }
-        return Response(id: id, segments: segments.sorted { $0.start < $1.start }, full: full)
     }
 }

@@ -1,37 +1,12 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
 import MediaKit
 import MediaStore
 
-/// An item's transcript: the one kept from before, else the service's (an episode's
-/// `<podcast:transcript>` in the person's language when it has several, JSON, WebVTT, SRT or
-/// HTML preferred in that order), read and kept for `transcripts.search`.
-public struct MediaTranscript: RPCMethod {
-    public static let method = "media.transcript"
-    public static let effect = MethodEffect(.reads, reachesOut: true)
-    public var id: ItemID
-    /// Fetch it again even when one is kept.
-    public var refresh: Bool?
-
-    public init(id: ItemID, refresh: Bool? = nil) {
-        self.id = id
-        self.refresh = refresh
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var id: ItemID
-        /// vtt, srt, json, html or text.
-        public var format: String
-        /// Whether the lines have times (plain text has none).
-        public var timed: Bool
-        public var cues: [TranscriptCue]
-        public var notes: [String]?
-        /// Served from what was kept, without a transfer.
-        public var cached: Bool
-    }
-
+extension MediaTranscript: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         if refresh != true, let kept = try await host.store.transcript(id) {
             return Response(
@@ -130,25 +105,7 @@ extension MediaTranscript {
     }
 }
 
-/// Finds words in every transcript fetched so far, across providers, best first: each hit with
-/// its item, where in it (seconds), and the words around.
-public struct TranscriptsSearch: RPCMethod {
-    public static let method = "transcripts.search"
-    public static let effect = MethodEffect(.reads)
-    public var text: String
-    public var limit: Int?
-
-    public init(text: String, limit: Int? = nil) {
-        self.text = text
-        self.limit = limit
-    }
-
-    public struct Response: Codable, Sendable, Equatable {
-        public var hits: [TranscriptHit]
-        /// How many transcripts were searched.
-        public var transcripts: Int
-    }
-
+extension TranscriptsSearch: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         guard !text.trimming(.whitespaces).isEmpty else { throw HostError.invalidArgument("text is empty") }
         // FTS5's work grows faster than the words: a query is what a person types.

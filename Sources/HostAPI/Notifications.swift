@@ -1,6 +1,3 @@
-import Basics
-import FoundationEssentials
-import Glibc
 import JSONRPC
 import MediaKit
 import Synchronization
@@ -13,13 +10,13 @@ public protocol HostNotification: Codable, Sendable {
     static var method: String { get }
     /// The same notification with every secret it could carry masked (in a path, a URL, an
     /// error): the hub sends nothing else. Unchanged by default (numbers and ids).
-    func redacted(by redactor: Redactor) -> Self
+    func redacted(by redactor: any Redacting) -> Self
 }
 
 extension HostNotification {
-    public func redacted(by redactor: Redactor) -> Self { self }
+    public func redacted(by redactor: any Redacting) -> Self { self }
 
-    fileprivate func event(redactedBy redactor: Redactor) -> HostEvent { HostEvent(redacted(by: redactor)) }
+    fileprivate func event(redactedBy redactor: any Redacting) -> HostEvent { HostEvent(redacted(by: redactor)) }
 }
 
 /// `downloads.progress`: a running download's progress, at most four times a second.
@@ -61,7 +58,7 @@ public struct LibraryChange: HostNotification, Equatable {
 public struct DownloadStateChange: HostNotification, Equatable {
     public static let method = "downloads.state"
     public var id: String
-    /// A `DownloadRecord.State`, or `removed`.
+    /// A `DownloadState`, or `removed`.
     public var state: String
     /// The file, once completed.
     public var path: String?
@@ -74,7 +71,7 @@ public struct DownloadStateChange: HostNotification, Equatable {
         self.error = error
     }
 
-    public func redacted(by redactor: Redactor) -> Self {
+    public func redacted(by redactor: any Redacting) -> Self {
         var change = self
         change.path = path.map(redactor.redact)
         change.error = error.map(redactor.redact)
@@ -86,7 +83,7 @@ public struct DownloadStateChange: HostNotification, Equatable {
 extension AuthPrompt: HostNotification {
     public static let method = "auth.prompt"
 
-    public func redacted(by redactor: Redactor) -> Self {
+    public func redacted(by redactor: any Redacting) -> Self {
         var prompt = self
         prompt.url = redactor.redact(url)
         prompt.code = redactor.redact(code)
@@ -161,24 +158,11 @@ public struct HostEvent: Sendable, Equatable {
     public static func == (a: HostEvent, b: HostEvent) -> Bool { a.method == b.method && a.params == b.params }
 
     /// The same event with secrets removed from every text it carries.
-    func redacted(by redactor: Redactor) -> HostEvent {
+    func redacted(by redactor: any Redacting) -> HostEvent {
         switch content {
         case .typed(let payload): payload.event(redactedBy: redactor)
         case .sent: self
         }
-    }
-}
-
-extension HostRuntime {
-    /// The runtime's own notifications; modules add theirs (`HostModule.notifications`).
-    /// `SearchResults` goes to the one client that asked, not through the hub.
-    public static let runtimeNotifications: [any HostNotification.Type] = [
-        DownloadProgress.self, DownloadStateChange.self, AuthPrompt.self, LibraryChange.self, SearchResults.self,
-    ]
-
-    /// Every notification this host sends: the runtime's and its modules'.
-    public var notifications: [any HostNotification.Type] {
-        Self.runtimeNotifications + modules.flatMap { $0.notifications }
     }
 }
 
@@ -189,9 +173,9 @@ public final class EventHub: Sendable {
     private let handlers = Mutex<[Int: Handler]>([:])
     private let nextToken = Mutex(0)
     /// Removes secrets from every notification before anyone sees it.
-    private let redactor: Redactor?
+    private let redactor: (any Redacting)?
 
-    public init(redactor: Redactor? = nil) { self.redactor = redactor }
+    public init(redactor: (any Redacting)? = nil) { self.redactor = redactor }
 
     /// - Returns: a token for `unsubscribe`.
     @discardableResult
