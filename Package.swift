@@ -195,6 +195,7 @@ let package = Package(
         .testTarget(name: "MediaKitTests", dependencies: ["MediaKit"], exclude: ["Recorded"], swiftSettings: strict),
         .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP", "MediaKit", "Sandbox"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .testTarget(name: "HostAPITests", dependencies: ["HostAPI", "MediaKit", "JSONRPC"], swiftSettings: strict),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"], resources: [.copy("toml-test")], swiftSettings: strict),
         .testTarget(
             name: "MediaStoreTests", dependencies: ["MediaStore", "MediaKit", "CSQLite"], resources: [.copy("Fixtures")],

@@ -19,11 +19,14 @@ public protocol APIMethod: Codable, Sendable {
     /// Secrets the call carries that are no setting (a login's password): masked like the
     /// secrets in effect in everything the call logs, answers or stores while it runs.
     var secretsInFlight: [String] { get }
+    /// Other names a param is accepted by, and the param each stands for (`list` for `name`).
+    static var aliases: [String: String] { get }
 }
 
 extension APIMethod {
     public static var hasDeadline: Bool { true }
     public var secretsInFlight: [String] { [] }
+    public static var aliases: [String: String] { [:] }
 }
 
 /// Takes secrets out of a text before it leaves the host (the runtime's `Redactor`): what a

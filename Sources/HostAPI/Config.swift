@@ -30,7 +30,7 @@ public struct ConfigSet: APIMethod {
 
 /// A setting's effective value and where it came from, as `config.get` shows it.
 public struct ConfigEntry: Codable, Sendable, Equatable {
-    public enum Source: String, Codable, Sendable { case `default`, file, store, environment, unset }
+    public enum Source: String, Codable, Sendable, CaseIterable { case `default`, file, store, environment, unset }
     public var key: String
     /// The value; "********" for a secret that is set.
     public var value: String?

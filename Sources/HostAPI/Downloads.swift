@@ -87,3 +87,33 @@ public struct Download: Codable, Sendable, Equatable {
         self.url = url
     }
 }
+
+/// Pauses a queued or running download; its `.part` file stays for resuming.
+public struct DownloadsPause: APIMethod {
+    public typealias Response = Download
+    public static let method = "downloads.pause"
+    public static let effect = MethodEffect(.changes)
+    public var id: ItemID
+
+    public init(id: ItemID) { self.id = id }
+}
+
+/// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
+public struct DownloadsResume: APIMethod {
+    public typealias Response = Download
+    public static let method = "downloads.resume"
+    public static let effect = MethodEffect(.changes, reachesOut: true)
+    public var id: ItemID
+
+    public init(id: ItemID) { self.id = id }
+}
+
+/// Stops a download and deletes its partial file.
+public struct DownloadsCancel: APIMethod {
+    public typealias Response = Download
+    public static let method = "downloads.cancel"
+    public static let effect = MethodEffect(.removes)
+    public var id: ItemID
+
+    public init(id: ItemID) { self.id = id }
+}

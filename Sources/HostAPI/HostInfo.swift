@@ -9,9 +9,7 @@ public struct RPCDiscover: APIMethod {
     public typealias Response = JSONValue
 
     /// rpc-spec.json as embedded at build time, parsed once.
-    public static let spec: Swift.Result<JSONValue, JSONParseError> = Swift.Result { () throws(JSONParseError) in
-        try JSONParser.parse(PackageResources.rpc_spec_json)
-    }
+    public static var spec: Swift.Result<JSONValue, JSONParseError> { APISpec.document }
 }
 
 /// What is running and where its files are.

@@ -155,6 +155,7 @@ public struct ListsDownload: APIMethod {
 public struct ListsExport: APIMethod {
     public static let method = "lists.export"
     public static let effect = MethodEffect(.reads)
+    public static let aliases = ["list": "name", "file": "path"]
     /// The list (`list` is accepted for it too).
     public var name: String
     public var format: ListFormat
@@ -215,6 +216,7 @@ public struct ListsExport: APIMethod {
 public struct ListsImport: APIMethod {
     public static let method = "lists.import"
     public static let effect = MethodEffect(.changes, idempotent: false, library: .lists, reachesOut: true)
+    public static let aliases = ["list": "name", "file": "path"]
 
     /// The list to add to (default: the name in a JSON file, else the OPML's title, else
     /// "imported"; someone's "favorites" go to "received favorites"); "favorites" makes the items

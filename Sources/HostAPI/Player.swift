@@ -166,7 +166,7 @@ public struct PlayerMark: APIMethod {
 public struct PlayerStatus: HostNotification, Equatable {
     public static let method = "player.state"
 
-    public enum State: String, Codable, Sendable { case playing, paused, stopped }
+    public enum State: String, Codable, Sendable, CaseIterable { case playing, paused, stopped }
 
     public struct Entry: Codable, Sendable, Equatable {
         /// Nil for a file mpv was playing that this host did not start.
@@ -225,5 +225,25 @@ public struct PlayerStatus: HostNotification, Equatable {
         status.item?.target = redactor.redact(item?.target ?? "")
         for index in status.queue.indices { status.queue[index].target = redactor.redact(queue[index].target) }
         return status
+    }
+}
+
+/// `player.skipped`: a segment of what plays was skipped or muted (SponsorBlock), once each time
+/// the file plays; a person sees "skipped sponsor 0:45-1:30".
+public struct PlayerSkip: HostNotification, Equatable {
+    public static let method = "player.skipped"
+    public var id: ItemID
+    public var category: String
+    /// skipped, muted.
+    public var action: String
+    public var start: Double
+    public var end: Double
+
+    public init(id: ItemID, category: String, action: String, start: Double, end: Double) {
+        self.id = id
+        self.category = category
+        self.action = action
+        self.start = start
+        self.end = end
     }
 }

@@ -28,7 +28,7 @@ public struct Chapter: Codable, Sendable, Equatable {
 
 /// Chapters as read from one source, with what could not be used said in `notes`.
 public struct ChapterList: Codable, Sendable, Equatable {
-    public enum Source: String, Codable, Sendable {
+    public enum Source: String, Codable, Sendable, CaseIterable {
         /// A Podcasting 2.0 JSON chapters file (`<podcast:chapters>`).
         case podcastChapters = "podcast:chapters"
         /// Podlove Simple Chapters in the feed (`<psc:chapters>`).

@@ -5,7 +5,7 @@ import Glibc
 /// One finding of `mediahost doctor` (`host.doctor`): something a provider or the host needs,
 /// whether it works, and the exact command or setting that fixes it when it does not.
 public struct HealthCheck: Codable, Sendable, Equatable {
-    public enum Status: String, Codable, Sendable {
+    public enum Status: String, Codable, Sendable, CaseIterable {
         /// Works.
         case ok
         /// Works, with less than it could (an old yt-dlp, a missing optional program).

@@ -119,7 +119,7 @@ public struct Enclosure: Codable, Sendable, Equatable {
 
 /// A span of an item's text that means something: a hashtag, mention, link or media reference.
 public struct TextEntity: Codable, Sendable, Equatable {
-    public enum EntityType: String, Codable, Sendable { case hashtag, mention, url, media }
+    public enum EntityType: String, Codable, Sendable, CaseIterable { case hashtag, mention, url, media }
     public var type: EntityType
     /// Offsets in Unicode scalars into the item's plain text, end exclusive.
     public var start: Int

@@ -51,7 +51,7 @@ public struct ProviderDescriptor: Codable, Sendable, Equatable {
         case segments
     }
 
-    public enum AuthKind: String, Codable, Sendable {
+    public enum AuthKind: String, Codable, Sendable, CaseIterable {
         /// Works without credentials.
         case none
         /// Needs an API key or token from config or the environment.

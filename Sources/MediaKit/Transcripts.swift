@@ -20,7 +20,7 @@ public struct TranscriptCue: Codable, Sendable, Equatable {
 
 /// A transcript as read from one file.
 public struct Transcript: Codable, Sendable, Equatable {
-    public enum Format: String, Codable, Sendable {
+    public enum Format: String, Codable, Sendable, CaseIterable {
         case vtt, srt, json, html, text
     }
 

@@ -12,6 +12,12 @@ import Testing
         let methods = (spec["methods"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
         let served = (Dispatcher.runtimeMethods + BuiltinModules.all.flatMap { $0.methods }).map { $0.method }
         #expect(methods.sorted() == served.sorted())
+        // The API's list (what HostAPI's clients know) is what the build serves.
+        #expect(API.methods.map { $0.method }.sorted() == served.sorted())
+        #expect(
+            API.notifications.map { $0.method }.sorted()
+                == (HostRuntime.runtimeNotifications + BuiltinModules.all.flatMap { $0.notifications }).map { $0.method }.sorted()
+        )
         #expect(Set(methods).count == methods.count)
         let notifications = (spec["x-notifications"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
         let sent = (HostRuntime.runtimeNotifications + BuiltinModules.all.flatMap { $0.notifications }).map { $0.method }

@@ -31,20 +31,11 @@ extension HostFixture {
     }
 }
 
-/// What rpc-spec.json says of `methods` that they do not: each is described, with the effect
-/// it declares (`x-effect`, which MCP's hints come from). Each module's tests check its own.
+/// What rpc-spec.json says of `methods` that their types do not: each is described, with the
+/// effect it declares (`x-effect`, which MCP's hints come from) and its params and answer member by
+/// member (`APISpec`). Each module's tests check its own.
 public func specDisagreements(_ methods: [any RPCMethod.Type]) throws -> [String] {
-    let spec = try RPCDiscover.spec.get()
-    let described = Dictionary(
-        (spec["methods"]?.arrayValue ?? []).compactMap { m in m["name"]?.stringValue.map { ($0, m) } },
-        uniquingKeysWith: { a, _ in a })
-    return methods.compactMap { method in
-        guard let entry = described[method.method] else { return "\(method.method) is not in rpc-spec.json" }
-        let effect = entry["x-effect"]
-        return effect == method.effect.described
-            ? nil
-            : "\(method.method): the spec says \(effect?.jsonString ?? "nothing"), the method \(method.effect.described.jsonString)"
-    }
+    APISpec.disagreements(methods.map { $0 as any APIMethod.Type }, in: try RPCDiscover.spec.get())
 }
 
 /// What rpc-spec.json's `x-notifications` says `payload`'s params are, and where they differ.

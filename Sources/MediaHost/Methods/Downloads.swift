@@ -57,37 +57,19 @@ extension DownloadAction {
     }
 }
 
-/// Pauses a queued or running download; its `.part` file stays for resuming.
-public struct DownloadsPause: DownloadAction {
-    public static let method = "downloads.pause"
-    public static let effect = MethodEffect(.changes)
-    public var id: ItemID
-
-    public init(id: ItemID) { self.id = id }
+extension DownloadsPause: DownloadAction {
     public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
         try await downloads.pause(id)
     }
 }
 
-/// Queues a paused, failed or cancelled download again; it continues from its `.part` file.
-public struct DownloadsResume: DownloadAction {
-    public static let method = "downloads.resume"
-    public static let effect = MethodEffect(.changes, reachesOut: true)
-    public var id: ItemID
-
-    public init(id: ItemID) { self.id = id }
+extension DownloadsResume: DownloadAction {
     public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
         try await downloads.resume(id)
     }
 }
 
-/// Stops a download and deletes its partial file.
-public struct DownloadsCancel: DownloadAction {
-    public static let method = "downloads.cancel"
-    public static let effect = MethodEffect(.removes)
-    public var id: ItemID
-
-    public init(id: ItemID) { self.id = id }
+extension DownloadsCancel: DownloadAction {
     public static func act(on downloads: DownloadManager, _ id: ItemID) async throws -> DownloadRecord {
         try await downloads.cancel(id)
     }
