@@ -126,8 +126,8 @@ let package = Package(
         // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
         .target(
             name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
-        // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only JSON-RPC.
-        .target(name: "HostMCP", dependencies: ["JSONRPC", "Pictures"], swiftSettings: shipped),
+        // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only the API (HostAPI).
+        .target(name: "HostMCP", dependencies: ["HostAPI", "JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
         .target(
             name: "Sandbox",

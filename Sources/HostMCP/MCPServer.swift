@@ -1,16 +1,10 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
 import Pictures
 import Synchronization
-
-/// Where the MCP server's tools are answered: the host in this process, or the background
-/// service. Calls are the host's own methods with their own params.
-public protocol MCPBackend: Sendable {
-    /// The method's result as a JSON value (made from the host's answer, never parsed back from text).
-    func call(_ method: String, _ params: JSONValue?) async -> Result<JSONValue, RPCError>
-}
 
 /// The Model Context Protocol on top of the host's methods (`mediahost mcp`): tools made from
 /// rpc-spec.json, `mediahost://` resources with subscriptions, progress of downloads against the
@@ -22,7 +16,8 @@ public final class MCPServer: RPCHandler, Sendable {
     /// MCP's "resource not found", which is also the host's "not found".
     static let resourceNotFound = -32002
 
-    let backend: any MCPBackend
+    /// Where the tools' calls go: the host in this process or the service (the API's connection).
+    let connection: any HostConnection
     let catalog: MCPToolCatalog
     let name: String
     let version: String
@@ -37,8 +32,17 @@ public final class MCPServer: RPCHandler, Sendable {
     }
     private let state = Mutex(State())
 
-    public init(backend: any MCPBackend, catalog: MCPToolCatalog, name: String, version: String) {
-        self.backend = backend
+    /// A method's result as a JSON value (made from the host's answer, never parsed back from text).
+    func call(_ method: String, _ params: JSONValue?) async -> Result<JSONValue, RPCError> {
+        do throws(RPCError) {
+            return .success(try await connection.value(method, params: params))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    public init(connection: any HostConnection, catalog: MCPToolCatalog, name: String, version: String) {
+        self.connection = connection
         self.catalog = catalog
         self.name = name
         self.version = version
@@ -119,7 +123,7 @@ public final class MCPServer: RPCHandler, Sendable {
         }
         let given = arguments == .null ? nil : arguments
         let token = params?["_meta"]?["progressToken"]
-        let outcome = await backend.call(tool.method, given ?? .object([:]))
+        let outcome = await call(tool.method, given ?? .object([:]))
         let value: JSONValue
         switch outcome {
         case .failure(let error):
@@ -130,7 +134,7 @@ public final class MCPServer: RPCHandler, Sendable {
             value = result
         }
         var final = value
-        if tool.method == "downloads.start", let token, let id = value["id"]?.stringValue,
+        if tool.method == DownloadsStart.method, let token, let id = value["id"]?.stringValue,
             value["state"]?.stringValue != "completed", let progress = RPCRequestContext.current?.notify
         {
             final = try await follow(download: id, token: token, progress: progress) ?? value
@@ -150,12 +154,12 @@ public final class MCPServer: RPCHandler, Sendable {
     func picture(for method: String, _ value: JSONValue) async -> JSONValue? {
         let path: String
         switch method {
-        case "media.artwork":
+        case MediaArtwork.method:
             guard let given = value["path"]?.stringValue else { return nil }
             path = given
         case "media.get":
             guard value["artwork"]?.stringValue != nil, let id = value["id"] else { return nil }
-            switch await backend.call("media.artwork", ["id": id]) {
+            switch await call(MediaArtwork.method, ["id": id]) {
             case .success(let artwork):
                 guard let given = artwork["path"]?.stringValue else { return nil }
                 path = given
@@ -200,7 +204,7 @@ public final class MCPServer: RPCHandler, Sendable {
         return try await withTaskCancellationHandler {
             for await (method, params) in events {
                 switch method {
-                case "downloads.progress":
+                case DownloadProgress.method:
                     var note: [String: JSONValue] = ["progressToken": token, "progress": params?["bytes"] ?? 0]
                     if let total = params?["total"] { note["total"] = total }
                     if let bytes = params?["bytes"]?.doubleValue {
@@ -208,7 +212,7 @@ public final class MCPServer: RPCHandler, Sendable {
                             MCPText.bytes(bytes) + (params?["total"]?.doubleValue.map { " of " + MCPText.bytes($0) } ?? ""))
                     }
                     progress("notifications/progress", .object(note))
-                case "downloads.state" where Self.isOver(params?["state"]?.stringValue):
+                case DownloadStateChange.method where Self.isOver(params?["state"]?.stringValue):
                     return await record(of: id) ?? params
                 default: break
                 }
@@ -223,7 +227,7 @@ public final class MCPServer: RPCHandler, Sendable {
     static func isOver(_ state: String?) -> Bool { ["completed", "failed", "cancelled", "paused"].contains(state ?? "") }
 
     private func record(of id: String) async -> JSONValue? {
-        guard case .success(let answer) = await backend.call("downloads.list", nil), let list = answer.arrayValue
+        guard case .success(let answer) = await call(DownloadsList.method, nil), let list = answer.arrayValue
         else { return nil }
         return list.first { $0["id"]?.stringValue == id }
     }
@@ -231,7 +235,7 @@ public final class MCPServer: RPCHandler, Sendable {
     /// Host notifications (downloads' progress and states, library changes): followed downloads
     /// and subscribed resources hear of them.
     public func hostEvent(method: String, params: JSONValue?) {
-        if method == "library.changed" { return libraryChanged(params) }
+        if method == LibraryChange.method { return libraryChanged(params) }
         guard method.hasPrefix("downloads.") else { return }
         let id = params?["id"]?.stringValue ?? ""
         let (watchers, update) = state.withLock { s -> ([@Sendable (String, JSONValue?) -> Void], Bool) in
@@ -239,7 +243,7 @@ public final class MCPServer: RPCHandler, Sendable {
             guard s.subscribed.contains("mediahost://downloads") else { return (watchers, false) }
             // State changes always; progress at most once a second.
             let now = ContinuousClock.now
-            guard method == "downloads.state" || now - s.lastDownloadsUpdate >= .seconds(1) else { return (watchers, false) }
+            guard method == DownloadStateChange.method || now - s.lastDownloadsUpdate >= .seconds(1) else { return (watchers, false) }
             s.lastDownloadsUpdate = now
             return (watchers, true)
         }
@@ -277,7 +281,7 @@ public final class MCPServer: RPCHandler, Sendable {
         var changing = ["favorites", "downloads", "history", "lists"].contains(path)
         if !changing, path.hasPrefix("lists/"), uri.utf8.count <= 1024,
             let name = path.dropFirst("lists/".count).percentDecoded, !name.isEmpty,
-            case .success(let answer) = await backend.call("lists.list", nil), let lists = answer.arrayValue
+            case .success(let answer) = await call(ListsList.method, nil), let lists = answer.arrayValue
         {
             changing = lists.contains { $0["name"]?.stringValue == name }
         }
@@ -331,7 +335,7 @@ public final class MCPServer: RPCHandler, Sendable {
             Self.resource("mediahost://history", "history", "Past searches, newest first"),
             Self.resource("mediahost://lists", "lists", "The user's lists"),
         ]
-        if case .success(let answer) = await backend.call("lists.list", nil), let lists = answer.arrayValue {
+        if case .success(let answer) = await call(ListsList.method, nil), let lists = answer.arrayValue {
             for list in lists {
                 guard let name = list["name"]?.stringValue else { continue }
                 resources.append(Self.resource(Self.listURI(name), "list: \(name)", "The items of the list \(name)"))
@@ -349,10 +353,10 @@ public final class MCPServer: RPCHandler, Sendable {
         let path = String(uri.dropFirst("mediahost://".count))
         let (method, params): (String, JSONValue?)
         switch path {
-        case "favorites": (method, params) = ("favorites.list", ["limit": 500])
-        case "downloads": (method, params) = ("downloads.list", nil)
+        case "favorites": (method, params) = (FavoritesList.method, ["limit": 500])
+        case "downloads": (method, params) = (DownloadsList.method, nil)
         case "history": (method, params) = ("history.list", nil)
-        case "lists": (method, params) = ("lists.list", nil)
+        case "lists": (method, params) = (ListsList.method, nil)
         default:
             let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
             guard parts.count == 2, let value = parts[1].percentDecoded, !value.isEmpty else {
@@ -360,14 +364,14 @@ public final class MCPServer: RPCHandler, Sendable {
             }
             switch parts[0] {
             case "item": (method, params) = ("media.get", ["id": .string(value)])
-            case "lists": (method, params) = ("lists.items", ["name": .string(value), "limit": 500])
+            case "lists": (method, params) = (ListsItems.method, ["name": .string(value), "limit": 500])
             case "artwork": return try await artwork(uri: uri, id: value)
             case "transcript": return try await transcript(uri: uri, id: value)
             default:
                 throw RPCError(code: Self.resourceNotFound, message: "Resource not found: \(uri)", data: ["uri": .string(uri)])
             }
         }
-        switch await backend.call(method, params) {
+        switch await call(method, params) {
         case .success(let result):
             return [
                 "contents": [
@@ -386,7 +390,7 @@ public final class MCPServer: RPCHandler, Sendable {
 
     /// A transcript as text an assistant reads: `[0:31] Ada: Listen for…`, a line each.
     func transcript(uri: String, id: String) async throws -> JSONValue {
-        switch await backend.call("media.transcript", ["id": .string(id)]) {
+        switch await call(MediaTranscript.method, ["id": .string(id)]) {
         case .success(let result):
             let timed = result["timed"]?.boolValue ?? true
             let lines = (result["cues"]?.arrayValue ?? []).map { cue -> String in
@@ -406,7 +410,7 @@ public final class MCPServer: RPCHandler, Sendable {
 
     /// The artwork's bytes as a blob (the host caches the image and says where).
     func artwork(uri: String, id: String) async throws -> JSONValue {
-        let answer = await backend.call("media.artwork", ["id": .string(id)])
+        let answer = await call(MediaArtwork.method, ["id": .string(id)])
         guard case .success(let result) = answer, let path = result["path"]?.stringValue,
             let data = FileManager.default.contents(atPath: path)
         else {

@@ -40,7 +40,7 @@ struct MCPCommand: AsyncParsableCommand {
         let (connection, host) = try await global.host.sessionConnection { reason in
             _ = Descriptor.standardError("mediahost mcp: note: \(reason)\n")
         }
-        let server = try await Self.server(spec: spec, backend: ConnectionBackend(connection: connection), readOnly: readOnly)
+        let server = try await Self.server(spec: spec, connection: connection, readOnly: readOnly)
         let subscription = connection.events.subscribe { event in server.hostEvent(method: event.method, params: event.params) }
         defer { connection.events.unsubscribe(subscription) }
         await host.sessionWillStart()
@@ -48,20 +48,21 @@ struct MCPCommand: AsyncParsableCommand {
         await Self.serve(server)
     }
 
-    static func server(spec: JSONValue, backend: any MCPBackend, readOnly: Bool) async throws -> MCPServer {
+    static func server(spec: JSONValue, connection: any HostConnection, readOnly: Bool) async throws -> MCPServer {
         // What this host serves, and whether it is set to read-only, asked of it as any client would.
-        guard case .success(let info) = await backend.call("host.info", nil), let methods = info["methods"]?.arrayValue else {
-            throw StartupFailure(message: "the host did not say which methods it serves")
+        let methods: [String]
+        do throws(RPCError) {
+            methods = try await connection.run(HostInfo()).methods
+        } catch {
+            throw StartupFailure(message: "the host did not say which methods it serves: \(error.message)")
         }
         var onlyReading = readOnly
-        if case .success(let setting) = await backend.call("config.get", ["key": "mcp.read_only"]),
-            setting.arrayValue?.first?["value"]?.stringValue == "true"
-        {
+        if let setting = try? await connection.run(ConfigGet(key: "mcp.read_only")), setting.first?.value == "true" {
             onlyReading = true
         }
         let catalog = MCPToolCatalog(
-            spec: spec, served: Set(methods.compactMap(\.stringValue)), readOnlyOnly: onlyReading)
-        return MCPServer(backend: backend, catalog: catalog, name: HostRuntime.name, version: HostRuntime.version)
+            spec: spec, served: Set(methods), readOnlyOnly: onlyReading)
+        return MCPServer(connection: connection, catalog: catalog, name: HostRuntime.name, version: HostRuntime.version)
     }
 
     static func serve(_ server: MCPServer) async {
@@ -69,18 +70,6 @@ struct MCPCommand: AsyncParsableCommand {
         let connection = RPCConnection.standardIO(handler: server, name: "mediahost mcp", framing: .newline)
         server.connect { method, params in connection.notify(method: method, params: params) }
         await connection.run()
-    }
-}
-
-/// Tools answered wherever the connection runs calls; answers as values, never parsed back.
-struct ConnectionBackend: MCPBackend {
-    let connection: any HostConnection
-    func call(_ method: String, _ params: JSONValue?) async -> Result<JSONValue, RPCError> {
-        do throws(RPCError) {
-            return .success(try await connection.value(method, params: params))
-        } catch {
-            return .failure(error)
-        }
     }
 }
 
