@@ -87,7 +87,8 @@ let package = Package(
         // method does (x-effect), a connection; rpc-spec.json beside them. Depends on nothing of
         // the host: the front ends (REPL, MCP, desktop, web remote) speak it, the runtime answers it.
         .target(
-            name: "HostAPI", dependencies: ["MediaKit", "JSONRPC"], resources: [.embedInCode("rpc-spec.json")],
+            name: "HostAPI", dependencies: ["Basics", "MediaKit", "JSONRPC", .product(name: "Logging", package: "swift-log")],
+            resources: [.embedInCode("rpc-spec.json")],
             swiftSettings: shipped),
         .target(name: "MediaStore", dependencies: ["HostAPI", "MediaKit", "CSQLite"], swiftSettings: shipped),
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
@@ -136,8 +137,8 @@ let package = Package(
         .target(
             name: "MediaREPL",
             dependencies: [
-                "MediaHost", "HostPlayer", "HostService", "HostSync", "MediaKit", "MediaStore", "JSONRPC", "CReadline",
-                "Pictures",
+                "HostAPI", "Basics", "MediaKit", "JSONRPC", "CReadline", "Pictures",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: shipped),
         // The compiled-in providers and host modules, registered by the executables: the runtime

@@ -33,6 +33,7 @@ extension APIMethod {
 /// notification's `redacted(by:)` is given.
 public protocol Redacting: Sendable {
     func redact(_ text: String) -> String
+    func redact(bytes: [UInt8]) -> [UInt8]
 }
 
 /// The forms a secret travels in, for a method's `secretsInFlight`.

@@ -79,3 +79,10 @@ public struct ArtworkStats: Codable, Sendable, Equatable {
         self.directory = directory
     }
 }
+
+extension MediaArtwork {
+    /// A post's attached photos, in order (its videos and audio are not pictures).
+    public static func attachedImages(of item: MediaItem) -> [String] {
+        (item.entities ?? []).filter { $0.type == .media && $0.text.hasPrefix("[image") }.map(\.value)
+    }
+}

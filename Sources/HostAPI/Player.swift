@@ -1,3 +1,4 @@
+import Basics
 import MediaKit
 
 /// Opens an item in the configured player: the downloaded file when there is one, else the
@@ -245,5 +246,14 @@ public struct PlayerSkip: HostNotification, Equatable {
         self.action = action
         self.start = start
         self.end = end
+    }
+}
+
+extension PlayerStatus {
+    /// Whether a `player.command` is mpv (which the host drives and follows; another player is
+    /// only started).
+    public static func isMPV(_ command: [String]) -> Bool {
+        guard let program = command.first else { return false }
+        return Path.name(of: program) == "mpv"
     }
 }

@@ -243,7 +243,9 @@ public final class MCPServer: RPCHandler, Sendable {
             guard s.subscribed.contains("mediahost://downloads") else { return (watchers, false) }
             // State changes always; progress at most once a second.
             let now = ContinuousClock.now
-            guard method == DownloadStateChange.method || now - s.lastDownloadsUpdate >= .seconds(1) else { return (watchers, false) }
+            guard method == DownloadStateChange.method || now - s.lastDownloadsUpdate >= .seconds(1) else {
+                return (watchers, false)
+            }
             s.lastDownloadsUpdate = now
             return (watchers, true)
         }

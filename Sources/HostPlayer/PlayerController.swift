@@ -153,10 +153,7 @@ public actor PlayerController: HostComponent {
     }
 
     /// Whether `command` (player.command's words) names mpv, which this controls.
-    public static func isMPV(_ command: [String]) -> Bool {
-        guard let program = command.first else { return false }
-        return Path.name(of: program) == "mpv"
-    }
+    public static func isMPV(_ command: [String]) -> Bool { PlayerStatus.isMPV(command) }
 
     private var current: Entry? { shared.read().current }
 

@@ -1,8 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 
 /// What a command line asks for: a dispatcher call, or something the REPL does itself.
@@ -27,7 +27,7 @@ struct Call {
     }
 
     /// Runs `request` through the dispatcher; `show` presents the response.
-    static func run<M: RPCMethod>(_ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void) -> Call {
+    static func run<M: APIMethod>(_ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void) -> Call {
         Call(method: M.method) { repl throws(RPCError) in
             let response = try await repl.dispatch(request)
             try repl.printJSON(M.self, response)
@@ -40,7 +40,7 @@ extension Call {
     /// `request` for each of `ids` in turn (`download 2 3`, `fav 2-5`), each answer shown as it
     /// comes; one that fails is said with its item and the others go on, and the call fails at
     /// the end with how many did (a single item fails as itself).
-    static func each<M: RPCMethod>(
+    static func each<M: APIMethod>(
         _ ids: [ItemID], _ request: @escaping @Sendable (ItemID) -> M,
         show: @escaping @Sendable (REPL, M.Response) async -> Void
     ) -> Call {
@@ -215,7 +215,7 @@ public struct CommandSpec: Sendable {
     }
 
     /// A command that takes no words: it runs `request` and `show`s the answer.
-    static func plain<M: RPCMethod>(
+    static func plain<M: APIMethod>(
         _ name: String, aliases: [String] = [], usage: String? = nil, summary: String, subcommands: [CommandSpec] = [],
         _ request: M, show: @escaping @Sendable (REPL, M.Response) async -> Void
     ) -> CommandSpec {

@@ -1,11 +1,9 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
-import MediaStore
 
 extension CommandSpec {
     /// Downloads, the player and artwork.

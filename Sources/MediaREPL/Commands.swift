@@ -1,8 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 
 extension CommandSpec {

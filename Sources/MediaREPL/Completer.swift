@@ -1,5 +1,5 @@
 import CReadline
-import MediaHost
+import HostAPI
 import MediaKit
 import Synchronization
 

@@ -1,4 +1,4 @@
-import MediaHost
+import HostAPI
 import MediaKit
 
 /// `host.doctor`'s answer as a person reads it, in the shell (`mediahost doctor`) and the REPL

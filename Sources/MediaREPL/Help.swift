@@ -1,8 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
-import MediaHost
 
 /// `help`: the commands by what they are for, on one screen; `help <command>` that command
 /// alone (usage, what it calls, its options, two examples); `help all` every command with its
@@ -186,7 +186,7 @@ extension REPL {
             "Commands (n is a row of the last listing, whatever it listed; words are split as in a shell: \"two words\" or 'two words' is one word, a backslash escapes one character: don\\'t):"
         let methods =
             "Every command is one JSON-RPC call; `call <method> <json>` reaches any of: "
-            + host.dispatcher.methodNames.joined(separator: " ")
+            + host.methodNames.joined(separator: " ")
         guard let columns = renderer.fit else {
             // Not a terminal: one line per command, for grep.
             var lines = [intro]

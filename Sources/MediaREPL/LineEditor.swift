@@ -2,8 +2,8 @@ import Basics
 @preconcurrency import CReadline
 import FoundationEssentials
 import Glibc
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 import Synchronization
 

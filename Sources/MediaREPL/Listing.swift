@@ -1,6 +1,5 @@
-import MediaHost
+import HostAPI
 import MediaKit
-import MediaStore
 
 /// What the last listing showed, so that "row n" has one meaning for every command.
 enum Listing {

@@ -2,9 +2,8 @@ import Basics
 @preconcurrency import CReadline
 import FoundationEssentials
 import Glibc
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 import Pictures
 import Synchronization

@@ -1,5 +1,5 @@
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 
 /// Calls that need more than one step: a search that reads its provider, a browse that finds

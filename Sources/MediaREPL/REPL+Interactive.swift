@@ -2,11 +2,9 @@ import Basics
 @preconcurrency import CReadline
 import Dispatch
 import FoundationEssentials
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
-import MediaStore
 import Pictures
 import Synchronization
 
@@ -17,12 +15,11 @@ import Synchronization
 extension REPL {
     /// Whether a line may be kept in the history file: not when it carries a password or a
     /// secret setting's value, or any secret now in effect.
-    static func mayKeepInHistory(_ line: String, host: HostRuntime) -> Bool {
-        guard host.redactor.redact(line) == line else { return false }
+    static func mayKeepInHistory(_ line: String, host: any LocalSession) -> Bool {
+        guard host.redacting.redact(line) == line else { return false }
         let words = (try? ShellWords.split(line).get()) ?? line.split(separator: " ").map(String.init)
         guard let command = words.first?.lowercased() else { return true }
-        let config = host.config
-        func isSecret(_ key: String) -> Bool { config.keys[key]?.secret == true }
+        func isSecret(_ key: String) -> Bool { host.isSecretSetting(key) }
         switch command {
         case "login":
             return words.count < 4  // `login <provider> <user> <password>`
@@ -49,11 +46,11 @@ extension REPL {
     public func runInteractive() async {
         let host = host
         // What is completed is what is there where commands run (the service's plugins too).
-        let methods = (try? await dispatch(HostInfo()))?.methods ?? host.dispatcher.methodNames
-        let configKeys = (try? await dispatch(ConfigGet()))?.map(\.key) ?? host.config.sortedKeys
+        let methods = (try? await dispatch(HostInfo()))?.methods ?? host.methodNames
+        let configKeys = (try? await dispatch(ConfigGet()))?.map(\.key) ?? host.settingKeys
         let infos = (try? await dispatch(ProvidersList())) ?? []
         let editor = LineEditor(
-            historyPath: host.paths.replHistory,
+            historyPath: host.historyFile,
             completer: Completer(
                 providers: providerIDs, methods: methods, configKeys: configKeys, categories: categoryCache,
                 fetchCategories: { provider in
@@ -103,9 +100,9 @@ extension REPL {
         stdoutFit.follow(isatty(1) == 1 ? 1 : nil)
         stderrFit.follow(isatty(2) == 1 ? 2 : nil)
         // A log line written now would land on the line being typed: it is shown above the prompt.
-        if output != nil { StderrLogHandler.divert { [board] level, message in board.post("\(level): \(message)") } }
+        if output != nil { host.divertLog { [board] level, message in board.post("\(level): \(message)") } }
         defer {
-            StderrLogHandler.divert(nil)
+            host.divertLog(nil)
             stdoutFit.follow(nil)
             stderrFit.follow(nil)
         }
@@ -129,11 +126,11 @@ extension REPL {
         }
         defer { idleHook = nil }
 
-        write("\(HostRuntime.name) \(HostRuntime.version) — `help` lists commands, Ctrl-D quits")
+        write("\(host.programName) \(host.programVersion) — `help` lists commands, Ctrl-D quits")
         switch options.sandbox {
         case .apart?:
             write("sandbox: made-up shows and accounts; your own library is not touched")
-            write("  (what you do here is kept in \(Renderer.home(host.paths.dataDir)))")
+            write("  (what you do here is kept in \(Renderer.home(host.dataDir)))")
         case .named?:
             write("sandbox: made-up shows and accounts, kept in the data dir you named")
         case nil: break
@@ -187,7 +184,7 @@ extension REPL {
                 "\(what.joined(separator: " and ")): keep \(them) going in the background? [Y/n] ", false),
             !answer.lowercased().hasPrefix("n")
         {
-            await host.downloads.handOver()
+            await host.handOverDownloads()
             if await startService() {
                 write(
                     "\(what.joined(separator: " and ")): going on in the background service (`mediahost serve --status`; `mediahost serve --stop` ends it)"
@@ -214,8 +211,8 @@ extension REPL {
         guard options.images, !options.json else { return }
         let entries = (try? await dispatch(ConfigGet())) ?? []
         func setting(_ key: String) -> String? { entries.first { $0.key == key }?.value }
-        let chosen = PictureSetting(rawValue: setting(HostSettings.replImages.key) ?? "auto") ?? .auto
-        listingPictures = setting(HostSettings.replListingImages.key) == "on"
+        let chosen = PictureSetting(rawValue: setting("repl.images") ?? "auto") ?? .auto
+        listingPictures = setting("repl.listing_images") == "on"
         guard let found = TerminalGraphics.detect(setting: chosen, typed: TypeAhead.keep) else { return }
         host.logger.debug("pictures: \(found.mode.rawValue), \(found.cell.width)x\(found.cell.height) px cells: \(found.reason)")
         if case .failure(let why) = Picture.available {

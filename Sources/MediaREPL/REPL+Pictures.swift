@@ -1,9 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
 import Pictures
 

@@ -1,11 +1,9 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
-import MediaStore
 
 /// How the REPL shows what each call answered, and which listing its rows then refer to.
 extension REPL {
@@ -261,7 +259,7 @@ extension REPL {
         if result.queued == true {
             let name = result.note == nil ? result.title.map { Renderer.clean($0) + ", " } ?? "" : ""
             display("queued \(what)\(name)\(source): it plays after what plays now (`skip` goes to it)")
-        } else if PlayerController.isMPV(result.command) {
+        } else if PlayerStatus.isMPV(result.command) {
             let from = result.resumedAt.map { " from \(Renderer.duration($0)), \(reason)" } ?? ""
             display("playing \(what)\(source) in mpv\(from) (`player` shows it; toggle, seek, stop)")
         } else {

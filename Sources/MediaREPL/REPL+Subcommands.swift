@@ -1,11 +1,9 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import HostPlayer
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
-import MediaStore
 
 /// The grammar of subcommands (`list …`, `player …`) and of the player's arguments, as entries
 /// of the command table.

@@ -1,8 +1,7 @@
 import Basics
 import FoundationEssentials
-import HostSync
+import HostAPI
 import JSONRPC
-import MediaHost
 
 extension REPL {
     /// `login sync`: the server, user and password (without echo) are asked for when not given.

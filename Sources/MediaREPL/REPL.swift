@@ -1,12 +1,9 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import HostPlayer
-import HostService
+import HostAPI
 import JSONRPC
-import MediaHost
 import MediaKit
-import MediaStore
 import Pictures
 import Synchronization
 
@@ -47,7 +44,9 @@ public final class REPL: @unchecked Sendable {
         }
     }
 
-    let host: HostRuntime
+    /// The process this REPL runs in (its files, its secrets, its downloads); its calls go
+    /// through `connection`.
+    let host: any LocalSession
     let options: Options
     var renderer: Renderer
     let write: @Sendable (String) -> Void
@@ -138,15 +137,15 @@ public final class REPL: @unchecked Sendable {
     public func note(_ text: String) { board.post("note: " + text) }
 
     /// Runs a method where this session's commands run.
-    func dispatch<M: RPCMethod>(_ request: M) async throws(RPCError) -> M.Response { try await connection.run(request) }
+    func dispatch<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response { try await connection.run(request) }
 
     /// `dispatch` by name with JSON params (`call`).
     func dispatch(_ method: String, params: JSONValue?) async throws(RPCError) -> [UInt8] {
-        host.redactor.redact(bytes: try await connection.call(method, params: params))
+        host.redacting.redact(bytes: try await connection.call(method, params: params))
     }
 
     public init(
-        host: HostRuntime, options: Options,
+        host: any LocalSession, options: Options,
         write: @escaping @Sendable (String) -> Void = { print($0) },
         writeError: @escaping @Sendable (String) -> Void = { Descriptor.standardError($0 + "\n") }
     ) {
@@ -155,7 +154,7 @@ public final class REPL: @unchecked Sendable {
         self.renderer = Renderer(color: options.color)
         // Nothing the REPL prints carries a secret, whatever a server echoed; error lines (which
         // quote servers and the user's own input) carry no control characters either.
-        let redactor = host.redactor
+        let redactor = host.redacting
         let (stdoutFit, stderrFit) = (TerminalFit(), TerminalFit())
         (self.stdoutFit, self.stderrFit) = (stdoutFit, stderrFit)
         // Rows written are counted: a picture's room is found by them (stderr's too when it is the
@@ -177,7 +176,7 @@ public final class REPL: @unchecked Sendable {
             if isatty(2) == 1 { pictures.wrote(rows: rows(text)) }
             writeError(text)
         }
-        connectionBox = Mutex(LocalConnection(host: host))
+        connectionBox = Mutex(host.connection)
         let board = board
         let show = self.write
         let subscription = host.events.subscribe { event in
@@ -204,11 +203,11 @@ public final class REPL: @unchecked Sendable {
 
     /// With `--json`, the response exactly as JSON-RPC would answer it; a response that cannot
     /// be written fails the command (a script would take nothing and exit 0 for an answer).
-    func printJSON<M: RPCMethod>(_ method: M.Type, _ response: M.Response) throws(RPCError) {
+    func printJSON<M: APIMethod>(_ method: M.Type, _ response: M.Response) throws(RPCError) {
         guard options.json else { return }
         let bytes: [UInt8]
         do {
-            bytes = try M.encode(response)
+            bytes = try JSONCoding.bytes(response)
         } catch {
             throw .internalError("the answer to \(M.method) could not be written as JSON: \(error)")
         }
@@ -413,7 +412,7 @@ public final class REPL: @unchecked Sendable {
         let ids = providerIDs
         guard ids.contains(provider) else {
             // The host's own wording, said once for every front end.
-            throw CommandError.invalid(HostError.unknownProvider(String(provider.prefix(40)), known: ids).description)
+            throw CommandError.invalid(host.unknownProvider(String(provider.prefix(40)), known: ids))
         }
     }
 
@@ -446,12 +445,12 @@ public final class REPL: @unchecked Sendable {
                 self.flushProgress()
             }
         }
-        await host.downloads.idle()
+        await host.downloadsIdle()
         ticker.cancel()
         flushProgress()
-        var ended: [DownloadRecord] = []
+        var ended: [Download] = []
         do {
-            ended = try await host.store.downloads(in: [.completed, .failed]).filter { $0.updatedAt > started }
+            ended = try await host.downloadsEnded(since: started)
         } catch {
             // Not "no downloads": the script is told its downloads could not be checked.
             writeError("the downloads of this run cannot be read (\(error)); `downloads` lists them")

@@ -1,9 +1,8 @@
 import Basics
 import FoundationEssentials
 import Glibc
-import MediaHost
+import HostAPI
 import MediaKit
-import MediaStore
 
 /// Turns results into text for people: numbered rows, details, tables.
 struct Renderer {

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 BIN = os.environ.get("MEDIAHOST_BIN", ".build/debug/mediahost")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SPEC = json.load(open(os.path.join(ROOT, "Sources/MediaHost/rpc-spec.json")))
+SPEC = json.load(open(os.path.join(ROOT, "Sources/HostAPI/rpc-spec.json")))
 RADIO = "podcasts:podcast:1999999997"
 # The protocol's own schema (SOURCES.md): answers are checked against its definitions.
 MCP_SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema-2025-11-25.json")))

@@ -28,13 +28,6 @@ extension MediaArtwork: RPCMethod {
     }
 }
 
-extension MediaArtwork {
-    /// A post's attached photos, in order (its videos and audio are not pictures).
-    public static func attachedImages(of item: MediaItem) -> [String] {
-        (item.entities ?? []).filter { $0.type == .media && $0.text.hasPrefix("[image") }.map(\.value)
-    }
-}
-
 extension CacheStats: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response { try await host.artwork.stats() }
 }
