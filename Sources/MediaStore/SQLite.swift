@@ -84,7 +84,8 @@ extension String: DatabaseValueConvertible {
     public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         switch value {
         case .text(let text): text
-        case .blob(let data): String(decoding: data, as: UTF8.self)
+        // A blob that is no UTF-8 is no text (as GRDB had it), not text with U+FFFD in it.
+        case .blob(let data): String(validating: data, as: UTF8.self)
         case .integer(let number): String(number)
         case .real(let number): String(number)
         case .null: nil
