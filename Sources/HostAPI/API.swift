@@ -19,6 +19,7 @@ public enum API {
         ListsMove.self, ListsItems.self, ListsDownload.self, ListsExport.self, ListsImport.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
+        QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
         PlayerVolume.self, PlayerNext.self, PlayerChapter.self, PlayerMark.self,
         ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,

@@ -39,11 +39,11 @@ public struct DownloadProgress: HostNotification, Equatable {
     }
 }
 
-/// `library.changed`: favorites, lists or the search history changed (by any client), so views
+/// `library.changed`: favorites, lists, the search history or the queue changed (by any client), so views
 /// of them (an editor's buffer, an MCP resource) can be read again.
 public struct LibraryChange: HostNotification, Equatable {
     public static let method = "library.changed"
-    /// `favorites`, `lists` or `history`.
+    /// `favorites`, `lists`, `history` or `queue`.
     public var what: String
     /// The list, when one list changed.
     public var list: String?

@@ -259,6 +259,7 @@ public final class MCPServer: RPCHandler, Sendable {
         switch params?["what"]?.stringValue {
         case "favorites": uris = ["mediahost://favorites"]
         case "history": uris = ["mediahost://history"]
+        case "queue": uris = ["mediahost://queue"]
         case "lists": uris = ["mediahost://lists"] + (params?["list"]?.stringValue.map { [Self.listURI($0)] } ?? [])
         default: return
         }
@@ -274,13 +275,13 @@ public final class MCPServer: RPCHandler, Sendable {
     /// subscription is refused (held ones are kept for the life of the connection).
     static let maxSubscriptions = 256
 
-    /// Subscribes to a resource that can change: the four collections, and a list that exists.
+    /// Subscribes to a resource that can change: the five collections, and a list that exists.
     /// Anything else (an item, artwork, a list that is not there, a path that names nothing) is
     /// refused, so a client cannot make the server hold subscriptions no update will reach.
     func subscribe(_ uri: String?) async throws {
         guard let uri, uri.hasPrefix("mediahost://") else { throw RPCError.invalidParams("uri must be a mediahost:// resource") }
         let path = uri.dropFirst("mediahost://".count)
-        var changing = ["favorites", "downloads", "history", "lists"].contains(path)
+        var changing = ["favorites", "downloads", "history", "lists", "queue"].contains(path)
         if !changing, path.hasPrefix("lists/"), uri.utf8.count <= 1024,
             let name = path.dropFirst("lists/".count).percentDecoded, !name.isEmpty,
             case .success(let answer) = await call(ListsList.method, nil), let lists = answer.arrayValue
@@ -291,7 +292,7 @@ public final class MCPServer: RPCHandler, Sendable {
             throw RPCError(
                 code: Self.resourceNotFound,
                 message:
-                    "No resource to subscribe to at \(uri.prefix(200)): favorites, downloads, history, lists and lists/<name> change",
+                    "No resource to subscribe to at \(uri.prefix(200)): favorites, downloads, history, lists, queue and lists/<name> change",
                 data: ["uri": .string(String(uri.prefix(1024)))])
         }
         let full = state.withLock { s -> Bool in
@@ -336,6 +337,7 @@ public final class MCPServer: RPCHandler, Sendable {
             Self.resource("mediahost://downloads", "downloads", "Downloads with their state and files"),
             Self.resource("mediahost://history", "history", "Past searches, newest first"),
             Self.resource("mediahost://lists", "lists", "The user's lists"),
+            Self.resource("mediahost://queue", "queue", "What plays next, in order (up next)"),
         ]
         if case .success(let answer) = await call(ListsList.method, nil), let lists = answer.arrayValue {
             for list in lists {
@@ -359,6 +361,7 @@ public final class MCPServer: RPCHandler, Sendable {
         case "downloads": (method, params) = (DownloadsList.method, nil)
         case "history": (method, params) = ("history.list", nil)
         case "lists": (method, params) = (ListsList.method, nil)
+        case "queue": (method, params) = (QueueList.method, ["limit": 500])
         default:
             let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
             guard parts.count == 2, let value = parts[1].percentDecoded, !value.isEmpty else {

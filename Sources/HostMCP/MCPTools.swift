@@ -77,6 +77,11 @@ public struct MCPToolCatalog: Sendable {
         ("lists.download", "Download every downloadable item of a list."),
         ("lists.export", "A list as text (JSON, M3U or OPML) to save or share."),
         ("lists.import", "Make a list from text (JSON, M3U or OPML)."),
+        ("queue.list", "The user's queue (up next): what plays after what plays now, in order."),
+        ("queue.add", "Queue episodes or videos to play: at the end, or next (first) with next: true."),
+        ("queue.move", "Move an item of the queue to another place (positions count from 1)."),
+        ("queue.remove", "Take items out of the queue."),
+        ("queue.clear", "Empty the queue."),
         (
             "downloads.start",
             "Download an item's media file to the user's disk. Give a progress token to follow it to the end."

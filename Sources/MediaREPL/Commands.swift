@@ -146,6 +146,14 @@ extension CommandSpec {
             return .call(repl.listing(.list(ListsItems(name: line.text))))
         },
         CommandSpec(
+            "queue", aliases: ["upnext"], usage: "queue", method: QueueList.method,
+            summary: "what plays next, in order (kept for every front end, across restarts)",
+            subcommands: REPL.queueSubcommands
+        ) { line, repl throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            return .call(repl.listing(.queue(QueueList())))
+        },
+        CommandSpec(
             "add", usage: "add <n|id>... to <list>", method: ListsAdd.method,
             summary: "add items to a list (`list new` makes one)"
         ) { line, repl throws(CommandError) in

@@ -103,6 +103,7 @@ enum PagedRequest {
     case children(MediaChildren)
     case favorites(FavoritesList)
     case list(ListsItems)
+    case queue(QueueList)
 
     func with(cursor: Cursor) -> PagedRequest {
         switch self {
@@ -121,6 +122,9 @@ enum PagedRequest {
         case .list(var request):
             request.cursor = cursor
             return .list(request)
+        case .queue(var request):
+            request.cursor = cursor
+            return .queue(request)
         }
     }
 }

@@ -97,6 +97,8 @@ extension REPL {
             return .run(favorites) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .list(let list):
             return .run(list) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
+        case .queue(let queue):
+            return .run(queue) { repl, page in repl.present(page: page, request: request, pictures: pictures) }
         case .search(let search):
             return .run(search) { repl, result in
                 for failure in result.errors ?? [] { repl.fail(failure.message, label: "warning") }

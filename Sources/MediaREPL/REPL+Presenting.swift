@@ -63,6 +63,7 @@ extension REPL {
             case .movie: return "no similar movies are known"
             default: return "nothing inside"
             }
+        case .queue: return "the queue is empty; `queue add <n>` queues rows of a listing"
         case .favorites, .list:
             return nil
         }

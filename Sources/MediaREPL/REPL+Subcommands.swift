@@ -113,6 +113,47 @@ extension REPL {
         alias(of: "import", as: "list import"),
     ]
 
+    /// `queue add 3 4 --next`, `queue move 5 1`...: the queue's changes, as subcommands.
+    static let queueSubcommands: [CommandSpec] = [
+        CommandSpec(
+            "add", usage: "queue add <n|id>... [--next]", method: QueueAdd.method,
+            summary: "queue items at the end (--next: first, after what plays now)", options: [.flag("--next")]
+        ) { line, repl throws(CommandError) in
+            guard !line.words.isEmpty else { throw CommandError.usage }
+            let ids = try repl.items(line.words)
+            let next = line.has("--next")
+            return .call(
+                .run(QueueAdd(ids: ids, next: next ? true : nil)) { repl, result in
+                    let what =
+                        result.added.count == 1
+                        ? Renderer.clean(result.added[0].title) : "\(result.added.count) items"
+                    repl.display("queued \(what) \(next ? "next" : "last") (\(result.count) in the queue)")
+                })
+        },
+        CommandSpec(
+            "move", usage: "queue move <n> <place>", method: QueueMove.method,
+            summary: "move item n of the queue to a place (1 is first)"
+        ) { line, _ throws(CommandError) in
+            guard line.words.count == 2, let from = Int(line.words[0]), let to = Int(line.words[1]), from >= 1, to >= 1 else {
+                throw CommandError.usage
+            }
+            return .call(.run(QueueMove(from: from, to: to)) { repl, _ in repl.display("moved item \(from) to place \(to)") })
+        },
+        CommandSpec(
+            "remove", usage: "queue remove <n|id>...", method: QueueRemove.method, summary: "take items out of the queue"
+        ) { line, repl throws(CommandError) in
+            guard !line.words.isEmpty else { throw CommandError.usage }
+            let ids = try repl.items(line.words)
+            return .call(
+                .run(QueueRemove(ids: ids)) { repl, result in
+                    repl.display("took \(result.removed) out of the queue (\(result.count) left)")
+                })
+        },
+        .plain("clear", summary: "empty the queue", QueueClear()) { repl, result in
+            repl.display("emptied the queue (\(result.removed) item\(result.removed == 1 ? "" : "s"))")
+        },
+    ]
+
     /// `player pause`, `player seek +30`...: the controls of what plays, as subcommands.
     static let playerSubcommands: [CommandSpec] = [
         .plain(

@@ -412,6 +412,19 @@ public final class MediaStore: Sendable {
                     CREATE INDEX syncOutbox_url ON syncOutbox(url) WHERE url IS NOT NULL;
                     """)
         }
+        // The queue ("up next"): ordered, an item once, with the snapshot it was added with.
+        steps.registerMigration("v14: queue") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE queueItem (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        position INTEGER NOT NULL,
+                        addedAt REAL NOT NULL,
+                        snapshot BLOB NOT NULL
+                    );
+                    CREATE UNIQUE INDEX queueItem_position ON queueItem(position);
+                    """)
+        }
         return steps
     }
 }
@@ -628,7 +641,7 @@ public struct Annotations: Sendable {
 /// What a committed write changed of what a person sees as their library.
 public struct StoreChange: Sendable, Equatable {
     public enum Part: String, Sendable, CaseIterable {
-        case favorites, lists, history
+        case favorites, lists, history, queue
     }
     public var parts: Set<Part>
     /// The lists changed, by the names the writes were given.
@@ -640,6 +653,7 @@ public struct StoreChange: Sendable, Equatable {
         if tables.contains("favorite") { parts.insert(.favorites) }
         if tables.contains("list") || tables.contains("listItem") { parts.insert(.lists) }
         if tables.contains("searchHistory") { parts.insert(.history) }
+        if tables.contains("queueItem") { parts.insert(.queue) }
         return parts
     }
 }

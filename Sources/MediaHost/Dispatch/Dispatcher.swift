@@ -38,6 +38,7 @@ public struct Dispatcher: RPCHandler {
         ListsMove.self, ListsItems.self, ListsDownload.self, ListsExport.self, ListsImport.self,
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
+        QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
     ]
 
     /// A method's answer, as JSON text or as a value (`asValue`).
@@ -173,6 +174,7 @@ public struct Dispatcher: RPCHandler {
         case let error as ProviderFailure: return error.rpcError
         case let error as StoreError: return HostError.storage(error.description).rpcError
         case let error as ListError: return HostError.invalidArgument(error.description).rpcError
+        case let error as QueueError: return HostError.invalidArgument(error.description).rpcError
         case is CancellationError: return .requestCancelled
         default:
             if Task.isCancelled { return .requestCancelled }
