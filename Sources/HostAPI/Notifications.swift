@@ -52,6 +52,9 @@ public struct LibraryChange: HostNotification, Equatable {
         self.what = what
         self.list = list
     }
+
+    /// `what` when the queue changed.
+    public static let queue = "queue"
 }
 
 /// `downloads.state`: every state change of a download (`removed` when it is forgotten).

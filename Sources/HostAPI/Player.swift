@@ -42,14 +42,16 @@ public struct PlayerOpen: APIMethod {
         public var note: String?
         /// The title of what plays, when known: a person is told which episode, not its id.
         public var title: String?
-        /// Queued after what plays, rather than started (mpv).
+        /// Queued after what plays, rather than started (mpv): put at the end of the queue.
         public var queued: Bool?
+        /// How many items the queue holds, when it was queued.
+        public var queueLength: Int?
         /// Where it starts, in seconds, when not at the beginning (mpv).
         public var resumedAt: Double?
 
         public init(
             id: ItemID, command: [String], target: String, local: Bool, pid: Int, played: ItemID? = nil, note: String? = nil,
-            title: String? = nil, queued: Bool? = nil, resumedAt: Double? = nil
+            title: String? = nil, queued: Bool? = nil, queueLength: Int? = nil, resumedAt: Double? = nil
         ) {
             self.id = id
             self.command = command
@@ -60,6 +62,7 @@ public struct PlayerOpen: APIMethod {
             self.note = note
             self.title = title
             self.queued = queued
+            self.queueLength = queueLength
             self.resumedAt = resumedAt
         }
     }

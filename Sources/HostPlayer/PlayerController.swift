@@ -108,6 +108,16 @@ public actor PlayerController: HostComponent {
     /// An item's segments to skip or mute while it plays (SponsorBlock's, for YouTube videos).
     typealias SegmentSource = @Sendable (ItemID) async -> [MediaSegment]
     private let segmentSource: SegmentSource?
+    /// Where an item's media is (its download, else its stream), for the queue's next item.
+    typealias TargetSource = @Sendable (ItemID) async throws -> (target: String, local: Bool)
+    private let targetSource: TargetSource?
+    /// Listens for changes of the queue, once connected.
+    private var queueSubscription: Int?
+    /// Whether mpv's next file is being made the queue's first item, and whether the queue
+    /// changed meanwhile (then it is done again).
+    private var planningNext = false
+    private var queueChangedAgain = false
+    private var planWaiters: [CheckedContinuation<Void, Never>] = []
     /// The segments of the file playing, and which of them were acted on this time it plays.
     private var segments: (path: String, id: ItemID, list: [MediaSegment], done: Set<Int>, muted: Int?)?
 
@@ -136,12 +146,16 @@ public actor PlayerController: HostComponent {
                     logger.info("no SponsorBlock segments for \(id): \(error)")
                     return []
                 }
+            },
+            targets: { [weak host] id in
+                guard let host else { throw CancellationError() }
+                return try await host.playTarget(id)
             })
     }
 
     init(
         store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String,
-        chapters: ChapterSource? = nil, segments: SegmentSource? = nil
+        chapters: ChapterSource? = nil, segments: SegmentSource? = nil, targets: TargetSource? = nil
     ) {
         self.store = store
         self.events = events
@@ -150,6 +164,11 @@ public actor PlayerController: HostComponent {
         shared = SharedPlayerState(path: statePath)
         chapterSource = chapters
         segmentSource = segments
+        targetSource = targets
+    }
+
+    deinit {
+        if let queueSubscription { events.unsubscribe(queueSubscription) }
     }
 
     /// Whether `command` (player.command's words) names mpv, which this controls.
@@ -311,7 +330,7 @@ public actor PlayerController: HostComponent {
         duration = nil
         try await ask(connection, ["playlist-next", "force"])
         // What plays is the next entry from here on, before mpv's events say so.
-        syncCurrent(path: next.target)
+        await came(to: next.target)
         publish(force: true)
     }
 
@@ -635,7 +654,7 @@ public actor PlayerController: HostComponent {
         }
         let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue
         if let path {
-            if shared.read().current?.target != path { syncCurrent(path: path) }
+            if shared.read().current?.target != path { await came(to: path) }
         } else {
             // Idle: nothing plays, unless another process has just asked it to load something.
             shared.update { state in
@@ -674,7 +693,92 @@ public actor PlayerController: HostComponent {
         }
         // Warnings too: mpv logs an HTTP error (404) as one, before the error that ends the file.
         connection.send(["request_log_messages", "warn"])
+        // The queue changed (by any client of this process): mpv's next file follows it.
+        if queueSubscription == nil {
+            queueSubscription = events.subscribe { [weak self] event in
+                guard event.payload(LibraryChange.self)?.what == LibraryChange.queue else { return }
+                Task { await self?.queueChanged() }
+            }
+        }
         return true
+    }
+
+    // MARK: The queue
+
+    /// Whether something plays now (mpv is asked when this process has not heard from it).
+    func playsNow() async -> Bool {
+        if connection == nil, !isStuck { await adopt() }
+        return connection != nil && current != nil
+    }
+
+    /// Makes mpv's next file the queue's first item. The queue ("up next") is the store's; mpv
+    /// is handed one item ahead, so it plays on when no host process is left, and the next
+    /// process to hear from it takes the item off the queue. Done by the process that owns the
+    /// playback (it acts on mpv's events), or by the one that was asked (`force`).
+    func queueChanged(force: Bool = false) async {
+        guard force || owner else { return }
+        if planningNext {
+            queueChangedAgain = true
+            // The one that asked waits for the round that takes its change in (a `call` would
+            // otherwise exit before mpv is told).
+            if force { await withCheckedContinuation { planWaiters.append($0) } }
+            return
+        }
+        planningNext = true
+        repeat {
+            queueChangedAgain = false
+            await planNext()
+        } while queueChangedAgain
+        planningNext = false
+        for waiter in planWaiters { waiter.resume() }
+        planWaiters = []
+    }
+
+    /// How many of the queue's items mpv is handed ahead: it plays them on by itself when no
+    /// host process is left (each is a request to its provider, or a yt-dlp run, to find).
+    static let handedAhead = 5
+
+    private func planNext() async {
+        if connection == nil, !isStuck { await adopt() }
+        guard let connection, let playing = current else { return }
+        var ahead: [MediaItem]
+        do {
+            ahead = try await store.queue(limit: Self.handedAhead + 1).items
+            // What plays is up next no more (mpv came to it while no host process ran).
+            if let id = playing.id, ahead.contains(where: { $0.id == id }) {
+                try await store.dequeue([id])
+                ahead.removeAll { $0.id == id }
+            }
+            ahead = Array(ahead.prefix(Self.handedAhead))
+        } catch {
+            logger.warning("the queue cannot be read: \(error)")
+            return
+        }
+        let planned = shared.read().queue
+        if planned.map(\.id) == ahead.map(\.id) { return }
+        var entries: [Entry] = []
+        for item in ahead {
+            guard let targetSource else { break }
+            do {
+                let (target, local) = try await targetSource(item.id)
+                entries.append(Entry(id: item.id, title: item.title, target: target, local: local))
+            } catch {
+                logger.notice("the queue's \(item.id) cannot be played now: \(error)")
+            }
+        }
+        var given: [Entry] = []
+        do {
+            // Everything after what plays goes: the queue's items are what follows.
+            try await ask(connection, ["playlist-clear"])
+            for entry in entries {
+                try await load(entry.target, "append", start: nil, on: connection)
+                given.append(entry)
+            }
+        } catch {
+            logger.notice("mpv was not given the queue's items: \(error)")
+        }
+        shared.update { $0.queue = given }
+        publish(force: true)
     }
 
     private func handle(_ event: JSONValue) async {
@@ -736,7 +840,7 @@ public actor PlayerController: HostComponent {
             guard let connection, let path = (try? await ask(connection, ["get_property", "path"]))?.stringValue else {
                 return
             }
-            let (entry, start) = syncCurrent(path: path)
+            let (entry, start) = await came(to: path)
             // Each item starts where it was left: as asked by `play`, else as kept.
             if owner, let entry {
                 var at = start
@@ -791,24 +895,47 @@ public actor PlayerController: HostComponent {
     /// (mpv played or skipped it). Every process does it (the same change); only the owner
     /// takes the start position.
     /// - Returns: the current item, and where `play` asked it to start.
-    @discardableResult
-    private func syncCurrent(path: String) -> (Entry?, Double?) {
+    private func syncCurrent(path: String) -> (Entry?, Double?, consumed: [ItemID]) {
         let owner = owner
-        return shared.update { state -> (Entry?, Double?) in
+        let (entry, start, consumed) = shared.update { state -> (Entry?, Double?, [ItemID]) in
             if state.current?.target != path {
+                var consumed: [ItemID] = []
                 if let index = state.queue.firstIndex(where: { $0.target == path }) {
                     state.current = state.queue[index]
+                    consumed = state.queue[...index].compactMap(\.id)
                     state.queue.removeFirst(index + 1)
                 } else {
                     state.current = Entry(
                         id: nil, title: Path.name(of: path), target: path, local: !path.contains("://"))
                 }
                 state.startAt = nil
-                return (state.current, nil)
+                return (state.current, nil, consumed)
             }
-            guard owner else { return (state.current, nil) }
+            guard owner else { return (state.current, nil, []) }
             defer { state.startAt = nil }
-            return (state.current, state.startAt)
+            return (state.current, state.startAt, [])
+        }
+        return (entry, start, consumed)
+    }
+
+    /// mpv plays `path`: what it came to (and what it passed over) is up next no more, so it
+    /// leaves the store's queue, and mpv is handed what now comes after.
+    @discardableResult
+    private func came(to path: String) async -> (Entry?, Double?) {
+        let (entry, start, consumed) = syncCurrent(path: path)
+        if !consumed.isEmpty {
+            await leftTheQueue(consumed)
+            if planningNext { queueChangedAgain = true } else { await queueChanged(force: true) }
+        }
+        return (entry, start)
+    }
+
+    /// Takes items mpv has come to out of the store's queue.
+    private func leftTheQueue(_ ids: [ItemID]) async {
+        do {
+            try await store.dequeue(ids)
+        } catch {
+            logger.warning("\(ids.map(\.description).joined(separator: ", ")) played but stay in the queue: \(error)")
         }
     }
 

@@ -24,6 +24,12 @@ public enum PlayerModule: HostModule {
     public static func serviceWillStart(_ host: HostRuntime) async {
         Task.detached { _ = try? await host.dispatcher.run(PlayerStatusGet()) }
     }
+
+    /// The queue changed: while mpv plays, it is handed the queue's next items.
+    public static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async {
+        guard part == .queue, PlayerController.isMPV(host.config.command(HostSettings.playerCommand)) else { return }
+        await host.player.queueChanged(force: true)
+    }
 }
 
 extension HostRuntime {
@@ -62,6 +68,17 @@ extension PlayerOpen: RPCMethod {
             let resume = start ?? record.flatMap { $0.played ? nil : $0.position }
             let known = item?.title
             let title = known ?? played.description
+            // While something plays, it goes into the queue (the store's, which every front end
+            // sees and which outlives the player), and mpv is handed it when it is next.
+            if now != true, start == nil, chapter == nil, await host.player.playsNow() {
+                let count = try await host.store.enqueue([item ?? MediaItem(id: played, title: title)])
+                await host.player.queueChanged(force: true)
+                let pid = await host.player.pid
+                return Response(
+                    id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
+                    played: played == id ? nil : played,
+                    note: note, title: known, queued: true, queueLength: count)
+            }
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
                 resume: resume, command: words, executable: executable)

@@ -17,8 +17,8 @@ extension CommandSpec {
         (
             "play",
             [
-                "play", "toggle", "seek", "stop", "skip", "volume", "player", "chapter", "chapters", "transcript",
-                "played", "unplayed",
+                "play", "queue", "toggle", "seek", "stop", "skip", "volume", "player", "chapter", "chapters",
+                "transcript", "played", "unplayed",
             ]
         ),
         ("accounts", ["login", "logout", "sync", "config", "doctor"]),
@@ -63,6 +63,7 @@ extension CommandSpec {
         "cancel": [("cancel 2", "stop download 2 and delete what it had"), ("cancel 2 3", "two at once")],
         "remove": [("remove 1", "forget download 1 and delete its file"), ("remove 1 --keep-file", "forget it, keep the file")],
         "play": [("play 4", "row 4 (resumes where it was left)"), ("play 2 3 4", "row 2 now, then 3 and 4")],
+        "queue": [("queue add 3 4", "rows 3 and 4 play after what plays now"), ("queue move 5 1", "item 5 plays next")],
         "player": [("player", "what plays, where, and what is queued"), ("player volume 60", "as `volume 60`")],
         "toggle": [("toggle", "pause, or play on"), ("player pause", "pause only")],
         "seek": [("seek +30", "30 s forward"), ("seek 12:30", "to 12 minutes 30")],

@@ -149,7 +149,7 @@ extension REPL {
                     repl.display("took \(result.removed) out of the queue (\(result.count) left)")
                 })
         },
-        .plain("clear", summary: "empty the queue", QueueClear()) { repl, result in
+        .plain("clear", usage: "queue clear", summary: "empty the queue", QueueClear()) { repl, result in
             repl.display("emptied the queue (\(result.removed) item\(result.removed == 1 ? "" : "s"))")
         },
     ]

@@ -162,6 +162,62 @@ import Testing
         await later.close()
     }
 
+    /// The queue is the store's, and mpv follows it: what is queued, moved or removed by any call
+    /// (here one-shot `mediahost call`s from other processes, as a script or cron would) is what
+    /// mpv plays next; an item that starts leaves the queue, one that ends is marked played; the
+    /// watching client hears the queue change.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func theStoresQueueDrivesMPV() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
+            let result = try await runMediahost(
+                ["--no-service", "call", method, params], dataDir: setup.dataDir, environment: setup.environment)
+            #expect(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
+        func queued() async throws -> [String] {
+            try await call("queue.list")["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])"}"#)
+        let playing = await client.waitForState { $0["item"]?["id"]?.stringValue == setup.tones[2] }
+        #expect(playing != nil, "the first item plays")
+        // Queued by another process: mpv is handed them, in the queue's order.
+        _ = try await call("queue.add", #"{"ids":["\#(setup.tones[0])","\#(setup.tones[1])"]}"#)
+        #expect(try await queued() == [setup.tones[0], setup.tones[1]])
+        var status = try await client.call("player.status")
+        #expect(
+            status["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [setup.tones[0], setup.tones[1]], "\(status)")
+        // Moved: mpv's next file follows.
+        _ = try await call("queue.move", #"{"from":2,"to":1}"#)
+        status = try await client.call("player.status")
+        #expect(
+            status["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [setup.tones[1], setup.tones[0]], "\(status)")
+        // Next: the queue's first plays and leaves the queue.
+        let skipped = try await client.call("player.next")
+        #expect(skipped["item"]?["id"]?.stringValue == setup.tones[1], "\(skipped)")
+        #expect(try await queued() == [setup.tones[0]])
+        // Removed from the queue: mpv is not handed it, and stops at the end of what plays.
+        _ = try await call("queue.remove", #"{"ids":["\#(setup.tones[0])"]}"#)
+        status = try await client.call("player.status")
+        #expect(status["queue"]?.arrayValue?.isEmpty == true, "\(status)")
+        // Queued again and skipped to: the 4-second tone plays to its end, is marked played and
+        // the queue is empty.
+        _ = try await call("queue.add", #"{"ids":["\#(setup.tones[0])"],"next":true}"#)
+        _ = try await client.call("player.next")
+        let ended = await client.waitForState(timeout: .seconds(60)) { $0["state"] == "stopped" }
+        #expect(ended != nil, "the queue ran out")
+        #expect(try await queued() == [])
+        let tone = try await call("media.get", #"{"id":"\#(setup.tones[0])"}"#)
+        #expect(tone["played"] == true, "\(tone)")
+        // The client heard the queue change (told by the store's writes of its own process:
+        // player.open and next take items off the queue there).
+        let heard = client.notifications.filter { $0["method"] == "library.changed" && $0["params"]?["what"] == "queue" }
+        #expect(!heard.isEmpty)
+        await client.close()
+    }
+
     @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
     func theQueuePlaysOnAndFinishedItemsAreMarkedPlayed() async throws {
         let setup = try await Self.setUp()

@@ -703,7 +703,8 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "browse ", word: "") == ["broken", "catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "").isEmpty)
         #expect(completer.candidates(before: "frobnicate ", word: "").isEmpty)
-        #expect(completer.candidates(before: "", word: "q") == ["quit"])
+        #expect(completer.candidates(before: "", word: "q") == ["queue", "quit"])
+        #expect(completer.candidates(before: "queue ", word: "") == ["add", "clear", "move", "remove"])
         // Subcommands from the same table: their names, then their own arguments.
         #expect(
             completer.candidates(before: "list ", word: "") == [

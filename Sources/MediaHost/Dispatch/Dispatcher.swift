@@ -151,6 +151,9 @@ public struct Dispatcher: RPCHandler {
         let started = ContinuousClock.now
         do {
             let response = try await host.withDeadline(M.hasDeadline) { try await request.run(on: host) }
+            if let part = M.effect.library {
+                for module in host.modules { await module.libraryDidChange(host, part) }
+            }
             host.logger.debug("\(M.method) answered in \(HostRuntime.milliseconds(since: started)) ms")
             return response
         } catch {

@@ -23,6 +23,10 @@ public protocol HostModule: Sendable {
     static func sessionWillEnd(_ host: HostRuntime) async
     /// What `doctor` checks of it (`online`: also reach the servers it talks to). None by default.
     static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck]
+    /// A call changed this part of the library (its `MethodEffect.library`), in this process:
+    /// what follows it catches up before the call is answered (mpv is handed the queue's next
+    /// items), so a one-shot `call` leaves nothing behind. Nothing by default.
+    static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async
 }
 
 extension HostModule {
@@ -31,6 +35,7 @@ extension HostModule {
     public static func sessionWillStart(_ host: HostRuntime) async {}
     public static func sessionWillEnd(_ host: HostRuntime) async {}
     public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] { [] }
+    public static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async {}
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
