@@ -82,6 +82,16 @@ extension PlayerOpen: RPCMethod {
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
                 resume: resume, command: words, executable: executable)
+            // What plays is no longer up next, and mpv is handed the queue's items after it
+            // (`play --now` replaces mpv's playlist).
+            if !queued {
+                do {
+                    try await host.store.dequeue([played])
+                } catch {
+                    host.logger.warning("\(played) plays but stays in the queue: \(error)")
+                }
+                await host.player.queueChanged(force: true)
+            }
             let pid = await host.player.pid
             return Response(
                 id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
@@ -379,6 +389,13 @@ extension PlayerChapter: RPCMethod {
 
 extension PlayerNext: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        // Nothing plays: the queue's first item starts (it leaves the queue as it does).
+        if PlayerController.isMPV(host.config.command(HostSettings.playerCommand)), await !host.player.playsNow(),
+            let first = try await host.store.queue(limit: 1).items.first
+        {
+            _ = try await host.dispatcher.run(PlayerOpen(id: first.id, now: true))
+            return await host.player.status(controllable: true)
+        }
         try await host.controlledPlayer().next()
         return await host.player.status(controllable: true)
     }

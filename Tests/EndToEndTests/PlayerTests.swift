@@ -211,6 +211,13 @@ import Testing
         #expect(try await queued() == [])
         let tone = try await call("media.get", #"{"id":"\#(setup.tones[0])"}"#)
         #expect(tone["played"] == true, "\(tone)")
+        // Nothing plays: next starts the queue's first, which leaves it, and mpv is handed the rest.
+        _ = try await call("queue.add", #"{"ids":["\#(setup.tones[1])","\#(setup.tones[0])"]}"#)
+        let started = try await client.call("player.next")
+        #expect(started["item"]?["id"]?.stringValue == setup.tones[1], "\(started)")
+        #expect(started["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [setup.tones[0]], "\(started)")
+        #expect(try await queued() == [setup.tones[0]])
+        _ = try await client.call("player.stop")
         // The client heard the queue change (told by the store's writes of its own process:
         // player.open and next take items off the queue there).
         let heard = client.notifications.filter { $0["method"] == "library.changed" && $0["params"]?["what"] == "queue" }
