@@ -22,6 +22,8 @@
 ;;   M-x mediahost-history     past searches (RET searches again)
 ;;   M-x mediahost-downloads   downloads, with live progress
 ;;   M-x mediahost-lists       your lists (RET opens one; `l' in a result list adds to one)
+;;   M-x mediahost-queue       what plays next (`e' in a result list queues; M-up and
+;;                             M-down reorder, k takes out)
 ;;
 ;; In a result list: RET opens (what is inside a show, channel or playlist;
 ;; details otherwise), f toggles the favorite, d downloads, p plays, a shows
@@ -178,7 +180,23 @@ Errors become a `user-error' with the host's message."
               (plist-get params :code) (plist-get params :url)))
     ('player.state
      (setq mediahost--player params)
-     (mediahost--update-mode-line))))
+     (mediahost--update-mode-line))
+    ('library.changed
+     ;; The queue changed (this Emacs, another front end, mpv coming to an item): shown again.
+     ;; Asked for without waiting: a notification can arrive while a request waits for its answer.
+     (when (equal (plist-get params :what) "queue")
+       (mediahost--queue-changed)))))
+
+(defun mediahost--queue-changed ()
+  "Read the queue again into its buffer, when one shows it."
+  (when-let ((buffer (get-buffer "*mediahost queue*")))
+    (jsonrpc-async-request
+     (mediahost--connection) 'queue.list (cdr (buffer-local-value 'mediahost--source buffer))
+     :success-fn (lambda (page)
+                   (when (buffer-live-p buffer)
+                     (with-current-buffer buffer (mediahost--fill page))))
+     :error-fn (lambda (error) (message "mediahost: %s" (plist-get error :message)))
+     :timeout mediahost-request-timeout)))
 
 (defun mediahost--downloads-changed ()
   (mediahost--update-mode-line)
@@ -231,6 +249,7 @@ Errors become a `user-error' with the host's message."
     (define-key map "P" #'mediahost-previous-page)
     (define-key map "g" #'mediahost-refresh)
     (define-key map "l" #'mediahost-add-to-list)
+    (define-key map "e" #'mediahost-enqueue)
     map))
 
 (define-derived-mode mediahost-list-mode tabulated-list-mode "mediahost"
@@ -615,6 +634,81 @@ Inline in graphical Emacs, else its file name in the echo area."
   (interactive)
   (let ((name (or name (tabulated-list-get-id) (user-error "No list on this line"))))
     (mediahost--show-page (mediahost--buffer-name name "list: ") "lists.items" (list :name name))))
+
+;;;; The queue
+
+(defun mediahost-enqueue (&optional next)
+  "Queue the item at point: last, or first with a prefix argument NEXT."
+  (interactive "P")
+  (let* ((item (mediahost--item-at-point))
+         (result (mediahost-request "queue.add" (list :ids (vector (plist-get item :id))
+                                                      :next (if next t :json-false)))))
+    (message "mediahost: queued %s %s (%d in the queue)" (plist-get item :title)
+             (if next "next" "last") (plist-get result :count))))
+
+(defvar mediahost-queue-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "M-<up>") #'mediahost-queue-move-up)
+    (define-key map (kbd "M-<down>") #'mediahost-queue-move-down)
+    (define-key map "k" #'mediahost-queue-remove)
+    (define-key map "N" #'mediahost-queue-play-first)
+    map))
+
+(define-derived-mode mediahost-queue-mode mediahost-list-mode "mediahost-queue"
+  "What plays next, in order: one queue for every front end, kept by mediahost.
+M-<up> and M-<down> move the item at point, k takes it out, N plays the first.
+\{mediahost-queue-mode-map}")
+
+;;;###autoload
+(defun mediahost-queue ()
+  "What plays next, in order (the queue every front end shares)."
+  (interactive)
+  (let ((page (mediahost-request "queue.list" (list :limit 500))))
+    (with-current-buffer (get-buffer-create "*mediahost queue*")
+      (mediahost-queue-mode)
+      (setq mediahost--source (cons "queue.list" (list :limit 500)))
+      (mediahost--fill page)
+      (pop-to-buffer-same-window (current-buffer))
+      (current-buffer))))
+
+(defun mediahost--queue-position ()
+  "The position of the item at point in the queue, 1 first."
+  (mediahost--item-at-point)
+  (1+ (seq-position tabulated-list-entries (assoc (tabulated-list-get-id) tabulated-list-entries))))
+
+(defun mediahost--queue-move (by)
+  (let* ((from (mediahost--queue-position))
+         (to (+ from by)))
+    (when (< to 1) (user-error "It is first already"))
+    (when (> to (length tabulated-list-entries)) (user-error "It is last already"))
+    (mediahost-request "queue.move" (list :from from :to to))
+    (mediahost-refresh)
+    (goto-char (point-min))
+    (forward-line (1- to))))
+
+(defun mediahost-queue-move-up ()
+  "Move the item at point one place earlier in the queue."
+  (interactive)
+  (mediahost--queue-move -1))
+
+(defun mediahost-queue-move-down ()
+  "Move the item at point one place later in the queue."
+  (interactive)
+  (mediahost--queue-move 1))
+
+(defun mediahost-queue-remove ()
+  "Take the item at point out of the queue."
+  (interactive)
+  (let ((item (mediahost--item-at-point)))
+    (mediahost-request "queue.remove" (list :ids (vector (plist-get item :id))))
+    (mediahost-refresh)
+    (message "mediahost: took %s out of the queue" (plist-get item :title))))
+
+(defun mediahost-queue-play-first ()
+  "Play the queue's first item (skipping what plays now)."
+  (interactive)
+  (let ((status (mediahost-request "player.next")))
+    (message "mediahost: playing %s" (or (plist-get (plist-get status :item) :title) "nothing"))))
 
 ;;;; Details
 

@@ -267,6 +267,37 @@
   (+ tabulated-list-padding (apply #'+ (mapcar (lambda (column) (nth 1 column)) format))
      (1- (length format))))
 
+(ert-deftest mediahost-queue-gathers-reorders-and-follows-changes ()
+  (mediahost-test--with-sandbox
+    (let (titles)
+      (with-current-buffer (mediahost-search "podcasts" "kitchen")
+        (goto-char (point-min))
+        (dotimes (_ 3)
+          (push (mediahost-test--row-title) titles)
+          (mediahost-enqueue)
+          (forward-line 1)))
+      (setq titles (nreverse titles))
+      (should (string-match-p "(3 in the queue)" (car mediahost-test--messages)))
+      (let ((queue (mediahost-queue)))
+        (with-current-buffer queue
+          (goto-char (point-min))
+          (should (equal (mediahost-test--row-title) (nth 0 titles)))
+          ;; M-down: the first goes second, and point follows it.
+          (mediahost-queue-move-down)
+          (should (equal (mediahost-test--row-title) (nth 0 titles)))
+          (goto-char (point-min))
+          (should (equal (mediahost-test--row-title) (nth 1 titles)))
+          (should-error (mediahost-queue-move-up) :type 'user-error)
+          ;; k: out of the queue.
+          (mediahost-queue-remove)
+          (should (= 2 (length tabulated-list-entries)))
+          (goto-char (point-min))
+          (should (equal (mediahost-test--row-title) (nth 0 titles))))
+        ;; A change made elsewhere (another front end) is shown when it is told.
+        (mediahost-request "queue.clear")
+        (should (mediahost-test--wait
+                 (lambda () (with-current-buffer queue (null tabulated-list-entries)))))))))
+
 (ert-deftest mediahost-rows-fit-the-window-and-keep-point ()
   (with-temp-buffer
     (mediahost-list-mode)

@@ -326,6 +326,36 @@ test("gather items into a list and open it", function()
   expect(text():find("The Electric Kitchen 77", 1, true) and text():find("The Friendly Kitchen 94", 1, true), text())
 end)
 
+test("the queue: gather, reorder, take out, and follow changes made elsewhere", function()
+  vim.cmd("Mediahost search podcasts kitchen")
+  local titles = {}
+  for n = 1, 3 do
+    table.insert(titles, mediahost.buffers[vim.api.nvim_get_current_buf()].items[n].title)
+    press("e")
+    press("j")
+  end
+  expect(said("%(3 in the queue%)"), "queued: " .. table.concat(messages, " | "))
+  vim.cmd("Mediahost queue")
+  expect(row(1):find(titles[1], 1, true), "first: " .. text())
+  -- J: the first goes second, and the cursor follows it.
+  press("J")
+  expect(row(1):find(titles[2], 1, true) and row(2):find(titles[1], 1, true), "moved down: " .. text())
+  press("x")
+  expect(#mediahost.buffers[vim.api.nvim_get_current_buf()].items == 2, "taken out: " .. text())
+  expect(not text():find(titles[1], 1, true), "gone: " .. text())
+  -- (`g` refreshes a list: the first row is gone to by hand.)
+  vim.api.nvim_win_set_cursor(0, { 1 + (mediahost.buffers[vim.api.nvim_get_current_buf()].offset or 0), 0 })
+  press("K")
+  expect(said("it is first already"), "the first cannot go up")
+  -- Emptied by another call (as another front end would): the buffer follows when it is told.
+  local queue = vim.api.nvim_get_current_buf()
+  mediahost.call("queue.clear")
+  vim.wait(10000, function()
+    return #mediahost.buffers[queue].items == 0
+  end, 50)
+  expect(#mediahost.buffers[queue].items == 0, "followed the change: " .. text(queue))
+end)
+
 test("completion and pickers", function()
   local subs = mediahost.complete("", "Mediahost ")
   expect(vim.tbl_contains(subs, "search") and vim.tbl_contains(subs, "downloads"), "subcommands")

@@ -4,6 +4,8 @@
 --   :Mediahost search [provider|all] <query>   :Mediahost browse <provider> <category>
 --   :Mediahost favorites [provider]            :Mediahost history      :Mediahost downloads
 --   :Mediahost lists  (<CR> opens one; `l` in a result list adds the item to a list)
+--   :Mediahost queue  what plays next (`e` in a result list queues, `E` queues first; in the
+--                     queue K and J move the item up and down, x takes it out, N plays the first)
 --
 -- In a result list: <CR> opens (what is inside a show, channel or playlist; details otherwise,
 -- in a split), f toggles the favorite, d downloads, p plays, a gives the artwork's file, n and P
@@ -162,6 +164,8 @@ local function handle_notification(method, params)
     notify(string.format("%s (code %s at %s)", params.message or "", params.code or "", params.url or ""))
   elseif method == "player.state" then
     M.player = params
+  elseif method == "library.changed" and params.what == "queue" then
+    M.queue_changed()
   end
 end
 
@@ -716,6 +720,12 @@ setup_list_keys = function(buffer)
   map(buffer, "n", M.next_page)
   map(buffer, "P", M.previous_page)
   map(buffer, "g", M.refresh)
+  map(buffer, "e", function()
+    M.enqueue(item_at_cursor(), false)
+  end)
+  map(buffer, "E", function()
+    M.enqueue(item_at_cursor(), true)
+  end)
   map(buffer, "l", function()
     local item = item_at_cursor()
     vim.ui.input({ prompt = "Add to list: " }, function(name)
@@ -724,6 +734,68 @@ setup_list_keys = function(buffer)
       end
     end)
   end)
+end
+
+-- Queues `item`: last, or first when `next`.
+function M.enqueue(item, next)
+  local result = M.call("queue.add", { ids = { item.id }, next = next or false })
+  notify(string.format("queued %s %s (%d in the queue)", clean(item.title), next and "next" or "last", result.count))
+end
+
+local queue_name = "mediahost://queue"
+
+-- What plays next, in order (one queue for every front end, kept by mediahost).
+function M.show_queue()
+  local buffer = M.show_page(queue_name, "queue.list", { limit = 500 })
+  local function position()
+    local _, state = item_at_cursor()
+    return vim.api.nvim_win_get_cursor(0)[1] - (state.offset or 0), state
+  end
+  local function move(by)
+    local from, state = position()
+    local to = from + by
+    if to < 1 then
+      error("it is first already", 0)
+    elseif to > #state.items then
+      error("it is last already", 0)
+    end
+    M.call("queue.move", { from = from, to = to })
+    M.refresh()
+    vim.api.nvim_win_set_cursor(0, { to + (M.buffers[buffer].offset or 0), 0 })
+  end
+  map(buffer, "K", function()
+    move(-1)
+  end)
+  map(buffer, "J", function()
+    move(1)
+  end)
+  map(buffer, "x", function()
+    local item = item_at_cursor()
+    M.call("queue.remove", { ids = { item.id } })
+    M.refresh()
+    notify("took " .. clean(item.title) .. " out of the queue")
+  end)
+  map(buffer, "N", function()
+    local status = M.call("player.next")
+    notify("playing " .. clean((status.item or {}).title or "nothing"))
+  end)
+  return buffer
+end
+
+-- The queue changed (here, in another front end, or as mpv came to an item): its buffer is read
+-- again, without waiting (a notification can arrive while a call waits for its answer).
+function M.queue_changed()
+  for buffer, state in pairs(M.buffers) do
+    if state.source and state.source.method == "queue.list" and vim.api.nvim_buf_is_valid(buffer) then
+      M.request("queue.list", state.source.params, function(err, page)
+        if not err and page and vim.api.nvim_buf_is_valid(buffer) then
+          vim.schedule(function()
+            fill(buffer, page)
+          end)
+        end
+      end)
+    end
+  end
 end
 
 -- Adds `item` to the list `name`, made when it does not exist.
@@ -928,7 +1000,8 @@ function M.favorites(provider)
   return M.show_page("mediahost://favorites", "favorites.list", { provider = provider })
 end
 
-local subcommands = { "search", "browse", "favorites", "history", "downloads", "lists", "providers", "messages" }
+local subcommands =
+  { "search", "browse", "favorites", "history", "downloads", "lists", "queue", "providers", "messages" }
 
 -- Every message so far, in full, in a buffer of its own.
 function M.show_messages()
@@ -1013,6 +1086,8 @@ function M.command(arguments)
     return M.show_downloads()
   elseif sub == "lists" then
     return M.show_lists()
+  elseif sub == "queue" then
+    return M.show_queue()
   elseif sub == "providers" then
     return M.show_providers()
   elseif sub == "messages" then
