@@ -105,10 +105,19 @@ public struct PlayerSeek: APIMethod {
     }
 }
 
-/// Stops playing (keeping the position) and empties the queue.
+/// Stops playing; the position and the queue are kept.
 public struct PlayerStop: APIMethod {
     public static let method = "player.stop"
     public static let effect = MethodEffect(.changes)
+    public typealias Response = PlayerStatus
+    public init() {}
+}
+
+/// Goes back to the item played before what plays now, where it was left; what plays now goes
+/// back to the front of the queue. With nothing played before, starts what plays over.
+public struct PlayerPrevious: APIMethod {
+    public static let method = "player.previous"
+    public static let effect = MethodEffect(.changes, idempotent: false, library: .queue, reachesOut: true)
     public typealias Response = PlayerStatus
     public init() {}
 }

@@ -134,8 +134,9 @@ public actor MediaKeys: HostComponent {
             call = nil
         case .stop: call = PlayerStop()
         case .next: call = PlayerNext()
-        // mpv's queue keeps nothing played before: back to the start, as players do.
-        case .previous: call = PlayerSeek(seconds: 0)
+        // The item played before (what plays goes back to the front of the queue); with none,
+        // back to the start, as players do.
+        case .previous: call = PlayerPrevious()
         case .seek(let seconds): call = PlayerSeek(seconds: seconds, relative: true)
         case .setPosition(let track, let seconds):
             // The spec: ignored when the track is no longer the one playing.

@@ -99,6 +99,7 @@ public struct MCPToolCatalog: Sendable {
         ("player.stop", "Stop playback (the position is kept)."),
         ("player.volume", "Set the player's volume."),
         ("player.next", "Skip to the next queued item."),
+        ("player.previous", "Go back to the item played before (what plays goes back to the front of the queue)."),
         ("player.chapter", "Move to the next or previous chapter of what plays, or to chapter n."),
         ("player.mark", "Mark an item played or unplayed."),
         ("host.info", "Version, providers and where mediahost keeps its files."),

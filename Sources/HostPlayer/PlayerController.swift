@@ -118,6 +118,9 @@ public actor PlayerController: HostComponent {
     private var planningNext = false
     private var queueChangedAgain = false
     private var planWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The next item started goes back to one played before: what it replaces is not remembered
+    /// as played before it (Previous, Previous walks back).
+    private var goingBack = false
     /// The segments of the file playing, and which of them were acted on this time it plays.
     private var segments: (path: String, id: ItemID, list: [MediaSegment], done: Set<Int>, muted: Int?)?
 
@@ -192,6 +195,11 @@ public actor PlayerController: HostComponent {
                 return (.none, state.queue)
             }
             defer {
+                if goingBack {
+                    goingBack = false
+                } else {
+                    state.leave()
+                }
                 state.current = entry
                 // mpv starts it where asked itself (the load's `start` option): nothing to seek.
                 state.startAt = 0
@@ -705,6 +713,20 @@ public actor PlayerController: HostComponent {
 
     // MARK: The queue
 
+    /// What played before what plays now, the latest last.
+    var playedBefore: [Entry] { shared.read().previous ?? [] }
+
+    /// Takes the latest item played before off that list, and has the next `play` not remember
+    /// what it replaces (going back, not forward).
+    func backToPrevious() -> Entry? {
+        let last = shared.update { state -> Entry? in state.previous?.popLast() }
+        goingBack = last != nil
+        return last
+    }
+
+    /// The item playing.
+    var playing: Entry? { current }
+
     /// Whether something plays now (mpv is asked when this process has not heard from it).
     func playsNow() async -> Bool {
         if connection == nil, !isStuck { await adopt() }
@@ -900,6 +922,7 @@ public actor PlayerController: HostComponent {
         let (entry, start, consumed) = shared.update { state -> (Entry?, Double?, [ItemID]) in
             if state.current?.target != path {
                 var consumed: [ItemID] = []
+                state.leave()
                 if let index = state.queue.firstIndex(where: { $0.target == path }) {
                     state.current = state.queue[index]
                     consumed = state.queue[...index].compactMap(\.id)
@@ -1014,6 +1037,17 @@ final class SharedPlayerState: Sendable {
         var requested: Double?
         /// mpv's process id, for stopping one that does not answer.
         var pid: Int32?
+        /// What played before `current`, the latest last (`player.previous` goes back to it).
+        var previous: [PlayerStatus.Entry]?
+
+        /// `current` is left for another: it goes on the list of what played before.
+        mutating func leave() {
+            guard let current else { return }
+            var before = previous ?? []
+            before.removeAll { $0.target == current.target }
+            before.append(current)
+            previous = Array(before.suffix(SharedPlayerState.remembered))
+        }
 
         init(current: PlayerStatus.Entry? = nil, queue: [PlayerStatus.Entry] = [], pid: Int32? = nil) {
             self.current = current
@@ -1027,6 +1061,9 @@ final class SharedPlayerState: Sendable {
             return Date().timeIntervalSince1970 - requested < 10
         }
     }
+
+    /// How many items played before are remembered.
+    static let remembered = 20
 
     let path: String
     private let ownerFD = Mutex<Int32>(-1)

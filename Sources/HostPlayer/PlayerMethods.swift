@@ -15,7 +15,7 @@ import Synchronization
 public enum PlayerModule: HostModule {
     public static let methods: [any RPCMethod.Type] = [
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerChapter.self, PlayerMark.self,
+        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerChapter.self, PlayerMark.self,
     ]
     public static let notifications: [any HostNotification.Type] = [PlayerStatus.self, PlayerSkip.self]
 
@@ -398,6 +398,26 @@ extension PlayerNext: RPCMethod {
         }
         try await host.controlledPlayer().next()
         return await host.player.status(controllable: true)
+    }
+}
+
+extension PlayerPrevious: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        let player = try host.controlledPlayer()
+        guard await player.playsNow() else { throw HostError.player("nothing is playing (`play <n>` starts something)") }
+        guard let before = await player.backToPrevious(), let id = before.id else {
+            try await player.seek(0, relative: false)
+            return await player.status(controllable: true)
+        }
+        let left = await player.playing?.id
+        _ = try await host.dispatcher.run(PlayerOpen(id: id, now: true))
+        // What played is next again: at the front of the queue (once the other plays, so it is
+        // not taken for what plays and off the queue), and taken up where it was left.
+        if let left {
+            try await host.store.enqueue([try await host.itemOrSnapshot(left)], next: true)
+            await player.queueChanged(force: true)
+        }
+        return await player.status(controllable: true)
     }
 }
 

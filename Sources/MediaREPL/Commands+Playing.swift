@@ -126,10 +126,10 @@ extension CommandSpec {
             summary: "jump in what plays: +30 forward, -10 back, 12:30 or 750 to that point"
         ) { line, _ throws(CommandError) in try REPL.seekCall(line) },
         .plain(
-            "stop", summary: "stop playing (the position is kept) and empty the queue", PlayerStop()
+            "stop", summary: "stop playing (the position and the queue are kept)", PlayerStop()
         ) { repl, status in repl.present(stopped: status) },
         .plain(
-            "skip", summary: "play what is queued next (stops when nothing is)", PlayerNext()
+            "skip", summary: "play the queue's next item (stops when nothing is queued)", PlayerNext()
         ) { repl, status in repl.present(player: status) },
         CommandSpec(
             "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"

@@ -168,6 +168,10 @@ extension REPL {
         .plain(
             "skip", aliases: ["next"], usage: "player skip", summary: "as `skip`", PlayerNext()
         ) { repl, status in repl.present(player: status) },
+        .plain(
+            "previous", aliases: ["back", "prev"], usage: "player previous",
+            summary: "back to what played before (what plays goes first in the queue)", PlayerPrevious()
+        ) { repl, status in repl.present(player: status) },
         CommandSpec("seek", usage: "player seek <+s|-s|mm:ss|s>", method: PlayerSeek.method, summary: "as `seek`") {
             line, _ throws(CommandError) in try REPL.seekCall(line)
         },

@@ -166,9 +166,15 @@ import Testing
         _ = await Self.playerctl(bus, "volume", "0.4")
         #expect(try await Self.eventually { try await status()["volume"]?.doubleValue == 40 }, "Volume set to 40")
 
-        // Next plays the queued 4-second tone; at its end the player stops, and says so.
+        // Next plays the queued 4-second tone; Previous goes back to the tone before it (the
+        // 4-second one is next again; it starts over, as it was left in its last 30 s, played),
+        // and Next again plays the short one; at its end the player stops, and says so.
         let next = await Self.dbusSend(bus, "org.mpris.MediaPlayer2.Player.Next")
         #expect(next.status == 0, "\(next.output)")
+        #expect(try await Self.eventually { await Self.playerctl(bus, "metadata", "title") == "Tone 1 (4 s)" })
+        _ = await Self.playerctl(bus, "previous")
+        #expect(try await Self.eventually { await Self.playerctl(bus, "metadata", "title") == "Tone 2 (120 s)" }, "Previous")
+        _ = await Self.playerctl(bus, "next")
         #expect(try await Self.eventually { await Self.playerctl(bus, "metadata", "title") == "Tone 1 (4 s)" })
         #expect(try await Self.eventually { await Self.playerctl(bus, "status") == "Stopped" }, "the queue ran out")
 

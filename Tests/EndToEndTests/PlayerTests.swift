@@ -225,6 +225,50 @@ import Testing
         await client.close()
     }
 
+    /// Previous goes back to the item played before, where it was left, and what played goes back
+    /// to the front of the queue; Previous, Previous walks back; with nothing before, it starts over.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func previousWalksBackAndPutsWhatPlayedFirstInTheQueue() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        func queued() async throws -> [String] {
+            try await client.call("queue.list")["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        }
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])","start":20}"#)
+        let first = await client.waitForState {
+            $0["item"]?["id"]?.stringValue == setup.tones[2] && ($0["position"]?.doubleValue ?? 0) >= 20.5
+        }
+        #expect(first != nil, "the first item plays")
+        _ = try await client.call("queue.add", #"{"ids":["\#(setup.tones[1])"]}"#)
+        let next = try await client.call("player.next")
+        #expect(next["item"]?["id"]?.stringValue == setup.tones[1], "\(next)")
+        let second = await client.waitForState {
+            $0["item"]?["id"]?.stringValue == setup.tones[1] && ($0["position"]?.doubleValue ?? 0) >= 0.5
+        }
+        #expect(second != nil, "the second item plays")
+        #expect(try await queued() == [])
+        // Back: the first again, where it was left; the second is next again.
+        let back = try await client.call("player.previous")
+        #expect(back["item"]?["id"]?.stringValue == setup.tones[2], "\(back)")
+        let resumed = await client.waitForState {
+            $0["item"]?["id"]?.stringValue == setup.tones[2] && ($0["position"]?.doubleValue ?? 0) >= 20
+        }
+        #expect(resumed != nil, "it resumed where it was left")
+        #expect(try await queued() == [setup.tones[1]])
+        let status = try await client.call("player.status")
+        #expect(status["queue"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [setup.tones[1]], "\(status)")
+        // Nothing before it: it starts over.
+        let over = try await client.call("player.previous")
+        #expect(over["item"]?["id"]?.stringValue == setup.tones[2], "\(over)")
+        let started = await client.waitForState { ($0["position"]?.doubleValue ?? 99) < 5 }
+        #expect(started != nil, "it started over")
+        _ = try await client.call("player.stop")
+        // Stopping keeps the queue.
+        #expect(try await queued() == [setup.tones[1]])
+        await client.close()
+    }
+
     @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
     func theQueuePlaysOnAndFinishedItemsAreMarkedPlayed() async throws {
         let setup = try await Self.setUp()

@@ -668,7 +668,7 @@ final class CapturedREPL: @unchecked Sendable {
         let list = try #require(CommandSpec.named("list"))
         #expect(list.subcommands.map(\.name) == ["new", "rename", "delete", "download", "move", "export", "import"])
         let player = try #require(CommandSpec.named("player"))
-        #expect(player.subcommands.map(\.name) == ["pause", "resume", "stop", "skip", "seek", "volume"])
+        #expect(player.subcommands.map(\.name) == ["pause", "resume", "stop", "skip", "previous", "seek", "volume"])
         #expect(player.resolve(CommandWords(words: ["vol", "50"], raw: "vol 50")).spec.name == "volume", "aliases resolve")
         let help = await session.run("help all")
         for sub in list.subcommands { #expect(help.contains("  " + sub.usage), "\(sub.usage)") }
