@@ -125,6 +125,7 @@ if only == nil {
 if only == "pictures" { try pictureBench() }
 if selected("transcripts") { try await transcriptBench() }
 if selected("sync") { try await syncBench() }
+if selected("queue") { try await queueBench() }
 if only == "feed" {
     // 5. The big feed: parse alone in this process, the peers on the same bytes, then end to end
     // from a cold `mediahost call media.children` with a fresh data dir, re-opened (304), and a
