@@ -18,17 +18,20 @@ public struct QueueList: APIMethod {
     }
 }
 
-/// Queues items, in the order given: at the end, or first (`next`). An item queued already
-/// moves there (an item is in the queue once).
+/// Queues items, in the order given (or a list's, in its order): at the end, or first (`next`).
+/// An item queued already moves there (an item is in the queue once).
 public struct QueueAdd: APIMethod {
     public static let method = "queue.add"
     public static let effect = MethodEffect(.changes, library: .queue, reachesOut: true)
-    public var ids: [ItemID]
+    public var ids: [ItemID]?
+    /// Instead of `ids`: every item of this list (`favorites` too), in the list's order.
+    public var list: String?
     /// First in the queue (it plays when what plays now ends) instead of last.
     public var next: Bool?
 
-    public init(ids: [ItemID], next: Bool? = nil) {
+    public init(ids: [ItemID]? = nil, list: String? = nil, next: Bool? = nil) {
         self.ids = ids
+        self.list = list
         self.next = next
     }
 

@@ -94,6 +94,20 @@ extension REPL {
                 })
         },
         CommandSpec(
+            "play", usage: "list play <name>", method: QueueAdd.method,
+            summary: "play a list in its order: its items go first in the queue, the first starts"
+        ) { line, _ throws(CommandError) in
+            let name = try line.single()
+            return .call(
+                Call(method: QueueAdd.method) { repl throws(RPCError) in
+                    let queued = try await repl.dispatch(QueueAdd(list: name, next: true))
+                    try repl.printJSON(QueueAdd.self, queued)
+                    let status = try await repl.dispatch(PlayerNext())
+                    repl.display("queued \(queued.added.count) from \(name) (\(queued.count) in the queue)")
+                    repl.present(player: status)
+                })
+        },
+        CommandSpec(
             "move", usage: "list move <name> <n> <place>", method: ListsMove.method,
             summary: "move row n of a list to a place (1 is first)"
         ) { line, repl throws(CommandError) in

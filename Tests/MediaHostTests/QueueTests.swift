@@ -50,6 +50,27 @@ import Testing
         #expect(try await ids(fixture) == [])
     }
 
+    /// A list is queued in its order (as the list keeps its items: no network), first with next.
+    @Test func aListIsQueuedInItsOrder() async throws {
+        let fixture = try HostFixture()
+        _ = try await fixture.call("lists.create", ["name": "Road trip"])
+        for n in [3, 1, 2] {
+            _ = try await fixture.call("lists.add", ["name": "Road trip", "id": .string("catalog:video:v\(n)")])
+        }
+        _ = try await fixture.call("queue.add", ["ids": ["catalog:video:v9"]])
+        let queued = try await fixture.checked("queue.add", ["list": "road trip", "next": true])
+        #expect(queued["count"] == 4)
+        #expect(try await ids(fixture) == ["catalog:video:v3", "catalog:video:v1", "catalog:video:v2", "catalog:video:v9"])
+        _ = try await fixture.call("favorites.add", ["id": "catalog:video:v7"])
+        _ = try await fixture.checked("queue.add", ["list": "favorites"])
+        #expect(try await ids(fixture).last == "catalog:video:v7")
+        _ = try await fixture.call("lists.create", ["name": "Empty"])
+        #expect(await fixture.error("queue.add", ["list": "Empty"])?.message.contains("is empty") == true)
+        #expect(await fixture.error("queue.add", ["list": "Nowhere"])?.message.contains("there is no list 'Nowhere'") == true)
+        #expect(await fixture.error("queue.add", ["list": "Road trip", "ids": ["catalog:video:v1"]])?.code == -32602)
+        #expect(await fixture.error("queue.add", [:])?.code == -32602)
+    }
+
     @Test func badPositionsAndEmptyCallsSayWhatIsWrong() async throws {
         let fixture = try HostFixture()
         let empty = await fixture.error("queue.move", ["from": 1, "to": 2])

@@ -666,7 +666,7 @@ final class CapturedREPL: @unchecked Sendable {
     @Test func subcommandsAreParsedHelpedAndCompletedFromTheTable() async throws {
         let session = try CapturedREPL()
         let list = try #require(CommandSpec.named("list"))
-        #expect(list.subcommands.map(\.name) == ["new", "rename", "delete", "download", "move", "export", "import"])
+        #expect(list.subcommands.map(\.name) == ["new", "rename", "delete", "download", "play", "move", "export", "import"])
         let player = try #require(CommandSpec.named("player"))
         #expect(player.subcommands.map(\.name) == ["pause", "resume", "stop", "skip", "previous", "seek", "volume"])
         #expect(player.resolve(CommandWords(words: ["vol", "50"], raw: "vol 50")).spec.name == "volume", "aliases resolve")
@@ -708,7 +708,7 @@ final class CapturedREPL: @unchecked Sendable {
         // Subcommands from the same table: their names, then their own arguments.
         #expect(
             completer.candidates(before: "list ", word: "") == [
-                "delete", "download", "export", "import", "move", "new", "rename",
+                "delete", "download", "export", "import", "move", "new", "play", "rename",
             ])
         #expect(completer.candidates(before: "list ", word: "ex") == ["export"])
         #expect(completer.candidates(before: "list export Road ", word: "") == ["json", "m3u", "opml"])

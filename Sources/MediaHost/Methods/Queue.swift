@@ -17,15 +17,27 @@ extension QueueList: RPCMethod {
 
 extension QueueAdd: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
-        guard !ids.isEmpty else { throw HostError.invalidArgument("ids: give at least one item to queue") }
-        guard ids.count <= MediaStore.queueLimit else {
-            throw HostError.invalidArgument("ids: at most \(MediaStore.queueLimit) items at once")
-        }
-        // Each as its provider has it now (else as kept, offline), so the queue plays offline too.
         var items: [MediaItem] = []
-        for id in ids {
-            try Task.checkCancellation()
-            items.append(try await host.itemOrSnapshot(id))
+        switch (ids, list) {
+        case (let ids?, nil):
+            guard !ids.isEmpty else { throw HostError.invalidArgument("ids: give at least one item to queue") }
+            guard ids.count <= MediaStore.queueLimit else {
+                throw HostError.invalidArgument("ids: at most \(MediaStore.queueLimit) items at once")
+            }
+            // Each as its provider has it now (else as kept, offline), so the queue plays offline too.
+            for id in ids {
+                try Task.checkCancellation()
+                items.append(try await host.itemOrSnapshot(id))
+            }
+        case (nil, let list?):
+            // As the list keeps them (no network), in its order.
+            items =
+                list.lowercased() == favoritesList
+                ? try await host.store.favorites(limit: MediaStore.queueLimit).items
+                : try await host.store.allListItems(list)
+            guard !items.isEmpty else { throw HostError.invalidArgument("the list '\(list)' is empty: nothing to queue") }
+        default:
+            throw HostError.invalidArgument("give ids or a list to queue (one of them)")
         }
         let count = try await host.store.enqueue(items, next: next ?? false)
         return Response(added: try await host.annotate(items), count: count)
