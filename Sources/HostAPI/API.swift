@@ -21,7 +21,7 @@ public enum API {
         ConfigGet.self, ConfigSet.self,
         QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerChapter.self, PlayerMark.self,
+        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self, PlayerMark.self,
         ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,
         SyncLogin.self, SyncLogout.self, SyncStatus.self, SyncNow.self,
     ]

@@ -122,6 +122,26 @@ public struct PlayerPrevious: APIMethod {
     public init() {}
 }
 
+/// Pauses what plays later, fading out over its last seconds: after `minutes`, at the end of
+/// what plays (`at: end`), or at the end of its chapter (`at: chapter`); `off` cancels it. Every
+/// front end sees it in `player.state`'s `sleep`. Kept by the process that plays (the service, or
+/// a REPL or editor session), not by a one-shot call.
+public struct PlayerSleep: APIMethod {
+    public static let method = "player.sleep"
+    public static let effect = MethodEffect(.changes)
+    public typealias Response = PlayerStatus
+    public var minutes: Double?
+    /// `end` or `chapter`.
+    public var at: String?
+    public var off: Bool?
+
+    public init(minutes: Double? = nil, at: String? = nil, off: Bool? = nil) {
+        self.minutes = minutes
+        self.at = at
+        self.off = off
+    }
+}
+
 /// Sets the volume, 0-100 (mpv allows up to 130).
 public struct PlayerVolume: APIMethod {
     public static let method = "player.volume"
@@ -215,10 +235,29 @@ public struct PlayerStatus: HostNotification, Equatable {
     /// What is wrong with the player: it does not answer (stopped or stuck; the rest is then the
     /// last known), or, in the one notification sent when it happens, it could not play the item.
     public var problem: String?
+    /// The sleep timer, while one is set (`player.sleep`).
+    public var sleep: Sleep?
+
+    /// When playback pauses by itself.
+    public struct Sleep: Codable, Sendable, Equatable {
+        /// `time`, `end` or `chapter`.
+        public var at: String
+        /// For `time`: when (ISO 8601).
+        public var deadline: String?
+        /// For `end` and `chapter`: the position in what plays where it pauses, in seconds.
+        public var position: Double?
+
+        public init(at: String, deadline: String? = nil, position: Double? = nil) {
+            self.at = at
+            self.deadline = deadline
+            self.position = position
+        }
+    }
 
     public init(
         state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
-        volume: Double? = nil, queue: [Entry], player: String?, chapter: String? = nil, problem: String? = nil
+        volume: Double? = nil, queue: [Entry], player: String?, chapter: String? = nil, problem: String? = nil,
+        sleep: Sleep? = nil
     ) {
         self.state = state
         self.item = item
@@ -230,6 +269,7 @@ public struct PlayerStatus: HostNotification, Equatable {
         self.player = player
         self.chapter = chapter
         self.problem = problem
+        self.sleep = sleep
     }
 
     /// Where the files and streams are may name a secret (a signed URL, a token in a query).

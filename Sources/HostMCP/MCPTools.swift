@@ -100,6 +100,10 @@ public struct MCPToolCatalog: Sendable {
         ("player.volume", "Set the player's volume."),
         ("player.next", "Skip to the next queued item."),
         ("player.previous", "Go back to the item played before (what plays goes back to the front of the queue)."),
+        (
+            "player.sleep",
+            "A sleep timer: pause later, fading out (after minutes, at the end of what plays, or of its chapter); off cancels it."
+        ),
         ("player.chapter", "Move to the next or previous chapter of what plays, or to chapter n."),
         ("player.mark", "Mark an item played or unplayed."),
         ("host.info", "Version, providers and where mediahost keeps its files."),

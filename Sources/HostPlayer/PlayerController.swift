@@ -121,6 +121,12 @@ public actor PlayerController: HostComponent {
     /// The next item started goes back to one played before: what it replaces is not remembered
     /// as played before it (Previous, Previous walks back).
     private var goingBack = false
+    /// The sleep timer, while one is set.
+    private var sleep: PlayerStatus.Sleep?
+    /// Waits for a timer's time; cancelled when the timer is changed or turned off.
+    private var sleepTask: Task<Void, Never>?
+    /// Whether the volume is being lowered before a timer pauses.
+    private var fading = false
     /// The segments of the file playing, and which of them were acted on this time it plays.
     private var segments: (path: String, id: ItemID, list: [MediaSegment], done: Set<Int>, muted: Int?)?
 
@@ -505,6 +511,9 @@ public actor PlayerController: HostComponent {
 
     /// Forgets the mpv this process knew (it is gone, or was killed).
     private func forget() {
+        sleepTask?.cancel()
+        sleepTask = nil
+        sleep = nil
         connection = nil
         unresponsiveSince = nil
         shared.update { $0 = SharedPlayerState.State() }
@@ -711,6 +720,95 @@ public actor PlayerController: HostComponent {
         return true
     }
 
+    // MARK: The sleep timer
+
+    enum SleepTimer: Equatable {
+        case after(Double)
+        case end
+        case chapter
+        case off
+    }
+
+    /// Over how many seconds the volume goes down before a timer pauses.
+    static let fadeSeconds = 8.0
+
+    /// Sets the sleep timer (or turns it off). `end` and `chapter` are positions in what plays:
+    /// the end, or the next chapter's start (the end when it is in its last chapter).
+    func setSleep(_ timer: SleepTimer) async throws {
+        let connection = try await controlled()
+        sleepTask?.cancel()
+        sleepTask = nil
+        sleep = nil
+        switch timer {
+        case .off: break
+        case .after(let seconds):
+            sleep = PlayerStatus.Sleep(at: "time", deadline: ISODate.string(from: Date().addingTimeInterval(seconds)))
+            sleepTask = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(max(0, seconds - Self.fadeSeconds)))
+                guard !Task.isCancelled else { return }
+                await self?.fadeOutAndPause(over: min(Self.fadeSeconds, seconds))
+            }
+        case .end:
+            guard let duration, duration > 0 else {
+                throw HostError.player("the length of what plays is not known yet; try again in a moment")
+            }
+            sleep = PlayerStatus.Sleep(at: "end", position: duration)
+        case .chapter:
+            guard let duration, duration > 0 else {
+                throw HostError.player("the length of what plays is not known yet; try again in a moment")
+            }
+            let starts = ((try? await ask(connection, ["get_property", "chapter-list"]))?.arrayValue ?? [])
+                .compactMap { $0["time"]?.doubleValue }
+            let at = position ?? 0
+            sleep = PlayerStatus.Sleep(at: "chapter", position: starts.filter { $0 > at + 0.5 }.min() ?? duration)
+        }
+        publish(force: true)
+    }
+
+    /// At each position: a timer set to a position starts to fade out in time to pause there.
+    private func sleepReached(at position: Double) {
+        guard let pauseAt = sleepPosition, !fading else { return }
+        guard position >= pauseAt - Self.fadeSeconds else { return }
+        Task { await self.fadeOutAndPause(over: max(0, pauseAt - position)) }
+    }
+
+    /// Where a timer set to a position pauses: a little before the end, so mpv does not go on
+    /// to the next item first.
+    private var sleepPosition: Double? {
+        guard let target = sleep?.position else { return nil }
+        return sleep?.at == "end" ? target - 0.8 : target
+    }
+
+    /// Lowers the volume to nothing over `over` seconds (or until the timer's position is
+    /// reached), pauses, keeps the position and puts the volume back; the timer is then done.
+    /// Turning the timer off meanwhile stops the fade.
+    private func fadeOutAndPause(over seconds: Double) async {
+        guard !fading, sleep != nil, let connection else { return }
+        fading = true
+        defer { fading = false }
+        let original = volume ?? 100
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            guard sleep != nil else {
+                _ = try? await ask(connection, ["set_property", "volume", JSONValue(original)])
+                return
+            }
+            if let pauseAt = sleepPosition, let position, position >= pauseAt { break }
+            let left = (deadline - ContinuousClock.now) / .seconds(seconds == 0 ? 1 : seconds)
+            _ = try? await ask(connection, ["set_property", "volume", JSONValue(original * max(0, min(1, left)))])
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        _ = try? await ask(connection, ["set_property", "pause", true])
+        paused = true
+        if let id = current?.id { await save(id, finished: false) }
+        _ = try? await ask(connection, ["set_property", "volume", JSONValue(original)])
+        volume = original
+        logger.info("sleep timer: paused \(current?.title ?? "what played")")
+        sleep = nil
+        sleepTask = nil
+        publish(force: true)
+    }
+
     // MARK: The queue
 
     /// What played before what plays now, the latest last.
@@ -823,6 +921,7 @@ public actor PlayerController: HostComponent {
             case "time-pos":
                 position = data?.doubleValue
                 if stretchStart == nil { stretchStart = position }
+                if let position { sleepReached(at: position) }
                 if owner, let position { await passSegments(at: position) }
                 if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
                     await save(id, finished: false)
@@ -945,6 +1044,8 @@ public actor PlayerController: HostComponent {
     /// leaves the store's queue, and mpv is handed what now comes after.
     @discardableResult
     private func came(to path: String) async -> (Entry?, Double?) {
+        // A timer set to a position in what played is for it alone.
+        if sleep?.position != nil, shared.read().current?.target != path { sleep = nil }
         let (entry, start, consumed) = syncCurrent(path: path)
         if !consumed.isEmpty {
             await leftTheQueue(consumed)
@@ -965,6 +1066,9 @@ public actor PlayerController: HostComponent {
     /// mpv went away (quit, `q` in its window, killed): what was playing keeps its position.
     private func closed(_ gone: MPVConnection) async {
         guard connection === gone else { return }
+        sleepTask?.cancel()
+        sleepTask = nil
+        sleep = nil
         if owner, let id = current?.id { await save(id, finished: false) }
         connection = nil
         if owner { shared.update { $0 = SharedPlayerState.State() } }
@@ -1000,7 +1104,8 @@ public actor PlayerController: HostComponent {
             state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
             position: current == nil ? nil : position, duration: current == nil ? nil : duration,
             paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil,
-            chapter: chapter.flatMap { $0.path == current?.target ? $0.title : nil }, problem: stuck ? stuckMessage : failure)
+            chapter: chapter.flatMap { $0.path == current?.target ? $0.title : nil }, problem: stuck ? stuckMessage : failure,
+            sleep: current == nil ? nil : sleep)
     }
 
     /// Sends `player.state`: at once for changes, at most once a second for the position alone.

@@ -15,7 +15,7 @@ import Synchronization
 public enum PlayerModule: HostModule {
     public static let methods: [any RPCMethod.Type] = [
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerChapter.self, PlayerMark.self,
+        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self, PlayerMark.self,
     ]
     public static let notifications: [any HostNotification.Type] = [PlayerStatus.self, PlayerSkip.self]
 
@@ -417,6 +417,33 @@ extension PlayerPrevious: RPCMethod {
             try await host.store.enqueue([try await host.itemOrSnapshot(left)], next: true)
             await player.queueChanged(force: true)
         }
+        return await player.status(controllable: true)
+    }
+}
+
+extension PlayerSleep: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        let player = try host.controlledPlayer()
+        let timer: PlayerController.SleepTimer
+        switch (minutes, at, off) {
+        case (nil, nil, true?): timer = .off
+        case (let minutes?, nil, nil):
+            guard minutes.isFinite, minutes > 0, minutes <= 24 * 60 else {
+                throw HostError.invalidArgument("minutes must be more than 0 and at most 1440 (a day)")
+            }
+            timer = .after(minutes * 60)
+        case (nil, "end"?, nil): timer = .end
+        case (nil, "chapter"?, nil): timer = .chapter
+        default:
+            throw HostError.invalidArgument("give one of minutes, at (end or chapter) or off: true")
+        }
+        // A one-shot call ends with its process: the timer would be gone with it.
+        if timer != .off, !host.inSession {
+            throw HostError.player(
+                "a sleep timer is kept by a running mediahost: start the background service (`mediahost serve`) "
+                    + "or set it in the REPL")
+        }
+        try await player.setSleep(timer)
         return await player.status(controllable: true)
     }
 }

@@ -132,6 +132,27 @@ extension CommandSpec {
             "skip", summary: "play the queue's next item (stops when nothing is queued)", PlayerNext()
         ) { repl, status in repl.present(player: status) },
         CommandSpec(
+            "sleep", usage: "sleep <30m|1h|90s|end|chapter|off>", method: PlayerSleep.method,
+            summary: "pause later, fading out: after a while, at the end of this, or of its chapter",
+            arguments: [[.words(["end", "chapter", "off"])]]
+        ) { line, _ throws(CommandError) in
+            let word = try line.single().lowercased()
+            let request: PlayerSleep
+            switch word {
+            case "end", "chapter": request = PlayerSleep(at: word)
+            case "off": request = PlayerSleep(off: true)
+            default:
+                guard let minutes = REPL.minutes(word) else {
+                    throw CommandError.invalid("sleep takes a time (30m, 1h, 90s, or minutes), end, chapter or off")
+                }
+                request = PlayerSleep(minutes: minutes)
+            }
+            return .call(
+                .run(request) { repl, status in
+                    repl.display(status.sleep.map(REPL.sleepLine) ?? "sleep: off")
+                })
+        },
+        CommandSpec(
             "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"
         ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
         CommandSpec(
@@ -215,4 +236,29 @@ extension CommandSpec {
                 })
         },
     ]
+}
+
+extension REPL {
+    /// "30m", "1h", "90s", "1h30m" or a number of minutes, in minutes.
+    static func minutes(_ text: String) -> Double? {
+        if let plain = Double(text) { return plain > 0 ? plain : nil }
+        var total = 0.0
+        var number = ""
+        for character in text {
+            if character.isNumber || character == "." {
+                number.append(character)
+                continue
+            }
+            guard let value = Double(number) else { return nil }
+            switch character {
+            case "h": total += value * 60
+            case "m": total += value
+            case "s": total += value / 60
+            default: return nil
+            }
+            number = ""
+        }
+        guard number.isEmpty, total > 0 else { return nil }
+        return total
+    }
 }

@@ -17,8 +17,8 @@ extension CommandSpec {
         (
             "play",
             [
-                "play", "queue", "toggle", "seek", "stop", "skip", "volume", "player", "chapter", "chapters",
-                "transcript", "played", "unplayed",
+                "play", "queue", "toggle", "seek", "stop", "skip", "sleep", "volume", "player", "chapter",
+                "chapters", "transcript", "played", "unplayed",
             ]
         ),
         ("accounts", ["login", "logout", "sync", "config", "doctor"]),
@@ -69,6 +69,7 @@ extension CommandSpec {
         "seek": [("seek +30", "30 s forward"), ("seek 12:30", "to 12 minutes 30")],
         "stop": [("stop", "stop playing (`play` resumes there)"), ("player stop", "the same")],
         "skip": [("skip", "what is queued next"), ("player skip", "the same")],
+        "sleep": [("sleep 30m", "pause in half an hour, fading out"), ("sleep end", "pause at the end of this episode")],
         "volume": [("volume 60", "the player's volume to 60%"), ("vol 100", "full")],
         "played": [("played 3", "mark row 3 played"), ("played 1-10", "the first ten")],
         "unplayed": [("unplayed 3", "mark it new again"), ("unplayed 2 4", "two at once")],

@@ -141,7 +141,21 @@ extension REPL {
         for (index, entry) in status.queue.enumerated() {
             lines.append("  \(index + 1). next: \(Renderer.clean(entry.title))")
         }
+        if let sleep = status.sleep { lines.append("  " + Self.sleepLine(sleep)) }
         display(lines.joined(separator: "\n"))
+    }
+
+    /// The sleep timer in words: "pauses at 23:30", "pauses at the end of this", …
+    static func sleepLine(_ sleep: PlayerStatus.Sleep) -> String {
+        switch sleep.at {
+        case "end": return "sleep: pauses at the end of this"
+        case "chapter":
+            return "sleep: pauses at the end of this chapter" + (sleep.position.map { " (\(Renderer.duration($0)))" } ?? "")
+        default:
+            guard let deadline = sleep.deadline.flatMap(ISODate.parse) else { return "sleep: set" }
+            let left = max(0, deadline.timeIntervalSinceNow)
+            return "sleep: pauses in \(Renderer.duration(left.rounded()))"
+        }
     }
 
     /// A line a chapter: its number, start and title (one kept out of the table of contents,

@@ -225,6 +225,66 @@ import Testing
         await client.close()
     }
 
+    /// The sleep timer pauses by itself, fading out and putting the volume back, after a time or
+    /// at the end of what plays (not going on to what is queued); every client sees it; off
+    /// cancels it; a one-shot call, whose process would end with the timer, is refused.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func theSleepTimerFadesOutAndPauses() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])","start":10}"#)
+        _ = await client.waitForState {
+            $0["item"]?["id"]?.stringValue == setup.tones[2] && ($0["position"]?.doubleValue ?? 0) >= 10.5
+        }
+        // Off cancels it.
+        let set = try await client.call("player.sleep", #"{"minutes":5}"#)
+        #expect(set["sleep"]?["at"] == "time" && set["sleep"]?["deadline"]?.stringValue != nil, "\(set)")
+        let off = try await client.call("player.sleep", #"{"off":true}"#)
+        #expect(off["sleep"] == nil, "\(off)")
+        // In 6 seconds: the volume goes down, then it pauses, and the volume is put back.
+        _ = try await client.call("player.sleep", #"{"minutes":0.1}"#)
+        let fading = await client.waitForState(timeout: .seconds(30)) { ($0["volume"]?.doubleValue ?? 100) < 60 }
+        #expect(fading != nil, "the volume went down")
+        let paused = await client.waitForState(timeout: .seconds(30)) { $0["state"] == "paused" && $0["sleep"] == nil }
+        #expect(paused != nil, "it paused by itself")
+        let after = try await client.call("player.status")
+        #expect(after["state"] == "paused" && after["volume"]?.doubleValue == 100, "\(after)")
+        #expect(after["item"]?["id"]?.stringValue == setup.tones[2])
+        // At the end of the 4-second tone, with another queued: it pauses there, not going on.
+        _ = try await client.call("queue.add", #"{"ids":["\#(setup.tones[1])"]}"#)
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[0])","now":true,"start":0}"#)
+        _ = await client.waitForState { $0["item"]?["id"]?.stringValue == setup.tones[0] && $0["duration"]?.doubleValue != nil }
+        let atEnd = try await client.call("player.sleep", #"{"at":"end"}"#)
+        #expect(atEnd["sleep"]?["at"] == "end", "\(atEnd)")
+        // (It was paused before: a paused state at the start of the new item is not the timer's.)
+        let stopped = await client.waitForState(timeout: .seconds(30)) {
+            $0["state"] == "paused" && $0["item"]?["id"]?.stringValue == setup.tones[0]
+                && ($0["position"]?.doubleValue ?? 0) >= 2.5 && $0["sleep"] == nil
+        }
+        #expect(stopped != nil, "it paused at the end of the 4-second tone")
+        #expect(try await client.call("queue.list")["total"] == 1, "what is queued stays queued")
+        // At the end of the chapter: where the next chapter starts.
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])","now":true,"start":1}"#)
+        _ = await client.waitForState {
+            $0["state"] == "playing" && $0["item"]?["id"]?.stringValue == setup.tones[2] && $0["duration"]?.doubleValue != nil
+                && ($0["position"]?.doubleValue ?? 0) < 9
+        }
+        let chapters = try await client.call("media.chapters", #"{"id":"\#(setup.tones[2])"}"#)
+        let starts = (chapters["chapters"]?.arrayValue ?? []).compactMap { $0["start"]?.doubleValue }
+        let chapter = try await client.call("player.sleep", #"{"at":"chapter"}"#)
+        let at = chapter["sleep"]?["position"]?.doubleValue ?? -1
+        #expect(
+            chapter["sleep"]?["at"] == "chapter" && at > 1 && starts.contains { abs($0 - at) < 0.01 }, "\(chapter) in \(starts)")
+        _ = try await client.call("player.sleep", #"{"off":true}"#)
+        // A one-shot call without a service: refused, saying what keeps a timer.
+        let once = try await runMediahost(
+            ["--no-service", "call", "player.sleep", #"{"minutes":30}"#], dataDir: setup.dataDir, environment: setup.environment)
+        #expect(once.status != 0 && once.stderr.contains("mediahost serve"), "\(once.stderr)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
+
     /// Previous goes back to the item played before, where it was left, and what played goes back
     /// to the front of the queue; Previous, Previous walks back; with nothing before, it starts over.
     @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))

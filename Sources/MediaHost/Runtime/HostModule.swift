@@ -89,6 +89,7 @@ extension HostRuntime {
     /// A session starts in this process (a front end, or the service): each module starts what
     /// lives beside it.
     public func sessionWillStart() async {
+        markSession()
         for module in modules { await module.sessionWillStart(self) }
     }
 

@@ -43,6 +43,13 @@ public final class HostRuntime: Sendable {
     /// Artwork URLs of items lately returned, so their images load without the provider.
     let recentArtwork = RecentArtwork()
     private let service = Mutex<(any HostConnection)?>(nil)
+    private let session = Mutex(false)
+
+    /// Whether a person's session (the REPL, an editor, MCP) or the service runs in this
+    /// process: work that must outlive a call (a sleep timer) is kept only where one does.
+    public var inSession: Bool { session.withLock { $0 } }
+
+    func markSession() { session.withLock { $0 = true } }
 
     /// The background service this process's session sends its calls to, if it is attached to
     /// one: work a module does for the session (a sync round at start and quit) is asked of it,
