@@ -55,7 +55,8 @@ extension QueueMove: RPCMethod {
 extension QueueRemove: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         let removed = try await host.store.dequeue(ids)
-        return Response(removed: removed, count: try await host.store.queue(limit: 0).total)
+        let count = try await host.store.queue(limit: 0).total
+        return Response(removed: removed, count: count)
     }
 }
 
