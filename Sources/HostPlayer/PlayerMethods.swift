@@ -440,8 +440,8 @@ extension PlayerSleep: RPCMethod {
         // A one-shot call ends with its process: the timer would be gone with it.
         if timer != .off, !host.inSession {
             throw HostError.player(
-                "a sleep timer is kept by a running mediahost: start the background service (`mediahost serve`) "
-                    + "or set it in the REPL")
+                "a sleep timer needs a mediahost that stays running, and this one ends with its command: "
+                    + "set it in the REPL, or through the background service (`mediahost serve`; `call` then uses it)")
         }
         try await player.setSleep(timer)
         return await player.status(controllable: true)
