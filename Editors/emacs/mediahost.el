@@ -187,16 +187,23 @@ Errors become a `user-error' with the host's message."
      (when (equal (plist-get params :what) "queue")
        (mediahost--queue-changed)))))
 
+(defvar mediahost--queue-reads 0
+  "How many times the queue was asked for again: only the latest answer is shown.")
+
 (defun mediahost--queue-changed ()
-  "Read the queue again into its buffer, when one shows it."
+  "Read the queue again into its buffer, when one shows it.
+Answers can come in another order than the questions (the host answers
+them at once), so an earlier question's answer, which may not have the
+latest change, is not shown."
   (when-let ((buffer (get-buffer "*mediahost queue*")))
-    (jsonrpc-async-request
-     (mediahost--connection) 'queue.list (cdr (buffer-local-value 'mediahost--source buffer))
-     :success-fn (lambda (page)
-                   (when (buffer-live-p buffer)
-                     (with-current-buffer buffer (mediahost--fill page))))
-     :error-fn (lambda (error) (message "mediahost: %s" (plist-get error :message)))
-     :timeout mediahost-request-timeout)))
+    (let ((read (setq mediahost--queue-reads (1+ mediahost--queue-reads))))
+      (jsonrpc-async-request
+       (mediahost--connection) 'queue.list (cdr (buffer-local-value 'mediahost--source buffer))
+       :success-fn (lambda (page)
+                     (when (and (buffer-live-p buffer) (= read mediahost--queue-reads))
+                       (with-current-buffer buffer (mediahost--fill page))))
+       :error-fn (lambda (error) (message "mediahost: %s" (plist-get error :message)))
+       :timeout mediahost-request-timeout))))
 
 (defun mediahost--downloads-changed ()
   (mediahost--update-mode-line)

@@ -784,11 +784,16 @@ end
 
 -- The queue changed (here, in another front end, or as mpv came to an item): its buffer is read
 -- again, without waiting (a notification can arrive while a call waits for its answer).
+-- Answers can come in another order than the questions: only the latest one's is shown.
+local queue_reads = 0
+
 function M.queue_changed()
   for buffer, state in pairs(M.buffers) do
     if state.source and state.source.method == "queue.list" and vim.api.nvim_buf_is_valid(buffer) then
+      queue_reads = queue_reads + 1
+      local read = queue_reads
       M.request("queue.list", state.source.params, function(err, page)
-        if not err and page and vim.api.nvim_buf_is_valid(buffer) then
+        if not err and page and read == queue_reads and vim.api.nvim_buf_is_valid(buffer) then
           vim.schedule(function()
             fill(buffer, page)
           end)
