@@ -798,8 +798,12 @@ public actor PlayerController: HostComponent {
             _ = try? await ask(connection, ["set_property", "volume", JSONValue(original * max(0, min(1, left)))])
             try? await Task.sleep(for: .milliseconds(200))
         }
-        _ = try? await ask(connection, ["set_property", "pause", true])
-        paused = true
+        do {
+            try await ask(connection, ["set_property", "pause", true])
+            paused = true
+        } catch {
+            logger.warning("sleep timer: mpv did not pause: \(error)")
+        }
         if let id = current?.id { await save(id, finished: false) }
         _ = try? await ask(connection, ["set_property", "volume", JSONValue(original)])
         volume = original
@@ -810,9 +814,6 @@ public actor PlayerController: HostComponent {
     }
 
     // MARK: The queue
-
-    /// What played before what plays now, the latest last.
-    var playedBefore: [Entry] { shared.read().previous ?? [] }
 
     /// Takes the latest item played before off that list, and has the next `play` not remember
     /// what it replaces (going back, not forward).

@@ -423,7 +423,6 @@ extension PlayerPrevious: RPCMethod {
 
 extension PlayerSleep: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
-        let player = try host.controlledPlayer()
         let timer: PlayerController.SleepTimer
         switch (minutes, at, off) {
         case (nil, nil, true?): timer = .off
@@ -443,6 +442,7 @@ extension PlayerSleep: RPCMethod {
                 "a sleep timer needs a mediahost that stays running, and this one ends with its command: "
                     + "set it in the REPL, or through the background service (`mediahost serve`; `call` then uses it)")
         }
+        let player = try host.controlledPlayer()
         try await player.setSleep(timer)
         return await player.status(controllable: true)
     }

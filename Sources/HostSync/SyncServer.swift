@@ -53,7 +53,7 @@ final class SyncServer: Sendable {
         self.account = account
         self.http = http
         secrets = Redactor()
-        secrets.update(Redactor.forms(ofPassword: account.password, user: account.username))
+        secrets.update(SecretForms.password(account.password, user: account.username))
     }
 
     // MARK: Requests

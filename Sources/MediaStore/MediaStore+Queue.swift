@@ -80,20 +80,6 @@ extension MediaStore {
         }
     }
 
-    /// Takes the queue's first item out of it (the player starts it).
-    public func takeQueueHead() async throws -> MediaItem? {
-        try await pool.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT id, snapshot FROM queueItem ORDER BY position LIMIT 1") else {
-                return nil
-            }
-            let id: String = try row["id"]
-            let item = try Self.items(fromSnapshots: [(id, try row["snapshot"])]).first
-            try db.execute(sql: "DELETE FROM queueItem WHERE id = ?", arguments: [id])
-            try Self.renumberQueue(db, try String.fetchAll(db, sql: "SELECT id FROM queueItem ORDER BY position"))
-            return item
-        }
-    }
-
     /// Empties the queue.
     /// - Returns: how many items it held.
     @discardableResult

@@ -67,6 +67,14 @@ import Testing
         let environment: [String: String]
         /// Tone 1 (4 s), Tone 2 (2 min), Tone 3 (3 min).
         let tones: [String]
+
+        /// A one-shot `mediahost call` on this data dir (`--no-service` with `alone`): its result.
+        func call(_ method: String, _ params: String = "{}", alone: Bool = false) async throws -> JSONValue {
+            let result = try await runMediahost(
+                (alone ? ["--no-service"] : []) + ["call", method, params], dataDir: dataDir, environment: environment)
+            #expect(result.status == 0, "\(method): \(result.stderr)")
+            return try JSONValue(parsing: result.stdout)
+        }
     }
 
     static func setUp() async throws -> Setup {
@@ -171,10 +179,7 @@ import Testing
         let setup = try await Self.setUp()
         defer { setup.sandbox.process.terminate() }
         func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
-            let result = try await runMediahost(
-                ["--no-service", "call", method, params], dataDir: setup.dataDir, environment: setup.environment)
-            #expect(result.status == 0, "\(method): \(result.stderr)")
-            return try JSONValue(parsing: result.stdout)
+            try await setup.call(method, params, alone: true)
         }
         func queued() async throws -> [String] {
             try await call("queue.list")["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
@@ -401,10 +406,7 @@ import Testing
         let setup = try await Self.setUp()
         defer { setup.sandbox.process.terminate() }
         func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
-            let result = try await runMediahost(
-                ["call", method, params], dataDir: setup.dataDir, environment: setup.environment)
-            #expect(result.status == 0, "\(method): \(result.stderr)")
-            return try JSONValue(parsing: result.stdout)
+            try await setup.call(method, params)
         }
         _ = try await call("player.open", #"{"id":"\#(setup.tones[0])"}"#)
         let queued = try await call("player.open", #"{"id":"\#(setup.tones[1])"}"#)
@@ -445,10 +447,7 @@ import Testing
         let setup = try await Self.setUp()
         defer { setup.sandbox.process.terminate() }
         func call(_ method: String, _ params: String = "{}") async throws -> JSONValue {
-            let result = try await runMediahost(
-                ["--no-service", "call", method, params], dataDir: setup.dataDir, environment: setup.environment)
-            #expect(result.status == 0, "\(method): \(result.stderr)")
-            return try JSONValue(parsing: result.stdout)
+            try await setup.call(method, params, alone: true)
         }
         /// The status once mpv reports a position, or the last one.
         func position(atLeast seconds: Double) async throws -> JSONValue {

@@ -107,6 +107,13 @@ import Testing
         ("player.volume", #"{"level":500}"#, "0-130"),
         ("player.seek", #"{"seconds":-5}"#, "0 or more unless relative"),
         ("player.mark", #"{"ids":[],"played":true}"#, "1 to 10000"),
+        ("player.sleep", #"{"minutes":0}"#, "more than 0"),
+        ("player.sleep", #"{"minutes":-30}"#, "more than 0"),
+        ("player.sleep", #"{"minutes":1e300}"#, "at most 1440"),
+        ("player.sleep", #"{"at":"midnight"}"#, "end or chapter"),
+        ("player.sleep", #"{"minutes":30,"at":"end"}"#, "one of"),
+        ("player.sleep", #"{}"#, "one of"),
+        ("player.sleep", #"{"off":false}"#, "one of"),
     ]
 
     @Test(arguments: badParams)

@@ -79,6 +79,11 @@ import Testing
         let past = await fixture.error("queue.move", ["from": 5, "to": 1])
         #expect(past?.message.contains("no item 5 in the queue (it has 1)") == true, "\(String(describing: past))")
         #expect(await fixture.error("queue.move", ["from": 0, "to": 1])?.code == -32602)
+        #expect(await fixture.error("queue.move", ["from": -9_223_372_036_854_775_808, "to": 1])?.code == -32602)
+        // Past the end, however far: last.
+        _ = try await fixture.checked("queue.move", ["from": 1, "to": 9_223_372_036_854_775_807])
+        let tooMany = JSONValue.array((0...10_000).map { .string("catalog:video:v\($0)") })
+        #expect(await fixture.error("queue.add", ["ids": tooMany])?.message.contains("at most 10000") == true)
         #expect(await fixture.error("queue.add", ["ids": []])?.code == -32602)
         #expect(await fixture.error("queue.add", ["ids": ["not an id"]])?.code == -32602)
         // An item no provider has is not queued, and the queue is as it was.

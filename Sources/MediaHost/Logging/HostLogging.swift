@@ -34,14 +34,6 @@ public final class Redactor: Redacting {
     private let patterns = Mutex(Patterns())
     public init() {}
 
-    public static func basicCredential(user: String, password: String) -> String {
-        SecretForms.basicCredential(user: user, password: password)
-    }
-
-    public static func forms(ofPassword password: String, user: String?) -> [String] {
-        SecretForms.password(password, user: user)
-    }
-
     public func update(_ values: [String]) {
         let made = Self.patterns(values)
         patterns.withLock { $0 = made }

@@ -154,7 +154,7 @@ public final class HostRuntime: Sendable {
         for id in registry.ids + Self.moduleSessions {
             guard let session = sessions.load(id) else { continue }
             // A token sent as a password (the sync server's) is also in Basic headers.
-            values += Redactor.forms(ofPassword: session.accessToken, user: session.account)
+            values += SecretForms.password(session.accessToken, user: session.account)
             if let refresh = session.refreshToken { values.append(refresh) }
         }
         redactor.update(values)
