@@ -29,6 +29,9 @@ TAG_BUDGET = 2.0
 
 folders = []
 index = {"dirs": {}, "files": {}}  # dir -> {"mtime", "entries"}; file -> {"size", "mtime", "tags"}
+# Whether the index changed since it was last kept: it is kept before the answer that changed it
+# is sent, so a host that exits (or is killed) right after an answer loses no scan.
+dirty = False
 ffprobe = shutil.which("ffprobe")
 
 
@@ -62,6 +65,8 @@ def load_index():
 
 
 def save_index():
+    global dirty
+    dirty = False
     try:
         with open(INDEX + ".tmp", "w") as f:
             json.dump(index, f)
@@ -76,6 +81,7 @@ def is_media(name):
 
 def scan(directory):
     """A folder's media files and subfolders, from the index when its mtime did not change."""
+    global dirty
     try:
         mtime = os.stat(directory).st_mtime
     except OSError:
@@ -101,6 +107,7 @@ def scan(directory):
         log("cannot read %s: %s" % (directory, error))
     subdirs.sort()
     files.sort()
+    dirty = True
     index["dirs"][directory] = {"mtime": mtime, "subdirs": subdirs, "files": files}
     return subdirs, files
 
@@ -119,6 +126,7 @@ def walk():
 
 def read_tags(paths):
     """Tags of files not read yet, within the time budget (with ffprobe only)."""
+    global dirty
     if not ffprobe:
         return
     deadline = time.monotonic() + TAG_BUDGET
@@ -129,6 +137,7 @@ def read_tags(paths):
         if time.monotonic() > deadline:
             break
         entry["tags"] = probe(path)
+        dirty = True
 
 
 def probe(path):
@@ -216,7 +225,7 @@ def listing(directory):
 
 
 def handle(method, params):
-    global folders
+    global folders, dirty
     if method == "initialize":
         folders = [os.path.abspath(os.path.expanduser(f)) for f in parse_folders(params.get("settings", {}).get("folders"))]
         load_index()
@@ -259,6 +268,7 @@ def handle(method, params):
         entry = index["files"].get(path)
         if entry is not None and entry.get("tags") is None and ffprobe:
             entry["tags"] = probe(path)
+            dirty = True
         return file_item(path)
     if method == "provider.children":
         kind, path = native(params.get("id", ""))
@@ -289,9 +299,12 @@ def main():
             log("%s failed: %r" % (message.get("method"), error))
             reply = {"error": {"code": -32603, "message": "local: %s" % error}}
         reply.update(jsonrpc="2.0", id=message["id"])
+        if dirty:
+            save_index()
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
-    save_index()
+    if dirty:
+        save_index()
 
 
 if __name__ == "__main__":
