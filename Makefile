@@ -125,6 +125,7 @@ release: deps
 #   share/zsh/site-functions/_mediahost,           (--generate-completion-script: subcommands,
 #   share/fish/vendor_completions.d/mediahost.fish  options, method names, provider ids)
 #   share/systemd/user/mediahost.service           the service as a systemd user unit
+#   share/systemd/user/mediahost-refresh.{service,timer}  `mediahost refresh` hourly, without the service
 #   share/emacs/site-lisp/mediahost.el             the Emacs package (on load-path for /usr/local)
 #   share/nvim/site/pack/mediahost/start/mediahost the Neovim plugin (on packpath for both)
 #   lib/mediahost/yt-dlp/                          yt-dlp and deno for YouTube (a venv; not with
@@ -164,7 +165,7 @@ install: generated
 	@if [ "$(INSTALL_YTDLP)" = yes ]; then $(MAKE) --no-print-directory install-ytdlp; else \
 	  echo "note: YouTube without an API key needs yt-dlp with a JavaScript runtime: make install-ytdlp PREFIX=$(PREFIX)"; \
 	  echo "      (after unpacking, where the venv is to live), or pip install 'yt-dlp[default]' deno"; fi
-	@echo "installed in $(DESTDIR)$(PREFIX): mediahost, its man pages, completions, the systemd user unit, the Emacs and Neovim packages"
+	@echo "installed in $(DESTDIR)$(PREFIX): mediahost, its man pages, completions, the systemd user units (the service; an hourly refresh timer), the Emacs and Neovim packages"
 	@$(MAKE) --no-print-directory path-note
 
 # Whether a new login shell finds what was installed (Debian's ~/.profile adds ~/.local/bin only
@@ -190,6 +191,9 @@ install-files:
 	put 644 $(GENERATED)/completions/mediahost.fish share/fish/vendor_completions.d/mediahost.fish; \
 	sed 's|%h/.local/bin/mediahost|$(UNIT_BIN)|g' Support/systemd/mediahost.service > $(GENERATED)/mediahost.service; \
 	put 644 $(GENERATED)/mediahost.service share/systemd/user/mediahost.service; \
+	sed 's|%h/.local/bin/mediahost|$(UNIT_BIN)|g' Support/systemd/mediahost-refresh.service > $(GENERATED)/mediahost-refresh.service; \
+	put 644 $(GENERATED)/mediahost-refresh.service share/systemd/user/mediahost-refresh.service; \
+	put 644 Support/systemd/mediahost-refresh.timer share/systemd/user/mediahost-refresh.timer; \
 	put 644 Editors/emacs/mediahost.el share/emacs/site-lisp/mediahost.el; \
 	for file in $$(cd Editors/nvim && find plugin lua doc -type f 2>/dev/null); do \
 	  put 644 "Editors/nvim/$$file" "share/nvim/site/pack/mediahost/start/mediahost/$$file"; done; \

@@ -17,7 +17,7 @@ public struct MethodEffect: Sendable, Equatable {
 
     /// The part of the library a method changes, as `library.changed` names it.
     public enum Library: String, Sendable {
-        case favorites, lists, history, queue
+        case favorites, lists, history, queue, new, rules
     }
 
     public var access: Access

@@ -43,7 +43,7 @@ public struct DownloadProgress: HostNotification, Equatable {
 /// of them (an editor's buffer, an MCP resource) can be read again.
 public struct LibraryChange: HostNotification, Equatable {
     public static let method = "library.changed"
-    /// `favorites`, `lists`, `history` or `queue`.
+    /// `favorites`, `lists`, `history`, `queue`, `new` (the inbox) or `rules` (a show's settings).
     public var what: String
     /// The list, when one list changed.
     public var list: String?

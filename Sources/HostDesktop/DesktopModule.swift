@@ -12,8 +12,8 @@ public enum DesktopModule: HostModule {
         await host.component(DesktopNotifier.self).followDownloads()
     }
 
-    /// The service also looks for new episodes of what is followed.
-    public static func serviceWillStart(_ host: HostRuntime) async {
-        await host.component(DesktopNotifier.self).checkFollowed()
+    /// What a refresh found is told of (the service's, or `mediahost refresh` from cron).
+    public static func refreshDidFinish(_ host: HostRuntime, _ refresh: RefreshRun.Response) async {
+        await host.component(DesktopNotifier.self).refreshed(refresh)
     }
 }

@@ -6,13 +6,11 @@ import MediaKit
 import MediaStore
 
 /// Desktop notifications (org.freedesktop.Notifications), when `desktop.notifications` is on:
-/// a download completed (or failed), and, in the background service, new episodes and videos of
-/// what is followed, checked every `desktop.check_minutes`.
+/// a download completed (or failed), and new episodes and videos a refresh found.
 public actor DesktopNotifier: HostComponent {
     private weak var host: HostRuntime?
     private let logger: Logger
     private var subscription: Int?
-    private var checking: Task<Void, Never>?
     /// Said once: why notifications cannot be shown here.
     private var unavailable = false
 
@@ -58,46 +56,11 @@ public actor DesktopNotifier: HostComponent {
         }
     }
 
-    /// In the service: what is followed is checked every `desktop.check_minutes`, and what was
-    /// published since the last check is told of, once. The time of the last check is kept in
-    /// the data dir, so a restart neither repeats nor loses a notification.
-    func checkFollowed() {
-        guard checking == nil else { return }
-        checking = Task { [weak self] in
-            while !Task.isCancelled {
-                guard let self else { return }
-                let minutes = await self.checkNow()
-                try? await Task.sleep(for: .seconds(minutes * 60))
-            }
-        }
-    }
-
-    /// Checks once; returns the minutes until the next check.
-    func checkNow() async -> Double {
-        guard let host else { return 60 }
-        let minutes = host.config.minutes(HostSettings.desktopCheckMinutes)
-        guard enabled else { return minutes }
-        let marker = host.paths.dataDir + "/run/notified-since"
-        let now = Date()
-        let since = (try? String(contentsOfFile: marker, encoding: .utf8)).flatMap {
-            try? Date.ISO8601FormatStyle().parse($0.trimming(.whitespacesAndNewlines))
-        }
-        do {
-            let latest = try await host.dispatcher.run(FavoritesLatest(limit: 50))
-            if let since {
-                let new = latest.items.filter { item in
-                    guard let published = item.published.flatMap(Self.date) else { return false }
-                    return published > since && published <= now
-                }
-                if !new.isEmpty { send(summary: Self.newSummary(new.count), body: Self.newBody(new)) }
-            }
-            try FileManager.default.createDirectory(
-                atPath: host.paths.dataDir + "/run", withIntermediateDirectories: true)
-            try now.formatted(.iso8601).write(toFile: marker, atomically: true, encoding: .utf8)
-        } catch {
-            logger.warning("notifications: cannot check what is followed: \(error)")
-        }
-        return minutes
+    /// A refresh kept what arrived: told of once (the inbox remembers what arrived, so a
+    /// restart neither repeats nor loses a notification).
+    func refreshed(_ refresh: RefreshRun.Response) {
+        guard enabled, !refresh.arrived.isEmpty else { return }
+        send(summary: Self.newSummary(refresh.arrived.count), body: Self.newBody(refresh.arrived))
     }
 
     static func newSummary(_ count: Int) -> String { count == 1 ? "New in what you follow" : "\(count) new in what you follow" }
@@ -109,11 +72,6 @@ public actor DesktopNotifier: HostComponent {
         }
         let more = items.count > 3 ? ["and \(items.count - 3) more (`new` in the REPL)"] : []
         return (lines + more).joined(separator: "\n")
-    }
-
-    static func date(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle().parse(text))
-            ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
     }
 
     private func send(summary: String, body: String) {

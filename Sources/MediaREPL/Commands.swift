@@ -122,10 +122,46 @@ extension CommandSpec {
             return .call(repl.listing(.favorites(request), pictures: line.has("--pictures")))
         },
         CommandSpec(
-            "new", aliases: ["latest"], usage: "new [<provider>] [--unplayed] [--no-shorts] [--pictures]",
+            "new", usage: "new [--keep] [--pictures]", method: NewList.method,
+            summary: "what arrived from what you follow since you last looked (then seen; --keep leaves it new)",
+            options: [.flag("--keep"), .flag("--pictures")]
+        ) { line, repl throws(CommandError) in
+            guard line.words.isEmpty else { throw CommandError.usage }
+            let pictures = line.has("--pictures")
+            return .call(
+                .run(NewList(keep: line.has("--keep") ? true : nil)) { repl, new in repl.present(new: new, pictures: pictures) })
+        },
+        CommandSpec(
+            "seen", usage: "seen <n|id>... | seen all", method: NewSeen.method,
+            summary: "take episodes out of `new` without listing them"
+        ) { line, repl throws(CommandError) in
+            guard !line.words.isEmpty else { throw CommandError.usage }
+            let request = line.words == ["all"] ? NewSeen(all: true) : NewSeen(ids: try repl.items(line.words))
+            return .call(
+                .run(request) { repl, result in
+                    repl.display("\(result.marked) marked seen; \(result.left) new left")
+                })
+        },
+        CommandSpec(
+            "refresh", usage: "refresh [<provider>] [--dry-run]", method: RefreshRun.method,
+            summary: "fetch new episodes of what you follow now, then apply each show's rules (--dry-run: only say)",
+            arguments: [[.provider]], options: [.flag("--dry-run")]
+        ) { line, repl throws(CommandError) in
+            guard line.words.count <= 1 else { throw CommandError.usage }
+            var request = RefreshRun(dryRun: line.has("--dry-run") ? true : nil)
+            if let provider = line.words.first { request.provider = try repl.requireProvider(provider) }
+            return .call(
+                .run(request) { repl, report in
+                    var text = RefreshReport.render(report, width: repl.renderer.fit ?? 100)
+                    while text.hasSuffix("\n") { text.removeLast() }
+                    await repl.page(text)
+                })
+        },
+        CommandSpec(
+            "latest", usage: "latest [<provider>] [--unplayed] [--no-shorts] [--pictures]",
             method: FavoritesLatest.method,
             summary:
-                "what is new from followed favorites (shows, channels, people), newest first; --no-shorts leaves out YouTube Shorts",
+                "the newest of every followed show, channel and person, read live, newest first; --no-shorts leaves out YouTube Shorts",
             arguments: [[.provider]], options: [.flag("--unplayed"), .flag("--no-shorts"), .flag("--pictures")]
         ) { line, repl throws(CommandError) in
             var request = FavoritesLatest(

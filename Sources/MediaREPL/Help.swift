@@ -12,7 +12,7 @@ extension CommandSpec {
     /// The commands by what they are for, in `help`'s order: every command once.
     static let groups: [(title: String, names: [String])] = [
         ("find", ["search", "browse", "categories", "providers", "show", "open", "next", "prev", "history", "artwork"]),
-        ("keep", ["fav", "unfav", "favs", "new", "lists", "list", "add", "export", "import"]),
+        ("keep", ["fav", "unfav", "favs", "new", "seen", "refresh", "latest", "lists", "list", "add", "export", "import"]),
         ("download", ["download", "downloads", "pause", "resume", "cancel", "remove"]),
         (
             "play",
@@ -48,7 +48,10 @@ extension CommandSpec {
         "fav": [("fav 2", "keep row 2 (a show or channel is then followed)"), ("fav 2-4", "rows 2, 3 and 4")],
         "unfav": [("unfav 1", "forget favorite 1 (after `favs`)"), ("unfav 2 5", "two at once")],
         "favs": [("favs", "every favorite, newest first"), ("favs youtube --remote", "the YouTube account's likes")],
-        "new": [("new", "what is new from what you follow"), ("new youtube --no-shorts", "new videos, no Shorts")],
+        "new": [("new", "what arrived since you last looked (then seen)"), ("new --keep", "look, and leave it new")],
+        "seen": [("seen 2 4", "rows 2 and 4 out of `new`"), ("seen all", "empty `new`")],
+        "refresh": [("refresh", "fetch what is new now, then the rules"), ("refresh --dry-run", "only say what it would do")],
+        "latest": [("latest", "the newest of every followed show, live"), ("latest youtube --no-shorts", "videos, no Shorts")],
         "lists": [("lists", "your lists and how many items each has"), ("list new \"Road trip\"", "make one")],
         "list": [("list \"Road trip\"", "a list's items"), ("list download \"Road trip\" --new", "download what is new in it")],
         "add": [("add 2 3 to \"Road trip\"", "rows 2 and 3 into a list"), ("add 1-5 to Later", "rows 1 to 5")],

@@ -47,6 +47,30 @@ extension REPL {
         if pictures || listingPictures { presentThumbnails(latest.items, from: 1) }
     }
 
+    /// The inbox: its items as rows, or why it is empty and what to do.
+    func present(new: NewList.Response, pictures: Bool = false) {
+        guard !new.items.isEmpty else {
+            let why =
+                new.refreshed.map { "(nothing new since you last looked; refreshed \(Self.when($0)); `refresh` fetches now)" }
+                ?? "(nothing refreshed yet: `refresh` fetches what is new from what you follow)"
+            return display(renderer.dim(why))
+        }
+        var text = renderer.items(Page(items: new.items), followed: true)
+        if new.total > new.items.count {
+            text += "\n" + renderer.dim("(\(new.total - new.items.count) more: `new` again)")
+        }
+        show(.items(new.items, paging: nil), text)
+        if pictures || listingPictures { presentThumbnails(new.items, from: 1) }
+    }
+
+    /// An ISO 8601 time as "14:05" today, else "2026-11-28 14:05" (UTC, as stored).
+    static func when(_ iso: String) -> String {
+        let day = iso.prefix(10)
+        let time = iso.dropFirst(11).prefix(5)
+        guard !time.isEmpty else { return String(day) }
+        return day == ISODate.string(from: Date()).prefix(10) ? "at \(time) UTC" : "\(day) \(time) UTC"
+    }
+
     /// Why a first page is empty, in the terms of what was asked.
     static func emptyReason(_ request: PagedRequest) -> String? {
         switch request {

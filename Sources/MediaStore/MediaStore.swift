@@ -425,6 +425,38 @@ public final class MediaStore: Sendable {
                     CREATE UNIQUE INDEX queueItem_position ON queueItem(position);
                     """)
         }
+        // Refreshing what is followed: every episode a show's first page held when read (an
+        // arrival; its snapshot kept while it waits in the inbox, `seenAt` NULL), each show's
+        // feed health, and each show's own rules and playback settings ('' is the default of all).
+        steps.registerMigration("v15: refresh, inbox and show settings") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE arrival (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        show TEXT NOT NULL,
+                        published REAL,
+                        arrivedAt REAL NOT NULL,
+                        seenAt REAL,
+                        snapshot BLOB
+                    );
+                    CREATE INDEX arrival_show ON arrival(show);
+                    CREATE INDEX arrival_inbox ON arrival(published DESC) WHERE seenAt IS NULL;
+                    CREATE TABLE feedState (
+                        show TEXT PRIMARY KEY NOT NULL,
+                        lastAttempt REAL NOT NULL,
+                        lastSuccess REAL,
+                        failingSince REAL,
+                        failures INTEGER NOT NULL DEFAULT 0,
+                        lastError TEXT
+                    );
+                    CREATE TABLE showSetting (
+                        show TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        PRIMARY KEY (show, key)
+                    );
+                    """)
+        }
         return steps
     }
 }
@@ -641,7 +673,7 @@ public struct Annotations: Sendable {
 /// What a committed write changed of what a person sees as their library.
 public struct StoreChange: Sendable, Equatable {
     public enum Part: String, Sendable, CaseIterable {
-        case favorites, lists, history, queue
+        case favorites, lists, history, queue, new, rules
     }
     public var parts: Set<Part>
     /// The lists changed, by the names the writes were given.
@@ -654,6 +686,8 @@ public struct StoreChange: Sendable, Equatable {
         if tables.contains("list") || tables.contains("listItem") { parts.insert(.lists) }
         if tables.contains("searchHistory") { parts.insert(.history) }
         if tables.contains("queueItem") { parts.insert(.queue) }
+        if tables.contains("arrival") { parts.insert(.new) }
+        if tables.contains("showSetting") { parts.insert(.rules) }
         return parts
     }
 }

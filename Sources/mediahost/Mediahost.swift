@@ -32,7 +32,7 @@ struct Mediahost: AsyncParsableCommand {
         version: HostRuntime.version,
         subcommands: [
             REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
-            SandboxCommand.self, DoctorCommand.self, PictureCommand.self,
+            SandboxCommand.self, DoctorCommand.self, RefreshCommand.self, PictureCommand.self,
             PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self, REPLManualCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)

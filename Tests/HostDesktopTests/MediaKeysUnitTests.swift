@@ -49,9 +49,6 @@ import Testing
             body.split(separator: "\n") == [
                 "The Show: Episode 1", "The Show: Episode 2", "The Show: Episode 3", "and 2 more (`new` in the REPL)",
             ])
-        #expect(DesktopNotifier.date("2026-11-26T10:00:00Z") != nil)
-        #expect(DesktopNotifier.date("2026-11-26T10:00:00.250Z") != nil)
-        #expect(DesktopNotifier.date("yesterday") == nil)
     }
 
     /// A feed's text as a notification: its markup is text, its escapes and bells gone, and a

@@ -26,6 +26,7 @@ unlisted=$(cd "$prefix" && find . -type f | sed 's|^\./||' | grep -vxF -f "$list
 for expected in bin/mediahost share/man/man1/mediahost.1 share/man/man1/mediahost.call.1 \
   share/bash-completion/completions/mediahost share/zsh/site-functions/_mediahost \
   share/fish/vendor_completions.d/mediahost.fish share/systemd/user/mediahost.service \
+  share/systemd/user/mediahost-refresh.service share/systemd/user/mediahost-refresh.timer \
   share/emacs/site-lisp/mediahost.el share/nvim/site/pack/mediahost/start/mediahost/plugin/mediahost.lua; do
   grep -qxF "$expected" "$list" || fail "install did not put $expected"
 done
@@ -110,7 +111,15 @@ emacs --batch -Q -L "$prefix/share/emacs/site-lisp" --eval '(progn (require (quo
   | grep -q loaded || fail "Emacs does not load the installed package"
 grep -q "^ExecStart=$prefix/bin/mediahost serve$" "$prefix/share/systemd/user/mediahost.service" \
   || fail "the unit does not start the installed binary"
-pass "Neovim and Emacs load the installed packages; the unit starts $prefix/bin/mediahost"
+grep -q "^ExecStart=$prefix/bin/mediahost refresh$" "$prefix/share/systemd/user/mediahost-refresh.service" \
+  || fail "the refresh unit does not run the installed binary"
+grep -q '^OnUnitActiveSec=1h$' "$prefix/share/systemd/user/mediahost-refresh.timer" || fail "the refresh timer is not hourly"
+# What the timer runs, as it runs it (no terminal, a clean environment): with nothing followed
+# it says so and succeeds.
+refreshed=$(env -i HOME="$home" PATH=/usr/bin:/bin "$prefix/bin/mediahost" refresh </dev/null 2>&1) \
+  || fail "mediahost refresh (as the timer runs it): $refreshed"
+echo "$refreshed" | grep -q "^Nothing is followed" || fail "mediahost refresh said: $refreshed"
+pass "Neovim and Emacs load the installed packages; the units run $prefix/bin/mediahost"
 
 # Uninstall: nothing install put there is left, and none of mediahost's own folders. What running
 # made is the person's: the data dir (~/.local/share/mediahost, with PREFIX=~/.local beside what

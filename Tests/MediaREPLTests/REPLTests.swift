@@ -45,7 +45,9 @@ final class CapturedREPL: @unchecked Sendable {
         ("search catalog --kind channel channel", "media.search", #"{"provider":"catalog","query":"channel","kind":"channel"}"#),
         // Options are read wherever they are on the line.
         ("search catalog channel --kind channel", "media.search", #"{"provider":"catalog","query":"channel","kind":"channel"}"#),
-        ("new --no-shorts catalog --unplayed", "favorites.latest", #"{"provider":"catalog","shorts":false,"unplayed":true}"#),
+        ("latest --no-shorts catalog --unplayed", "favorites.latest", #"{"provider":"catalog","shorts":false,"unplayed":true}"#),
+        ("new --keep", "new.list", #"{"keep":true}"#),
+        ("seen all", "new.seen", #"{"all":true}"#),
         ("show catalog:video:v3", "media.get", #"{"id":"catalog:video:v3"}"#),
         ("open catalog:channel:c2", "media.children", #"{"id":"catalog:channel:c2"}"#),
         ("favs", "favorites.list", "{}"),
@@ -445,7 +447,7 @@ final class CapturedREPL: @unchecked Sendable {
         let completer = Completer(
             providers: ["catalog", "broken"], methods: servedMethodNames, configKeys: ["log.level"], categories: cache,
             fetchCategories: { _ in [MediaCategory(id: "music", name: "Music"), MediaCategory(id: "m2", name: "Metal")] })
-        #expect(completer.candidates(before: "", word: "se") == ["search", "seek"])
+        #expect(completer.candidates(before: "", word: "se") == ["search", "seek", "seen"])
         #expect(completer.candidates(before: "browse ", word: "ca") == ["catalog"])
         #expect(completer.candidates(before: "browse catalog ", word: "m") == ["Metal", "Music"])
         #expect(cache.get("catalog")?.count == 2)
@@ -695,8 +697,9 @@ final class CapturedREPL: @unchecked Sendable {
         #expect(completer.candidates(before: "favs catalog ", word: "--") == ["--pictures", "--remote"])
         #expect(completer.candidates(before: "s --kind ", word: "v") == ["video"])
         // An option is offered wherever it may go, until it is given.
-        #expect(completer.candidates(before: "new ", word: "--") == ["--no-shorts", "--pictures", "--unplayed"])
-        #expect(completer.candidates(before: "new --unplayed catalog ", word: "") == ["--no-shorts", "--pictures"])
+        #expect(completer.candidates(before: "latest ", word: "--") == ["--no-shorts", "--pictures", "--unplayed"])
+        #expect(completer.candidates(before: "latest --unplayed catalog ", word: "") == ["--no-shorts", "--pictures"])
+        #expect(completer.candidates(before: "refresh ", word: "--") == ["--dry-run"])
         #expect(completer.candidates(before: "play 3 ", word: "") == ["--chapter", "--now"])
         #expect(completer.candidates(before: "play 3 --now ", word: "") == ["--chapter"])
         #expect(completer.candidates(before: "chapter ", word: "") == ["next", "prev"])

@@ -232,6 +232,15 @@ struct FeedWriter {
         return formatter.string(from: date)
     }
 
+    /// An HTTP date (Last-Modified).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
     /// The RFC 822 variants real feeds use.
     static func pubDate(_ date: Date, variant: Int) -> String {
         let formatter = DateFormatter()

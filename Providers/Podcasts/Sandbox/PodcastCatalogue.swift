@@ -21,6 +21,9 @@ struct PodcastCatalogue: Sendable {
         var releaseDate: Date
         /// Reachable by lookup only (not in search or charts): the benchmark show.
         var hidden = false
+        /// Of `episodeCount`, how many were published on request (`POST /podcasts/_publish/<id>`):
+        /// the newest, an hour apart after `releaseDate`. The others keep their dates.
+        var published = 0
     }
 
     /// A show for benchmarks: episodes 1–20 are 50 MB, episode 21 is 1 GB.
@@ -152,23 +155,31 @@ struct PodcastCatalogue: Sendable {
 
     func episode(_ show: Show, _ number: Int) -> Episode {
         var random = SplitMix64(seed: UInt64(show.id) &* 31 &+ UInt64(number))
+        // The catalogue's own episodes are dated back from the release date by their number from
+        // the last of them; those published on request after it, an hour apart.
+        let base = show.episodeCount - show.published
+        func dated(_ spacing: Double) -> Date {
+            number > base
+                ? show.releaseDate.addingTimeInterval(Double(number - base) * 3600)
+                : show.releaseDate.addingTimeInterval(-Double(base - number) * spacing)
+        }
         let topic = Self.topics[Int(random.next() % UInt64(Self.topics.count))]
         if show.id == Self.benchmarkShowID {
             return Episode(
                 number: number, title: number == 21 ? "One gigabyte" : "Fifty megabytes \(number)",
-                published: show.releaseDate.addingTimeInterval(-Double(21 - number) * 86_400), duration: 3600,
+                published: dated(86_400), duration: 3600,
                 size: number == 21 ? 1_000_000_000 : 50_000_000, hasGUID: true)
         }
         if show.id == Self.radioShowID {
-            let seconds = Self.radioDurations[number - 1]
+            let seconds = Self.radioDurations[(number - 1) % Self.radioDurations.count]
             return Episode(
                 number: number, title: "Tone \(number) (\(seconds) s)",
-                published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 86_400),
+                published: dated(86_400),
                 duration: seconds, size: 44 + seconds * 8000, hasGUID: true)
         }
         return Episode(
             number: number, title: "Episode \(number): \(topic.capitalized)",
-            published: show.releaseDate.addingTimeInterval(-Double(show.episodeCount - number) * 7 * 86_400),
+            published: dated(7 * 86_400),
             duration: 600 + Int(random.next() % 5400), size: 1_000_000 + Int(random.next() % 24_000_000),
             hasGUID: number % 13 != 0)
     }

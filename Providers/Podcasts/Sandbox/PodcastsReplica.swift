@@ -2,12 +2,15 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Sandbox
+import Synchronization
 
 /// The iTunes Search API, Apple's genre list and top-podcast charts, every show's feed and its
 /// episode audio (with Range support), as the real services serve them.
 public struct PodcastsReplica: SandboxReplica {
     public let id = "podcasts"
     let catalogue: PodcastCatalogue
+    /// Episodes published on request since the start, by show (`POST _publish/<show>`).
+    let publishing = Publishing()
     /// The show whose feed is about 60 MB (`?episodes=N` on its feed URL changes its length).
     public static let longShowID = PodcastCatalogue.longShowID
     public static let radioShowID = PodcastCatalogue.radioShowID
@@ -16,7 +19,31 @@ public struct PodcastsReplica: SandboxReplica {
         catalogue = PodcastCatalogue(seed: seed, count: shows)
     }
 
+    /// A show as it is now: the catalogue's, with the episodes published since.
+    func show(_ id: Int) -> PodcastCatalogue.Show? {
+        guard var show = catalogue.show(id) else { return nil }
+        let published = publishing.count(id)
+        show.episodeCount += published
+        show.published = published
+        return show
+    }
+
+    /// Publishes `count` new episodes of `show` (a refresh then finds them).
+    public func publish(_ show: Int, count: Int = 1) -> Int? {
+        guard catalogue.show(show) != nil, (1...1000).contains(count) else { return nil }
+        publishing.add(count, to: show)
+        return self.show(show)?.episodeCount
+    }
+
     public func register(_ routes: SandboxRoutes) {
+        // New episodes on request: `POST /podcasts/_publish/<show>?count=N` (1 to 1000).
+        routes.post("_publish/:show") { request, context in
+            let count = request.uri.queryParameters.get("count").flatMap { Int($0) } ?? 1
+            guard let id = context.parameters.get("show", as: Int.self), let total = publish(id, count: count) else {
+                return Self.json(["error": "no such show, or a count outside 1...1000"], status: .badRequest)
+            }
+            return Self.json(["show": id, "episodes": total])
+        }
         routes.get("search") { request, context in try search(request, context) }
         routes.get("lookup") { request, context in try lookup(request, context) }
         routes.get("WebObjects/MZStoreServices.woa/ws/genres") { _, _ in try genres() }
@@ -30,7 +57,7 @@ public struct PodcastsReplica: SandboxReplica {
         routes.get("media/:show/:file") { request, context in try media(request, context) }
         routes.get("transcripts/:show/:file") { request, context in
             let writer = FeedWriter(catalogue: catalogue, base: base(request))
-            guard let show = context.parameters.get("show", as: Int.self).flatMap(catalogue.show),
+            guard let show = context.parameters.get("show", as: Int.self).flatMap(show),
                 let file = context.parameters.get("file"), let (body, type) = writer.transcript(show, file: file)
             else { return Response(status: .notFound) }
             var headers = HTTPFields()
@@ -77,7 +104,7 @@ public struct PodcastsReplica: SandboxReplica {
     private func lookup(_ request: Request, _ context: SandboxContext) throws -> Response {
         let ids = (request.uri.queryParameters.get("id") ?? "").split(separator: ",").compactMap { Int($0) }
         let writer = FeedWriter(catalogue: catalogue, base: base(request))
-        let results = ids.compactMap(catalogue.show).map { result($0, writer) }
+        let results = ids.compactMap(show).map { result($0, writer) }
         return Self.json(["resultCount": results.count, "results": results])
     }
 
@@ -177,11 +204,15 @@ public struct PodcastsReplica: SandboxReplica {
 
     private func feed(_ request: Request, _ context: SandboxContext) throws -> Response {
         guard let file = context.parameters.get("file"), file.hasSuffix(".xml"), let id = Int(file.dropLast(4)),
-            let show = catalogue.show(id)
+            let show = show(id)
         else { return Response(status: .notFound) }
         let writer = FeedWriter(catalogue: catalogue, base: base(request))
         let etag = "\"feed-\(show.id)-\(show.episodeCount)\""
-        let lastModified = "Tue, 10 Jun 2025 09:41:00 GMT"
+        // Changes with what is published, so a reader asking by date alone sees new episodes.
+        let lastModified =
+            show.published == 0
+            ? "Tue, 10 Jun 2025 09:41:00 GMT"
+            : FeedWriter.httpDate(show.releaseDate.addingTimeInterval(Double(show.published) * 3600))
         if request.headers[.ifNoneMatch] == etag
             || (request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == lastModified)
         {
@@ -220,12 +251,12 @@ public struct PodcastsReplica: SandboxReplica {
     private func media(_ request: Request, _ context: SandboxContext) throws -> Response {
         if context.parameters.get("show", as: Int.self) == PodcastCatalogue.radioShowID,
             let file = context.parameters.get("file"), file.hasSuffix(".wav"), let number = Int(file.dropLast(4)),
-            PodcastCatalogue.radioDurations.indices.contains(number - 1)
+            let radio = show(PodcastCatalogue.radioShowID), (1...radio.episodeCount).contains(number)
         {
-            return MediaFile.wave(seconds: PodcastCatalogue.radioDurations[number - 1], etag: "\"radio-\(number)\"")
+            return MediaFile.wave(seconds: catalogue.episode(radio, number).duration, etag: "\"radio-\(number)\"")
                 .response(to: request, bytesPerSecond: context.mediaBytesPerSecond)
         }
-        guard let showID = context.parameters.get("show", as: Int.self), let show = catalogue.show(showID),
+        guard let showID = context.parameters.get("show", as: Int.self), let show = show(showID),
             let file = context.parameters.get("file"), file.hasSuffix(".mp3"), let number = Int(file.dropLast(4)),
             (1...show.episodeCount).contains(number)
         else { return Response(status: .notFound) }
@@ -242,4 +273,13 @@ public struct PodcastsReplica: SandboxReplica {
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
         jsonResponse(object, status: status, contentType: "text/javascript; charset=utf-8")
     }
+}
+
+/// How many episodes were published on request, by show.
+final class Publishing: Sendable {
+    private let counts = Mutex<[Int: Int]>([:])
+
+    func count(_ show: Int) -> Int { counts.withLock { $0[show] ?? 0 } }
+
+    func add(_ count: Int, to show: Int) { counts.withLock { $0[show, default: 0] += count } }
 }

@@ -265,7 +265,8 @@ public struct PodcastsProvider: CompiledProvider {
                 do {
                     head = try await download.value
                 } catch let error as HTTPClientError where error.kind != .cancelled {
-                    if let kept {
+                    // A refresh reports the failure; a person browsing gets the kept copy.
+                    if let kept, !FetchPolicy.requireFresh {
                         logger.notice("using the kept copy of \(name): \(error.detail)")
                         return kept
                     }
@@ -273,7 +274,7 @@ public struct PodcastsProvider: CompiledProvider {
                 }
                 if head.status == 304, let kept { return kept }
                 guard head.status == 200 else {
-                    if let kept, head.status >= 500 { return kept }
+                    if let kept, head.status >= 500, !FetchPolicy.requireFresh { return kept }
                     let response = HTTPResponse(status: head.status, headers: head.headers, body: received.errorBody, url: url)
                     throw Self.error(for: response, what: "the feed \(name)")
                 }
@@ -340,7 +341,7 @@ public struct PodcastsProvider: CompiledProvider {
                 try await append(batch.take())
             }
         } catch let error as HTTPClientError where error.kind != .cancelled {
-            if let kept {
+            if let kept, !FetchPolicy.requireFresh {
                 logger.notice("using the kept copy of \(name): \(error.detail)")
                 return kept
             }

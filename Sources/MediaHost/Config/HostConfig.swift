@@ -137,12 +137,8 @@ public enum HostSettings {
         defaultValue: "on", environment: ["MEDIAHOST_DESKTOP_MEDIA_KEYS"], kind: .choice(["on", "off"]))
     public static let desktopNotifications = ConfigKeyInfo(
         key: "desktop.notifications",
-        summary: "Desktop notifications: a download done or failed, and (from the service) new episodes of what you follow",
+        summary: "Desktop notifications: a download done or failed, and new episodes a refresh of what you follow found",
         defaultValue: "off", environment: ["MEDIAHOST_DESKTOP_NOTIFICATIONS"], kind: .choice(["off", "on"]))
-    public static let desktopCheckMinutes = ConfigKeyInfo(
-        key: "desktop.check_minutes",
-        summary: "How often the service looks for new episodes to notify of, in minutes",
-        defaultValue: "60", environment: ["MEDIAHOST_DESKTOP_CHECK_MINUTES"], kind: .minutes(1...1440))
 
     public static let transcriptsLanguage = ConfigKeyInfo(
         key: "transcripts.language",
@@ -175,6 +171,16 @@ public enum HostSettings {
         summary: "How often the service syncs with the podcast sync server (`login sync`), in minutes",
         defaultValue: "15", environment: ["MEDIAHOST_SYNC_INTERVAL_MINUTES"], kind: .minutes(0.1...1440))
 
+    public static let refreshIntervalMinutes = ConfigKeyInfo(
+        key: "refresh.interval_minutes",
+        summary: "How often the service refreshes what you follow (new episodes, then each show's rules), in minutes; 0: never",
+        defaultValue: "60", environment: ["MEDIAHOST_REFRESH_INTERVAL_MINUTES"], kind: .minutes(0...10_080))
+    public static let downloadsMaxGB = ConfigKeyInfo(
+        key: "downloads.max_gb",
+        summary:
+            "Most gigabytes downloads may take: a refresh deletes the oldest played ones beyond it (never favorites, kept or unplayed ones); 0: no limit",
+        defaultValue: "0", environment: ["MEDIAHOST_DOWNLOADS_MAX_GB"], kind: .integer(0...100_000))
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -186,9 +192,9 @@ public enum HostSettings {
     }
     public static let all = [
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
-        replImages, replListingImages, mediaKeys, desktopNotifications, desktopCheckMinutes,
+        replImages, replListingImages, mediaKeys, desktopNotifications,
         transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
-        syncIntervalMinutes,
+        syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB,
     ]
 }
 

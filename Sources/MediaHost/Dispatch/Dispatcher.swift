@@ -39,6 +39,7 @@ public struct Dispatcher: RPCHandler {
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
         QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
+        RefreshRun.self, NewList.self, NewSeen.self,
     ]
 
     /// A method's answer, as JSON text or as a value (`asValue`).

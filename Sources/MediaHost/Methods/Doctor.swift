@@ -4,6 +4,7 @@ import Glibc
 import HostAPI
 import JSONRPC
 import MediaKit
+import MediaStore
 
 extension HostDoctor: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
@@ -38,6 +39,7 @@ extension HostDoctor: RPCMethod {
             }
             checks.append(await host.reach(provider, id: id, online: online))
         }
+        checks.append(await host.refreshCheck())
         for module in host.modules { checks += await module.healthChecks(host, online: online) }
         for problem in host.pluginProblems {
             checks.append(HealthCheck(area: "plugins", name: "plugin", status: .failed, detail: problem))
@@ -53,6 +55,50 @@ extension HostDoctor: RPCMethod {
 }
 
 extension HostRuntime {
+    /// How long a feed fails before `doctor` warns of it (a server down for an afternoon is not news).
+    static let failingFeedWarning: TimeInterval = 2 * 86_400
+
+    /// The followed shows' feeds: when they were last refreshed, and those that fail, named, with
+    /// why; a warning for those failing for days.
+    func refreshCheck(now: Date = Date()) async -> HealthCheck {
+        let followed: [MediaItem]
+        let states: [ItemID: MediaStore.FeedState]
+        do {
+            followed = try await followedShows()
+            states = try await store.feedStates(followed.map(\.id))
+        } catch {
+            return HealthCheck(
+                area: "host", name: "refresh", status: .failed, detail: "the feeds' state cannot be read: \(error)")
+        }
+        guard !followed.isEmpty else {
+            return HealthCheck(area: "host", name: "refresh", status: .ok, detail: "nothing followed yet")
+        }
+        let titles = Dictionary(followed.map { ($0.id, $0.title) }) { first, _ in first }
+        let failing = states.values.filter { $0.failingSince != nil }.sorted { $0.failingSince! < $1.failingSince! }
+        let old = failing.filter { now.timeIntervalSince($0.failingSince!) >= Self.failingFeedWarning }
+        func named(_ states: [MediaStore.FeedState]) -> String {
+            states.map { state in
+                let days = Int(now.timeIntervalSince(state.failingSince!) / 86_400)
+                let since = days >= 1 ? "for \(days) day\(days == 1 ? "" : "s")" : "since today"
+                return "\(titles[state.show] ?? state.show.description) (\(since): \(state.lastError ?? "no reason kept"))"
+            }.joined(separator: "; ")
+        }
+        let last = states.values.map(\.lastAttempt).max()
+        let when =
+            last.map { "last refreshed \(ISODate.string(from: $0))" } ?? "never refreshed (`mediahost refresh`, or the service)"
+        if !old.isEmpty {
+            return HealthCheck(
+                area: "host", name: "refresh", status: .warning,
+                detail: "\(old.count) of \(followed.count) followed feeds fail: \(named(old))",
+                fix: "check each feed's address (`show` on it); a show that moved is followed again at its new feed")
+        }
+        let detail =
+            failing.isEmpty
+            ? "\(followed.count) followed, \(when)"
+            : "\(followed.count) followed, \(when); \(failing.count) failed at the last refresh: \(named(failing))"
+        return HealthCheck(area: "host", name: "refresh", status: .ok, detail: detail)
+    }
+
     /// The host's own checks: the data dir, the background service, the player.
     func localChecks() -> [HealthCheck] {
         var checks: [HealthCheck] = []

@@ -12,6 +12,8 @@ public enum HostError: Error, Sendable, CustomStringConvertible {
     case invalidArgument(String)
     case storage(String)
     case player(String)
+    /// Work that runs once at a time is running (a refresh): try again when it ends.
+    case busy(String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,7 @@ public enum HostError: Error, Sendable, CustomStringConvertible {
         case .invalidArgument(let why): why
         case .storage(let why): "the database failed: \(why)"
         case .player(let why): why
+        case .busy(let why): why
         }
     }
 }
@@ -45,6 +48,7 @@ public enum AppErrorCode {
     public static let unknownProvider = -32010
     public static let storage = -32020
     public static let player = -32021
+    public static let busy = -32022
 
     static func code(for error: ProviderError) -> Int {
         switch error {
@@ -102,6 +106,8 @@ extension HostError {
             RPCError(code: AppErrorCode.storage, message: description, data: ["kind": "storage"])
         case .player:
             RPCError(code: AppErrorCode.player, message: description, data: ["kind": "player"])
+        case .busy:
+            RPCError(code: AppErrorCode.busy, message: description, data: ["kind": "busy"])
         }
     }
 }

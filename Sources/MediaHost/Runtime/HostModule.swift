@@ -27,6 +27,9 @@ public protocol HostModule: Sendable {
     /// what follows it catches up before the call is answered (mpv is handed the queue's next
     /// items), so a one-shot `call` leaves nothing behind. Nothing by default.
     static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async
+    /// A refresh of what is followed ended (not a dry run), in this process: what arrived can
+    /// be told of (a desktop notification). Nothing by default.
+    static func refreshDidFinish(_ host: HostRuntime, _ refresh: RefreshRun.Response) async
 }
 
 extension HostModule {
@@ -36,6 +39,7 @@ extension HostModule {
     public static func sessionWillEnd(_ host: HostRuntime) async {}
     public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] { [] }
     public static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async {}
+    public static func refreshDidFinish(_ host: HostRuntime, _ refresh: RefreshRun.Response) async {}
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
@@ -82,6 +86,7 @@ extension HostRuntime {
     /// The host serves as the background service: each module takes over what it must.
     public func serviceWillStart() async {
         keepNewTranscripts()
+        refreshPeriodically()
         for module in modules { await module.serviceWillStart(self) }
         await sessionWillStart()
     }

@@ -1,0 +1,276 @@
+import Basics
+import FoundationEssentials
+import Glibc
+import HostAPI
+import JSONRPC
+import MediaKit
+import MediaStore
+
+extension RefreshRun: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> Response {
+        try await host.refresh(self)
+    }
+}
+
+extension NewList: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> Response {
+        let limit = limit ?? 100
+        guard (1...500).contains(limit) else { throw HostError.invalidArgument("limit must be between 1 and 500") }
+        let (items, total) = try await host.store.inbox(limit: limit)
+        if keep != true { try await host.store.markSeen(items.map(\.id)) }
+        let refreshed = try await host.store.lastRefresh()
+        return Response(
+            items: try await host.annotate(items), total: total, refreshed: refreshed.map { ISODate.string(from: $0) })
+    }
+}
+
+extension NewSeen: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> Response {
+        let marked: Int
+        switch (ids, all) {
+        case (let ids?, nil) where !ids.isEmpty: marked = try await host.store.markSeen(ids)
+        case (nil, true?): marked = try await host.store.markAllSeen()
+        default: throw HostError.invalidArgument("give ids, or all: true, to mark seen (one of them)")
+        }
+        let left = try await host.store.inbox(limit: 0).total
+        return Response(marked: marked, left: left)
+    }
+}
+
+extension HostRuntime {
+    /// Shows read at once in a refresh, and at most from one host (a feed's server, else a
+    /// provider's service): a few per host, as a well-behaved feed reader asks.
+    static let refreshConcurrency = (total: 16, perHost: 4)
+
+    /// The shows and channels followed here: favorites of a kind that has episodes, of the
+    /// providers registered, in the order they were followed.
+    func followedShows(provider: String? = nil, limit: Int = 100_000) async throws -> [MediaItem] {
+        var followed: [MediaItem] = []
+        var cursor: Cursor?
+        repeat {
+            let page = try await store.favorites(provider: provider, limit: 500, after: cursor)
+            followed += page.items.filter { $0.id.kind.isContainer && providerIDs.contains($0.id.provider) }
+            cursor = page.next
+        } while cursor != nil && followed.count < limit
+        return Array(followed.prefix(limit))
+    }
+
+    /// One refresh: every followed show read (a few at a time per host), what arrived kept as
+    /// each is read (a refresh killed halfway keeps what it read), failures kept with why; a
+    /// dry run keeps nothing.
+    func refresh(_ request: RefreshRun) async throws -> RefreshRun.Response {
+        let started = ContinuousClock.now
+        let dryRun = request.dryRun == true
+        if let provider = request.provider, !providerIDs.contains(provider) {
+            throw HostError.unknownProvider(provider, known: providerIDs)
+        }
+        let lock = dryRun ? nil : try RefreshLock(dataDir: paths.dataDir)
+        defer { lock?.release() }
+        var shows = try await followedShows(provider: request.provider)
+        if let show = request.show {
+            shows = shows.filter { $0.id == show }
+            guard !shows.isEmpty else {
+                throw HostError.invalidArgument("\(show) is not followed here: `fav` it, then refresh")
+            }
+        }
+        let states = try await store.feedStates(shows.map(\.id))
+        let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency) { show in
+            do {
+                let episodes = try await FetchPolicy.$requireFresh.withValue(true) {
+                    try await self.withProvider(show.id.provider) { try await $0.children(of: show.id, cursor: nil).items }
+                }
+                let arrived = try await self.keepRefresh(of: show, episodes: episodes, dryRun: dryRun)
+                return .success(arrived)
+            } catch {
+                return .failure(error)
+            }
+        }
+        var arrived: [MediaItem] = []
+        var failed: [RefreshRun.Failure] = []
+        for (show, outcome) in zip(shows, outcomes) {
+            switch outcome {
+            case .success(let items):
+                arrived += items.map { item in
+                    var item = item
+                    if item.subtitle == nil { item.subtitle = show.title }
+                    return item
+                }
+            case .failure(let error):
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                let rpc = outgoing(Dispatcher.rpcError(for: error, method: RefreshRun.method, logger: logger))
+                if !dryRun {
+                    do {
+                        try await store.recordRefreshFailure(of: show.id, rpc.message)
+                    } catch {
+                        logger.error("refresh: cannot keep that \(show.id) failed: \(error)")
+                    }
+                }
+                failed.append(
+                    RefreshRun.Failure(
+                        id: show.id, title: show.title, code: rpc.code, message: rpc.message,
+                        since: states[show.id]?.failingSince.map { ISODate.string(from: $0) }))
+            }
+        }
+        let annotated = try await annotate(arrived)
+        let response = RefreshRun.Response(
+            shows: shows.count, arrived: Self.newestFirst(annotated), failed: failed, downloads: [],
+            deletions: [], dryRun: dryRun ? true : nil, seconds: Double((ContinuousClock.now - started).milliseconds) / 1000)
+        logger.info(
+            "refresh\(dryRun ? " (dry run)" : ""): \(shows.count) shows read, \(response.arrived.count) arrived, \(failed.count) failed, in \(Int(response.seconds * 1000)) ms"
+        )
+        if !dryRun { for module in modules { await module.refreshDidFinish(self, response) } }
+        return response
+    }
+
+    /// What arrived of `show` (kept, unless a dry run). Episodes played already (on another
+    /// device) are known but not new.
+    private func keepRefresh(of show: MediaItem, episodes: [MediaItem], dryRun: Bool) async throws -> [MediaItem] {
+        let arriving = try await store.arrivals(of: show.id, in: episodes)
+        if dryRun { return arriving }
+        let played = Set(try await annotate(arriving).filter { $0.played == true }.map(\.id))
+        return try await store.recordRefresh(of: show.id, episodes: episodes, seen: played)
+    }
+
+    /// `work` for each show, at most `limits.total` at once and `limits.perHost` for one host;
+    /// the results in the shows' order.
+    static func eachShow<T: Sendable>(
+        _ shows: [MediaItem], limits: (total: Int, perHost: Int),
+        _ work: @escaping @Sendable (MediaItem) async -> Swift.Result<T, any Error>
+    ) async -> [Swift.Result<T, any Error>] {
+        let hosts = shows.map(refreshHost)
+        var results = [Swift.Result<T, any Error>?](repeating: nil, count: shows.count)
+        await withTaskGroup(of: (Int, Swift.Result<T, any Error>).self) { group in
+            var waiting = Array(shows.indices)
+            var running: [String: Int] = [:]
+            var inFlight = 0
+            func startWhatMay() {
+                var index = 0
+                while inFlight < limits.total, index < waiting.count {
+                    let candidate = waiting[index]
+                    let host = hosts[candidate]
+                    guard running[host, default: 0] < limits.perHost else {
+                        index += 1
+                        continue
+                    }
+                    waiting.remove(at: index)
+                    running[host, default: 0] += 1
+                    inFlight += 1
+                    let show = shows[candidate]
+                    group.addTask {
+                        // Awaited into a `let` before the tuple is made (the tuple-await miscompile).
+                        let result = await work(show)
+                        return (candidate, result)
+                    }
+                }
+            }
+            startWhatMay()
+            for await (index, result) in group {
+                results[index] = result
+                running[hosts[index], default: 1] -= 1
+                inFlight -= 1
+                startWhatMay()
+            }
+        }
+        return results.enumerated().map { index, result in
+            result ?? .failure(HostError.storage("the refresh of \(shows[index].id) gave no result"))
+        }
+    }
+
+    /// Where a show is read from: its feed's host, else its provider's service.
+    static func refreshHost(_ show: MediaItem) -> String {
+        if let feed = show.feed, let host = URL(string: feed)?.host(), !host.isEmpty { return host.lowercased() }
+        return show.id.provider
+    }
+
+    /// Newest first by date; undated ones keep their order, last.
+    static func newestFirst(_ items: [MediaItem]) -> [MediaItem] {
+        let dates = items.map { $0.published.flatMap(ISODate.parse) }
+        return items.indices.sorted { a, b in
+            switch (dates[a], dates[b]) {
+            case let (x?, y?): x != y ? x > y : a < b
+            case (_?, nil): true
+            case (nil, _?): false
+            case (nil, nil): a < b
+            }
+        }.map { items[$0] }
+    }
+}
+
+/// One refresh at a time on a data dir, across processes (the service's timer, cron's
+/// `mediahost refresh`, a person's): an exclusive `flock` on run/refresh.lock, which names its
+/// holder so a refusal says who. The kernel lets go of it when its process dies (kill -9 too).
+final class RefreshLock: Sendable {
+    private let descriptor: Int32
+
+    init(dataDir: String) throws {
+        let folder = dataDir + "/run"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/refresh.lock"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw HostError.storage("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = Self.holder(descriptor)
+            close(descriptor)
+            throw HostError.busy(
+                "a refresh is already running\(holder.map { " (\($0))" } ?? ""); this one was not started: try again when it ends"
+            )
+        }
+        self.descriptor = descriptor
+        let note = "process \(getpid()), since \(ISODate.string(from: Date()))"
+        _ = ftruncate(descriptor, 0)
+        _ = Descriptor.writeAll(descriptor, Array(note.utf8))
+    }
+
+    /// Lets the next refresh run.
+    func release() {
+        _ = flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    private static func holder(_ descriptor: Int32) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 200)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self)
+    }
+}
+
+extension HostRuntime {
+    /// In the service: what is followed is refreshed at its start, then whenever the last refresh
+    /// (its own, cron's or a person's) is `refresh.interval_minutes` old; looked at every minute at
+    /// most, so a changed interval takes effect soon. A refresh that fails is logged.
+    func refreshPeriodically() {
+        Task.detached { [weak self] in
+            var first = true
+            while let self, !Task.isCancelled {
+                let interval = self.config.minutes(HostSettings.refreshIntervalMinutes) * 60
+                var wait = 60.0
+                if interval > 0 {
+                    let last = (try? await self.store.lastRefresh()) ?? nil
+                    let age = last.map { Date().timeIntervalSince($0) } ?? .infinity
+                    if first || age >= interval - 0.5 {
+                        await self.refreshQuietly()
+                        wait = interval
+                    } else {
+                        wait = interval - age
+                    }
+                }
+                first = false
+                try? await Task.sleep(for: .seconds(min(max(wait, 0.5), 60)))
+            }
+        }
+    }
+
+    /// A refresh whose failure is logged, not thrown.
+    func refreshQuietly() async {
+        do {
+            _ = try await dispatcher.run(RefreshRun())
+        } catch  where error.data?["kind"]?.stringValue == "busy" {
+            logger.info("refresh: \(error.message)")
+        } catch {
+            logger.warning("refresh failed: \(error.message)")
+        }
+    }
+}
