@@ -20,7 +20,7 @@ public enum API {
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
         QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
-        RefreshRun.self, NewList.self, NewSeen.self,
+        RefreshRun.self, NewList.self, NewSeen.self, RulesList.self, RulesSet.self, RulesUnset.self,
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
         PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self, PlayerMark.self,
         ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,

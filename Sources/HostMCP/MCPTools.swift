@@ -83,6 +83,21 @@ public struct MCPToolCatalog: Sendable {
         ("queue.remove", "Take items out of the queue."),
         ("queue.clear", "Empty the queue."),
         (
+            "new.list",
+            "What arrived from the user's shows and channels since they last looked (their inbox), newest first. Listing marks it seen unless keep: true; use keep: true when only telling them."
+        ),
+        ("new.seen", "Mark inbox items seen (or all: true) without listing them."),
+        (
+            "refresh.run",
+            "Fetch new episodes of everything the user follows now, then apply each show's download and tidy rules. dryRun: true only says what would arrive, be downloaded and deleted."
+        ),
+        (
+            "rules.list",
+            "Each followed show's rules: what a refresh downloads (auto_download, include, exclude, min/max minutes), what it tidies (keep_downloads, delete_played_after_days) and how it plays (speed, skip_intro, skip_outro, loudnorm, volume_boost_db)."
+        ),
+        ("rules.set", "Set one rule of a followed show, or of every show when no show is given."),
+        ("rules.unset", "Take back a show's rule (or all of them): the default applies again."),
+        (
             "downloads.start",
             "Download an item's media file to the user's disk. Give a progress token to follow it to the end."
         ),

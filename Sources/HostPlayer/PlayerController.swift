@@ -108,6 +108,12 @@ public actor PlayerController: HostComponent {
     /// An item's segments to skip or mute while it plays (SponsorBlock's, for YouTube videos).
     typealias SegmentSource = @Sendable (ItemID) async -> [MediaSegment]
     private let segmentSource: SegmentSource?
+    /// The playback settings of the show an item is of (speed, skips, loudness), when it is of a
+    /// followed show.
+    typealias PlaybackSource = @Sendable (ItemID) async -> ShowPlayback?
+    private let playbackSource: PlaybackSource?
+    /// The show settings of the file playing, and whether its outro was skipped this time.
+    private var showPlayback: (path: String, settings: ShowPlayback, outroDone: Bool)?
     /// Where an item's media is (its download, else its stream), for the queue's next item.
     typealias TargetSource = @Sendable (ItemID) async throws -> (target: String, local: Bool)
     private let targetSource: TargetSource?
@@ -159,12 +165,14 @@ public actor PlayerController: HostComponent {
             targets: { [weak host] id in
                 guard let host else { throw CancellationError() }
                 return try await host.playTarget(id)
-            })
+            },
+            playback: { [weak host] id in await host?.showPlayback(of: id) })
     }
 
     init(
         store: MediaStore, events: EventHub, logger: Logger, socketPath: String, statePath: String,
-        chapters: ChapterSource? = nil, segments: SegmentSource? = nil, targets: TargetSource? = nil
+        chapters: ChapterSource? = nil, segments: SegmentSource? = nil, targets: TargetSource? = nil,
+        playback: PlaybackSource? = nil
     ) {
         self.store = store
         self.events = events
@@ -174,6 +182,7 @@ public actor PlayerController: HostComponent {
         chapterSource = chapters
         segmentSource = segments
         targetSource = targets
+        playbackSource = playback
     }
 
     deinit {
@@ -391,6 +400,54 @@ public actor PlayerController: HostComponent {
         guard current?.target == path else { return }
         segments = (path, id, list, [], nil)
         logger.debug("\(list.count) segments to skip or mute in \(id)")
+    }
+
+    /// The show's playback settings, as the file starts: its speed (mpv keeps the pitch) and
+    /// loudness filters always (1 and none for what is of no followed show, so one show's speed
+    /// never carries over to the next file), and its intro skipped when it starts at the start.
+    private func applyShowPlayback(of id: ItemID, for path: String, startingAt start: Double, on connection: MPVConnection) {
+        showPlayback = nil
+        guard let playbackSource else { return }
+        Task {
+            let settings = await playbackSource(id) ?? ShowPlayback()
+            guard connection === self.connection, current?.target == path else { return }
+            showPlayback = (path, settings, false)
+            do {
+                _ = try await ask(connection, ["set_property", "speed", JSONValue(settings.speed)])
+                _ = try? await ask(connection, ["af", "remove", .string(ShowPlayback.filterLabel)])
+                if let filter = settings.audioFilter {
+                    _ = try await ask(connection, ["af", "add", .string(filter)])
+                }
+                if settings.skipIntro > 0, start <= 1, (position ?? 0) < settings.skipIntro - 0.3 {
+                    let to = min(settings.skipIntro, max(0, (duration ?? .infinity) - 1))
+                    _ = try await ask(connection, ["seek", JSONValue(to), "absolute"])
+                    self.position = to
+                    logger.info("skipped the first \(Int(to)) s of \(id) (skip_intro)")
+                    events.publish(HostEvent(PlayerSkip(id: id, category: "intro", action: "skipped", start: 0, end: to)))
+                }
+                if settings != ShowPlayback() { logger.debug("\(id) plays with its show's settings: \(settings)") }
+            } catch {
+                logger.warning("mpv did not take the show's settings for \(id): \(error)")
+            }
+        }
+    }
+
+    /// The show's last seconds skipped (`skip_outro`): the file is ended, once each time it plays.
+    private func passOutro(at position: Double) async {
+        guard var known = showPlayback, known.path == current?.target, !known.outroDone, known.settings.skipOutro > 0,
+            let duration, duration > known.settings.skipOutro, let connection, let id = current?.id
+        else { return }
+        let start = duration - known.settings.skipOutro
+        guard position >= start, position < duration - 0.5 else { return }
+        known.outroDone = true
+        showPlayback = known
+        do {
+            _ = try await ask(connection, ["seek", JSONValue(100), "absolute-percent"])
+            logger.info("skipped the last \(Int(known.settings.skipOutro)) s of \(id) (skip_outro)")
+            events.publish(HostEvent(PlayerSkip(id: id, category: "outro", action: "skipped", start: start, end: duration)))
+        } catch {
+            logger.warning("could not skip the outro of \(id): \(error)")
+        }
     }
 
     /// Within a segment to skip: a seek to its end, once each time the file plays (seeking back
@@ -826,6 +883,12 @@ public actor PlayerController: HostComponent {
     /// The item playing.
     var playing: Entry? { current }
 
+    /// The item playing and those handed to mpv to play next.
+    var handed: Set<ItemID> {
+        let state = shared.read()
+        return Set(([state.current] + state.queue.map(Optional.some)).compactMap { $0?.id })
+    }
+
     /// Whether something plays now (mpv is asked when this process has not heard from it).
     func playsNow() async -> Bool {
         if connection == nil, !isStuck { await adopt() }
@@ -923,7 +986,10 @@ public actor PlayerController: HostComponent {
                 position = data?.doubleValue
                 if stretchStart == nil { stretchStart = position }
                 if let position { sleepReached(at: position) }
-                if owner, let position { await passSegments(at: position) }
+                if owner, let position {
+                    await passSegments(at: position)
+                    await passOutro(at: position)
+                }
                 if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
                     await save(id, finished: false)
                 }
@@ -975,6 +1041,7 @@ public actor PlayerController: HostComponent {
                 if let id = entry.id {
                     giveChapters(of: id, for: path, to: connection)
                     findSegments(of: id, for: path)
+                    applyShowPlayback(of: id, for: path, startingAt: at ?? 0, on: connection)
                 }
             }
             publish(force: true)

@@ -32,6 +32,14 @@ public enum PlayerModule: HostModule {
     }
 }
 
+extension PlayerModule {
+    /// What mpv plays and was handed to play next (their files stay while it may open them).
+    public static func itemsInUse(_ host: HostRuntime) async -> Set<ItemID> {
+        guard let player = host.existingComponent(PlayerController.self) else { return [] }
+        return await player.handed
+    }
+}
+
 extension HostRuntime {
     /// The mpv this host plays through.
     public var player: PlayerController { component() }

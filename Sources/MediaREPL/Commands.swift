@@ -158,6 +158,20 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
+            "rules", usage: "rules [<n|id>]", method: RulesList.method,
+            summary: "each followed show's download, tidy and playback rules (`rules set`, `rules unset`)",
+            subcommands: REPL.rulesSubcommands
+        ) { line, repl throws(CommandError) in
+            guard line.words.count <= 1 else { throw CommandError.usage }
+            let show = try line.words.first.flatMap { word throws(CommandError) in try repl.items([word]).first }
+            return .call(
+                .run(RulesList(show: show)) { repl, list in
+                    var text = RulesReport.render(list, width: repl.renderer.fit ?? 100, summaries: show != nil)
+                    while text.hasSuffix("\n") { text.removeLast() }
+                    await repl.page(text)
+                })
+        },
+        CommandSpec(
             "latest", usage: "latest [<provider>] [--unplayed] [--no-shorts] [--pictures]",
             method: FavoritesLatest.method,
             summary:

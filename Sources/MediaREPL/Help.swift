@@ -12,7 +12,10 @@ extension CommandSpec {
     /// The commands by what they are for, in `help`'s order: every command once.
     static let groups: [(title: String, names: [String])] = [
         ("find", ["search", "browse", "categories", "providers", "show", "open", "next", "prev", "history", "artwork"]),
-        ("keep", ["fav", "unfav", "favs", "new", "seen", "refresh", "latest", "lists", "list", "add", "export", "import"]),
+        (
+            "keep",
+            ["fav", "unfav", "favs", "new", "seen", "refresh", "rules", "latest", "lists", "list", "add", "export", "import"]
+        ),
         ("download", ["download", "downloads", "pause", "resume", "cancel", "remove"]),
         (
             "play",
@@ -51,6 +54,10 @@ extension CommandSpec {
         "new": [("new", "what arrived since you last looked (then seen)"), ("new --keep", "look, and leave it new")],
         "seen": [("seen 2 4", "rows 2 and 4 out of `new`"), ("seen all", "empty `new`")],
         "refresh": [("refresh", "fetch what is new now, then the rules"), ("refresh --dry-run", "only say what it would do")],
+        "rules": [
+            ("rules set 2 auto_download 3", "download row 2's newest 3 of each refresh"),
+            ("rules set default delete_played_after_days 30", "tidy every show"),
+        ],
         "latest": [("latest", "the newest of every followed show, live"), ("latest youtube --no-shorts", "videos, no Shorts")],
         "lists": [("lists", "your lists and how many items each has"), ("list new \"Road trip\"", "make one")],
         "list": [("list \"Road trip\"", "a list's items"), ("list download \"Road trip\" --new", "download what is new in it")],

@@ -168,6 +168,42 @@ extension REPL {
         },
     ]
 
+    /// `rules set`, `rules unset`: a followed show's rules (or every show's, `default`).
+    static let rulesSubcommands: [CommandSpec] = [
+        CommandSpec(
+            "set", usage: "rules set <n|id|default> <key> <value>", method: RulesSet.method,
+            summary: "set a rule of a followed show, or of every show (default)"
+        ) { line, repl throws(CommandError) in
+            guard line.words.count >= 3 else { throw CommandError.usage }
+            let show = try repl.showOrDefault(line.words[0])
+            let request = RulesSet(show: show, key: line.words[1], value: line.words.dropFirst(2).joined(separator: " "))
+            return .call(
+                .run(request) { repl, rules in
+                    let rule = rules.rules.first { $0.key == request.key.lowercased() }
+                    repl.display("\(Renderer.clean(rules.title)): \(request.key.lowercased()) \(rule?.value ?? request.value)")
+                })
+        },
+        CommandSpec(
+            "unset", usage: "rules unset <n|id|default> [<key>]", method: RulesUnset.method,
+            summary: "take back a rule (or all) of a show: the default applies again"
+        ) { line, repl throws(CommandError) in
+            guard (1...2).contains(line.words.count) else { throw CommandError.usage }
+            let show = try repl.showOrDefault(line.words[0])
+            let key = line.words.count == 2 ? line.words[1] : nil
+            return .call(
+                .run(RulesUnset(show: show, key: key)) { repl, rules in
+                    repl.display(
+                        "\(Renderer.clean(rules.title)): \(key.map { "\($0) is" } ?? "its rules are") back to the default")
+                })
+        },
+    ]
+
+    /// A show's row or id, or `default` (every show: nil).
+    func showOrDefault(_ word: String) throws(CommandError) -> ItemID? {
+        if word.lowercased() == "default" { return nil }
+        return try items([word]).first
+    }
+
     /// `player pause`, `player seek +30`...: the controls of what plays, as subcommands.
     static let playerSubcommands: [CommandSpec] = [
         .plain(

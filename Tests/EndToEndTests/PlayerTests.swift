@@ -1,4 +1,5 @@
 import Foundation
+import HostPlayer
 import HostService
 import JSONRPC
 import MediaHost
@@ -286,6 +287,90 @@ import Testing
         let once = try await runMediahost(
             ["--no-service", "call", "player.sleep", #"{"minutes":30}"#], dataDir: setup.dataDir, environment: setup.environment)
         #expect(once.status != 0 && once.stderr.contains("mediahost serve"), "\(once.stderr)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
+
+    /// mpv's own answer for a property, over its IPC socket (what the host set, read back).
+    static func mpvProperty(_ name: String, dataDir: String, environment: [String: String]) -> JSONValue? {
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let path = HostPaths(configFile: dataDir + "/none.toml", dataDir: dataDir, cacheDir: dataDir).playerSocket(
+            environment: merged)
+        guard let fd = UnixSocket(path: path).connect() else { return nil }
+        defer { close(fd) }
+        let request = Array(#"{"command":["get_property","\#(name)"],"request_id":4242}"#.utf8) + [0x0A]
+        guard Descriptor.writeAll(fd, request) else { return nil }
+        var buffer: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 1000) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            buffer += chunk[..<count]
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                if let value = try? JSONParser.parse(line), value["request_id"]?.intValue == 4242 { return value["data"] }
+            }
+        }
+        return nil
+    }
+
+    /// A show's own settings apply whenever its episode plays in mpv (read back over mpv's IPC):
+    /// its speed, its intro skipped at the start, its loudness filters, and its outro skipped to
+    /// the end, which counts as played; taken back, the next episode plays as built in.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aShowsOwnSettingsApplyWheneverItsEpisodesPlay() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        _ = try await setup.call("favorites.add", #"{"id":"\#(Self.radio)"}"#)
+        for (key, value) in [
+            ("speed", "1.5"), ("skip_intro", "150"), ("skip_outro", "25"), ("loudnorm", "on"), ("volume_boost_db", "6"),
+        ] {
+            _ = try await setup.call("rules.set", #"{"show":"\#(Self.radio)","key":"\#(key)","value":"\#(value)"}"#)
+        }
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        // Tone 3 is 180 s: it starts at 150 (the intro), and is ended at 155 (the outro).
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[2])"}"#)
+        let skipped = await client.waitForState {
+            $0["item"]?["id"]?.stringValue == setup.tones[2] && ($0["position"]?.doubleValue ?? 0) >= 149
+        }
+        #expect(skipped != nil, "the intro was skipped: \(client.process.errors.suffix(2000))")
+        var speed: Double?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while speed != 1.5, ContinuousClock.now < deadline {
+            speed = Self.mpvProperty("speed", dataDir: setup.dataDir, environment: setup.environment)?.doubleValue
+            if speed != 1.5 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(speed == 1.5)
+        let filters = Self.mpvProperty("af", dataDir: setup.dataDir, environment: setup.environment)
+        let filter = filters?.arrayValue?.first { $0["label"] == "mediahost" }
+        let graph = filter?["params"]?["graph"]?.stringValue ?? ""
+        #expect(graph.contains("loudnorm=I=-16") && graph.contains("volume=6dB"), "\(String(describing: filters))")
+        #expect(Self.mpvProperty("audio-pitch-correction", dataDir: setup.dataDir, environment: setup.environment) == true)
+        // The outro: ended at 155 s, so played.
+        let ended = await client.waitForState(timeout: .seconds(60)) {
+            $0["item"]?["id"]?.stringValue != setup.tones[2] || $0["state"] == "stopped"
+        }
+        #expect(ended != nil, "the outro was skipped to the end")
+        let played = try await client.call("media.get", #"{"id":"\#(setup.tones[2])"}"#)
+        #expect(played["played"] == true, "\(played)")
+
+        // Taken back: the next episode plays at 1, unfiltered, from its start.
+        _ = try await client.call("rules.unset", #"{"show":"\#(Self.radio)"}"#)
+        _ = try await client.call("player.open", #"{"id":"\#(setup.tones[1])","now":true}"#)
+        _ = await client.waitForState { $0["item"]?["id"]?.stringValue == setup.tones[1] && $0["state"] == "playing" }
+        var plain: Double?
+        let again = ContinuousClock.now + .seconds(20)
+        while plain != 1, ContinuousClock.now < again {
+            plain = Self.mpvProperty("speed", dataDir: setup.dataDir, environment: setup.environment)?.doubleValue
+            if plain != 1 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(plain == 1)
+        let none = Self.mpvProperty("af", dataDir: setup.dataDir, environment: setup.environment)?.arrayValue ?? []
+        #expect(!none.contains { $0["label"] == "mediahost" }, "\(none)")
         _ = try await client.call("player.stop")
         await client.close()
     }

@@ -39,7 +39,7 @@ public struct Dispatcher: RPCHandler {
         AuthStatus.self, AuthLogin.self, AuthLogout.self,
         ConfigGet.self, ConfigSet.self,
         QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self, QueueClear.self,
-        RefreshRun.self, NewList.self, NewSeen.self,
+        RefreshRun.self, NewList.self, NewSeen.self, RulesList.self, RulesSet.self, RulesUnset.self,
     ]
 
     /// A method's answer, as JSON text or as a value (`asValue`).

@@ -86,15 +86,18 @@ extension HostRuntime {
             }
         }
         var arrived: [MediaItem] = []
+        var byShow: [(show: MediaItem, items: [MediaItem])] = []
         var failed: [RefreshRun.Failure] = []
         for (show, outcome) in zip(shows, outcomes) {
             switch outcome {
             case .success(let items):
-                arrived += items.map { item in
+                let named = items.map { item in
                     var item = item
                     if item.subtitle == nil { item.subtitle = show.title }
                     return item
                 }
+                arrived += named
+                if !named.isEmpty { byShow.append((show, named)) }
             case .failure(let error):
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let rpc = outgoing(Dispatcher.rpcError(for: error, method: RefreshRun.method, logger: logger))
@@ -111,16 +114,137 @@ extension HostRuntime {
                         since: states[show.id]?.failingSince.map { ISODate.string(from: $0) }))
             }
         }
+        let downloads = try await autoDownloads(byShow, dryRun: dryRun)
+        let deletions = try await tidyDownloads(followed: shows, dryRun: dryRun)
         let annotated = try await annotate(arrived)
         let response = RefreshRun.Response(
-            shows: shows.count, arrived: Self.newestFirst(annotated), failed: failed, downloads: [],
-            deletions: [], dryRun: dryRun ? true : nil, seconds: Double((ContinuousClock.now - started).milliseconds) / 1000)
+            shows: shows.count, arrived: Self.newestFirst(annotated), failed: failed, downloads: downloads,
+            deletions: deletions, dryRun: dryRun ? true : nil,
+            seconds: Double((ContinuousClock.now - started).milliseconds) / 1000)
         logger.info(
             "refresh\(dryRun ? " (dry run)" : ""): \(shows.count) shows read, \(response.arrived.count) arrived, \(failed.count) failed, in \(Int(response.seconds * 1000)) ms"
         )
         if !dryRun { for module in modules { await module.refreshDidFinish(self, response) } }
         return response
     }
+
+    /// The downloads each show's `auto_download` starts (or would) of what arrived: its filters
+    /// passed, not downloaded already, the newest N or all.
+    private func autoDownloads(
+        _ arrived: [(show: MediaItem, items: [MediaItem])], dryRun: Bool
+    ) async throws -> [RefreshRun.Action] {
+        var actions: [RefreshRun.Action] = []
+        for (show, items) in arrived {
+            let rules = try await effectiveRules(of: show.id)
+            let reason: String
+            var chosen = try await annotate(items).filter { item in
+                (item.kind == .episode || item.kind == .video) && item.download == nil && rules.filteredOut(item) == nil
+            }
+            switch rules.autoDownload {
+            case .off: continue
+            case .all: reason = "auto_download all"
+            case .newest(let count):
+                chosen = Array(Self.newestFirst(chosen).prefix(count))
+                reason = "auto_download: the newest \(count)"
+            }
+            for item in chosen {
+                var action = RefreshRun.Action(id: item.id, title: item.title, show: show.title, reason: reason)
+                if !dryRun {
+                    do {
+                        _ = try await dispatcher.run(DownloadsStart(id: item.id))
+                    } catch {
+                        action.reason += "; it could not start: \(error.message)"
+                    }
+                }
+                actions.append(action)
+            }
+        }
+        return actions
+    }
+
+    /// The downloads the rules no longer keep, deleted (or would be): per show, played ones
+    /// beyond `keep_downloads` and played more than `delete_played_after_days` ago; then, over
+    /// `downloads.max_gb`, the oldest played anywhere. Never a favorite, an item in a list or the
+    /// queue, one the player or a module uses, nor anything not played.
+    private func tidyDownloads(followed: [MediaItem], dryRun: Bool) async throws -> [RefreshRun.Action] {
+        let completed = try await store.downloads(in: [.completed])
+        guard !completed.isEmpty else { return [] }
+        let ids = completed.map(\.id)
+        let playbacks = try await store.playbacks(for: ids)
+        let annotations = try await store.annotations(for: ids)
+        var inUse = Set<ItemID>()
+        for module in modules { inUse.formUnion(await module.itemsInUse(self)) }
+        let queued = Set(try await store.queue().items.map(\.id))
+        // Only what was played may go, and nothing a person keeps or uses.
+        let deletable = completed.filter { record in
+            playbacks[record.id]?.played == true && !annotations.favorites.contains(record.id)
+                && annotations.lists[record.id]?.isEmpty ?? true && !queued.contains(record.id) && !inUse.contains(record.id)
+        }
+        let showOf = try await store.shows(of: ids)
+        let titles = Dictionary(followed.map { ($0.id, $0.title) }) { first, _ in first }
+        let now = Date()
+        var chosen: [(record: DownloadRecord, reason: String)] = []
+        var taken = Set<ItemID>()
+        let byShow = Dictionary(grouping: completed.filter { showOf[$0.id].map { titles[$0] != nil } ?? false }) {
+            showOf[$0.id]!
+        }
+        for (show, records) in byShow.sorted(by: { $0.key.description < $1.key.description }) {
+            let rules = try await effectiveRules(of: show)
+            let mayGo = Set(deletable.map(\.id))
+            if rules.deletePlayedAfterDays > 0 {
+                for record in records where mayGo.contains(record.id) && !taken.contains(record.id) {
+                    guard let played = playbacks[record.id]?.updatedAt else { continue }
+                    let days = now.timeIntervalSince(played) / 86_400
+                    if days > rules.deletePlayedAfterDays {
+                        chosen.append(
+                            (
+                                record,
+                                "played \(Int(days)) days ago (delete_played_after_days \(Self.number(rules.deletePlayedAfterDays)))"
+                            ))
+                        taken.insert(record.id)
+                    }
+                }
+            }
+            if rules.keepDownloads > 0 {
+                let newestFirst = records.sorted { $0.createdAt > $1.createdAt }
+                for record in newestFirst.dropFirst(rules.keepDownloads)
+                where mayGo.contains(record.id) && !taken.contains(record.id) {
+                    chosen.append(
+                        (record, "beyond the newest \(rules.keepDownloads) kept (keep_downloads \(rules.keepDownloads))"))
+                    taken.insert(record.id)
+                }
+            }
+        }
+        let budget = Int64(config.integer(HostSettings.downloadsMaxGB)) * 1_000_000_000
+        if budget > 0 {
+            var total = completed.filter { !taken.contains($0.id) }.reduce(Int64(0)) { $0 + $1.bytes }
+            let oldestPlayedFirst = deletable.filter { !taken.contains($0.id) }.sorted {
+                (playbacks[$0.id]?.updatedAt ?? .distantPast) < (playbacks[$1.id]?.updatedAt ?? .distantPast)
+            }
+            for record in oldestPlayedFirst where total > budget {
+                chosen.append((record, "downloads over \(budget / 1_000_000_000) GB (downloads.max_gb): the oldest played first"))
+                taken.insert(record.id)
+                total -= record.bytes
+            }
+        }
+        var actions: [RefreshRun.Action] = []
+        for (record, reason) in chosen {
+            var action = RefreshRun.Action(
+                id: record.id, title: record.title, show: showOf[record.id].flatMap { titles[$0] }, reason: reason,
+                path: record.path, bytes: record.bytes)
+            if !dryRun {
+                do {
+                    _ = try await dispatcher.run(DownloadsRemove(id: record.id))
+                } catch {
+                    action.reason += "; it could not be deleted: \(error.message)"
+                }
+            }
+            actions.append(action)
+        }
+        return actions
+    }
+
+    static func number(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
 
     /// What arrived of `show` (kept, unless a dry run). Episodes played already (on another
     /// device) are known but not new.

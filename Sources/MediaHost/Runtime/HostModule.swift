@@ -30,6 +30,9 @@ public protocol HostModule: Sendable {
     /// A refresh of what is followed ended (not a dry run), in this process: what arrived can
     /// be told of (a desktop notification). Nothing by default.
     static func refreshDidFinish(_ host: HostRuntime, _ refresh: RefreshRun.Response) async
+    /// Items whose files it uses now (the one playing, those handed to the player): a rule
+    /// never deletes them. None by default.
+    static func itemsInUse(_ host: HostRuntime) async -> Set<ItemID>
 }
 
 extension HostModule {
@@ -40,6 +43,7 @@ extension HostModule {
     public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] { [] }
     public static func libraryDidChange(_ host: HostRuntime, _ part: MethodEffect.Library) async {}
     public static func refreshDidFinish(_ host: HostRuntime, _ refresh: RefreshRun.Response) async {}
+    public static func itemsInUse(_ host: HostRuntime) async -> Set<ItemID> { [] }
 }
 
 /// State a module keeps for one host (mpv's controller, the lists on offer): made from the host
