@@ -16,7 +16,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, lists, service, feed, pictures, transcripts, sync, http, search, plugin, downloads, ytdlp.
+/// Run one group only: rpc, cold, favorites, lists, service, feed, pictures, transcripts, sync, queue, refresh, http, search, plugin, downloads, ytdlp.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// An earlier build to compare size and start-up with (`make bench PREVIOUS=<binary>`).
 let previous = arguments.firstIndex(of: "--previous").map { arguments[$0 + 1] }
@@ -126,6 +126,7 @@ if only == "pictures" { try pictureBench() }
 if selected("transcripts") { try await transcriptBench() }
 if selected("sync") { try await syncBench() }
 if selected("queue") { try await queueBench() }
+if selected("refresh") { try await refreshBench() }
 if only == "feed" {
     // 5. The big feed: parse alone in this process, the peers on the same bytes, then end to end
     // from a cold `mediahost call media.children` with a fresh data dir, re-opened (304), and a

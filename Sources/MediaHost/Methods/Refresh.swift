@@ -79,18 +79,20 @@ extension HostRuntime {
                 let episodes = try await FetchPolicy.$requireFresh.withValue(true) {
                     try await self.withProvider(show.id.provider) { try await $0.children(of: show.id, cursor: nil).items }
                 }
-                let arrived = try await self.keepRefresh(of: show, episodes: episodes, dryRun: dryRun)
-                return .success(arrived)
+                let kept = try await self.keepRefresh(of: show, episodes: episodes, dryRun: dryRun)
+                return .success(kept)
             } catch {
                 return .failure(error)
             }
         }
         var arrived: [MediaItem] = []
         var byShow: [(show: MediaItem, items: [MediaItem])] = []
+        var readUnchanged: [ItemID] = []
         var failed: [RefreshRun.Failure] = []
         for (show, outcome) in zip(shows, outcomes) {
             switch outcome {
-            case .success(let items):
+            case .success(let (items, unchanged)):
+                if unchanged { readUnchanged.append(show.id) }
                 let named = items.map { item in
                     var item = item
                     if item.subtitle == nil { item.subtitle = show.title }
@@ -114,6 +116,7 @@ extension HostRuntime {
                         since: states[show.id]?.failingSince.map { ISODate.string(from: $0) }))
             }
         }
+        try await store.recordUnchanged(readUnchanged)
         let downloads = try await autoDownloads(byShow, dryRun: dryRun)
         let deletions = try await tidyDownloads(followed: shows, dryRun: dryRun)
         let annotated = try await annotate(arrived)
@@ -248,11 +251,16 @@ extension HostRuntime {
 
     /// What arrived of `show` (kept, unless a dry run). Episodes played already (on another
     /// device) are known but not new.
-    private func keepRefresh(of show: MediaItem, episodes: [MediaItem], dryRun: Bool) async throws -> [MediaItem] {
+    /// - Returns: what arrived, and whether the show is left to be kept as read with nothing new
+    ///   (`recordUnchanged`, once for all of them).
+    private func keepRefresh(of show: MediaItem, episodes: [MediaItem], dryRun: Bool) async throws -> (
+        arrived: [MediaItem], unchanged: Bool
+    ) {
         let arriving = try await store.arrivals(of: show.id, in: episodes)
-        if dryRun { return arriving }
+        if dryRun || arriving.isEmpty { return (arriving, !dryRun) }
         let played = Set(try await annotate(arriving).filter { $0.played == true }.map(\.id))
-        return try await store.recordRefresh(of: show.id, episodes: episodes, seen: played)
+        let arrived = try await store.recordRefresh(of: show.id, episodes: episodes, seen: played, expected: arriving)
+        return (arrived, false)
     }
 
     /// `work` for each show, at most `limits.total` at once and `limits.perHost` for one host;
