@@ -280,40 +280,45 @@ final class NotificationLog: Sendable {
         #expect(favorites["items"]?.arrayValue?.first?["download"]?["state"] == "completed")
     }
 
-    @Test func diskFullNeverLeavesAFinalFile() async throws {
-        // A real full disk: a 256 KB tmpfs as the data folder where mounting works (as root),
-        // else the .part path pointed at /dev/full, which fails every write with ENOSPC.
+    /// A full disk pauses the download with the reason, and every queued one with it (each
+    /// would fail the same way): nothing half-written becomes a file, nothing is deleted, no
+    /// download tries again and again; `resume` goes on once there is room.
+    @Test func aFullDiskPausesTheDownloadsSayingWhy() async throws {
+        // A real full disk: a 256 KB tmpfs as the downloads folder where mounting works (as
+        // root), else the .part path pointed at /dev/full, which fails every write with ENOSPC.
         let directory = try makeTemporaryDirectory()
         let mounted = await runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", directory]).status == 0
         defer { if mounted { umount(directory) } }
         let d = try await DownloadFixture()
         defer { d.stop() }
-        let started = try await d.start(50)  // 700 kB
-        let path = try #require(started["path"]?.stringValue)
-        if !mounted {
+        if mounted {
+            let manager = DownloadManager(
+                store: d.host.store, http: MediaHTTPClient(), events: EventHub(), logger: d.host.logger, root: directory,
+                concurrency: { 1 }, refreshSource: { _ in nil })
+            let ids = try [51, 52].map { try ItemID(parsing: "catalog:video:v\($0)") }
+            for id in ids {
+                let source = try await d.host.withProvider("catalog") { try await $0.downloadSource(for: id) }
+                _ = try await manager.start(id, source: source, title: "big \(id.nativeID)")
+            }
+            await manager.idle()
+            let full = try #require(try await d.host.store.download(ids[0]))
+            #expect(full.state == .paused)
+            #expect(full.error?.contains("the disk is full") == true && full.error?.contains("`resume`") == true, "\(full.error ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: full.path))
+            #expect(full.bytes > 0, "what was written is kept to resume from")
+            let queued = try #require(try await d.host.store.download(ids[1]))
+            #expect(queued.state == .paused && queued.error?.contains("the disk is full") == true, "\(queued)")
+        } else {
+            let started = try await d.start(50)  // 700 kB
+            let path = try #require(started["path"]?.stringValue)
             _ = try? await d.fixture.call("downloads.pause", ["id": "catalog:video:v50"])
             try? FileManager.default.removeItem(atPath: path + ".part")
             try FileManager.default.createSymbolicLink(atPath: path + ".part", withDestinationPath: "/dev/full")
             _ = try await d.fixture.call("downloads.resume", ["id": "catalog:video:v50"])
-        }
-        _ = mounted ? try await d.wait(50, for: .completed) : try await d.wait(50, for: .failed)
-        if mounted {
-            // The fixture's own data dir is not on the tmpfs; redo the download with the tmpfs as downloads folder.
-            let manager = DownloadManager(
-                store: d.host.store, http: MediaHTTPClient(), events: EventHub(), logger: d.host.logger, root: directory,
-                concurrency: { 1 }, refreshSource: { _ in nil })
-            let id = try ItemID(parsing: "catalog:video:v51")
-            let source = try await d.host.withProvider("catalog") { try await $0.downloadSource(for: id) }
-            _ = try await manager.start(id, source: source, title: "big")
-            await manager.idle()
-            let failed = try #require(try await d.host.store.download(id))
-            #expect(failed.state == .failed)
-            #expect(failed.error?.contains("disk full") == true, "\(failed.error ?? "")")
-            #expect(!FileManager.default.fileExists(atPath: failed.path))
-        } else {
-            let failed = try #require(try await d.record(50))
-            #expect(failed.error?.contains("disk full") == true, "\(failed.error ?? "")")
-            #expect(!FileManager.default.fileExists(atPath: failed.path))
+            let paused = try await d.wait(50, for: .paused)
+            #expect(paused.error?.contains("the disk is full") == true, "\(paused.error ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: paused.path))
         }
     }
+
 }

@@ -25,6 +25,8 @@ struct DownloadAttempt {
         /// Worth another try (resuming from the `.part`).
         case transient(String)
         case permanent(String)
+        /// The disk (or the quota) is full: every download waits until there is room.
+        case diskFull(String)
     }
 
     struct Outcome {
@@ -158,11 +160,10 @@ struct DownloadAttempt {
             return ended(.transient("\(error)"), progress)
         }
         if let code = progress.lock.withLock({ progress.writeError }) {
-            let reason =
-                code == ENOSPC || code == EDQUOT
-                ? "disk full while writing \(record.partPath)"
-                : "cannot write \(record.partPath): \(String(cString: strerror(code)))"
-            return ended(.permanent(reason), progress)
+            if code == ENOSPC || code == EDQUOT {
+                return ended(.diskFull("the disk is full (writing \(record.partPath))"), progress)
+            }
+            return ended(.permanent("cannot write \(record.partPath): \(String(cString: strerror(code)))"), progress)
         }
         let (bytes, total) = progress.lock.withLock { (progress.bytes, progress.total) }
         if progress.lock.withLock({ progress.overrun }) {

@@ -226,6 +226,19 @@ public actor DownloadManager {
         }
     }
 
+    /// Every queued download paused, saying why.
+    private func pauseQueued(because reason: String) async {
+        do {
+            for var queued in try await store.downloads(in: [.queued]) {
+                queued.state = .paused
+                queued.error = reason
+                try await save(queued, announce: true)
+            }
+        } catch {
+            logger.error("cannot pause the queued downloads (\(reason)): \(error)")
+        }
+    }
+
     private func finished(_ id: ItemID) {
         tasks[id] = nil
         stopReasons[id] = nil
@@ -327,6 +340,14 @@ public actor DownloadManager {
                 try? await Task.sleep(for: .milliseconds(500 * (1 << (attempt - 1))))
                 if Task.isCancelled, stopReasons[record.id] != nil { break }
                 continue
+            case .diskFull(let reason):
+                // Paused, with what it has so far, and every queued one with it: each would fail
+                // the same way (an automatic download after a refresh, one after another). Nothing
+                // is deleted to make room; `resume` goes on once there is.
+                record.state = .paused
+                record.error = "\(reason): paused with the others; free some space, then `resume`"
+                try? await save(record, announce: true)
+                await pauseQueued(because: "paused: the disk is full; free some space, then `resume`")
             case .transient(let reason), .permanent(let reason):
                 record.state = .failed
                 record.error = redactor.scrub(reason, keepNewlines: false)
