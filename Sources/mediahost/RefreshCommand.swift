@@ -6,6 +6,7 @@ import JSONRPC
 import MediaHost
 import MediaKit
 import MediaREPL
+import MediaStore
 
 #if canImport(Glibc)
     import Glibc
@@ -49,6 +50,7 @@ struct RefreshCommand: AsyncParsableCommand {
             request.show = id
         }
         let response: RefreshRun.Response
+        var local: HostRuntime?
         do throws(RPCError) {
             if let service = await global.host.service() {
                 defer { service.close() }
@@ -60,7 +62,10 @@ struct RefreshCommand: AsyncParsableCommand {
                 } catch {
                     throw RPCError(code: RPCError.internalErrorCode, message: "\(error)")
                 }
+                // What an earlier run left (killed while downloading) goes on with this one's.
+                if !dryRun { await host.downloads.resumeInterrupted() }
                 response = try await host.dispatcher.run(request)
+                local = host
             }
         } catch {
             Descriptor.standardError("mediahost: \(error.message)\n")
@@ -71,6 +76,23 @@ struct RefreshCommand: AsyncParsableCommand {
         } else {
             let width = isatty(1) == 1 ? DoctorCommand.columns() : 100
             _ = Descriptor.writeAll(1, Array(RefreshReport.render(response, width: width).utf8))
+        }
+        // Without a service, the rules' downloads are this process's: it ends when they do (as
+        // cron expects), saying how each ended. The service downloads on after answering.
+        if let host = local, !dryRun {
+            if !response.downloads.isEmpty, isatty(2) == 1 {
+                Descriptor.standardError("Downloading (Ctrl-C stops; the next refresh goes on)…\n")
+            }
+            await host.downloadsIdle()
+            var lines: [String] = []
+            for action in response.downloads {
+                let record = try? await host.store.download(action.id)
+                let state = record?.state.rawValue ?? "not started"
+                lines.append("  \(action.title): \(state)\(record?.error.map { " (\($0))" } ?? "")")
+            }
+            if !json, !lines.isEmpty {
+                _ = Descriptor.writeAll(1, Array(("\nDownloads\n" + lines.joined(separator: "\n") + "\n").utf8))
+            }
         }
         if response.shows > 0, response.failed.count == response.shows { throw ExitCode(1) }
     }

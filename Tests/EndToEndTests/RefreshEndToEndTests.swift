@@ -213,3 +213,46 @@ import Testing
         #expect(try await setup.call("new.list", #"{"keep":true}"#)["total"] == 3)
     }
 }
+
+extension RefreshEndToEndTests {
+    /// auto_download through the binary: what arrives is downloaded by the rule, and `mediahost
+    /// refresh` (as cron runs it) ends when its downloads do. Killed with SIGKILL halfway through
+    /// the download, the next refresh resumes it to a whole file, and nothing arrives twice.
+    @Test func autoDownloadSurvivesAKillHalfway() async throws {
+        // 1.44 MB of tone at 400 kB/s: about 3.6 s to download.
+        let (sandbox, base) = try await startSandboxProcess(rate: 400_000)
+        defer { sandbox.process.terminate() }
+        let setup = Setup(
+            sandbox: sandbox, base: base, dataDir: try makeTemporaryDirectory(),
+            environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])
+        _ = try await setup.call("favorites.add", #"{"id":"\#(Self.radio)"}"#)
+        _ = try await setup.call("rules.set", #"{"show":"\#(Self.radio)","key":"auto_download","value":"all"}"#)
+        let dry = try await setup.refresh(["--dry-run"])
+        #expect(dry.stdout.contains("Would download\nSandbox Radio: Tone 3 (180 s): auto_download all"), "\(dry.stdout)")
+
+        let first = try MediahostProcess(["refresh"], dataDir: setup.dataDir, environment: setup.environment)
+        defer { first.process.terminate() }
+        // Halfway: some of the file is there.
+        var part = 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while part < 200_000, ContinuousClock.now < deadline {
+            let downloads = try await setup.call("downloads.list")
+            part = downloads.arrayValue?.first?["bytes"]?.intValue ?? 0
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(part >= 200_000, "the automatic download ran")
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+
+        let second = try await setup.refresh()
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains(": 0 new."), "nothing twice: \(second.stdout)")
+        let downloads = try await setup.call("downloads.list")
+        let record = try #require(downloads.arrayValue?.first)
+        #expect(downloads.arrayValue?.count == 1)
+        #expect(record["state"] == "completed", "the next refresh finished it: \(downloads)")
+        let path = try #require(record["path"]?.stringValue)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size == 44 + 180 * 8000, "a whole file, resumed from where it was")
+    }
+}

@@ -303,7 +303,9 @@ final class NotificationLog: Sendable {
             await manager.idle()
             let full = try #require(try await d.host.store.download(ids[0]))
             #expect(full.state == .paused)
-            #expect(full.error?.contains("the disk is full") == true && full.error?.contains("`resume`") == true, "\(full.error ?? "")")
+            #expect(
+                full.error?.contains("the disk is full") == true && full.error?.contains("`resume`") == true,
+                "\(full.error ?? "")")
             #expect(!FileManager.default.fileExists(atPath: full.path))
             #expect(full.bytes > 0, "what was written is kept to resume from")
             let queued = try #require(try await d.host.store.download(ids[1]))
