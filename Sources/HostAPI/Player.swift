@@ -48,10 +48,13 @@ public struct PlayerOpen: APIMethod {
         public var queueLength: Int?
         /// Where it starts, in seconds, when not at the beginning (mpv).
         public var resumedAt: Double?
+        /// For a show, channel or playlist: how many more of it (not played yet, in its order)
+        /// were queued after what plays (mpv).
+        public var filled: Int?
 
         public init(
             id: ItemID, command: [String], target: String, local: Bool, pid: Int, played: ItemID? = nil, note: String? = nil,
-            title: String? = nil, queued: Bool? = nil, queueLength: Int? = nil, resumedAt: Double? = nil
+            title: String? = nil, queued: Bool? = nil, queueLength: Int? = nil, resumedAt: Double? = nil, filled: Int? = nil
         ) {
             self.id = id
             self.command = command
@@ -64,6 +67,7 @@ public struct PlayerOpen: APIMethod {
             self.queued = queued
             self.queueLength = queueLength
             self.resumedAt = resumedAt
+            self.filled = filled
         }
     }
 

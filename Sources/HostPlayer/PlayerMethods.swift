@@ -50,7 +50,7 @@ extension PlayerOpen: RPCMethod {
     static let earlyExitWindow: Duration = .seconds(2)
 
     public func run(on host: HostRuntime) async throws -> Response {
-        let (played, note, page) = try await host.whatToPlay(id)
+        let (played, note, page, rest) = try await host.whatToPlay(id)
         let (target, local) = try await host.playTarget(played, page: page)
         let words = host.config.command(HostSettings.playerCommand)
         guard let program = words.first, let executable = Path.findProgram(program) else {
@@ -79,13 +79,13 @@ extension PlayerOpen: RPCMethod {
             // While something plays, it goes into the queue (the store's, which every front end
             // sees and which outlives the player), and mpv is handed it when it is next.
             if now != true, start == nil, chapter == nil, await host.player.playsNow() {
-                let count = try await host.store.enqueue([item ?? MediaItem(id: played, title: title)])
+                let count = try await host.store.enqueue([item ?? MediaItem(id: played, title: title)] + rest)
                 await host.player.queueChanged(force: true)
                 let pid = await host.player.pid
                 return Response(
                     id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
                     played: played == id ? nil : played,
-                    note: note, title: known, queued: true, queueLength: count)
+                    note: note, title: known, queued: true, queueLength: count, filled: rest.isEmpty ? nil : rest.count)
             }
             let queued = try await host.player.play(
                 PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
@@ -98,13 +98,23 @@ extension PlayerOpen: RPCMethod {
                 } catch {
                     host.logger.warning("\(played) plays but stays in the queue: \(error)")
                 }
-                await host.player.queueChanged(force: true)
             }
+            // A show, channel or playlist: the rest of it follows, in its order.
+            var filled: Int?
+            if !rest.isEmpty {
+                do {
+                    try await host.store.enqueue(rest)
+                    filled = rest.count
+                } catch {
+                    host.logger.warning("the rest of \(id) was not queued: \(error)")
+                }
+            }
+            if !queued || filled != nil { await host.player.queueChanged(force: true) }
             let pid = await host.player.pid
             return Response(
                 id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
                 played: played == id ? nil : played, note: note, title: known, queued: queued ? true : nil,
-                resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil)
+                resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil, filled: filled)
         }
         let player = try PlayerProcess.spawn(executable, arguments: Array(command.dropFirst()))
         if let failure = await player.earlyFailure(within: Self.earlyExitWindow) {
@@ -206,13 +216,16 @@ extension HostRuntime {
     /// trailer, a show's newest episode, a channel's newest video, a playlist's first.
     /// - Returns: the item to play, what it is in words when it is another, and the page the
     ///   item gave for it (played when that item cannot be asked for).
-    func whatToPlay(_ id: ItemID) async throws -> (ItemID, String?, String?) {
-        if let download = try await store.download(id), download.state == .completed { return (id, nil, nil) }
+    /// - Returns: what plays, what was chosen in words, the page it plays from, and (for a show,
+    ///   channel or playlist) the rest of what was listed that was not played, in its order, to
+    ///   queue after it.
+    func whatToPlay(_ id: ItemID) async throws -> (ItemID, String?, String?, [MediaItem]) {
+        if let download = try await store.download(id), download.state == .completed { return (id, nil, nil, []) }
         let item = try await itemOrSnapshot(id)
-        if item.enclosure != nil || [.video, .episode, .post].contains(id.kind) { return (id, nil, nil) }
-        if let plays = item.plays { return (plays.id, plays.label ?? "what it plays", plays.url) }
+        if item.enclosure != nil || [.video, .episode, .post].contains(id.kind) { return (id, nil, nil, []) }
+        if let plays = item.plays { return (plays.id, plays.label ?? "what it plays", plays.url, []) }
         // Not a container: what a download would fetch plays (playTarget asks for it).
-        guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil, nil) }
+        guard [.podcast, .channel, .playlist].contains(id.kind) else { return (id, nil, nil, []) }
         // The newest by date (children may come in any order); undated ones count as oldest.
         // A provider that lists oldest first has its newest on its last page: pages that go
         // forward in time are followed, a few at most.
@@ -248,8 +261,14 @@ extension HostRuntime {
             case .channel: "the newest video"
             default: "the first video"
             }
-        return (first.id, note, nil)
+        // The rest in the listing's order (a playlist's, a feed's), what was played left out.
+        let played = try await store.playbacks(for: playable.map(\.id)).filter { $0.value.played }
+        let rest = playable.filter { $0.id != first.id && played[$0.id] == nil }.prefix(Self.queuedWithAShow)
+        return (first.id, note, nil, Array(rest))
     }
+
+    /// Items of a show, channel or playlist queued at most when it is played.
+    static let queuedWithAShow = 50
 
     /// Pages read at most after the first to find a show's newest episode.
     static let pagesFollowedForNewest = 20

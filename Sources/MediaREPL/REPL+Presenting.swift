@@ -295,6 +295,11 @@ extension REPL {
         // "the newest episode, Title, ": what was chosen, by its name.
         let what = result.note.map { "\($0), \(Renderer.clean(result.title ?? result.played?.description ?? "")), " } ?? ""
         let source = result.local ? "the downloaded file" : "the stream"
+        defer {
+            if let filled = result.filled {
+                display("then \(filled) more of it, queued in its order (`queue` lists them)")
+            }
+        }
         if result.queued == true {
             let name = result.note == nil ? result.title.map { Renderer.clean($0) + ", " } ?? "" : ""
             display("queued \(what)\(name)\(source): it plays after what plays now (`skip` goes to it)")

@@ -291,6 +291,23 @@ import Testing
         await client.close()
     }
 
+    /// `play` of a show plays its newest episode and queues the rest not played yet, in the
+    /// show's order; what was played is left out.
+    @Test(.enabled(if: mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func playingAShowQueuesTheRestInItsOrder() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.sandbox.process.terminate() }
+        _ = try await setup.call("player.mark", #"{"ids":["\#(setup.tones[0])"],"played":true}"#)
+        let client = try Client(dataDir: setup.dataDir, environment: setup.environment)
+        let opened = try await client.call("player.open", #"{"id":"\#(Self.radio)"}"#)
+        #expect(opened["played"]?.stringValue == setup.tones[2] && opened["filled"] == 1, "\(opened)")
+        let queue = try await client.call("queue.list")
+        #expect(queue["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [setup.tones[1]], "\(queue)")
+        _ = try await client.call("player.stop")
+        _ = try await client.call("queue.clear")
+        await client.close()
+    }
+
     /// mpv's own answer for a property, over its IPC socket (what the host set, read back).
     static func mpvProperty(_ name: String, dataDir: String, environment: [String: String]) -> JSONValue? {
         let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
