@@ -74,6 +74,7 @@ extension CommandSpec {
                         item.extra?["chapters"] = Renderer.chapterCount(chapters, duration: item.duration)
                     }
                     repl.present(detail: item, reveal: reveal, picture: true)
+                    await repl.presentOwnRules(of: item)
                 })
         },
         CommandSpec(

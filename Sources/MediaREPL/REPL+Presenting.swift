@@ -47,6 +47,22 @@ extension REPL {
         if pictures || listingPictures { presentThumbnails(latest.items, from: 1) }
     }
 
+    /// Under a followed show's details: its rules that are not built in.
+    func presentOwnRules(of item: MediaItem) async {
+        guard item.favorite == true, item.id.kind.isContainer else { return }
+        do {
+            let rules = try await dispatch(RulesList(show: item.id))
+            let set = (rules.items.first?.rules ?? []).filter { $0.from != "built-in" }.map { rule in
+                "\(rule.key) \(rule.value)\(rule.from == "default" ? " (default)" : "")"
+            }
+            display(
+                renderer.dim(
+                    set.isEmpty ? "rules: none of its own (`rules set <n> <key> <value>`)" : "rules: " + set.joined(separator: ", ")))
+        } catch {
+            display(renderer.dim("rules: cannot be read: \(error.message)"))
+        }
+    }
+
     /// The inbox: its items as rows, or why it is empty and what to do.
     func present(new: NewList.Response, pictures: Bool = false) {
         guard !new.items.isEmpty else {

@@ -48,8 +48,8 @@ import Testing
         #expect(unknown?.code == RPCError.invalidParamsCode)
         #expect(unknown?.message.contains("no rule 'autodownload'; the rules are auto_download, include") == true)
         for (key, value, says) in [
-            ("speed", "9", "speed must be a speed from 0.25 to 4, not '9'"),
-            ("speed", "nan", "a speed from 0.25 to 4"),
+            ("speed", "9", "speed must be a number from 0.25 to 4, not '9'"),
+            ("speed", "nan", "a number from 0.25 to 4"),
             ("auto_download", "-1", "off, all, or a number from 1 to 100"),
             ("auto_download", "101", "off, all, or a number from 1 to 100"),
             ("skip_intro", "1e9", "seconds from 0 to 3600"), ("loudnorm", "yes", "on or off"),

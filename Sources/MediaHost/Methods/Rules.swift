@@ -44,7 +44,7 @@ public struct ShowRuleInfo: Sendable {
             builtIn: "0"
         ) { number($0, 0...3650, "days from 0 to 3650").map(text) },
         ShowRuleInfo(key: "speed", summary: "playback speed, pitch kept", builtIn: "1") {
-            number($0, 0.25...4, "a speed from 0.25 to 4").map(text)
+            number($0, 0.25...4, "a number from 0.25 to 4").map(text)
         },
         ShowRuleInfo(key: "skip_intro", summary: "seconds skipped at the start of each episode", builtIn: "0") {
             number($0, 0...3600, "seconds from 0 to 3600").map(text)
