@@ -57,7 +57,8 @@ extension REPL {
             }
             display(
                 renderer.dim(
-                    set.isEmpty ? "rules: none of its own (`rules set <n> <key> <value>`)" : "rules: " + set.joined(separator: ", ")))
+                    set.isEmpty
+                        ? "rules: none of its own (`rules set <n> <key> <value>`)" : "rules: " + set.joined(separator: ", ")))
         } catch {
             display(renderer.dim("rules: cannot be read: \(error.message)"))
         }

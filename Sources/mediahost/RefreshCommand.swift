@@ -41,6 +41,12 @@ struct RefreshCommand: AsyncParsableCommand {
         completion: .custom { _, _, prefix in Completions.providers.filter { $0.hasPrefix(prefix) } })
     var provider: String?
 
+    /// "Reading 120 of 500 shows…" on one line of stderr, every tenth show; gone at the end.
+    @Sendable static func showProgress(_ done: Int, _ total: Int) {
+        guard done == total || done % 10 == 0 else { return }
+        Descriptor.standardError(done == total ? "\r\u{1B}[K" : "\rReading \(done) of \(total) shows…")
+    }
+
     func run() async throws {
         var request = RefreshRun(provider: provider, dryRun: dryRun ? true : nil)
         if let show {
@@ -64,7 +70,16 @@ struct RefreshCommand: AsyncParsableCommand {
                 }
                 // What an earlier run left (killed while downloading) goes on with this one's.
                 if !dryRun { await host.downloads.resumeInterrupted() }
-                response = try await host.dispatcher.run(request)
+                // On a terminal, how far it got, on one line of stderr (cron's output stays clean).
+                let progress = isatty(2) == 1 ? Self.showProgress : nil
+                let outcome: Result<RefreshRun.Response, RPCError> = await RefreshProgress.$report.withValue(progress) {
+                    do throws(RPCError) {
+                        return .success(try await host.dispatcher.run(request))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                response = try outcome.get()
                 local = host
             }
         } catch {

@@ -37,6 +37,12 @@ extension NewSeen: RPCMethod {
     }
 }
 
+/// Where a refresh in this process says how far it got (`mediahost refresh` on a terminal draws
+/// it on stderr): shows read so far, of how many.
+public enum RefreshProgress {
+    @TaskLocal public static var report: (@Sendable (_ done: Int, _ total: Int) -> Void)?
+}
+
 extension HostRuntime {
     /// Shows read at once in a refresh, and at most from one host (a feed's server, else a
     /// provider's service): a few per host, as a well-behaved feed reader asks.
@@ -74,7 +80,7 @@ extension HostRuntime {
             }
         }
         let states = try await store.feedStates(shows.map(\.id))
-        let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency) { show in
+        let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency, progress: RefreshProgress.report) { show in
             do {
                 let episodes = try await FetchPolicy.$requireFresh.withValue(true) {
                     try await self.withProvider(show.id.provider) { try await $0.children(of: show.id, cursor: nil).items }
@@ -266,7 +272,7 @@ extension HostRuntime {
     /// `work` for each show, at most `limits.total` at once and `limits.perHost` for one host;
     /// the results in the shows' order.
     static func eachShow<T: Sendable>(
-        _ shows: [MediaItem], limits: (total: Int, perHost: Int),
+        _ shows: [MediaItem], limits: (total: Int, perHost: Int), progress: (@Sendable (Int, Int) -> Void)? = nil,
         _ work: @escaping @Sendable (MediaItem) async -> Swift.Result<T, any Error>
     ) async -> [Swift.Result<T, any Error>] {
         let hosts = shows.map(refreshHost)
@@ -296,8 +302,11 @@ extension HostRuntime {
                 }
             }
             startWhatMay()
+            var done = 0
             for await (index, result) in group {
                 results[index] = result
+                done += 1
+                progress?(done, shows.count)
                 running[hosts[index], default: 1] -= 1
                 inFlight -= 1
                 startWhatMay()
