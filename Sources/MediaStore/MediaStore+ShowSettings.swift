@@ -61,15 +61,16 @@ extension MediaStore {
         }
     }
 
-    /// The followed show each episode arrived from, for those a refresh has seen.
-    public func shows(of episodes: [ItemID]) async throws -> [ItemID: ItemID] {
+    /// The followed show each episode arrived from, and when it was published, for those a
+    /// refresh has seen.
+    public func shows(of episodes: [ItemID]) async throws -> [ItemID: (show: ItemID, published: Date?)] {
         guard !episodes.isEmpty else { return [:] }
         let keys = IDKeys(episodes)
         return try await pool.read { db in
-            var found: [ItemID: ItemID] = [:]
-            try Self.forEachRow(db, for: keys, columns: "id, show", from: "arrival") { row in
+            var found: [ItemID: (show: ItemID, published: Date?)] = [:]
+            try Self.forEachRow(db, for: keys, columns: "id, show, published", from: "arrival") { row in
                 guard let episode = keys.ids[try row[0]], let show = try? ItemID(parsing: try row[1] as String) else { return }
-                found[episode] = show
+                found[episode] = (show, (row[2] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
             return found
         }

@@ -156,6 +156,14 @@ import Testing
         #expect(await fixture.error("new.seen", [:])?.code == RPCError.invalidParamsCode)
         #expect(await fixture.error("new.seen", ["ids": []])?.code == RPCError.invalidParamsCode)
         #expect(await fixture.error("new.seen", ["ids": ["catalog:video:v1"], "all": true])?.code == RPCError.invalidParamsCode)
+        // A misspelt param is refused, not ignored: `dryrun` must not run a real refresh.
+        let misspelt = await fixture.error("refresh.run", ["dryrun": true])
+        #expect(misspelt?.code == RPCError.invalidParamsCode)
+        #expect(
+            misspelt?.message
+                == "Invalid params: refresh.run has no param 'dryrun' (did you mean 'dryRun'?); it takes dryRun, provider, show",
+            "\(String(describing: misspelt))")
+        #expect(try await fixture.host.store.lastRefresh() == nil, "nothing ran")
         let empty = try await fixture.checked("refresh.run")
         #expect(empty["shows"] == 0 && empty["arrived"] == [])
     }

@@ -5,6 +5,7 @@ import HostAPI
 import JSONRPC
 import MediaKit
 import MediaStore
+import Synchronization
 
 /// A method of the API (`APIMethod`, in HostAPI) as the runtime answers it.
 public protocol RPCMethod: APIMethod {
@@ -67,6 +68,7 @@ public struct Dispatcher: RPCHandler {
 
     fileprivate static func invoker<M: RPCMethod>(for type: M.Type) -> Invoke {
         { dispatcher, params, asValue throws(RPCError) in
+            try refuseUnknownParams(M.self, params)
             let request = try decodeParams(M.self, params)
             let outcome = await Redactor.$inFlight.withValue(request.secretsInFlight) { () async -> Result<Answer, RPCError> in
                 let response: M.Response
@@ -185,6 +187,31 @@ public struct Dispatcher: RPCHandler {
             logger.error("\(method) failed: \(error)")
             return .internalError("\(method) failed: \(error)")
         }
+    }
+
+    /// The params each method takes (its type's keys and their aliases), read from the type
+    /// the first time the method is called.
+    private static let knownParams = Mutex<[String: Set<String>?]>([:])
+
+    /// A param the method does not take is refused, naming the ones it does: a misspelt
+    /// `dryrun` must not run a real refresh, nor `id` for `show` set a rule for every show.
+    static func refuseUnknownParams<M: APIMethod>(_ type: M.Type, _ params: JSONValue?) throws(RPCError) {
+        guard case .object(let given)? = params, !given.isEmpty else { return }
+        let known = knownParams.withLock { cache -> Set<String>? in
+            if let found = cache[M.method] { return found }
+            var keys: Set<String>?
+            if case .object(let fields) = APIShape.of(M.self) { keys = Set(fields.keys).union(M.aliases.keys) }
+            cache[M.method] = .some(keys)
+            return keys
+        }
+        // A type that checks its own input (it cannot be traced) is left to its decoding.
+        guard let known else { return }
+        let unknown = given.keys.filter { !known.contains($0) }.sorted()
+        guard let first = unknown.first else { return }
+        let near = known.first { $0.lowercased() == first.lowercased() }
+        let takes = known.isEmpty ? "it takes none" : "it takes " + known.sorted().joined(separator: ", ")
+        throw .invalidParams(
+            "\(M.method) has no param '\(first)'" + (near.map { " (did you mean '\($0)'?)" } ?? "") + "; \(takes)")
     }
 
     /// Decodes by-name params; absent params and `[]` mean none.

@@ -189,7 +189,8 @@ extension HostRuntime {
             playbacks[record.id]?.played == true && !annotations.favorites.contains(record.id)
                 && annotations.lists[record.id]?.isEmpty ?? true && !queued.contains(record.id) && !inUse.contains(record.id)
         }
-        let showOf = try await store.shows(of: ids)
+        let seen = try await store.shows(of: ids)
+        let showOf = seen.mapValues(\.show)
         let titles = Dictionary(followed.map { ($0.id, $0.title) }) { first, _ in first }
         let now = Date()
         var chosen: [(record: DownloadRecord, reason: String)] = []
@@ -215,7 +216,10 @@ extension HostRuntime {
                 }
             }
             if rules.keepDownloads > 0 {
-                let newestFirst = records.sorted { $0.createdAt > $1.createdAt }
+                // The newest by publication (as the refresh saw it), not by when downloaded.
+                let newestFirst = records.sorted {
+                    (seen[$0.id]?.published ?? $0.createdAt) > (seen[$1.id]?.published ?? $1.createdAt)
+                }
                 for record in newestFirst.dropFirst(rules.keepDownloads)
                 where mayGo.contains(record.id) && !taken.contains(record.id) {
                     chosen.append(

@@ -282,7 +282,7 @@ extension HostRuntime {
     /// whose feed it names (as kept with it), else the channel it names.
     func followedShow(of id: ItemID) async throws -> ItemID? {
         guard id.kind == .episode || id.kind == .video else { return nil }
-        if let show = try await store.shows(of: [id])[id], try await store.favorite(show) != nil { return show }
+        if let show = try await store.shows(of: [id])[id]?.show, try await store.favorite(show) != nil { return show }
         var item = try await store.favorite(id)
         if item == nil { item = try await store.queue().items.first { $0.id == id } }
         if item == nil { item = try? await itemOrSnapshot(id) }
