@@ -36,6 +36,9 @@ public struct RefreshRun: APIMethod {
         public var downloads: [Action]
         /// Downloaded files the rules deleted (or would).
         public var deletions: [Action]
+        /// What arrived of a show that downloads by its rules but was not downloaded, and why
+        /// (its filters, beyond the newest N).
+        public var skipped: [Action]?
         /// True when nothing was kept or changed.
         public var dryRun: Bool?
         /// How long it took.
@@ -43,13 +46,14 @@ public struct RefreshRun: APIMethod {
 
         public init(
             shows: Int, arrived: [MediaItem], failed: [Failure], downloads: [Action], deletions: [Action],
-            dryRun: Bool? = nil, seconds: Double
+            skipped: [Action]? = nil, dryRun: Bool? = nil, seconds: Double
         ) {
             self.shows = shows
             self.arrived = arrived
             self.failed = failed
             self.downloads = downloads
             self.deletions = deletions
+            self.skipped = skipped
             self.dryRun = dryRun
             self.seconds = seconds
         }

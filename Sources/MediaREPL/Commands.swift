@@ -144,16 +144,24 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "refresh", usage: "refresh [<provider>] [--dry-run]", method: RefreshRun.method,
-            summary: "fetch new episodes of what you follow now, then apply each show's rules (--dry-run: only say)",
+            "refresh", usage: "refresh [<provider>|<n|id>] [--dry-run]", method: RefreshRun.method,
+            summary:
+                "fetch new episodes of what you follow (a provider's, or one show) now, then each show's rules (--dry-run: only say)",
             arguments: [[.provider]], options: [.flag("--dry-run")]
         ) { line, repl throws(CommandError) in
             guard line.words.count <= 1 else { throw CommandError.usage }
             var request = RefreshRun(dryRun: line.has("--dry-run") ? true : nil)
-            if let provider = line.words.first { request.provider = try repl.requireProvider(provider) }
+            if let word = line.words.first {
+                if repl.providerIDs.contains(word) {
+                    request.provider = word
+                } else {
+                    request.show = try repl.items([word]).first
+                }
+            }
+            let provider = request.provider
             return .call(
                 .run(request) { repl, report in
-                    var text = RefreshReport.render(report, width: repl.renderer.fit ?? 100)
+                    var text = RefreshReport.render(report, width: repl.renderer.fit ?? 100, provider: provider)
                     while text.hasSuffix("\n") { text.removeLast() }
                     await repl.page(text)
                 })
@@ -164,7 +172,7 @@ extension CommandSpec {
             subcommands: REPL.rulesSubcommands
         ) { line, repl throws(CommandError) in
             guard line.words.count <= 1 else { throw CommandError.usage }
-            let show = try line.words.first.flatMap { word throws(CommandError) in try repl.items([word]).first }
+            let show = try line.words.first.flatMap { word throws(CommandError) in try repl.showOrDefault(word) }
             return .call(
                 .run(RulesList(show: show)) { repl, list in
                     var text = RulesReport.render(list, width: repl.renderer.fit ?? 100, summaries: show != nil)

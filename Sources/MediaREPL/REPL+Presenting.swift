@@ -47,6 +47,18 @@ extension REPL {
         if pictures || listingPictures { presentThumbnails(latest.items, from: 1) }
     }
 
+    /// What `rules unset` left: the value that applies now and where it comes from.
+    func present(unset key: String?, show: ItemID?, rules: ShowRules) {
+        let title = Renderer.clean(rules.title)
+        if let key, let rule = rules.rules.first(where: { $0.key == key.lowercased() }) {
+            let from = rule.from == "default" ? "every show's" : "built in"
+            display("\(title): \(rule.key) \(rule.value.isEmpty ? "(none)" : rule.value) (\(from))")
+        } else {
+            display(
+                show == nil ? "every show: the built-in rules apply again" : "\(title): no rules of its own; every show's apply")
+        }
+    }
+
     /// Under a followed show's details: its rules that are not built in.
     func presentOwnRules(of item: MediaItem) async {
         guard item.favorite == true, item.id.kind.isContainer else { return }
@@ -68,8 +80,8 @@ extension REPL {
     func present(new: NewList.Response, pictures: Bool = false) {
         guard !new.items.isEmpty else {
             let why =
-                new.refreshed.map { "(nothing new since you last looked; refreshed \(Self.when($0)); `refresh` fetches now)" }
-                ?? "(nothing refreshed yet: `refresh` fetches what is new from what you follow)"
+                new.refreshed.map { "(nothing new since you looked; refreshed \(Self.when($0)); `refresh` reads now)" }
+                ?? "(nothing refreshed yet: `fav` a show to follow it, then `refresh`)"
             return display(renderer.dim(why))
         }
         var text = renderer.items(Page(items: new.items), followed: true)

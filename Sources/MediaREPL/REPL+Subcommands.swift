@@ -181,6 +181,10 @@ extension REPL {
                 .run(request) { repl, rules in
                     let rule = rules.rules.first { $0.key == request.key.lowercased() }
                     repl.display("\(Renderer.clean(rules.title)): \(request.key.lowercased()) \(rule?.value ?? request.value)")
+                    if request.key.lowercased() == "auto_download" {
+                        repl.display(
+                            repl.renderer.dim("(a refresh downloads by it: `refresh --dry-run` says what it would take)"))
+                    }
                 })
         },
         CommandSpec(
@@ -191,10 +195,7 @@ extension REPL {
             let show = try repl.showOrDefault(line.words[0])
             let key = line.words.count == 2 ? line.words[1] : nil
             return .call(
-                .run(RulesUnset(show: show, key: key)) { repl, rules in
-                    repl.display(
-                        "\(Renderer.clean(rules.title)): \(key.map { "\($0) is" } ?? "its rules are") back to the default")
-                })
+                .run(RulesUnset(show: show, key: key)) { repl, rules in repl.present(unset: key, show: show, rules: rules) })
         },
     ]
 

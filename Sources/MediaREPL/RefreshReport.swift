@@ -5,9 +5,10 @@ import MediaKit
 /// (`refresh`) alike: a summary line, then what arrived, what failed and why, and what the rules
 /// downloaded and deleted and why, each wrapped at whole words.
 public enum RefreshReport {
-    public static func render(_ report: RefreshRun.Response, width: Int) -> String {
+    /// - Parameter provider: the provider the refresh was limited to, if any.
+    public static func render(_ report: RefreshRun.Response, width: Int, provider: String? = nil) -> String {
         let dry = report.dryRun == true
-        var out = summary(report) + "\n"
+        var out = summary(report, provider: provider) + "\n"
         func section(_ title: String, _ lines: [String]) {
             guard !lines.isEmpty else { return }
             out += "\n\(title)\n"
@@ -26,14 +27,20 @@ public enum RefreshReport {
                 return "\(Renderer.clean(failure.title)): \(Renderer.clean(failure.message))\(since)"
             })
         section(dry ? "Would download" : "Downloading", report.downloads.map(action))
+        section(dry ? "Would not download" : "Not downloaded", (report.skipped ?? []).map(action))
         section(dry ? "Would delete" : "Deleted", report.deletions.map(action))
         return out
     }
 
     /// "Refreshed 12 shows in 0.8 s: 3 new, 1 not read, 2 downloads, 1 deleted."
-    public static func summary(_ report: RefreshRun.Response) -> String {
+    public static func summary(_ report: RefreshRun.Response, provider: String? = nil) -> String {
         guard report.shows > 0 else {
-            return "Nothing is followed: `fav <n>` on a show or channel follows it; a refresh then fetches what is new."
+            let what = provider.map { "Nothing of \($0) is followed" } ?? "Nothing is followed"
+            return "\(what): `fav` a show or channel (in the REPL) to follow it; a refresh then fetches what is new."
+        }
+        if report.failed.count == report.shows {
+            let shows = report.shows == 1 ? "the show" : "any of the \(report.shows) shows"
+            return "Could not read \(shows)\(report.dryRun == true ? " (dry run)" : ""): each is listed below with why."
         }
         let seconds = report.seconds < 10 ? String(printf: "%.1f", report.seconds) : String(Int(report.seconds.rounded()))
         var parts = ["\(report.arrived.count) new"]

@@ -14,9 +14,10 @@ public enum RulesReport {
             for rule in rules.rules {
                 let value = rule.value.isEmpty ? "(none)" : rule.value
                 let from =
-                    switch rule.from {
-                    case "show": rules.show == nil ? "" : " (this show)"
-                    case "default": " (default)"
+                    switch (rule.from, rules.show == nil) {
+                    case ("show", _): " (this show)"
+                    case ("default", true): " (set)"
+                    case ("default", false): " (every show)"
                     default: " (built in)"
                     }
                 let key = rule.key + String(repeating: " ", count: max(1, keyWidth - rule.key.count))

@@ -90,7 +90,7 @@ struct RefreshCommand: AsyncParsableCommand {
             _ = Descriptor.writeAll(1, try RefreshRun.encode(response) + [0x0A])
         } else {
             let width = isatty(1) == 1 ? DoctorCommand.columns() : 100
-            _ = Descriptor.writeAll(1, Array(RefreshReport.render(response, width: width).utf8))
+            _ = Descriptor.writeAll(1, Array(RefreshReport.render(response, width: width, provider: provider).utf8))
         }
         // Without a service, the rules' downloads are this process's: it ends when they do (as
         // cron expects), saying how each ended. The service downloads on after answering.

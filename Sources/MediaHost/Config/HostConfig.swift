@@ -16,6 +16,8 @@ public struct ConfigKeyInfo: Sendable {
         case seconds(ClosedRange<Double>)
         /// A number of minutes in the range (fractions allowed).
         case minutes(ClosedRange<Double>)
+        /// 0 (off), or a number of minutes in the range.
+        case minutesOrOff(ClosedRange<Double>)
         /// One of these words.
         case choice([String])
         /// A program and its arguments, split like a shell does (quotes group words).
@@ -58,6 +60,13 @@ public struct ConfigKeyInfo: Sendable {
                 return "must be a number of \(unit) from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
             }
             return nil
+        case .minutesOrOff(let range):
+            guard let number = Double(value.trimming(.whitespaces)), number.isFinite, number == 0 || range.contains(number)
+            else {
+                return
+                    "must be 0 (off) or a number of minutes from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
+            }
+            return nil
         case .choice(let words):
             return words.contains(value) ? nil : "must be one of \(words.joined(separator: ", "))"
         case .command:
@@ -76,6 +85,7 @@ public struct ConfigKeyInfo: Sendable {
         case .integer(let range): "\(range.lowerBound)–\(range.upperBound)"
         case .seconds(let range): "\(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) s"
         case .minutes(let range): "\(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) min"
+        case .minutesOrOff(let range): "0 (off) or \(Self.format(range.lowerBound))–\(Self.format(range.upperBound)) min"
         case .choice(let words): words.joined(separator: " | ")
         }
     }
@@ -174,7 +184,7 @@ public enum HostSettings {
     public static let refreshIntervalMinutes = ConfigKeyInfo(
         key: "refresh.interval_minutes",
         summary: "How often the service refreshes what you follow (new episodes, then each show's rules), in minutes; 0: never",
-        defaultValue: "60", environment: ["MEDIAHOST_REFRESH_INTERVAL_MINUTES"], kind: .minutes(0...10_080))
+        defaultValue: "60", environment: ["MEDIAHOST_REFRESH_INTERVAL_MINUTES"], kind: .minutesOrOff(1...10_080))
     public static let downloadsMaxGB = ConfigKeyInfo(
         key: "downloads.max_gb",
         summary:
@@ -321,10 +331,16 @@ public struct HostConfig: Sendable {
         return min(max(value, range.lowerBound), range.upperBound)
     }
 
-    /// A minutes setting, always inside its declared range.
+    /// A minutes setting, always inside its declared range (0 for one that is off).
     public func minutes(_ info: ConfigKeyInfo) -> Double {
-        guard case .minutes(let range) = info.kind else { preconditionFailure("\(info.key) is not a minutes setting") }
-        return number(info, in: range)
+        switch info.kind {
+        case .minutes(let range): return number(info, in: range)
+        case .minutesOrOff(let range):
+            let value =
+                self[info.key].flatMap { Double($0.trimming(.whitespaces)) } ?? info.defaultValue.flatMap { Double($0) } ?? 0
+            return value.isFinite && value > 0 ? min(max(value, range.lowerBound), range.upperBound) : 0
+        default: preconditionFailure("\(info.key) is not a minutes setting")
+        }
     }
 
     /// A seconds setting, always inside its declared range.

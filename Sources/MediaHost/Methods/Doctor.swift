@@ -9,6 +9,9 @@ import MediaStore
 extension HostDoctor: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         var checks = host.localChecks()
+        // With the host's own checks (the report groups checks by area as they come).
+        let refresh = await host.refreshCheck()
+        checks.insert(refresh, at: checks.lastIndex { $0.area == "host" }.map { $0 + 1 } ?? checks.count)
         let online = online ?? false
         for registration in host.registry.registrations {
             let descriptor = registration.descriptor
@@ -39,7 +42,6 @@ extension HostDoctor: RPCMethod {
             }
             checks.append(await host.reach(provider, id: id, online: online))
         }
-        checks.append(await host.refreshCheck())
         for module in host.modules { checks += await module.healthChecks(host, online: online) }
         for problem in host.pluginProblems {
             checks.append(HealthCheck(area: "plugins", name: "plugin", status: .failed, detail: problem))

@@ -74,6 +74,9 @@ extension HostRuntime {
         defer { lock?.release() }
         var shows = try await followedShows(provider: request.provider)
         if let show = request.show {
+            if let provider = request.provider, provider != show.provider {
+                throw HostError.invalidArgument("\(show) is of \(show.provider), not of \(provider): give one of them")
+            }
             shows = shows.filter { $0.id == show }
             guard !shows.isEmpty else {
                 throw HostError.invalidArgument("\(show) is not followed here: `fav` it, then refresh")
@@ -82,8 +85,12 @@ extension HostRuntime {
         let states = try await store.feedStates(shows.map(\.id))
         let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency, progress: RefreshProgress.report) { show in
             do {
-                let episodes = try await FetchPolicy.$requireFresh.withValue(true) {
-                    try await self.withProvider(show.id.provider) { try await $0.children(of: show.id, cursor: nil).items }
+                // Each show within http.timeout, as opening it would be: one slow feed costs its own
+                // time, not the whole refresh's (and the lock's).
+                let episodes = try await self.withDeadline(true) {
+                    try await FetchPolicy.$requireFresh.withValue(true) {
+                        try await self.withProvider(show.id.provider) { try await $0.children(of: show.id, cursor: nil).items }
+                    }
                 }
                 let kept = try await self.keepRefresh(of: show, episodes: episodes, dryRun: dryRun)
                 return .success(kept)
@@ -123,12 +130,13 @@ extension HostRuntime {
             }
         }
         try await store.recordUnchanged(readUnchanged)
-        let downloads = try await autoDownloads(byShow, dryRun: dryRun)
+        var (downloads, skipped) = try await autoDownloads(byShow, dryRun: dryRun)
+        downloads += try await retryAutoDownloads(followed: shows, dryRun: dryRun)
         let deletions = try await tidyDownloads(followed: shows, dryRun: dryRun)
         let annotated = try await annotate(arrived)
         let response = RefreshRun.Response(
             shows: shows.count, arrived: Self.newestFirst(annotated), failed: failed, downloads: downloads,
-            deletions: deletions, dryRun: dryRun ? true : nil,
+            deletions: deletions, skipped: skipped.isEmpty ? nil : skipped, dryRun: dryRun ? true : nil,
             seconds: Double((ContinuousClock.now - started).milliseconds) / 1000)
         logger.info(
             "refresh\(dryRun ? " (dry run)" : ""): \(shows.count) shows read, \(response.arrived.count) arrived, \(failed.count) failed, in \(Int(response.seconds * 1000)) ms"
@@ -138,23 +146,37 @@ extension HostRuntime {
     }
 
     /// The downloads each show's `auto_download` starts (or would) of what arrived: its filters
-    /// passed, not downloaded already, the newest N or all.
+    /// passed, not downloaded already, the newest N or all; and what it leaves, with why.
     private func autoDownloads(
         _ arrived: [(show: MediaItem, items: [MediaItem])], dryRun: Bool
-    ) async throws -> [RefreshRun.Action] {
+    ) async throws -> (downloads: [RefreshRun.Action], skipped: [RefreshRun.Action]) {
         var actions: [RefreshRun.Action] = []
+        var skipped: [RefreshRun.Action] = []
         for (show, items) in arrived {
             let rules = try await effectiveRules(of: show.id)
-            let reason: String
-            var chosen = try await annotate(items).filter { item in
-                (item.kind == .episode || item.kind == .video) && item.download == nil && rules.filteredOut(item) == nil
+            guard rules.autoDownload != .off else { continue }
+            var chosen: [MediaItem] = []
+            for item in Self.newestFirst(try await annotate(items)) {
+                guard item.kind == .episode || item.kind == .video, item.download == nil else { continue }
+                if let why = rules.filteredOut(item) {
+                    skipped.append(RefreshRun.Action(id: item.id, title: item.title, show: show.title, reason: why))
+                } else {
+                    chosen.append(item)
+                }
             }
+            let reason: String
             switch rules.autoDownload {
             case .off: continue
             case .all: reason = "auto_download all"
             case .newest(let count):
-                chosen = Array(Self.newestFirst(chosen).prefix(count))
-                reason = "auto_download: the newest \(count)"
+                reason = "auto_download \(count): the newest \(count) of what arrived"
+                for item in chosen.dropFirst(count) {
+                    skipped.append(
+                        RefreshRun.Action(
+                            id: item.id, title: item.title, show: show.title,
+                            reason: "beyond the newest \(count) of what arrived (auto_download \(count))"))
+                }
+                chosen = Array(chosen.prefix(count))
             }
             for item in chosen {
                 var action = RefreshRun.Action(id: item.id, title: item.title, show: show.title, reason: reason)
@@ -167,6 +189,39 @@ extension HostRuntime {
                 }
                 actions.append(action)
             }
+        }
+        return (actions, skipped)
+    }
+
+    /// How long a failed automatic download is tried again at each refresh.
+    static let autoDownloadRetryDays = 7.0
+
+    /// Downloads of what arrived that failed (a server down for an hour), tried again at each
+    /// refresh for a week while the show still downloads by its rules: a passing error does not
+    /// lose the episode.
+    private func retryAutoDownloads(followed: [MediaItem], dryRun: Bool) async throws -> [RefreshRun.Action] {
+        let failed = try await store.downloads(in: [.failed]).filter {
+            Date().timeIntervalSince($0.createdAt) < Self.autoDownloadRetryDays * 86_400
+        }
+        guard !failed.isEmpty else { return [] }
+        let seen = try await store.shows(of: failed.map(\.id))
+        let titles = Dictionary(followed.map { ($0.id, $0.title) }) { first, _ in first }
+        var actions: [RefreshRun.Action] = []
+        for record in failed {
+            guard let show = seen[record.id]?.show, let title = titles[show],
+                try await effectiveRules(of: show).autoDownload != .off
+            else { continue }
+            var action = RefreshRun.Action(
+                id: record.id, title: record.title, show: title,
+                reason: "auto_download: trying again (it failed: \(record.error ?? "no reason kept"))")
+            if !dryRun {
+                do {
+                    _ = try await dispatcher.run(DownloadsResume(id: record.id))
+                } catch {
+                    action.reason += "; it could not start: \(error.message)"
+                }
+            }
+            actions.append(action)
         }
         return actions
     }

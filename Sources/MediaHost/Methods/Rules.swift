@@ -21,7 +21,7 @@ public struct ShowRuleInfo: Sendable {
             builtIn: "off"
         ) { value in
             if ["off", "all"].contains(value.lowercased()) { return .success(value.lowercased()) }
-            return number(value, 1...100, "off, all, or a number from 1 to 100").map { String(Int($0)) }
+            return whole(value, 1...100, "off, all, or a whole number from 1 to 100")
         },
         ShowRuleInfo(
             key: "include", summary: "download only titles with one of these words (comma-separated)", builtIn: ""
@@ -38,7 +38,7 @@ public struct ShowRuleInfo: Sendable {
         ShowRuleInfo(
             key: "keep_downloads", summary: "keep at most this many downloaded episodes; played ones beyond go (0: all)",
             builtIn: "0"
-        ) { number($0, 0...10_000, "a number from 0 to 10000").map { String(Int($0)) } },
+        ) { whole($0, 0...10_000, "a whole number from 0 to 10000") },
         ShowRuleInfo(
             key: "delete_played_after_days", summary: "delete a played episode's download after this many days (0: never)",
             builtIn: "0"
@@ -67,6 +67,11 @@ public struct ShowRuleInfo: Sendable {
             return .failure(.range(what))
         }
         return .success(number)
+    }
+
+    /// A whole number in `range`: 1.5 downloads or episodes mean nothing, so they are refused.
+    private static func whole(_ value: String, _ range: ClosedRange<Double>, _ what: String) -> Result<String, ShowRuleError> {
+        number(value, range, what).flatMap { $0 == $0.rounded() ? .success(String(Int($0))) : .failure(.range(what)) }
     }
 
     private static func text(_ value: Double) -> String {
@@ -170,8 +175,13 @@ extension HostRuntime {
     /// `show` when it is followed here; a rule for anything else would never apply.
     fileprivate func requireFollowed(_ show: ItemID?) async throws {
         guard let show else { return }
-        guard show.kind.isContainer, try await store.favorite(show) != nil else {
-            throw HostError.invalidArgument("\(show) is not a followed show or channel: `fav` it first")
+        guard show.kind.isContainer else {
+            throw HostError.invalidArgument(
+                "\(show) is \(show.kind == .episode ? "an episode" : "a \(show.kind.rawValue)"); rules belong to the shows and channels you follow (`favs` lists them)"
+            )
+        }
+        guard try await store.favorite(show) != nil else {
+            throw HostError.invalidArgument("\(show) is not followed: `fav` it first, then set its rules")
         }
     }
 
@@ -210,6 +220,19 @@ extension RulesSet: RPCMethod {
         switch info.check(value.trimming(.whitespaces)) {
         case .success(let value): kept = value
         case .failure(.range(let what)): throw HostError.invalidArgument("\(info.key) must be \(what), not '\(value)'")
+        }
+        // Limits that leave nothing to download are refused, naming both.
+        if ["min_minutes", "max_minutes"].contains(info.key), let value = Double(kept), value > 0 {
+            let now = try await host.rules(of: show).rules
+            let other = info.key == "min_minutes" ? "max_minutes" : "min_minutes"
+            if let otherValue = now.first(where: { $0.key == other }).flatMap({ Double($0.value) }), otherValue > 0 {
+                let (low, high) = info.key == "min_minutes" ? (value, otherValue) : (otherValue, value)
+                if low > high {
+                    throw HostError.invalidArgument(
+                        "min_minutes \(HostRuntime.number(low)) is more than max_minutes \(HostRuntime.number(high)): nothing would download"
+                    )
+                }
+            }
         }
         try await host.store.setShowSetting(show?.description ?? MediaStore.everyShow, key: info.key, value: kept)
         return try await host.rules(of: show)
