@@ -7,6 +7,7 @@ import MediaHost
 import MediaKit
 import MediaREPL
 import MediaStore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -71,15 +72,8 @@ struct RefreshCommand: AsyncParsableCommand {
                 // What an earlier run left (killed while downloading) goes on with this one's.
                 if !dryRun { await host.downloads.resumeInterrupted() }
                 // On a terminal, how far it got, on one line of stderr (cron's output stays clean).
-                let progress = isatty(2) == 1 ? Self.showProgress : nil
-                let outcome: Result<RefreshRun.Response, RPCError> = await RefreshProgress.$report.withValue(progress) {
-                    do throws(RPCError) {
-                        return .success(try await host.dispatcher.run(request))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                response = try outcome.get()
+                if isatty(2) == 1 { host.refreshProgress.withLock { $0 = Self.showProgress } }
+                response = try await host.dispatcher.run(request)
                 local = host
             }
         } catch {

@@ -5,6 +5,7 @@ import HostAPI
 import JSONRPC
 import MediaKit
 import MediaStore
+import Synchronization
 
 extension RefreshRun: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
@@ -35,12 +36,6 @@ extension NewSeen: RPCMethod {
         let left = try await host.store.inbox(limit: 0).total
         return Response(marked: marked, left: left)
     }
-}
-
-/// Where a refresh in this process says how far it got (`mediahost refresh` on a terminal draws
-/// it on stderr): shows read so far, of how many.
-public enum RefreshProgress {
-    @TaskLocal public static var report: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 }
 
 extension HostRuntime {
@@ -83,7 +78,8 @@ extension HostRuntime {
             }
         }
         let states = try await store.feedStates(shows.map(\.id))
-        let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency, progress: RefreshProgress.report) { show in
+        let outcomes = await Self.eachShow(shows, limits: Self.refreshConcurrency, progress: refreshProgress.withLock { $0 }) {
+            show in
             do {
                 // Each show within http.timeout, as opening it would be: one slow feed costs its own
                 // time, not the whole refresh's (and the lock's).

@@ -28,6 +28,10 @@ public final class HostRuntime: Sendable {
     /// Server notifications for RPC clients and the REPL.
     public let events: EventHub
     public let downloads: DownloadManager
+    /// Where a refresh in this process says how far it got (`mediahost refresh` on a terminal
+    /// draws it on stderr): shows read so far, of how many. (Not a task-local: a task-local of a
+    /// closure crashed in swift_task_localValuePush in the release build, Swift 6.3.1.)
+    public let refreshProgress = Mutex<(@Sendable (_ done: Int, _ total: Int) -> Void)?>(nil)
     public let artwork: ArtworkCache
     /// The methods served: the runtime's and its modules'.
     let methodTable: Dispatcher.Table
