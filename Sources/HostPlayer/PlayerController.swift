@@ -114,6 +114,9 @@ public actor PlayerController: HostComponent {
     private let playbackSource: PlaybackSource?
     /// The show settings of the file playing, and whether its outro was skipped this time.
     private var showPlayback: (path: String, settings: ShowPlayback, outroDone: Bool)?
+    /// The speed and filters mpv was last given, and which mpv (a new one starts with none).
+    private var appliedPlayback = ShowPlayback()
+    private var appliedOn: MPVConnection?
     /// Where an item's media is (its download, else its stream), for the queue's next item.
     typealias TargetSource = @Sendable (ItemID) async throws -> (target: String, local: Bool)
     private let targetSource: TargetSource?
@@ -413,10 +416,16 @@ public actor PlayerController: HostComponent {
             guard connection === self.connection, current?.target == path else { return }
             showPlayback = (path, settings, false)
             do {
-                _ = try await ask(connection, ["set_property", "speed", JSONValue(settings.speed)])
-                _ = try? await ask(connection, ["af", "remove", .string(ShowPlayback.filterLabel)])
-                if let filter = settings.audioFilter {
-                    _ = try await ask(connection, ["af", "add", .string(filter)])
+                // mpv keeps speed and filters from file to file: they are set when they change
+                // (or for a new mpv), not at every file.
+                let sound = (speed: settings.speed, filter: settings.audioFilter)
+                if sound.speed != appliedPlayback.speed || sound.filter != appliedPlayback.audioFilter || connection !== appliedOn
+                {
+                    appliedPlayback = settings
+                    appliedOn = connection
+                    _ = try await ask(connection, ["set_property", "speed", JSONValue(sound.speed)])
+                    _ = try? await ask(connection, ["af", "remove", .string(ShowPlayback.filterLabel)])
+                    if let filter = sound.filter { _ = try await ask(connection, ["af", "add", .string(filter)]) }
                 }
                 if settings.skipIntro > 0, start <= 1, (position ?? 0) < settings.skipIntro - 0.3 {
                     let to = min(settings.skipIntro, max(0, (duration ?? .infinity) - 1))

@@ -306,11 +306,13 @@ extension HostRuntime {
     func followedShow(of id: ItemID) async throws -> ItemID? {
         guard id.kind == .episode || id.kind == .video else { return nil }
         if let show = try await store.shows(of: [id])[id]?.show, try await store.favorite(show) != nil { return show }
+        // Nothing of its provider followed: no need to ask what it is.
+        let followed = try await followedShows(provider: id.provider)
+        guard !followed.isEmpty else { return nil }
         var item = try await store.favorite(id)
         if item == nil { item = try await store.queue().items.first { $0.id == id } }
         if item == nil { item = try? await itemOrSnapshot(id) }
         guard let item else { return nil }
-        let followed = try await followedShows(provider: id.provider)
         if let feed = item.feed, let show = followed.first(where: { $0.feed == feed }) { return show.id }
         if let channel = item.extra?["channel"].flatMap({ try? ItemID(parsing: $0) }),
             followed.contains(where: { $0.id == channel })
