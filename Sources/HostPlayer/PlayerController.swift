@@ -416,13 +416,16 @@ public actor PlayerController: HostComponent {
             guard connection === self.connection, current?.target == path else { return }
             showPlayback = (path, settings, false)
             do {
-                // mpv keeps speed and filters from file to file: they are set when they change
-                // (or for a new mpv), not at every file.
-                let sound = (speed: settings.speed, filter: settings.audioFilter)
-                if sound.speed != appliedPlayback.speed || sound.filter != appliedPlayback.audioFilter || connection !== appliedOn
-                {
-                    appliedPlayback = settings
+                // mpv keeps speed and filters from file to file: they are set when they change,
+                // never at every file, and a new mpv starts as built in (one who uses no show
+                // settings never has mpv told anything).
+                if connection !== appliedOn {
+                    appliedPlayback = ShowPlayback()
                     appliedOn = connection
+                }
+                let sound = (speed: settings.speed, filter: settings.audioFilter)
+                if sound.speed != appliedPlayback.speed || sound.filter != appliedPlayback.audioFilter {
+                    appliedPlayback = settings
                     _ = try await ask(connection, ["set_property", "speed", JSONValue(sound.speed)])
                     _ = try? await ask(connection, ["af", "remove", .string(ShowPlayback.filterLabel)])
                     if let filter = sound.filter { _ = try await ask(connection, ["af", "add", .string(filter)]) }

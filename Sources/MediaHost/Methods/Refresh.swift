@@ -440,13 +440,17 @@ extension HostRuntime {
     func refreshPeriodically() {
         Task.detached { [weak self] in
             var first = true
+            // This timer's own last run: with nothing followed the store keeps no time of it.
+            var ranAt: Date?
             while let self, !Task.isCancelled {
                 let interval = self.config.minutes(HostSettings.refreshIntervalMinutes) * 60
                 var wait = 60.0
                 if interval > 0 {
-                    let last = (try? await self.store.lastRefresh()) ?? nil
+                    let kept = (try? await self.store.lastRefresh()) ?? nil
+                    let last = [kept, ranAt].compactMap { $0 }.max()
                     let age = last.map { Date().timeIntervalSince($0) } ?? .infinity
                     if first || age >= interval - 0.5 {
+                        ranAt = Date()
                         await self.refreshQuietly()
                         wait = interval
                     } else {
