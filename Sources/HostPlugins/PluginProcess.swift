@@ -374,6 +374,10 @@ final class PluginProcess: Sendable {
                 "plugin \(manifest.id) did not answer \(method) within \(setting)")
         } catch let gone as PluginGone {
             throw await goneError(gone.ending, method: method)
+        } catch let unsent as RPCPeer.NotSent {
+            // It went before the request was even written (its output closed as the call came):
+            // said as any other end of it, never as an internal error.
+            throw await goneError((unsent.reason as? PluginGone)?.ending ?? .closed, method: method)
         }
     }
 
