@@ -52,7 +52,7 @@ def start_sandbox():
 def steady(value):
     """`value` without what changes from one call to the next (times, process ids)."""
     if isinstance(value, dict):
-        return {k: steady(v) for k, v in value.items() if k not in ("at", "pid", "uptime", "started", "position", "seconds", "refreshed")}
+        return {k: steady(v) for k, v in value.items() if k not in ("at", "pid", "uptime", "started", "position", "seconds", "refreshed", "created")}
     if isinstance(value, list):
         return [steady(v) for v in value]
     return value
