@@ -86,6 +86,9 @@ struct RefreshCommand: AsyncParsableCommand {
             let width = isatty(1) == 1 ? DoctorCommand.columns() : 100
             _ = Descriptor.writeAll(1, Array(RefreshReport.render(response, width: width, provider: provider).utf8))
         }
+        if local == nil, !dryRun, !response.downloads.isEmpty, !json {
+            _ = Descriptor.writeAll(1, Array("\n(the background service downloads them: `downloads` shows how far)\n".utf8))
+        }
         // Without a service, the rules' downloads are this process's: it ends when they do (as
         // cron expects), saying how each ended. The service downloads on after answering.
         if let host = local, !dryRun {
@@ -95,9 +98,13 @@ struct RefreshCommand: AsyncParsableCommand {
             await host.downloadsIdle()
             var lines: [String] = []
             for action in response.downloads {
-                let record = try? await host.store.download(action.id)
-                let state = record?.state.rawValue ?? "not started"
-                lines.append("  \(action.title): \(state)\(record?.error.map { " (\($0))" } ?? "")")
+                do {
+                    let record = try await host.store.download(action.id)
+                    let state = record?.state.rawValue ?? "not started"
+                    lines.append("  \(action.title): \(state)\(record?.error.map { " (\($0))" } ?? "")")
+                } catch {
+                    lines.append("  \(action.title): cannot say how it ended (the database: \(error))")
+                }
             }
             if !json, !lines.isEmpty {
                 _ = Descriptor.writeAll(1, Array(("\nDownloads\n" + lines.joined(separator: "\n") + "\n").utf8))

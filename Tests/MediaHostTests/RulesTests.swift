@@ -28,7 +28,7 @@ import Testing
         #expect(rule(set, "auto_download") == ("all", "show"))
         #expect(rule(set, "speed") == ("1.25", "default"))
         let effective = try await fixture.host.effectiveRules(of: c1)
-        #expect(effective.autoDownload == .all && effective.speed == 1.25)
+        #expect(effective.autoDownload == .all && effective.playback.speed == 1.25)
         // The list: the defaults, then each show with rules of its own (only those).
         let list = try await fixture.checked("rules.list")
         let items = list["items"]?.arrayValue ?? []

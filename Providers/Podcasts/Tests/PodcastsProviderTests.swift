@@ -151,6 +151,16 @@ struct PodcastsFixture {
         let before = try await fixture.provider.children(of: id, cursor: nil)
         fixture.server.faults.add(FaultRule(path: "/podcasts/feeds/", status: 503))
         #expect(try await fixture.provider.children(of: id, cursor: nil) == before)
+        // A refresh asks for the feed itself: the failure is said, not hidden behind the copy.
+        func fresh() async throws -> Page {
+            try await FetchPolicy.$requireFresh.withValue(true) { try await fixture.provider.children(of: id, cursor: nil) }
+        }
+        await #expect {
+            try await fresh()
+        } throws: { if case .upstream(let status, _) = $0 as? ProviderError { status == 503 } else { false } }
+        // Once the feed answers again, as before (a 304 answered from the copy).
+        fixture.server.faults.clear()
+        #expect(try await fresh() == before)
     }
 
     /// Feeds are parsed as they arrive, into a new copy of the list: a transfer cut off halfway

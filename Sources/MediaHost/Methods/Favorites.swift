@@ -120,69 +120,33 @@ extension FavoritesLatest: RPCMethod {
         if let provider, !host.providerIDs.contains(provider) {
             throw HostError.unknownProvider(provider, known: host.providerIDs)
         }
-        var followed: [ItemID] = []
-        var cursor: Cursor?
-        repeat {
-            let page = try await host.store.favorites(provider: provider, limit: 500, after: cursor)
-            followed += page.items.map(\.id).filter { $0.kind.isContainer && host.providerIDs.contains($0.provider) }
-            cursor = page.next
-        } while cursor != nil && followed.count < 1000
-        let outcomes = await withTaskGroup(of: (Int, Swift.Result<[MediaItem], any Error>).self) { group in
-            var results: [Int: Swift.Result<[MediaItem], any Error>] = [:]
-            var next = 0
-            func start() {
-                guard next < followed.count else { return }
-                let (index, id) = (next, followed[next])
-                next += 1
-                group.addTask {
-                    // The awaited value goes into a `let` before the tuple is made: Swift 6.3.1 at
-                    // -O returns a stale `index` from `return (index, .success(try await …))`
-                    // inside do/catch in a task (Tests/Tools/miscompile-tuple-await.swift).
-                    do {
-                        let children = try await host.withProvider(id.provider) {
-                            try await $0.children(of: id, cursor: nil).items
-                        }
-                        return (index, .success(children))
-                    } catch {
-                        return (index, .failure(error))
-                    }
+        // Read as a refresh reads them (`eachShow`); a person waits on this read, so as many at
+        // once from one host as in all.
+        let followed = try await host.followedShows(provider: provider, limit: 1000)
+        let outcomes = await HostRuntime.eachShow(followed, limits: (Self.concurrency, Self.concurrency)) { show in
+            do {
+                let children = try await host.withProvider(show.id.provider) {
+                    try await $0.children(of: show.id, cursor: nil).items
                 }
+                return .success(children)
+            } catch {
+                return .failure(error)
             }
-            for _ in 0..<Self.concurrency { start() }
-            for await (index, outcome) in group {
-                results[index] = outcome
-                start()
-            }
-            return results
         }
         var items: [MediaItem] = []
         var seen = Set<ItemID>()
         var failures: [Failure] = []
-        for (index, id) in followed.enumerated() {
-            switch outcomes[index] {
-            case .success(let children)?:
+        for (show, outcome) in zip(followed, outcomes) {
+            switch outcome {
+            case .success(let children):
                 for child in children where seen.insert(child.id).inserted { items.append(child) }
-            case .failure(let error)?:
+            case .failure(let error):
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let rpc = host.outgoing(Dispatcher.rpcError(for: error, method: Self.method, logger: host.logger))
-                failures.append(Failure(id: id, code: rpc.code, message: rpc.message))
-            case nil:
-                // Every started task answers with its index: one missing is a defect, never "nothing new".
-                host.logger.error("favorites.latest: no result for \(id) (index \(index) of \(followed.count))")
-                failures.append(
-                    Failure(id: id, code: RPCError.internalErrorCode, message: "internal error: its result was lost"))
+                failures.append(Failure(id: show.id, code: rpc.code, message: rpc.message))
             }
         }
-        // Newest first by date; undated ones keep their order, last.
-        let dates = items.map { $0.published.flatMap(ISODate.parse) }
-        let dated = items.indices.sorted { a, b in
-            switch (dates[a], dates[b]) {
-            case let (x?, y?): x != y ? x > y : a < b
-            case (_?, nil): true
-            case (nil, _?): false
-            case (nil, nil): a < b
-            }
-        }.map { items[$0] }
+        let dated = HostRuntime.newestFirst(items)
         var annotated = try await host.annotate(dated)
         if unplayed == true { annotated.removeAll { $0.played == true } }
         if shorts == false { annotated.removeAll(where: \.isShort) }

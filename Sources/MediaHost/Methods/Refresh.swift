@@ -368,7 +368,8 @@ extension HostRuntime {
             }
         }
         return results.enumerated().map { index, result in
-            result ?? .failure(HostError.storage("the refresh of \(shows[index].id) gave no result"))
+            // Every task answers with its index: one missing is a defect, never "nothing new".
+            result ?? .failure(HostError.storage("reading \(shows[index].id) gave no result (a defect: please report it)"))
         }
     }
 

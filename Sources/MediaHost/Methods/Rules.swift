@@ -101,11 +101,8 @@ public struct EffectiveRules: Sendable, Equatable {
     public var maxMinutes = 0.0
     public var keepDownloads = 0
     public var deletePlayedAfterDays = 0.0
-    public var speed = 1.0
-    public var skipIntro = 0.0
-    public var skipOutro = 0.0
-    public var loudnorm = false
-    public var volumeBoostDB = 0.0
+    /// How its episodes play.
+    public var playback = ShowPlayback()
 
     public init() {}
 
@@ -123,11 +120,11 @@ public struct EffectiveRules: Sendable, Equatable {
         maxMinutes = number("max_minutes")
         keepDownloads = Int(number("keep_downloads"))
         deletePlayedAfterDays = number("delete_played_after_days")
-        speed = values["speed"].flatMap { Double($0) } ?? 1
-        skipIntro = number("skip_intro")
-        skipOutro = number("skip_outro")
-        loudnorm = values["loudnorm"] == "on"
-        volumeBoostDB = number("volume_boost_db")
+        playback.speed = values["speed"].flatMap { Double($0) } ?? 1
+        playback.skipIntro = number("skip_intro")
+        playback.skipOutro = number("skip_outro")
+        playback.loudnorm = values["loudnorm"] == "on"
+        playback.volumeBoostDB = number("volume_boost_db")
     }
 
     /// Why `item` is not downloaded by these rules, or nil when it may be.
@@ -263,14 +260,6 @@ public struct ShowPlayback: Sendable, Equatable, CustomStringConvertible {
 
     public init() {}
 
-    public init(_ rules: EffectiveRules) {
-        speed = rules.speed
-        skipIntro = rules.skipIntro
-        skipOutro = rules.skipOutro
-        loudnorm = rules.loudnorm
-        volumeBoostDB = rules.volumeBoostDB
-    }
-
     /// The label of the filter mpv is given, so it is replaced (never a filter of the person's own).
     public static let filterLabel = "@mediahost"
 
@@ -294,7 +283,7 @@ extension HostRuntime {
     public func showPlayback(of id: ItemID) async -> ShowPlayback? {
         do {
             guard let show = try await followedShow(of: id) else { return nil }
-            return ShowPlayback(try await effectiveRules(of: show))
+            return try await effectiveRules(of: show).playback
         } catch {
             logger.info("the show settings of \(id) cannot be read: \(error)")
             return nil
