@@ -25,7 +25,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 l
 # a virtual screen and read back from screenshots.
 # time: GNU time measures the peak memory of a process fed hostile input (DeskSurfaceAttackTests).
 TEST_PACKAGES := mpv playerctl dbus-bin zsh fish bash-completion man-db groff-base file emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
-	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils time
+	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils time chromium firefox-esr
 BENCH_PACKAGES := hyperfine python3-venv newsboat gpodder
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv
@@ -54,7 +54,7 @@ MCP_VENV := .build/mcp-venv
 SYNC_VENV := .build/sync-venv
 export MEDIAHOST_TEST_SYNC_VENV := $(abspath $(SYNC_VENV))
 
-.PHONY: path-note install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp sync-venv bench fuzz format lint clean ytdlp
+.PHONY: path-note install uninstall dist install-files install-ytdlp test-install generated screenshots all deps build release e2e-bin miscompile-check ytdlp-update run sandbox test test-editors test-mcp test-web web-venv sync-venv bench fuzz format lint clean ytdlp
 
 # The product as shipped: optimized, with the Swift runtime and Foundation linked in statically,
 # which halves the start-up of every `mediahost call` (the figures are in the README).
@@ -73,6 +73,8 @@ screenshots: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	mkdir -p Support/screenshots
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter sixelsInXterm
+	MEDIAHOST_TEST_WEB_SCREENSHOT=$(abspath Support/screenshots/web-remote-phone.png) \
+	  $(MAKE) --no-print-directory test-web
 
 # Installs what is missing, and only that (apt-get needs root; sudo is used when available).
 deps:
@@ -276,6 +278,7 @@ test: deps lint ytdlp sync-venv
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory test-editors
 	$(MAKE) --no-print-directory test-mcp
+	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-install
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
 
@@ -292,6 +295,21 @@ test-mcp:
 	@[ -x $(MCP_VENV)/bin/python ] && $(MCP_VENV)/bin/python -c 'import mcp' 2>/dev/null || \
 	  { python3 -m venv $(MCP_VENV) && $(MCP_VENV)/bin/pip install -q mcp==$(MCP_CLIENT_VERSION); }
 	MEDIAHOST_BIN=$(abspath $(E2E_BIN)) $(MCP_VENV)/bin/python Tests/MCP/test_mcp.py
+
+# The web remote in real browsers (Playwright driving Debian's chromium and firefox-esr, headless)
+# against `mediahost serve --listen` with the sandbox and real mpv; then the attacks. Playwright's
+# own browsers come from a CDN, so it is pointed at Debian's; Debian's Firefox ESR lacks one BiDi
+# command Playwright sends unasked (patch-playwright.py says which, and makes it optional).
+web-venv:
+	@$(call install_missing,python3-venv chromium firefox-esr mpv)
+	@[ -x $(WEB_VENV)/bin/python ] && $(WEB_VENV)/bin/python -c 'import playwright' 2>/dev/null || \
+	  { python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION); }
+	@$(WEB_VENV)/bin/python Tests/Web/patch-playwright.py
+
+test-web: web-venv
+	@[ -x $(E2E_BIN) ] || $(MAKE) --no-print-directory e2e-bin
+	MEDIAHOST_BIN=$(abspath $(E2E_BIN)) MEDIAHOST_SANDBOX_BIN=$(abspath $(E2E_SANDBOX_BIN)) \
+	  $(WEB_VENV)/bin/python Tests/Web/test_web.py
 
 # The Emacs package (ERT, byte-compiled with warnings as errors) and the Neovim plugin, each in
 # the real editor, headless, against `$(BIN) --sandbox rpc`.
@@ -325,6 +343,9 @@ bench: deps sync-venv
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-bench
 	.build/release/mediahost-bench --binary .build/release/mediahost --peers $(BENCH_VENV) $(if $(PREVIOUS),--previous $(PREVIOUS))
+	$(MAKE) --no-print-directory web-venv
+	MEDIAHOST_BIN=$(abspath .build/release/mediahost) MEDIAHOST_SANDBOX_BIN=$(abspath .build/release/mediahost-sandbox) \
+	  $(WEB_VENV)/bin/python Benchmarks/web/bench_web.py
 
 # The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
 # fails on any difference.

@@ -67,7 +67,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Without its default traits: FullFoundation would link full Foundation and its ICU data
+        // (55 MB) into mediahost, ConfigurationSupport swift-configuration, neither used.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // Named for the web remote's own use of their types (Hummingbird builds on them).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // What full Foundation gave and FoundationEssentials does not (locks, threads, child
@@ -127,6 +133,24 @@ let package = Package(
         // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
         .target(
             name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
+        // The web remote (`web.listen`): the page, JSON-RPC over WebSocket, artwork and streams on one
+        // HTTP port, with pairing; Hummingbird 2 and its WebSocket module, started only by the service.
+        .target(
+            name: "HostWeb",
+            dependencies: [
+                "HostAPI", "MediaHost", "MediaKit", "MediaStore", "JSONRPC",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [
+                .embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css"),
+                .embedInCode("Page/pair.html"), .embedInCode("Page/pair.js"), .embedInCode("Page/icon.svg"),
+            ],
+            swiftSettings: shipped),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only the API (HostAPI).
         .target(name: "HostMCP", dependencies: ["HostAPI", "JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -145,11 +169,13 @@ let package = Package(
         // imports none.
         .target(
             name: "BuiltinProviders",
-            dependencies: ["MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "HostSync", "MediaKit"]
+            dependencies: [
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "HostSync", "HostWeb", "MediaKit",
+            ]
                 + providers.map { .target(name: $0.name) },
             swiftSettings: shipped, plugins: ["ProviderList"]),
         .plugin(name: "ProviderList", capability: .buildTool()),
-        // The product: links no HTTP server (the sandbox is a process of its own).
+        // The product: its one HTTP server is the web remote's (HostWeb); the sandbox is a process of its own.
         .executableTarget(
             name: "mediahost",
             dependencies: [
@@ -226,10 +252,14 @@ let package = Package(
             name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures"], exclude: ["Images"], swiftSettings: strict),
+        .testTarget(
+            name: "HostWebTests",
+            dependencies: ["HostWeb", "HostPlayer", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
-            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "HostSync", "MediaKit", "JSONRPC", "TestSupport"],
+            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "HostSync", "HostWeb", "MediaKit", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

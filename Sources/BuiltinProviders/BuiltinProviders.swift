@@ -6,6 +6,7 @@ import HostPlayer
 import HostPlugins
 import HostShare
 import HostSync
+import HostWeb
 import MediaHost
 
 /// The providers this build ships: `all`, written by Plugins/ProviderList from Package.swift's
@@ -14,7 +15,9 @@ public enum BuiltinProviders {}
 
 /// The modules of this build and where its plugins come from.
 public enum BuiltinModules {
-    public static let all: [any HostModule.Type] = [PlayerModule.self, ShareModule.self, DesktopModule.self, SyncModule.self]
+    public static let all: [any HostModule.Type] = [
+        PlayerModule.self, ShareModule.self, DesktopModule.self, SyncModule.self, WebModule.self,
+    ]
 
     /// A host's plugins (one per host: it keeps the host's plugin settings).
     public static func discovery() -> [any ProviderDiscovery] { [PluginDiscovery()] }

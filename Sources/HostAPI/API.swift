@@ -25,6 +25,7 @@ public enum API {
         PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self, PlayerMark.self,
         ShareStart.self, ShareStop.self, ShareStatus.self, ShareBrowse.self, ShareReceive.self,
         SyncLogin.self, SyncLogout.self, SyncStatus.self, SyncNow.self,
+        WebStatus.self, WebPair.self, WebLink.self, WebDevices.self, WebRevoke.self,
     ]
 
     public static let notifications: [any HostNotification.Type] = [

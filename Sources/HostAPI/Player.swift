@@ -181,10 +181,17 @@ public struct PlayerMark: APIMethod {
     public static let effect = MethodEffect(.changes)
     public var ids: [ItemID]
     public var played: Bool
+    /// With `played: false` and one id: where it was left, in seconds (a player of its own, as
+    /// the web remote's "listen here", keeps its place in the library as mpv's does).
+    public var position: Double?
+    /// With `position`: how long it is, when known.
+    public var duration: Double?
 
-    public init(ids: [ItemID], played: Bool) {
+    public init(ids: [ItemID], played: Bool, position: Double? = nil, duration: Double? = nil) {
         self.ids = ids
         self.played = played
+        self.position = position
+        self.duration = duration
     }
 
     public struct Response: Codable, Sendable, Equatable {

@@ -478,6 +478,21 @@ extension PlayerSleep: RPCMethod {
 extension PlayerMark: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
         guard !ids.isEmpty, ids.count <= 10_000 else { throw HostError.invalidArgument("ids must list 1 to 10000 items") }
+        if let position {
+            guard !played, ids.count == 1, let id = ids.first else {
+                throw HostError.invalidArgument(
+                    "position is where one item not played yet was left: give one id and played false")
+            }
+            guard position.isFinite, position >= 0, position < 1_000_000 else {
+                throw HostError.invalidArgument("position is seconds from 0")
+            }
+            if let duration, !(duration.isFinite && duration > 0 && duration < 1_000_000) {
+                throw HostError.invalidArgument("duration is seconds, more than 0")
+            }
+            try await host.store.savePlayback(PlaybackRecord(id: id, position: position, duration: duration, played: false))
+            return Response(ids: ids, played: false)
+        }
+        if duration != nil { throw HostError.invalidArgument("duration goes with position") }
         try await host.store.markPlayed(ids, played: played)
         return Response(ids: ids, played: played)
     }

@@ -133,6 +133,52 @@ extension CommandSpec {
                 .run(NewList(keep: line.has("--keep") ? true : nil)) { repl, new in repl.present(new: new, pictures: pictures) })
         },
         CommandSpec(
+            "pair", usage: "pair <code> [--read-only] | pair --link | pair --list | pair --revoke <id|all>",
+            method: WebPair.method,
+            summary: "pair a browser with the web remote by the code it shows (--link: a one-time link; --list, --revoke)",
+            options: [.flag("--read-only"), .flag("--link"), .flag("--list"), .flag("--revoke")]
+        ) { line, repl throws(CommandError) in
+            let access: WebAccess? = line.has("--read-only") ? .read : nil
+            if line.has("--list") {
+                guard line.words.isEmpty else { throw CommandError.usage }
+                return .call(
+                    .run(WebDevices()) { repl, devices in
+                        repl.display(
+                            devices.isEmpty
+                                ? "no browser is paired"
+                                : devices.map {
+                                    "\($0.id)  \($0.name)  \($0.access == .read ? "read-only" : "full")  paired \($0.paired.prefix(10))"
+                                }
+                                .joined(separator: "\n"))
+                    })
+            }
+            if line.has("--revoke") {
+                guard line.words.count == 1, let id = line.words.first else { throw CommandError.usage }
+                return .call(
+                    .run(WebRevoke(id: id)) { repl, answer in
+                        repl.display(
+                            answer.revoked.isEmpty
+                                ? "no browser was paired" : "unpaired " + answer.revoked.map(\.name).joined(separator: ", "))
+                    })
+            }
+            if line.has("--link") {
+                guard line.words.isEmpty else { throw CommandError.usage }
+                return .call(
+                    .run(WebLink(access: access)) { repl, link in
+                        repl.display(
+                            "open on the device within 10 minutes (pairs the first browser to open it):\n"
+                                + link.urls.joined(separator: "\n"))
+                    })
+            }
+            guard line.words.count == 1, let code = line.words.first else { throw CommandError.usage }
+            return .call(
+                .run(WebPair(code: code, access: access)) { repl, device in
+                    repl.display(
+                        "paired \(device.name) (\(device.access == .read ? "read-only" : "full access")); its page goes on by itself"
+                    )
+                })
+        },
+        CommandSpec(
             "seen", usage: "seen <n|id>... | seen all", method: NewSeen.method,
             summary: "take episodes out of `new` without listing them"
         ) { line, repl throws(CommandError) in

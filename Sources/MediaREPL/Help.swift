@@ -24,7 +24,7 @@ extension CommandSpec {
                 "chapters", "transcript", "played", "unplayed",
             ]
         ),
-        ("accounts", ["login", "logout", "sync", "config", "doctor"]),
+        ("accounts", ["login", "logout", "sync", "pair", "config", "doctor"]),
         ("more", ["call", "help", "quit"]),
     ]
 
@@ -53,6 +53,9 @@ extension CommandSpec {
         "favs": [("favs", "every favorite, newest first"), ("favs youtube --remote", "the YouTube account's likes")],
         "new": [("new", "what arrived since you last looked (then seen)"), ("new --keep", "look, and leave it new")],
         "seen": [("seen 2 4", "rows 2 and 4 out of `new`"), ("seen all", "empty `new`")],
+        "pair": [
+            ("pair K7M-4QX", "pair the browser showing that code"), ("pair --link", "a link that pairs the phone opening it"),
+        ],
         "refresh": [("refresh", "fetch what is new now, then the rules"), ("refresh --dry-run", "only say what it would do")],
         "rules": [
             ("rules set 2 auto_download 3", "download row 2's newest 3 of each refresh"),

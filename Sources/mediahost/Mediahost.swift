@@ -33,7 +33,8 @@ struct Mediahost: AsyncParsableCommand {
         subcommands: [
             REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
             SandboxCommand.self, DoctorCommand.self, RefreshCommand.self, PictureCommand.self,
-            PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self, REPLManualCommand.self,
+            PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self, PairCommand.self,
+            REPLManualCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)
 

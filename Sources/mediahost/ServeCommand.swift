@@ -34,6 +34,12 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var status = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Also serve the web remote on host:port (0.0.0.0:8733 for the home network, 127.0.0.1:8733 for this machine only; port 0: any free one), for this run; web.listen sets it for good.",
+            valueName: "host:port"))
+    var listen: String?
+
     /// Seconds `--status` waits for the service's answer.
     static let statusTimeout = 5
 
@@ -78,6 +84,9 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         signal(SIGPIPE, SIG_IGN)
+        // The setting's environment variable, read as the host is made (it wins over the file
+        // and the store, as any environment variable does).
+        if let listen { setenv("MEDIAHOST_WEB_LISTEN", listen, 1) }
         let listener: Int32
         do {
             listener = try socket.listen()

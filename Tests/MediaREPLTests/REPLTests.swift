@@ -1,6 +1,7 @@
 import Foundation
 import HostPlayer
 import HostSync
+import HostWeb
 import JSONRPC
 import MediaHost
 import MediaKit
@@ -773,7 +774,9 @@ final class CapturedREPL: @unchecked Sendable {
 }
 
 /// The methods a host with the shipped modules serves.
-let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods + SyncModule.methods).map { $0.method }
+let servedMethodNames = (Dispatcher.runtimeMethods + PlayerModule.methods + SyncModule.methods + WebModule.methods).map {
+    $0.method
+}
 
 /// An answer JSON cannot hold (JSONEncoder refuses a NaN).
 private struct Unwritable: RPCMethod {

@@ -8,8 +8,8 @@ import FoundationEssentials
 /// Files only the user may read (login sessions, secret settings) in the 0700 `auth/` folder:
 /// created 0600 before a byte is written, written whole to a temporary name, fsynced and renamed,
 /// so a reader never sees half a token and no one else ever sees any.
-enum PrivateFile {
-    static func write(_ data: Data, to path: String) throws {
+public enum PrivateFile {
+    public static func write(_ data: Data, to path: String) throws {
         let folder = Path.directory(of: path)
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -191,6 +191,12 @@ public enum HostSettings {
             "Most gigabytes downloads may take: a refresh deletes the oldest played ones beyond it (never favorites, kept or unplayed ones); 0: no limit",
         defaultValue: "0", environment: ["MEDIAHOST_DOWNLOADS_MAX_GB"], kind: .integer(0...100_000))
 
+    public static let webListen = ConfigKeyInfo(
+        key: "web.listen",
+        summary:
+            "The service's web remote: host:port to answer on (0.0.0.0:8733 for the home network, 127.0.0.1:8733 for this machine only); empty: off",
+        defaultValue: "", environment: ["MEDIAHOST_WEB_LISTEN"], kind: .text)
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -204,7 +210,7 @@ public enum HostSettings {
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications,
         transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
-        syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB,
+        syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB, webListen,
     ]
 }
 

@@ -1,0 +1,138 @@
+import Foundation
+import HostAPI
+import HostPlayer
+import JSONRPC
+import MediaHost
+import MediaKit
+import TestSupport
+import Testing
+
+@testable import HostWeb
+
+/// The web remote's parts that need no browser: who may pair and how often, what a browser may
+/// call, what is kept of a token, Range requests, and `player.mark`'s position for "listen
+/// here". The page itself is tested in real browsers (Tests/Web/test_web.py).
+@Suite struct WebRemoteTests {
+    @Test(arguments: [
+        ("bytes=0-99", 1000, 0, 99), ("bytes=100-", 1000, 100, 999), ("bytes=-100", 1000, 900, 999),
+        ("bytes=990-2000", 1000, 990, 999), ("bytes=0-0,5-9", 1000, 0, 0), ("bytes=-5000", 1000, 0, 999),
+    ])
+    func rangesAreReadAsBrowsersSendThem(header: String, size: Int, start: Int, end: Int) throws {
+        let range = try #require(WebRoutes.byteRange(header, size: size))
+        #expect(range.0 == start && range.1 == end)
+    }
+
+    @Test(arguments: ["bytes=1000-", "bytes=5-2", "bytes=-0", "bytes=abc", "items=0-9", "bytes=", "bytes=-"])
+    func unsatisfiableRangesAreRefused(header: String) {
+        #expect(WebRoutes.byteRange(header, size: 1000) == nil)
+    }
+
+    @Test func aCodeIsConfirmedOnceAndOnlyItsBrowserCollects() throws {
+        let pairing = WebPairing()
+        let (request, secret) = try pairing.start(device: "Firefox on Android", address: "10.0.0.5")
+        #expect(request.code.count == 7 && request.code.contains("-"))
+        #expect(pairing.waiting.map(\.code) == [request.code])
+        guard case .waiting = pairing.answer(secret: secret) else { Issue.record("not waiting"); return }
+        // As a person types it: lower case, no dash.
+        let typed = request.code.lowercased().replacing("-", with: "")
+        #expect(pairing.confirm(code: typed, name: nil, access: .read) != nil)
+        #expect(pairing.confirm(code: typed, name: nil, access: .full) == nil, "confirmed twice")
+        guard case .unknown = pairing.answer(secret: "someone else's") else { Issue.record("a guess collected"); return }
+        guard case .confirmed(let name, let access) = pairing.answer(secret: secret) else {
+            Issue.record("not confirmed")
+            return
+        }
+        #expect(name == "Firefox on Android" && access == .read)
+        #expect(pairing.waiting.isEmpty)
+    }
+
+    @Test func askingTooOftenAndGuessingAreRefused() throws {
+        let pairing = WebPairing()
+        for _ in 0..<WebPairing.requestsPerAddress { _ = try pairing.start(device: "x", address: "10.0.0.9") }
+        #expect(throws: WebPairing.StartRefusal.self) { try pairing.start(device: "x", address: "10.0.0.9") }
+        // Another address is not held up by that one.
+        _ = try pairing.start(device: "x", address: "10.0.0.10")
+        for _ in 0..<WebPairing.failuresPerAddress - 1 { pairing.fail("10.0.0.9") }
+        #expect(!pairing.isLockedOut("10.0.0.9"))
+        pairing.fail("10.0.0.9")
+        #expect(pairing.isLockedOut("10.0.0.9"))
+        #expect(!pairing.isLockedOut("10.0.0.10"))
+        // A link works once.
+        let link = pairing.makeLink(access: .full, minutes: 1)
+        #expect(pairing.useLink(link.secret) == .full)
+        #expect(pairing.useLink(link.secret) == nil)
+    }
+
+    @Test func aTokenIsKeptOnlyAsItsHashInAPrivateFile() throws {
+        let folder = try makeTemporaryDirectory()
+        let store = WebDeviceStore(path: folder + "/auth/web-devices.json")
+        let paired = try store.add(name: "Chrome on Android", access: .full)
+        let text = try String(contentsOfFile: store.path, encoding: .utf8)
+        #expect(!text.contains(paired.token))
+        #expect(text.contains(WebDeviceStore.hash(paired.token)))
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int)
+        #expect(mode & 0o077 == 0, "readable by others: \(String(mode, radix: 8))")
+        #expect(store.device(token: paired.token)?.id == paired.device.id)
+        #expect(store.device(token: paired.token + "x") == nil)
+        #expect(store.device(token: "") == nil)
+        // Another process's revocation is seen at the next request.
+        let other = WebDeviceStore(path: store.path)
+        #expect(try other.revoke(paired.device.id).map(\.id) == [paired.device.id])
+        #expect(store.device(token: paired.token) == nil)
+    }
+
+    @Test func aBrowserCannotCallTheDesksMethods() throws {
+        let fixture = try HostFixture(modules: [PlayerModule.self, WebModule.self])
+        let full = WebBridge(host: fixture.host, device: WebDevice(id: "a", name: "phone", access: .full, paired: ""))
+        let reader = WebBridge(host: fixture.host, device: WebDevice(id: "b", name: "tv", access: .read, paired: ""))
+        for method in ["config.set", "web.pair", "web.link", "web.revoke", "auth.login", "lists.export", "share.start"] {
+            #expect(full.refusal(method) != nil, "\(method)")
+        }
+        #expect(full.refusal("player.pause") == nil)
+        #expect(reader.refusal("player.pause")?.contains("read-only") == true)
+        #expect(reader.refusal("queue.add") != nil)
+        #expect(reader.refusal("player.status") == nil && reader.refusal("media.search") == nil)
+
+        let single = full.screen(#"{"jsonrpc":"2.0","id":3,"method":"config.set","params":{"key":"a","value":"b"}}"#)
+        #expect(single.forward == nil && single.replies.first?["error"]?["code"] == JSONValue(WebBridge.refusedCode))
+        // A notification refused is not answered.
+        #expect(full.screen(#"{"jsonrpc":"2.0","method":"config.set"}"#).replies.isEmpty)
+        let batch = full.screen(
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"config.set\"},\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"host.info\"}]"
+        )
+        #expect(batch.batch && batch.replies.count == 1)
+        let forwarded = try JSONParser.parse(try #require(batch.forward))
+        #expect(forwarded.arrayValue?.count == 1 && forwarded.arrayValue?.first?["id"] == 2)
+        #expect(!(batch.forward ?? []).contains(0x0A), "a raw newline would split the line")
+        #expect(full.screen("{not json").replies.first?["error"]?["code"] == JSONValue(RPCError.parseErrorCode))
+    }
+
+    @Test func theWebMethodsOutsideTheServiceSayWhatToDo() async throws {
+        let fixture = try HostFixture(modules: [WebModule.self])
+        let pair = try #require(await fixture.error("web.pair", ["code": "ABC-DEF"]))
+        #expect(pair.message.contains("web.listen"), "\(pair.message)")
+        #expect(try await fixture.checked("web.devices") == .array([]))
+        let revoke = try #require(await fixture.error("web.revoke", ["id": "nope"]))
+        #expect(revoke.code == AppErrorCode.notFound)
+        let status = try await fixture.checked("web.status")
+        #expect(status["listening"] == false && status["listen"] == "")
+    }
+
+    @Test func listeningElsewhereKeepsThePlaceInTheLibrary() async throws {
+        let fixture = try HostFixture(modules: [PlayerModule.self])
+        let id = "catalog:video:v1"
+        _ = try await fixture.checked(
+            "player.mark", ["ids": [.string(id)], "played": false, "position": JSONValue(754.5), "duration": 1800])
+        let kept = try #require(try await fixture.host.store.playback(try ItemID(parsing: id)))
+        #expect(kept.position == 754.5 && kept.duration == 1800 && !kept.played)
+        for (params, words) in [
+            (["ids": [.string(id)], "played": true, "position": 10] as JSONValue, "played false"),
+            (["ids": [.string(id), "catalog:video:v2"], "played": false, "position": 10], "one id"),
+            (["ids": [.string(id)], "played": false, "position": -1], "seconds from 0"),
+            (["ids": [.string(id)], "played": false, "duration": 10], "goes with position"),
+        ] {
+            let error = try #require(await fixture.error("player.mark", params))
+            #expect(error.message.contains(words), "\(error.message)")
+        }
+    }
+}

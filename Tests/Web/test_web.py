@@ -1,0 +1,527 @@
+"""The web remote in real browsers: Playwright (PyPI, pinned in the Makefile) driving Debian's
+chromium and firefox-esr, headless, against `mediahost serve --listen` with the sandbox and real
+mpv (no audio or video out). What a person does on the page is checked where it lands (mpv's
+state read back through `mediahost call player.status`, the library's queue), and what is done
+at the desk (the REPL, `mediahost call`) is checked on the page. Then the attacks, against a
+service of their own: no or a wrong Origin, a missing or revoked token, pairing brute force, a
+100 MB message, a client that never reads, 200 open sockets.
+
+Run by `make test` (`make test-web`): MEDIAHOST_BIN names the binary.
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, threading, time, unittest, urllib.error, urllib.request
+from http.cookiejar import CookieJar
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rawws import RawWebSocket, Refused  # noqa: E402
+
+BIN = os.path.abspath(os.environ.get("MEDIAHOST_BIN", ".build/debug/mediahost"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHROMIUM = os.environ.get("MEDIAHOST_TEST_CHROMIUM", "/usr/bin/chromium")
+FIREFOX = os.environ.get("MEDIAHOST_TEST_FIREFOX", "/usr/bin/firefox-esr")
+RADIO = "podcasts:podcast:1999999997"
+EPISODE = "podcasts:episode:1999999997:1999999997-ep-{}"
+# Generous: a busy 2-core machine runs the browsers, mpv, the service and the sandbox at once.
+DEADLINE = 30
+
+
+def wait_for(condition, what, deadline=DEADLINE):
+    end = time.monotonic() + deadline
+    last = None
+    while time.monotonic() < end:
+        try:
+            last = condition()
+            if last:
+                return last
+        except Exception as error:  # a state still coming
+            last = error
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {deadline} s (last: {last!r})")
+
+
+def start_sandbox():
+    process = subprocess.Popen([BIN, "sandbox", "--port", "0", "--media-rate", "150000"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    settings = {}
+    end = time.monotonic() + 60
+    for line in process.stdout:
+        name, sep, value = line.strip().rpartition(" ")[2].partition("=")
+        if sep and name.isupper():
+            settings[name] = value
+        if "YOUTUBE_API_KEY" in settings or time.monotonic() > end:
+            break
+    threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+    if "MEDIAHOST_PODCASTS_BASE_URL" not in settings:
+        process.kill()
+        raise RuntimeError("mediahost sandbox did not print its settings")
+    return process, settings
+
+
+class Service:
+    """`mediahost serve --listen 127.0.0.1:PORT` on a data dir of its own."""
+
+    def __init__(self, settings, port=0):
+        self.folder = tempfile.mkdtemp(prefix="mediahost-web-")
+        self.env = dict(os.environ, **settings, MEDIAHOST_DATA_DIR=self.folder + "/data",
+                        MEDIAHOST_CONFIG=self.folder + "/none.toml", MEDIAHOST_CACHE_DIR=self.folder + "/cache",
+                        MEDIAHOST_PLAYER="mpv --ao=null --vo=null", MEDIAHOST_LOG_LEVEL="warning",
+                        MEDIAHOST_DESKTOP_MEDIA_KEYS="off", XDG_RUNTIME_DIR=self.folder + "/run")
+        os.makedirs(self.folder + "/run", mode=0o700)
+        self.start(port)
+
+    def start(self, port):
+        self.log = open(self.folder + "/service.log", "a")
+        self.process = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}"], env=self.env,
+                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        status = wait_for(lambda: (s := self.call("web.status")) and s["listening"] and s, "the web remote listens", 60)
+        self.url = status["urls"][0].rstrip("/")
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=DEADLINE)
+        self.log.close()
+
+    def restart(self):
+        self.stop()
+        self.start(self.port)
+
+    def run(self, *args, input=None, check=True):
+        done = subprocess.run([BIN, *args], env=self.env, capture_output=True, text=True, input=input, timeout=120)
+        if check and done.returncode != 0:
+            raise AssertionError(f"mediahost {' '.join(args)}: {done.returncode} {done.stderr}")
+        return done
+
+    def call(self, method, params=None):
+        args = ["call", method] + ([json.dumps(params)] if params is not None else [])
+        done = self.run(*args, check=False)
+        if done.returncode != 0:
+            raise AssertionError(f"{method}: {done.stderr.strip()}")
+        return json.loads(done.stdout) if done.stdout.strip() else None
+
+    def rss_kb(self):
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1))
+
+    def pair_token(self, read_only=False):
+        """A token as a browser gets it: asks, the desk confirms, the wait collects the cookie."""
+        jar = CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        post = lambda path: urllib.request.Request(self.url + path, method="POST", headers={"Origin": self.url})
+        code = json.load(opener.open(post("/pair/start")))["code"]
+        desk = threading.Thread(target=lambda: self.run("pair", code, *(["--read-only"] if read_only else [])))
+        desk.start()
+        answer = json.load(opener.open(post("/pair/wait"), timeout=60))
+        desk.join()
+        assert answer.get("paired"), answer
+        return next(cookie.value for cookie in jar if cookie.name == "mediahost")
+
+    def close(self):
+        try:
+            self.stop()
+        except Exception:
+            self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Browsers:
+    """Pages of one browser engine, each paired as a person pairs it, their console errors kept."""
+
+    def __init__(self, playwright, engine):
+        self.engine = engine
+        if engine == "chromium":
+            self.browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        else:
+            # Debian's Firefox speaks WebDriver BiDi (Playwright's "moz-firefox" channel).
+            self.browser = playwright.firefox.launch(executable_path=FIREFOX, channel="moz-firefox", headless=True)
+        self.errors = []
+
+    def page(self, service, viewport=None, paired=True, read_only=False, watched=True):
+        """A page; `watched`: its console errors count (not for one made to be refused)."""
+        options = {"viewport": viewport} if viewport else {}
+        if self.engine == "firefox":
+            # What this Firefox's BiDi lacks (emulation.setMediaFeaturesOverride) is not asked.
+            options["color_scheme"] = "no-override"
+        context = self.browser.new_context(**options)
+        page = context.new_page()
+        if watched:
+            page.on("console", lambda message: self.errors.append(f"{page.url}: {message.text}")
+                    if message.type == "error" else None)
+            page.on("pageerror", lambda error: self.errors.append(f"{page.url}: {error}"))
+        page.goto(service.url + "/")
+        if paired:
+            page.click("#pair-start")
+            page.wait_for_function("document.getElementById('pair-code').textContent.length > 0", timeout=DEADLINE * 1000)
+            code = page.text_content("#pair-code")
+            service.run("pair", code, *(["--read-only"] if read_only else []))
+            page.wait_for_selector("#now", timeout=DEADLINE * 1000)
+            wait_for(lambda: page.evaluate("host.socket && host.socket.readyState === 1"), "the page's WebSocket opens")
+        return page
+
+    def close(self):
+        self.browser.close()
+
+
+def player_state(page):
+    return page.get_attribute("#np-play", "aria-label")
+
+
+class WebRemoteTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.sandbox, cls.settings = start_sandbox()
+        cls.service = Service(cls.settings)
+        cls.playwright = sync_playwright().start()
+        cls.chromium = Browsers(cls.playwright, "chromium")
+        cls.page = cls.chromium.page(cls.service)
+        cls.episodes = [item["id"] for item in cls.service.call("media.children", {"id": RADIO})["items"]]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.chromium.close()
+        cls.playwright.stop()
+        cls.service.close()
+        cls.sandbox.kill()
+
+    def play_radio(self):
+        self.service.call("player.open", {"id": EPISODE.format(3), "now": True})
+        wait_for(lambda: self.service.call("player.status")["state"] == "playing", "mpv plays")
+        wait_for(lambda: "Tone 3" in self.page.text_content("#np-title"), "the page shows what plays")
+
+    def test_01_an_unpaired_browser_gets_only_the_pairing_page(self):
+        page = self.chromium.page(self.service, paired=False, watched=False)
+        self.assertTrue(page.is_visible("#pair-start"))
+        self.assertFalse(page.is_visible("#now"))
+        for path in ["/app.js", f"/artwork?id={RADIO}", f"/stream?id={EPISODE.format(1)}", "/rpc"]:
+            status = page.evaluate("async (path) => (await fetch(path)).status", path)
+            self.assertIn(status, (401, 403), path)
+        opened = page.evaluate("""() => new Promise((resolve) => {
+            const socket = new WebSocket(`ws://${location.host}/rpc`);
+            socket.onopen = () => resolve(true); socket.onclose = () => resolve(false); })""")
+        self.assertFalse(opened, "an unpaired page opened the WebSocket")
+        page.context.close()
+
+    def test_02_paired_by_its_code_at_the_desk(self):
+        listed = self.service.run("pair", "--list").stdout
+        self.assertIn("Chrome on Linux", listed)
+        self.assertIn("full", listed)
+        # The token is HttpOnly: the page's script cannot read it.
+        self.assertEqual(self.page.evaluate("document.cookie"), "")
+        cookie = next(c for c in self.page.context.cookies() if c["name"] == "mediahost")
+        self.assertTrue(cookie["httpOnly"])
+        self.assertEqual(cookie["sameSite"], "Strict")
+
+    def test_03_a_pause_at_the_repl_is_seen_on_the_page_and_the_page_drives_mpv(self):
+        self.play_radio()
+        wait_for(lambda: player_state(self.page) == "Pause", "the page shows it playing")
+        # The REPL, through the service as a person at the desk uses it.
+        repl = self.service.run("repl", input="toggle\nquit\n")
+        self.assertIn("Tone 3", repl.stdout)
+        wait_for(lambda: player_state(self.page) == "Play", "the REPL's pause on the page")
+        self.page.click("#np-play")
+        wait_for(lambda: self.service.call("player.status")["state"] == "playing", "the page's play reaches mpv")
+        self.page.click("#np-play")
+        wait_for(lambda: self.service.call("player.status")["paused"], "the page's pause reaches mpv")
+
+    def test_04_the_seek_bar_moves_mpv(self):
+        self.play_radio()
+        wait_for(lambda: self.page.evaluate("!document.getElementById('np-seek').disabled && "
+                                            "Number(document.getElementById('np-seek').max) >= 179"), "the seek bar ready")
+        self.page.evaluate("""() => { const seek = document.getElementById('np-seek');
+            seek.value = '100'; seek.dispatchEvent(new Event('input')); seek.dispatchEvent(new Event('change')); }""")
+        position = wait_for(lambda: (p := self.service.call("player.status").get("position", 0)) >= 99 and p,
+                            "mpv at the seek bar's place")
+        self.assertLess(position, 130)
+
+    def test_05_the_queue_reordered_on_the_page_and_at_the_desk(self):
+        # Stopped: a playing mpv takes the queue's next item as it goes.
+        self.service.call("player.stop")
+        self.service.call("queue.clear")
+        self.service.call("queue.add", {"ids": self.episodes[:3]})
+        self.page.goto(self.service.url + "/#/queue")
+        titles = lambda: [t.strip() for t in self.page.locator("#queue .title").all_text_contents()]
+        wait_for(lambda: len(titles()) == 3, "the page lists the queue")
+        first = titles()
+        self.page.click(f"button[aria-label='Move {first[0]} down']")
+        wait_for(lambda: [i["title"] for i in self.service.call("queue.list")["items"]] == [first[1], first[0], first[2]],
+                 "the page's move in the library")
+        self.service.call("queue.move", {"from": 3, "to": 1})
+        wait_for(lambda: titles() == [first[2], first[1], first[0]], "the desk's move on the page")
+        self.page.click(f"button[aria-label='Remove {first[1]} from the queue']")
+        wait_for(lambda: len(self.service.call("queue.list")["items"]) == 2, "the page's removal in the library")
+
+    def test_06_search_with_pictures(self):
+        self.page.goto(self.service.url + "/#/search")
+        self.page.fill("input[name=q]", "swift")
+        self.page.press("input[name=q]", "Enter")
+        self.page.wait_for_selector("#results li", timeout=DEADLINE * 1000)
+        loaded = wait_for(lambda: self.page.evaluate(
+            "[...document.querySelectorAll('#results img')].filter((i) => i.complete && i.naturalWidth > 0).length"),
+            "a result's picture drawn")
+        self.assertGreater(loaded, 0)
+
+    def test_07_a_transcript_line_plays_from_there(self):
+        self.play_radio()
+        self.page.goto(self.service.url + "/#/item/" + EPISODE.format(3))
+        self.page.wait_for_selector("#transcript li", timeout=DEADLINE * 1000)
+        self.page.fill("section[aria-label=Transcript] input", "closing words")
+        wait_for(lambda: self.page.locator("#transcript .cue").count() == 1, "the search within the transcript")
+        self.page.click("#transcript .cue")
+        position = wait_for(lambda: (p := self.service.call("player.status").get("position", 0)) >= 150 and p,
+                            "mpv at the line's time")
+        self.assertLess(position, 175)
+
+    def test_08_a_download_moves_on_the_page(self):
+        self.page.goto(self.service.url + "/#/downloads")
+        self.service.call("downloads.start", {"id": EPISODE.format(3)})
+        bar = f"#downloads li[data-id='{EPISODE.format(3)}'] progress"
+        self.page.wait_for_selector(bar, timeout=DEADLINE * 1000)
+        first = wait_for(lambda: int(self.page.get_attribute(bar, "value") or 0) > 0 and int(self.page.get_attribute(bar, "value")),
+                         "progress shown")
+        wait_for(lambda: int(self.page.get_attribute(bar, "value") or 0) > first, "the progress moving")
+        wait_for(lambda: self.page.get_attribute(bar, "value") == "100", "the download finished on the page", 90)
+        # Then it streams to the browser, with Range requests.
+        status, length = self.page.evaluate("""async (id) => {
+            const r = await fetch('/stream?id=' + encodeURIComponent(id), { headers: { Range: 'bytes=100-199' } });
+            return [r.status, (await r.arrayBuffer()).byteLength]; }""", EPISODE.format(3))
+        self.assertEqual((status, length), (206, 100))
+
+    def test_09_two_pages_at_once(self):
+        link = self.service.run("pair", "--link").stdout.split()[-1]
+        self.assertIn("/pair/link/", link)
+        other = self.chromium.page(self.service, paired=False)
+        other.goto(link)
+        other.wait_for_selector("#now", timeout=DEADLINE * 1000)
+        # The link is used up.
+        third = self.chromium.page(self.service, paired=False, watched=False)
+        third.goto(link)
+        self.assertIn("used or has expired", third.text_content("body"))
+        third.context.close()
+        self.play_radio()
+        wait_for(lambda: "Tone 3" in other.text_content("#np-title"), "the second page follows")
+        self.service.call("player.pause")
+        wait_for(lambda: player_state(self.page) == "Play" and player_state(other) == "Play", "both pages see the pause")
+        other.context.close()
+
+    def test_10_the_service_restarted_under_an_open_page(self):
+        self.play_radio()
+        self.service.restart()
+        wait_for(lambda: self.page.text_content("#connection") == "", "the page reconnects by itself", 60)
+        self.service.call("player.open", {"id": EPISODE.format(2), "now": True})
+        wait_for(lambda: "Tone 2" in self.page.text_content("#np-title"), "the page follows the new service")
+
+    def test_11_a_phone_sized_page(self):
+        phone = self.chromium.page(self.service, viewport={"width": 360, "height": 740})
+        self.play_radio()
+        wait_for(lambda: "Tone 3" in phone.text_content("#np-title"), "the phone page shows what plays")
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        self.assertLessEqual(width, 360, "the page scrolls sideways on a phone")
+        for button in phone.locator("button").all():
+            if button.is_visible():
+                self.assertTrue(button.get_attribute("aria-label") or button.text_content().strip(),
+                                "a button without a name for a screen reader")
+        shot = os.environ.get("MEDIAHOST_TEST_WEB_SCREENSHOT")
+        if shot:
+            time.sleep(1)  # pictures drawn
+            phone.screenshot(path=shot)
+        phone.context.close()
+
+    def test_12_a_revoked_browser_is_back_at_pairing(self):
+        # Its way back is a 401 (its page is refused), which the browser logs: not watched.
+        victim = self.chromium.page(self.service, watched=False)
+        device = json.loads(self.service.run("call", "web.devices").stdout)[-1]
+        self.service.run("pair", "--revoke", device["id"])
+        victim.wait_for_selector("#pair-start", timeout=DEADLINE * 1000)
+        victim.context.close()
+
+    def test_13_a_read_only_browser_looks_but_changes_nothing(self):
+        reader = self.chromium.page(self.service, read_only=True)
+        self.play_radio()
+        wait_for(lambda: "Tone 3" in reader.text_content("#np-title"), "the read-only page follows")
+        reader.click("#np-play")
+        reader.wait_for_selector("#toast:not([hidden])", timeout=DEADLINE * 1000)
+        self.assertIn("read-only", reader.text_content("#toast"))
+        time.sleep(0.5)
+        self.assertEqual(self.service.call("player.status")["state"], "playing")
+        reader.context.close()
+
+    def test_99_no_console_errors(self):
+        self.assertEqual(self.chromium.errors, [])
+
+
+class FirefoxTests(unittest.TestCase):
+    """The same page in Debian's Firefox ESR: pairing, following the desk, driving mpv."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sandbox, settings = start_sandbox()
+        cls.service = Service(settings)
+        cls.playwright = sync_playwright().start()
+        cls.firefox = Browsers(cls.playwright, "firefox")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.firefox.close()
+        cls.playwright.stop()
+        cls.service.close()
+        cls.sandbox.kill()
+
+    def test_pairing_following_and_driving_the_desk(self):
+        page = self.firefox.page(self.service)
+        self.assertIn("Firefox on Linux", self.service.run("pair", "--list").stdout)
+        self.service.call("player.open", {"id": EPISODE.format(3), "now": True})
+        wait_for(lambda: "Tone 3" in page.text_content("#np-title"), "the page shows what plays")
+        self.service.call("player.pause")
+        wait_for(lambda: player_state(page) == "Play", "the desk's pause on the page")
+        page.click("#np-play")
+        wait_for(lambda: self.service.call("player.status")["state"] == "playing", "the page's play reaches mpv")
+        self.assertEqual(self.firefox.errors, [])
+
+
+class AttackTests(unittest.TestCase):
+    """What a hostile page, a guesser or a broken client can do, against a service of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sandbox, settings = start_sandbox()
+        cls.service = Service(settings)
+        cls.token = cls.service.pair_token()
+        cls.ws = cls.service.url.replace("http://", "ws://") + "/rpc"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.service.close()
+        cls.sandbox.kill()
+
+    def refused(self, **options):
+        try:
+            RawWebSocket(self.ws, **options).close()
+        except Refused as refusal:
+            return refusal.status
+        return 101
+
+    def still_answers(self):
+        socket = RawWebSocket(self.ws, cookie=self.token)
+        try:
+            return socket.call("host.info")["result"]["version"]
+        finally:
+            socket.close()
+
+    def test_1_no_websocket_without_the_pages_origin_and_a_token(self):
+        self.assertNotEqual(self.refused(cookie=self.token, origin="http://evil.example"), 101)
+        self.assertNotEqual(self.refused(cookie=self.token, origin=f"http://127.0.0.1:{self.service.port + 1}"), 101)
+        self.assertNotEqual(self.refused(cookie=self.token, origin=None), 101)
+        self.assertNotEqual(self.refused(cookie=None), 101)
+        self.assertNotEqual(self.refused(cookie="x" * 43), 101)
+        self.assertEqual(self.refused(cookie=self.token), 101)
+        # Another site's page cannot start a pairing either.
+        request = urllib.request.Request(self.service.url + "/pair/start", method="POST",
+                                         headers={"Origin": "http://evil.example"})
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        self.assertEqual(refused.exception.code, 403)
+
+    def test_2_a_revoked_token_stops_at_once(self):
+        token = self.service.pair_token()
+        socket = RawWebSocket(self.ws, cookie=token)
+        self.assertIn("result", socket.call("player.status"))
+        device = self.service.call("web.devices")[-1]
+        self.service.call("web.revoke", {"id": device["id"]})
+        with self.assertRaises(ConnectionError) as closed:
+            while True:
+                socket.receive()
+        self.assertIn("1008", str(closed.exception))
+        self.assertNotEqual(self.refused(cookie=token), 101)
+
+    def test_3_the_desks_methods_are_refused_to_a_browser(self):
+        socket = RawWebSocket(self.ws, cookie=self.token)
+        for method, params in [("config.set", {"key": "player.command", "value": "touch /tmp/pwned"}),
+                               ("web.link", {}), ("web.pair", {"code": "AAA-AAA"}), ("lists.export", {"name": "x"})]:
+            answer = socket.call(method, params)
+            self.assertEqual(answer["error"]["code"], -32040, method)
+        # In a batch too, and a raw newline inside the JSON text is not a second request.
+        socket.send_frame(b'[{"jsonrpc":"2.0","id":7,"method":"config.set","params":{"key":"log.level","value":"debug"}},'
+                          b'\n{"jsonrpc":"2.0","id":8,"method":"host.info"}]')
+        answers = {a["id"]: a for a in socket.receive()}
+        self.assertEqual(answers[7]["error"]["code"], -32040)
+        self.assertIn("result", answers[8])
+        socket.close()
+        self.assertNotIn("pwned", json.dumps(self.service.call("config.get", {"key": "player.command"})))
+
+    def test_4_a_100_mb_message_is_refused_without_taking_memory(self):
+        before = self.service.rss_kb()
+        socket = RawWebSocket(self.ws, cookie=self.token)
+        header = bytes([0x81, 0x80 | 127]) + (100 << 20).to_bytes(8, "big") + os.urandom(4)
+        try:
+            try:
+                socket.sock.sendall(header + os.urandom(1 << 20))
+            except OSError:
+                pass  # closed while it was still sending: refused
+            with self.assertRaises((ConnectionError, OSError)):
+                while True:
+                    socket.receive()
+        finally:
+            socket.close()
+        self.assertTrue(self.still_answers())
+        self.assertLess(self.service.rss_kb() - before, 64 * 1024)
+
+    def test_5_a_client_that_never_reads_costs_only_its_own_bounded_backlog(self):
+        before = self.service.rss_kb()
+        slow = RawWebSocket(self.ws, cookie=self.token)
+        slow.sock.setsockopt(__import__("socket").SOL_SOCKET, __import__("socket").SO_RCVBUF, 4096)
+        # Requests whose answers are large, sent and never read.
+        request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "rpc.discover"}).encode()
+        sent = 0
+        slow.sock.settimeout(2)
+        try:
+            for _ in range(3000):
+                slow.send_frame(request)
+                sent += 1
+        except OSError:
+            pass  # its own socket filled: it is slowed, nothing else
+        started = time.monotonic()
+        self.assertTrue(self.still_answers())
+        self.assertLess(time.monotonic() - started, 10)
+        grown = self.service.rss_kb() - before
+        slow.close()
+        self.assertLess(grown, 128 * 1024, f"{sent} unread answers grew the service by {grown} kB")
+
+    def test_6_two_hundred_open_sockets(self):
+        before = self.service.rss_kb()
+        sockets = [RawWebSocket(self.ws, cookie=self.token) for _ in range(200)]
+        try:
+            for socket in sockets[::20]:
+                self.assertIn("result", socket.call("player.status"))
+            started = time.monotonic()
+            self.assertTrue(self.still_answers())
+            self.assertLess(time.monotonic() - started, 10)
+            grown = self.service.rss_kb() - before
+            print(f"\n200 open sockets: the service grew by {grown} kB", file=sys.stderr)
+        finally:
+            for socket in sockets:
+                socket.close()
+
+    def test_7_pairing_brute_force_is_refused(self):
+        post = lambda: urllib.request.Request(self.service.url + "/pair/start", method="POST",
+                                              headers={"Origin": self.service.url})
+        statuses = []
+        for _ in range(7):
+            try:
+                statuses.append(urllib.request.urlopen(post()).status)
+            except urllib.error.HTTPError as error:
+                statuses.append(error.code)
+        self.assertIn(429, statuses)
+        # Guessing links: ten wrong ones, then even a right one is refused to that address.
+        good = self.service.call("web.link")["urls"][0]
+        for guess in range(10):
+            with self.assertRaises(urllib.error.HTTPError):
+                urllib.request.urlopen(f"{self.service.url}/pair/link/guess{guess}")
+        with self.assertRaises(urllib.error.HTTPError) as locked:
+            urllib.request.urlopen(good)
+        self.assertEqual(locked.exception.code, 429)
+        self.assertNotEqual(self.refused(cookie=self.token), 101)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
