@@ -46,6 +46,10 @@ YTDLP_VERSION := 2026.10.26
 DENO_VERSION := 2.9.8
 YTDLP_VENV := .build/ytdlp-venv
 export MEDIAHOST_TEST_YTDLP := $(abspath $(YTDLP_VENV))/bin/yt-dlp
+# The web remote's browser tests: Playwright from PyPI driving Debian's chromium and firefox-esr.
+PLAYWRIGHT_VERSION := 1.65.2
+WEB_VENV := .build/web-venv
+
 # The reference MCP client (the official Python SDK) that `mediahost mcp` is tested with.
 MCP_CLIENT_VERSION := 2.3.0
 MCP_VENV := .build/mcp-venv

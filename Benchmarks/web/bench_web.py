@@ -75,15 +75,22 @@ def main():
                 tab = context.new_page()
                 started = time.perf_counter()
                 tab.goto(service.url + "/")
-                tab.wait_for_function("document.getElementById('np-title').textContent.startsWith('Tone')")
+                # A function, not a string: the page's CSP allows no eval.
+                tab.locator("#np-title", has_text="Tone").wait_for()
                 times.append((time.perf_counter() - started) * 1000)
-                sizes.append(tab.evaluate("""() => performance.getEntriesByType('navigation')
-                    .concat(performance.getEntriesByType('resource'))
-                    .reduce((sum, e) => sum + (e.transferSize || e.encodedBodySize || 0), 0)"""))
+                sizes.append(tab.evaluate("""() => {
+                    const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+                    const size = (e) => e.transferSize || e.encodedBodySize || 0;
+                    const pictures = entries.filter((e) => e.name.includes('/artwork'));
+                    return [entries.reduce((s, e) => s + size(e), 0) - pictures.reduce((s, e) => s + size(e), 0),
+                            pictures.reduce((s, e) => s + size(e), 0)]; }"""))
                 context.close()
             browser.close()
+        page_bytes = max(size[0] for size in sizes)
+        picture_bytes = max(size[1] for size in sizes)
         print(f"page until it shows what plays: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms; "
-              f"transferred {max(sizes) / 1024:.0f} KB with its artwork (goal < 300 ms, < 200 KB)")
+              f"transferred {page_bytes / 1024:.0f} KB, and the episode's artwork {picture_bytes / 1024:.0f} KB "
+              f"(the sandbox's PNG) (goal < 300 ms, < 200 KB)")
 
         # 3. 50 pages attached while downloads report progress: the service's memory.
         pages = [RawWebSocket(url, cookie=token) for _ in range(50)]
