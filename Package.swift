@@ -62,6 +62,7 @@ let package = Package(
     products: [
         .executable(name: "mediahost", targets: ["mediahost"]),
         .executable(name: "mediahost-sandbox", targets: ["mediahost-sandbox"]),
+        .executable(name: "mediahost-web", targets: ["mediahost-web"]),
         .library(name: "MediaKit", targets: ["MediaKit"]),
     ],
     dependencies: [
@@ -133,12 +134,18 @@ let package = Package(
         // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
         .target(
             name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
-        // The web remote (`web.listen`): the page, JSON-RPC over WebSocket, artwork and streams on one
-        // HTTP port, with pairing; Hummingbird 2 and its WebSocket module, started only by the service.
+        // The web remote, the service's side (`web.listen`, `web.*`): it runs mediahost-web and
+        // tells it the desk's calls; the paired browsers' file. No HTTP server here.
+        .target(
+            name: "HostWebLink", dependencies: ["HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics"],
+            swiftSettings: shipped),
+        // The web remote's server: the page, JSON-RPC over WebSocket relayed to the service's
+        // socket, artwork, streams and pairing on one HTTP port, on Hummingbird 2 and its
+        // WebSocket module. Only mediahost-web links it: no other command loads SwiftNIO.
         .target(
             name: "HostWeb",
             dependencies: [
-                "HostAPI", "MediaHost", "MediaKit", "MediaStore", "JSONRPC",
+                "HostWebLink", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics", "Pictures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -151,6 +158,10 @@ let package = Package(
                 .embedInCode("Page/pair.html"), .embedInCode("Page/pair.js"), .embedInCode("Page/icon.svg"),
             ],
             swiftSettings: shipped),
+        .executableTarget(
+            name: "mediahost-web", dependencies: ["HostWeb", "HostAPI", "JSONRPC", "Basics", "Pictures"],
+            swiftSettings: shipped,
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic"])]),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only the API (HostAPI).
         .target(name: "HostMCP", dependencies: ["HostAPI", "JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -170,12 +181,12 @@ let package = Package(
         .target(
             name: "BuiltinProviders",
             dependencies: [
-                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "HostSync", "HostWeb", "MediaKit",
+                "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostDesktop", "HostSync", "HostWebLink", "MediaKit",
             ]
                 + providers.map { .target(name: $0.name) },
             swiftSettings: shipped, plugins: ["ProviderList"]),
         .plugin(name: "ProviderList", capability: .buildTool()),
-        // The product: its one HTTP server is the web remote's (HostWeb); the sandbox is a process of its own.
+        // The product: links no HTTP server (the sandbox and the web remote's server are processes of their own).
         .executableTarget(
             name: "mediahost",
             dependencies: [
@@ -191,7 +202,10 @@ let package = Package(
             // ms of each `mediahost call`, most of it page faults). Libraries, heap and stacks
             // are still placed at random.
             linkerSettings: [
-                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-pie"])
+                .unsafeFlags([
+                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-pie",
+                    "-Xlinker", "--no-export-dynamic",
+                ])
             ]),
         // The replicas of every provider's API, started by `--sandbox` and `mediahost sandbox`.
         .executableTarget(
@@ -259,7 +273,9 @@ let package = Package(
         .testTarget(name: "HostMCPTests", dependencies: ["HostMCP", "MediaHost", "JSONRPC"], swiftSettings: strict),
         .testTarget(
             name: "MediaREPLTests",
-            dependencies: ["MediaREPL", "MediaHost", "HostPlayer", "HostSync", "HostWeb", "MediaKit", "JSONRPC", "TestSupport"],
+            dependencies: [
+                "MediaREPL", "MediaHost", "HostPlayer", "HostSync", "HostWebLink", "MediaKit", "JSONRPC", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

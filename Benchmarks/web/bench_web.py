@@ -118,7 +118,7 @@ def main():
         stop.set()
         for socket in pages:
             socket.close()
-        print(f"50 pages attached, {len(episodes)} downloads reporting progress, 20 s: service RSS "
+        print(f"50 pages attached, {len(episodes)} downloads reporting progress, 20 s: service + web server RSS "
               f"{min(samples) / 1024:.1f}-{max(samples) / 1024:.1f} MB (first {samples[0] / 1024:.1f}, last {samples[-1] / 1024:.1f})")
     finally:
         service.close()

@@ -6,7 +6,7 @@ import HostPlayer
 import HostPlugins
 import HostShare
 import HostSync
-import HostWeb
+import HostWebLink
 import MediaHost
 
 /// The providers this build ships: `all`, written by Plugins/ProviderList from Package.swift's

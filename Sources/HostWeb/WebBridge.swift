@@ -2,10 +2,10 @@ import Basics
 import Dispatch
 import FoundationEssentials
 import HostAPI
+import HostWebLink
 import HummingbirdWebSocket
 import JSONRPC
 import Logging
-import MediaHost
 import NIOWebSocket
 import Synchronization
 
@@ -13,15 +13,14 @@ import Synchronization
     import Glibc
 #endif
 
-/// One page's JSON-RPC session over its WebSocket: the same connection the service's socket
-/// clients get (`RPCConnection` on the dispatcher, every notification, cancellation, batches,
-/// its bounds on a client that does not read), on one end of a socket pair whose other end
-/// this relays to and from the WebSocket, one JSON text per message.
+/// One page's JSON-RPC session over its WebSocket: a connection to the service's socket, as
+/// any front end's (every notification, cancellation, batches, the service's bounds on a client
+/// that does not read), relayed to and from the WebSocket, one JSON text per message.
 ///
 /// What a browser may call is checked here, before the host sees it: none of the desk's own
 /// methods (`deskOnly`), and only those that change nothing for a read-only device.
 struct WebBridge {
-    let host: HostRuntime
+    let remote: WebRemote
     let device: WebDevice
 
     /// Methods a browser never calls, whatever its access: pairing itself, settings (one of
@@ -44,7 +43,7 @@ struct WebBridge {
             return "\(method) is done at the desk, not from a browser"
         }
         if device.access == .read, method != RPCConnection.cancelMethod {
-            guard let effect = host.effect(of: method) else { return nil }  // unknown: the host says so
+            guard let effect = remote.effects[method] else { return nil }  // unknown: the host says so
             if effect.access != .reads {
                 return "this browser (\(device.name)) is paired read-only; pair it again with full access to use \(method)"
             }
@@ -93,24 +92,9 @@ struct WebBridge {
 
     /// Serves the page until either side ends.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        var fds: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            try? await outbound.close(.unexpectedServerError, reason: "no socket pair")
+        guard let pageEnd = remote.service.connect() else {
+            try? await outbound.close(.unexpectedServerError, reason: "the service does not answer")
             return
-        }
-        let (hostEnd, pageEnd) = (fds[0], fds[1])
-        let host = host
-        let connection = RPCConnection(
-            input: hostEnd, output: hostEnd, handler: host.dispatcher, maxMessageSize: Self.maxMessage,
-            maxConcurrentRequests: 64, maxPendingOutput: Self.maxPendingOutput, framing: .newline
-        ) { failure in
-            host.logger.info("a web page was dropped: \(failure)")
-        }
-        let subscription = host.events.subscribe { event in connection.notify(method: event.method, params: event.params) }
-        let served = Task.detached {
-            await connection.run()
-            host.events.unsubscribe(subscription)
-            close(hostEnd)
         }
         // The host's lines to the page, by a thread of its own: it waits for the page's socket
         // to take each (a page that does not read holds this thread, then the host's bounded
@@ -128,8 +112,12 @@ struct WebBridge {
                 }
             }
         }
+        // The page's requests to the service, by a writer thread of its own: no task waits for
+        // the service to read. While 1 MiB waits (the service reads no more from a page that
+        // does not read its answers), the page is read no further: its own socket slows it.
+        let toService = OutputQueue(fd: pageEnd, limit: 8 << 20, name: "web-to-service")
         do {
-            for try await message in inbound.messages(maxSize: Self.maxMessage) {
+            reading: for try await message in inbound.messages(maxSize: Self.maxMessage) {
                 guard case .text(let text) = message else {
                     relay.send(Self.error(id: .null, code: RPCError.invalidRequestCode, message: "send JSON text, not binary"))
                     continue
@@ -142,16 +130,21 @@ struct WebBridge {
                 } else {
                     for reply in replies { relay.send(reply) }
                 }
-                if let forward { guard Descriptor.writeAll(pageEnd, forward + [0x0A]) else { break } }
+                guard let forward else { continue }
+                while toService.backlog > 1 << 20 {
+                    guard toService.failed == nil else { break reading }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                guard toService.enqueue(forward + [0x0A], whenFull: .accept) else { break }
             }
         } catch {
             // Too large, or the page went: the socket is closed below either way.
             try? await outbound.close(.messageTooLarge, reason: "messages are at most \(Self.maxMessage >> 20) MiB")
         }
-        // The host's connection ends at this EOF, once what it was doing is answered; the relay
-        // then reads its EOF in turn.
+        // The service ends this connection at its EOF, once what it was doing is answered; the
+        // relay then reads its EOF in turn.
+        await toService.finish(within: .seconds(5))
         shutdown(pageEnd, Int32(SHUT_WR))
-        await served.value
         await toPage.value
         close(pageEnd)
     }

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import HostAPI
+import HostWebLink
 import MediaKit
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import HostAPI
+import HostWebLink
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -12,14 +13,21 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// The web remote of one host: its server while it listens, the paired browsers, the ones
-/// waiting, and the pages open now.
-final class WebRemote: HostComponent {
-    let host: HostRuntime
+/// The web remote's server (`mediahost-web`, run by the service): its HTTP port, the paired
+/// browsers, the ones waiting, and the pages open now. Each page's JSON-RPC goes to the
+/// service's socket as any front end's does.
+public final class WebRemote: Sendable {
+    public let dataDir: String
+    let service: UnixSocket
     let devices: WebDeviceStore
     let pairing = WebPairing()
     let sockets = OpenSockets()
-    /// WebSockets open at once; more are refused (503) until one closes.
+    /// The server's own calls to the service (artwork, a download's file).
+    let calls: ServiceCalls
+    /// What each method does (x-effect), for read-only devices.
+    let effects: [String: MethodEffect] = Dictionary(
+        API.methods.map { ($0.method, $0.effect) }, uniquingKeysWith: { first, _ in first })
+    /// WebSockets open at once; more are refused until one closes.
     static let maxSockets = 512
 
     private struct State {
@@ -27,14 +35,18 @@ final class WebRemote: HostComponent {
         var port: Int?
         var hostName: String?
         var problem: String?
-        var server: Task<Void, Never>?
     }
     private let state = Mutex(State())
 
-    init(host: HostRuntime) {
-        self.host = host
-        devices = WebDeviceStore(path: host.paths.authDir + "/web-devices.json")
+    public init(dataDir: String, serviceSocket: String) {
+        self.dataDir = dataDir
+        service = UnixSocket(path: serviceSocket)
+        devices = WebDeviceStore(dataDir: dataDir)
+        calls = ServiceCalls(socket: service)
     }
+
+    /// A line in the service's log (this process's standard error is the service's).
+    func log(_ line: String) { Descriptor.standardError("web remote: \(line)\n") }
 
     /// Behind TLS (a reverse proxy): cookies are then marked Secure.
     var secure: Bool { false }
@@ -59,16 +71,44 @@ final class WebRemote: HostComponent {
     }
 
     /// Unpairs `id` (or all) and closes its open pages.
-    func revoke(_ id: String) async throws -> [WebDevice] {
+    public func revoke(_ id: String) async throws -> [WebDevice] {
         let gone = try devices.revoke(id)
         for device in gone { await sockets.close(device: device.id) }
         return gone
     }
 
+    /// The desk confirms `code`: answered once the browser collected its token.
+    public func pair(_ request: WebPair) async throws(RPCError) -> WebDevice {
+        guard let waiting = pairing.confirm(code: request.code, name: request.name, access: request.access ?? .full) else {
+            let codes = pairing.waiting.map(\.code)
+            throw RPCError(
+                code: AppErrorCode.notFound,
+                message: codes.isEmpty
+                    ? "no browser waits with code \(request.code): open the page on the device to get one"
+                    : "no browser waits with code \(request.code) (waiting: \(codes.joined(separator: ", ")))")
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let device = pairing.device(confirmedAs: waiting.code) { return device }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        throw RPCError(
+            code: RPCError.invalidParamsCode,
+            message: "confirmed \(waiting.code), but the browser did not come back for it within 30 s: is its page still open?")
+    }
+
+    /// A one-time link.
+    public func link(_ request: WebLink) -> WebLink.Response {
+        let access = request.access ?? .full
+        let link = pairing.makeLink(access: access, minutes: request.minutes ?? 10)
+        return WebLink.Response(
+            urls: urls.map { $0 + "pair/link/" + link.secret }, access: access, expires: ISODate.string(from: link.expires))
+    }
+
     var isListening: Bool { state.withLock { $0.port != nil } }
 
     /// The page's addresses: the one listened on, or every interface's for 0.0.0.0.
-    var urls: [String] {
+    public var urls: [String] {
         state.withLock { s in
             guard let port = s.port, let name = s.hostName else { return [] }
             let hosts = name == "0.0.0.0" || name == "::" ? NetworkInterfaces.ipv4() : [name]
@@ -76,7 +116,7 @@ final class WebRemote: HostComponent {
         }
     }
 
-    var status: WebStatus.Response {
+    public var status: WebStatus.Response {
         let (listen, listening, problem) = state.withLock { ($0.listen, $0.port != nil, $0.problem) }
         return WebStatus.Response(
             listening: listening, listen: listen, urls: urls, waiting: pairing.waiting, devices: devices.all().count,
@@ -85,13 +125,13 @@ final class WebRemote: HostComponent {
 
     /// Starts serving on `listen` ("host:port"; port 0 takes a free one); returns once it
     /// listens or could not.
-    func start(listen: String) async {
+    public func start(listen: String) async {
         guard let (name, port) = Self.parse(listen) else {
             state.withLock {
                 $0.listen = listen
                 $0.problem = "web.listen is host:port (0.0.0.0:8733 for every interface, 127.0.0.1:8733 for this machine only)"
             }
-            host.logger.error("web remote: \(listen) is not host:port")
+            log("\(listen) is not host:port")
             return
         }
         state.withLock {
@@ -113,13 +153,13 @@ final class WebRemote: HostComponent {
             configuration: .init(address: .hostname(name, port: port), serverName: "mediahost"),
             onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
             logger: logger)
-        let server = Task {
+        Task {
             do {
                 try await app.run()
             } catch {
                 started.continuation.yield(nil)
                 self.state.withLock { $0.problem = "cannot listen on \(listen): \(error)" }
-                self.host.logger.error("web remote: cannot listen on \(listen): \(error)")
+                self.log("cannot listen on \(listen): \(error)")
             }
         }
         var bound: Int?
@@ -128,7 +168,6 @@ final class WebRemote: HostComponent {
             break
         }
         state.withLock {
-            $0.server = server
             $0.port = bound
             $0.hostName = bound == nil ? nil : name
         }
@@ -144,8 +183,43 @@ final class WebRemote: HostComponent {
         return (name.isEmpty ? "0.0.0.0" : name, port)
     }
 
-    func hostWillStop() async {
+    /// The service stops: its pages are told so.
+    public func stop() async {
         await sockets.closeAll()
+    }
+}
+
+/// The server's own calls to the service, on one connection to its socket (made again when
+/// the service went away and came back).
+final class ServiceCalls: Sendable {
+    let socket: UnixSocket
+    private let peer = Mutex<RPCPeer?>(nil)
+
+    init(socket: UnixSocket) { self.socket = socket }
+
+    struct Unreachable: Error, CustomStringConvertible {
+        var description: String { "the service does not answer" }
+    }
+
+    func call<M: APIMethod>(_ request: M) async throws -> M.Response {
+        let params = try JSONCoding.value(request)
+        for attempt in 0..<2 {
+            let connection = try peer.withLock { current -> RPCPeer in
+                if let current { return current }
+                guard let fd = socket.connect() else { throw Unreachable() }
+                let made = RPCPeer(input: fd, output: fd, name: "web-service", gone: { _ in Unreachable() })
+                current = made
+                return made
+            }
+            do {
+                let answer = try await connection.request(["method": .string(M.method), "params": params], timeout: .seconds(60))
+                return try JSONValueDecoder().decode(M.Response.self, from: answer)
+            } catch is RPCPeer.NotSent where attempt == 0 {
+                // The service went away since: once more on a new connection (it did nothing).
+                peer.withLock { if $0 === connection { $0 = nil } }
+            }
+        }
+        throw Unreachable()
     }
 }
 

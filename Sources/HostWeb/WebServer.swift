@@ -2,14 +2,13 @@ import Basics
 import FoundationEssentials
 import HTTPTypes
 import HostAPI
+import HostWebLink
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import JSONRPC
 import Logging
-import MediaHost
 import MediaKit
-import MediaStore
 import NIOCore
 
 #if canImport(Glibc)
@@ -82,7 +81,7 @@ enum WebRoutes {
                 Cookie(
                     name: waitCookie, value: started.secret, maxAge: Int(WebPairing.lifetime), path: "/pair",
                     secure: remote.secure, httpOnly: true, sameSite: .strict))
-            remote.host.logger.notice(
+            remote.log(
                 "a browser asks to be paired (\(started.request.device), \(context.address)): code \(started.request.code)")
             return response
         }
@@ -102,7 +101,7 @@ enum WebRoutes {
                 case .confirmed(let name, let access):
                     let paired = try remote.devices.add(name: name, access: access)
                     remote.pairing.collected(secret: secret, device: paired.device)
-                    remote.host.logger.notice("paired \(paired.device.name) (\(paired.device.id), \(access.rawValue))")
+                    remote.log("paired \(paired.device.name) (\(paired.device.id), \(access.rawValue))")
                     var response = json(["paired": true, "access": .string(access.rawValue)])
                     response.setCookie(remote.tokenCookie(paired.token))
                     response.setCookie(
@@ -124,7 +123,7 @@ enum WebRoutes {
             }
             let agent = request.headers[.userAgent] ?? ""
             let paired = try remote.devices.add(name: describe(agent: agent), access: access)
-            remote.host.logger.notice("paired \(paired.device.name) (\(paired.device.id), \(access.rawValue)) by a link")
+            remote.log("paired \(paired.device.name) (\(paired.device.id), \(access.rawValue)) by a link")
             var response = Response(status: .seeOther, headers: [.location: "/"])
             response.setCookie(remote.tokenCookie(paired.token))
             return response
@@ -146,7 +145,7 @@ enum WebRoutes {
             let image = request.uri.queryParameters.get("image").flatMap(Int.init)
             let artwork: MediaArtwork.Response
             do {
-                artwork = try await remote.host.dispatcher.run(MediaArtwork(id: id, image: image))
+                artwork = try await remote.calls.call(MediaArtwork(id: id, image: image))
             } catch {
                 throw HTTPError(.notFound, message: "\(error)")
             }
@@ -160,7 +159,8 @@ enum WebRoutes {
             guard let text = request.uri.queryParameters.get("id"), let id = try? ItemID(parsing: text) else {
                 throw HTTPError(.badRequest, message: "give the item's id: /stream?id=…")
             }
-            guard let record = try await remote.host.store.download(id), record.state == .completed else {
+            let completed = try await remote.calls.call(DownloadsList(state: .completed))
+            guard let record = completed.first(where: { $0.id == id }) else {
                 throw HTTPError(.notFound, message: "not downloaded")
             }
             var info = stat()
@@ -197,7 +197,7 @@ enum WebRoutes {
             guard let device = remote.device(of: context.request, context: context.requestContext) else { return }
             let id = remote.sockets.add(device: device.id, outbound: outbound)
             defer { remote.sockets.remove(id) }
-            await WebBridge(host: remote.host, device: device).run(inbound: inbound, outbound: outbound)
+            await WebBridge(remote: remote, device: device).run(inbound: inbound, outbound: outbound)
         }
         return router
     }

@@ -5,6 +5,11 @@ import HostAPI
 import HostService
 import JSONRPC
 import MediaHost
+import Pictures
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `mediahost pair`: the web remote's browsers, paired at the desk.
 struct PairCommand: AsyncParsableCommand {
@@ -74,6 +79,11 @@ struct PairCommand: AsyncParsableCommand {
                     "open this on the device within 10 minutes (it pairs the first browser that opens it\(readOnly ? ", read-only" : "")):"
                 )
                 for url in answer.urls { say("  \(url)") }
+                // The first address (another machine's way in) as a code for the phone's camera.
+                if isatty(1) == 1, let url = answer.urls.first, let code = QRCode.lines(url) {
+                    say("or scan it:")
+                    for line in code { say(line) }
+                }
             } else if let code {
                 let device = try await call(WebPair(code: code, access: access, name: name))
                 say(

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import HostWeb
+@testable import HostWebLink
 
 /// The web remote's parts that need no browser: who may pair and how often, what a browser may
 /// call, what is kept of a token, Range requests, and `player.mark`'s position for "listen
@@ -82,9 +83,10 @@ import Testing
     }
 
     @Test func aBrowserCannotCallTheDesksMethods() throws {
-        let fixture = try HostFixture(modules: [PlayerModule.self, WebModule.self])
-        let full = WebBridge(host: fixture.host, device: WebDevice(id: "a", name: "phone", access: .full, paired: ""))
-        let reader = WebBridge(host: fixture.host, device: WebDevice(id: "b", name: "tv", access: .read, paired: ""))
+        let folder = try makeTemporaryDirectory()
+        let remote = WebRemote(dataDir: folder, serviceSocket: folder + "/none.sock")
+        let full = WebBridge(remote: remote, device: WebDevice(id: "a", name: "phone", access: .full, paired: ""))
+        let reader = WebBridge(remote: remote, device: WebDevice(id: "b", name: "tv", access: .read, paired: ""))
         for method in ["config.set", "web.pair", "web.link", "web.revoke", "auth.login", "lists.export", "share.start"] {
             #expect(full.refusal(method) != nil, "\(method)")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import HostPlayer
 import HostSync
-import HostWeb
+import HostWebLink
 import JSONRPC
 import MediaHost
 import MediaKit

@@ -101,8 +101,15 @@ class Service:
         return json.loads(done.stdout) if done.stdout.strip() else None
 
     def rss_kb(self):
-        with open(f"/proc/{self.process.pid}/status") as status:
-            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1))
+        """The service's resident memory and its web server's (mediahost-web, its child)."""
+        total = 0
+        pids = [self.process.pid]
+        with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as children:
+            pids += [int(pid) for pid in children.read().split()]
+        for pid in pids:
+            with open(f"/proc/{pid}/status") as status:
+                total += int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1))
+        return total
 
     def pair_token(self, read_only=False):
         """A token as a browser gets it: asks, the desk confirms, the wait collects the cookie."""
@@ -260,6 +267,17 @@ class WebRemoteTests(unittest.TestCase):
             "[...document.querySelectorAll('#results img')].filter((i) => i.complete && i.naturalWidth > 0).length"),
             "a result's picture drawn")
         self.assertGreater(loaded, 0)
+
+    def test_06b_a_pasted_feed_link_opens_its_show(self):
+        feed = self.service.call("media.get", {"id": RADIO})["feed"]
+        self.page.goto(self.service.url + "/#/search")
+        self.page.fill("input[name=q]", feed)
+        self.page.press("input[name=q]", "Enter")
+        self.page.wait_for_selector("#children li", timeout=DEADLINE * 1000)
+        self.assertIn("Tone 3", self.page.text_content("#children"))
+        self.page.click("#children li:first-child button.play")
+        wait_for(lambda: self.service.call("player.status").get("item", {}).get("title", "").startswith("Tone"),
+                 "the link's episode plays at the desk")
 
     def test_07_a_transcript_line_plays_from_there(self):
         self.play_radio()
@@ -497,7 +515,7 @@ class AttackTests(unittest.TestCase):
             self.assertTrue(self.still_answers())
             self.assertLess(time.monotonic() - started, 10)
             grown = self.service.rss_kb() - before
-            print(f"\n200 open sockets: the service grew by {grown} kB", file=sys.stderr)
+            print(f"\n200 open sockets: the service and its web server grew by {grown} kB", file=sys.stderr)
         finally:
             for socket in sockets:
                 socket.close()

@@ -357,6 +357,9 @@ const views = {
   },
 
   async search(query) {
+    // A link opens what it names: a YouTube video, or any other address as a podcast feed.
+    const linked = query && linkID(query);
+    if (linked) { location.replace(`#/item/${encodeURIComponent(linked)}`); return []; }
     const input = el("input", { type: "search", name: "q", value: query || "", "aria-label": "Search, or a link to open",
       placeholder: "Search every source, or paste a link", autocomplete: "off" });
     const form = el("form", { class: "search", role: "search", onsubmit: (event) => {
@@ -473,6 +476,23 @@ const views = {
       el("button", { type: "button", text: "Queue the whole list", onclick: () => act("queue.add", { list: name }) })];
   },
 };
+
+// The item a pasted link names (as the host names them): a YouTube video by its id, any other
+// http(s) address as a feed (`podcasts:podcast:feed-<base64url of the URL>`).
+function linkID(text) {
+  let url;
+  try { url = new URL(text.trim()); } catch (error) { return null; }
+  if (!["http:", "https:"].includes(url.protocol)) return null;
+  const host = url.hostname.replace(/^(www|m|music)\./, "");
+  let video = null;
+  if (host === "youtu.be") video = url.pathname.slice(1);
+  else if (host === "youtube.com") video = url.searchParams.get("v") || (url.pathname.match(/^\/(shorts|live|embed)\/([^/]+)/) || [])[2];
+  if (video && /^[A-Za-z0-9_-]{6,20}$/.test(video)) return `youtube:video:${video}`;
+  const bytes = new TextEncoder().encode(url.href === text.trim() || url.href === text.trim() + "/" ? text.trim() : url.href);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return "podcasts:podcast:feed-" + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
 
 // Plays `item` from `seconds`: a seek when it is what plays, otherwise it starts there.
 function playAt(item, seconds, chapter) {

@@ -10,30 +10,33 @@ import Synchronization
 /// is kept only as its SHA-256: the file read by someone else pairs no browser.
 /// Read again when another process of the data dir changed it (`mediahost pair --revoke`
 /// without the service).
-final class WebDeviceStore: Sendable {
-    struct Stored: Codable, Sendable {
-        var device: WebDevice
+public final class WebDeviceStore: Sendable {
+    public struct Stored: Codable, Sendable {
+        public var device: WebDevice
         /// SHA-256 of the token, hex.
         var hash: String
     }
 
-    let path: String
+    public let path: String
     private let cache = Mutex<(stamp: String, devices: [Stored])?>(nil)
     /// `seen` is written at most this often per device.
     static let seenGranularity: TimeInterval = 3600
 
-    init(path: String) { self.path = path }
+    public init(path: String) { self.path = path }
+
+    /// The file of `dataDir`'s paired browsers.
+    public convenience init(dataDir: String) { self.init(path: dataDir + "/auth/web-devices.json") }
 
     /// A token's text: 32 random bytes, base64url.
-    static func makeToken() -> String { randomText(bytes: 32) }
+    public static func makeToken() -> String { randomText(bytes: 32) }
 
-    static func randomText(bytes: Int) -> String {
+    public static func randomText(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         let raw = (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
         return Data(raw).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
     }
 
-    static func hash(_ token: String) -> String { SHA256.hex(Array(token.utf8)) }
+    public static func hash(_ token: String) -> String { SHA256.hex(Array(token.utf8)) }
 
     private var stamp: String {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return "" }
@@ -42,7 +45,7 @@ final class WebDeviceStore: Sendable {
     }
 
     /// Every paired device. A file that cannot be read pairs no one (and says so in `problem`).
-    func all() -> [Stored] {
+    public func all() -> [Stored] {
         let stamp = stamp
         if let cached = cache.withLock({ $0 }), cached.stamp == stamp { return cached.devices }
         var devices: [Stored] = []
@@ -54,7 +57,7 @@ final class WebDeviceStore: Sendable {
     }
 
     /// The device holding `token`, if any.
-    func device(token: String) -> WebDevice? {
+    public func device(token: String) -> WebDevice? {
         guard !token.isEmpty, token.utf8.count < 200 else { return nil }
         let hash = Self.hash(token)
         return all().first { $0.hash == hash }?.device
@@ -68,7 +71,7 @@ final class WebDeviceStore: Sendable {
     }
 
     /// Pairs a new device; its token (shown to no one but the browser, in a cookie).
-    func add(name: String, access: WebAccess) throws -> (device: WebDevice, token: String) {
+    public func add(name: String, access: WebAccess) throws -> (device: WebDevice, token: String) {
         let token = Self.makeToken()
         var devices = all()
         var id = ""
@@ -84,7 +87,7 @@ final class WebDeviceStore: Sendable {
     }
 
     /// Removes the device `id`, or every one for `all`.
-    func revoke(_ id: String) throws -> [WebDevice] {
+    public func revoke(_ id: String) throws -> [WebDevice] {
         let devices = all()
         let gone = devices.filter { id == "all" || $0.device.id == id }
         guard !gone.isEmpty else { return [] }
@@ -93,7 +96,7 @@ final class WebDeviceStore: Sendable {
     }
 
     /// Notes that `id` was seen now (at most once an hour: a page open all day writes nothing).
-    func markSeen(_ id: String) {
+    public func markSeen(_ id: String) {
         var devices = all()
         guard let index = devices.firstIndex(where: { $0.device.id == id }) else { return }
         let now = Date()
