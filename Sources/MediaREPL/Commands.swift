@@ -133,9 +133,11 @@ extension CommandSpec {
                 .run(NewList(keep: line.has("--keep") ? true : nil)) { repl, new in repl.present(new: new, pictures: pictures) })
         },
         CommandSpec(
-            "pair", usage: "pair <code> [--read-only] | pair --link | pair --list | pair --revoke <id|all>",
-            method: WebPair.method,
-            summary: "pair a browser with the web remote by the code it shows (--link: a one-time link; --list, --revoke)",
+            "pair", usage: "pair [<code>|--link|--list|--revoke ID] [--read-only]",
+            method: [WebStatus.method, WebPair.method, WebLink.method, WebDevices.method, WebRevoke.method].joined(
+                separator: " / "),
+            summary:
+                "the web remote: where it answers and who waits (no arguments); pair the browser showing a code, or by a one-time link; list or unpair",
             options: [.flag("--read-only"), .flag("--link"), .flag("--list"), .flag("--revoke")]
         ) { line, repl throws(CommandError) in
             let access: WebAccess? = line.has("--read-only") ? .read : nil
@@ -168,6 +170,25 @@ extension CommandSpec {
                         repl.display(
                             "open on the device within 10 minutes (pairs the first browser to open it):\n"
                                 + link.urls.joined(separator: "\n"))
+                    })
+            }
+            if line.words.isEmpty {
+                return .call(
+                    .run(WebStatus()) { repl, status in
+                        var lines: [String] = []
+                        if status.listening {
+                            lines.append("the web remote answers on " + status.urls.joined(separator: " "))
+                        } else {
+                            lines.append(
+                                status.problem
+                                    ?? "the web remote is off: `config web.listen 0.0.0.0:8733`, then `mediahost serve`")
+                        }
+                        for waiting in status.waiting {
+                            lines.append(
+                                "waiting: \(waiting.device) at \(waiting.address) shows \(waiting.code): `pair \(waiting.code)`")
+                        }
+                        lines.append("\(status.devices) browser\(status.devices == 1 ? "" : "s") paired (`pair --list`)")
+                        repl.display(lines.joined(separator: "\n"))
                     })
             }
             guard line.words.count == 1, let code = line.words.first else { throw CommandError.usage }
