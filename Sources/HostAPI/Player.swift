@@ -156,6 +156,17 @@ public struct PlayerVolume: APIMethod {
     public init(level: Double) { self.level = level }
 }
 
+/// The speed of what plays (mpv keeps the pitch), 0.25 to 4; a show's `speed` rule sets it
+/// again at its next episode when it differs.
+public struct PlayerSpeed: APIMethod {
+    public static let method = "player.speed"
+    public static let effect = MethodEffect(.changes)
+    public typealias Response = PlayerStatus
+    public var rate: Double
+
+    public init(rate: Double) { self.rate = rate }
+}
+
 /// Moves between the chapters of what plays: `next`, `previous`, or a chapter's number (1 first).
 public struct PlayerChapter: APIMethod {
     public static let method = "player.chapter"
@@ -237,6 +248,8 @@ public struct PlayerStatus: HostNotification, Equatable {
     public var paused: Bool
     /// 0-100 (mpv goes to 130).
     public var volume: Double?
+    /// How fast it plays (1: as recorded).
+    public var speed: Double?
     /// What plays next, in order.
     public var queue: [Entry]
     /// The player under control ("mpv"), or absent when `player.command` is another player.
@@ -267,8 +280,8 @@ public struct PlayerStatus: HostNotification, Equatable {
 
     public init(
         state: State, item: Entry? = nil, position: Double? = nil, duration: Double? = nil, paused: Bool,
-        volume: Double? = nil, queue: [Entry], player: String?, chapter: String? = nil, problem: String? = nil,
-        sleep: Sleep? = nil
+        volume: Double? = nil, speed: Double? = nil, queue: [Entry], player: String?, chapter: String? = nil,
+        problem: String? = nil, sleep: Sleep? = nil
     ) {
         self.state = state
         self.item = item
@@ -276,6 +289,7 @@ public struct PlayerStatus: HostNotification, Equatable {
         self.duration = duration
         self.paused = paused
         self.volume = volume
+        self.speed = speed
         self.queue = queue
         self.player = player
         self.chapter = chapter

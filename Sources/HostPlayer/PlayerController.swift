@@ -37,6 +37,8 @@ public actor PlayerController: HostComponent {
     private var duration: Double?
     private var paused = false
     private var volume: Double?
+    /// mpv's speed, as it reports it.
+    private var speed: Double?
     private var lastSaved = ContinuousClock.now
     /// Where this stretch of playback began: the start of the file, or where it resumed (told
     /// to a sync server as `started`).
@@ -335,6 +337,13 @@ public actor PlayerController: HostComponent {
             try? await Task.sleep(for: .milliseconds(20))
         }
         publish(force: true, jumped: true)
+    }
+
+    func setSpeed(_ rate: Double) async throws {
+        let connection = try await controlled()
+        try await ask(connection, ["set_property", "speed", JSONValue(rate)])
+        speed = rate
+        publish(force: true)
     }
 
     func setVolume(_ level: Double) async throws {
@@ -774,7 +783,7 @@ public actor PlayerController: HostComponent {
                 if let event { await self.handle(event) } else { await self.closed(connection) }
             }
         }
-        for (index, property) in ["time-pos", "duration", "pause", "volume", "chapter"].enumerated() {
+        for (index, property) in ["time-pos", "duration", "pause", "volume", "chapter", "speed"].enumerated() {
             connection.send(["observe_property", JSONValue(index + 1), .string(property)])
         }
         // Warnings too: mpv logs an HTTP error (404) as one, before the error that ends the file.
@@ -1015,6 +1024,9 @@ public actor PlayerController: HostComponent {
             case "volume":
                 volume = data?.doubleValue
                 publish(force: true)
+            case "speed":
+                speed = data?.doubleValue
+                publish(force: true)
             case "chapter":
                 // Its title from the list mpv has (the host's, or the file's own).
                 let path = current?.target
@@ -1183,7 +1195,8 @@ public actor PlayerController: HostComponent {
         return PlayerStatus(
             state: current == nil ? .stopped : paused ? .paused : .playing, item: current,
             position: current == nil ? nil : position, duration: current == nil ? nil : duration,
-            paused: current != nil && paused, volume: volume, queue: state.queue, player: controllable ? "mpv" : nil,
+            paused: current != nil && paused, volume: volume, speed: current == nil ? nil : speed, queue: state.queue,
+            player: controllable ? "mpv" : nil,
             chapter: chapter.flatMap { $0.path == current?.target ? $0.title : nil }, problem: stuck ? stuckMessage : failure,
             sleep: current == nil ? nil : sleep)
     }

@@ -15,7 +15,8 @@ import Synchronization
 public enum PlayerModule: HostModule {
     public static let methods: [any RPCMethod.Type] = [
         PlayerOpen.self, PlayerStatusGet.self, PlayerPause.self, PlayerResume.self, PlayerSeek.self, PlayerStop.self,
-        PlayerVolume.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self, PlayerMark.self,
+        PlayerVolume.self, PlayerSpeed.self, PlayerNext.self, PlayerPrevious.self, PlayerSleep.self, PlayerChapter.self,
+        PlayerMark.self,
     ]
     public static let notifications: [any HostNotification.Type] = [PlayerStatus.self, PlayerSkip.self]
 
@@ -393,6 +394,14 @@ extension PlayerVolume: RPCMethod {
     public func run(on host: HostRuntime) async throws -> PlayerStatus {
         guard level.isFinite, (0...130).contains(level) else { throw HostError.invalidArgument("level must be 0-130") }
         try await host.controlledPlayer().setVolume(level)
+        return await host.player.status(controllable: true)
+    }
+}
+
+extension PlayerSpeed: RPCMethod {
+    public func run(on host: HostRuntime) async throws -> PlayerStatus {
+        guard rate.isFinite, (0.25...4).contains(rate) else { throw HostError.invalidArgument("rate must be 0.25-4") }
+        try await host.controlledPlayer().setSpeed(rate)
         return await host.player.status(controllable: true)
     }
 }

@@ -156,6 +156,16 @@ extension CommandSpec {
             "volume", aliases: ["vol"], usage: "volume <0-100>", method: PlayerVolume.method, summary: "the player's volume"
         ) { line, _ throws(CommandError) in try REPL.volumeCall(line) },
         CommandSpec(
+            "speed", usage: "speed <0.25-4>", method: PlayerSpeed.method,
+            summary: "how fast what plays goes (mpv keeps the pitch; a show's speed rule applies again at its next episode)"
+        ) { line, _ throws(CommandError) in
+            guard let text = try? line.single() else { throw CommandError.usage }
+            guard let rate = Double(text.hasSuffix("x") ? String(text.dropLast()) : text), (0.25...4).contains(rate) else {
+                throw CommandError.invalid("the speed is a number from 0.25 to 4 (1 as recorded)")
+            }
+            return .call(.run(PlayerSpeed(rate: rate)) { repl, status in repl.present(player: status) })
+        },
+        CommandSpec(
             "played", usage: "played <n|id>...", method: PlayerMark.method, summary: "mark items played"
         ) { line, repl throws(CommandError) in try REPL.markCall(line, repl: repl, played: true) },
         CommandSpec(

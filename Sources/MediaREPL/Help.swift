@@ -20,7 +20,7 @@ extension CommandSpec {
         (
             "play",
             [
-                "play", "queue", "toggle", "seek", "stop", "skip", "sleep", "volume", "player", "chapter",
+                "play", "queue", "toggle", "seek", "stop", "skip", "sleep", "volume", "speed", "player", "chapter",
                 "chapters", "transcript", "played", "unplayed",
             ]
         ),
@@ -84,6 +84,7 @@ extension CommandSpec {
         "skip": [("skip", "what is queued next"), ("player skip", "the same")],
         "sleep": [("sleep 30m", "pause in half an hour, fading out"), ("sleep end", "pause at the end of this episode")],
         "volume": [("volume 60", "the player's volume to 60%"), ("vol 100", "full")],
+        "speed": [("speed 1.5", "half again as fast"), ("speed 1", "as recorded")],
         "played": [("played 3", "mark row 3 played"), ("played 1-10", "the first ten")],
         "unplayed": [("unplayed 3", "mark it new again"), ("unplayed 2 4", "two at once")],
         "chapters": [("chapters 2", "row 2's chapters with their times"), ("play 2 --chapter 3", "then play from chapter 3")],

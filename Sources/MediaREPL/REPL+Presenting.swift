@@ -195,6 +195,7 @@ extension REPL {
             lines.append("  \(index + 1). next: \(Renderer.clean(entry.title))")
         }
         if let sleep = status.sleep { lines.append("  " + Self.sleepLine(sleep)) }
+        if let speed = status.speed, abs(speed - 1) > 0.001 { lines.append("  speed: \(String(printf: "%g", speed))×") }
         display(lines.joined(separator: "\n"))
     }
 

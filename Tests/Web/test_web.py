@@ -241,6 +241,18 @@ class WebRemoteTests(unittest.TestCase):
                             "mpv at the seek bar's place")
         self.assertLess(position, 130)
 
+    def test_04b_speed_and_volume_from_the_page_and_the_desk(self):
+        self.play_radio()
+        self.page.select_option("#np-speed", "1.5")
+        wait_for(lambda: self.service.call("player.status").get("speed") == 1.5, "mpv at the page's speed")
+        self.service.call("player.speed", {"rate": 1.25})
+        wait_for(lambda: self.page.input_value("#np-speed") == "1.25", "the desk's speed on the page")
+        self.page.fill("#np-volume", "40")
+        self.page.dispatch_event("#np-volume", "change")
+        wait_for(lambda: round(self.service.call("player.status").get("volume", 0)) == 40, "mpv at the page's volume")
+        self.service.call("player.speed", {"rate": 1})
+        self.service.call("player.volume", {"level": 100})
+
     def test_05_the_queue_reordered_on_the_page_and_at_the_desk(self):
         # Stopped: a playing mpv takes the queue's next item as it goes.
         self.service.call("player.stop")

@@ -210,6 +210,12 @@ function showPlayer(status) {
   seek.max = String(Math.floor(status.duration || 0));
   $("np-dur").textContent = clock(status.duration || 0);
   if (status.volume !== undefined) $("np-volume").value = String(Math.round(status.volume));
+  if (status.speed !== undefined) {
+    const speed = $("np-speed");
+    const value = String(Math.round(status.speed * 100) / 100);
+    if (![...speed.options].some((option) => option.value === value)) speed.append(el("option", { value, text: `${value}×` }));
+    speed.value = value;
+  }
   const sleep = status.sleep;
   $("np-sleep-state").textContent = !sleep ? "" : sleep.at === "time" ? `pauses at ${new Date(sleep.deadline).toLocaleTimeString()}`
     : sleep.at === "end" ? "pauses at the end" : "pauses at the chapter's end";
@@ -272,6 +278,7 @@ function wirePlayer() {
     now.seeking = false;
   });
   $("np-volume").addEventListener("change", (event) => act("player.volume", { level: Number(event.target.value) }));
+  $("np-speed").addEventListener("change", (event) => act("player.speed", { rate: Number(event.target.value) }));
   $("np-sleep").addEventListener("change", (event) => {
     const value = event.target.value;
     if (!value) act("player.sleep", { off: true });
