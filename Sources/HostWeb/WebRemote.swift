@@ -4,12 +4,14 @@ import HostAPI
 import HostWebLink
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import JSONRPC
 import Logging
 import MediaHost
 import MediaKit
 import NIOCore
+import NIOSSL
 import NIOWebSocket
 import Synchronization
 
@@ -35,6 +37,7 @@ public final class WebRemote: Sendable {
         var port: Int?
         var hostName: String?
         var problem: String?
+        var secure = false
     }
     private let state = Mutex(State())
 
@@ -48,8 +51,8 @@ public final class WebRemote: Sendable {
     /// A line in the service's log (this process's standard error is the service's).
     func log(_ line: String) { Descriptor.standardError("web remote: \(line)\n") }
 
-    /// Behind TLS (a reverse proxy): cookies are then marked Secure.
-    var secure: Bool { false }
+    /// Serving TLS itself: cookies are then marked Secure, and its addresses are https.
+    var secure: Bool { state.withLock { $0.secure } }
 
     func tokenCookie(_ token: String) -> Cookie {
         Cookie(
@@ -112,7 +115,7 @@ public final class WebRemote: Sendable {
         state.withLock { s in
             guard let port = s.port, let name = s.hostName else { return [] }
             let hosts = name == "0.0.0.0" || name == "::" ? NetworkInterfaces.ipv4() : [name]
-            return hosts.map { "http://\($0):\(port)/" }
+            return hosts.map { "\(s.secure ? "https" : "http")://\($0):\(port)/" }
         }
     }
 
@@ -123,9 +126,10 @@ public final class WebRemote: Sendable {
             problem: problem)
     }
 
-    /// Starts serving on `listen` ("host:port"; port 0 takes a free one); returns once it
-    /// listens or could not.
-    public func start(listen: String) async {
+    /// Starts serving on `listen` ("host:port"; port 0 takes a free one), with TLS when `tls`
+    /// names a certificate chain and its key (PEM files); returns once it listens or could not.
+    /// A certificate that cannot be read is said, never served without: no HTTP instead.
+    public func start(listen: String, tls: (cert: String, key: String)? = nil) async {
         guard let (name, port) = Self.parse(listen) else {
             state.withLock {
                 $0.listen = listen
@@ -141,15 +145,31 @@ public final class WebRemote: Sendable {
         let started = AsyncStream<Int?>.makeStream()
         var logger = Logger(label: "mediahost.web")
         logger.logLevel = .critical
+        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
+            webSocketRouter: WebRoutes.webSocketRouter(self),
+            configuration: .init(
+                // A client that sends nothing for 2 minutes is closed (pages keep their
+                // WebSocket alive with pings).
+                http1: .init(idleTimeout: .seconds(120)),
+                ws: .init(maxFrameSize: WebBridge.maxMessage, autoPing: .enabled(timePeriod: .seconds(30)))))
+        if let tls {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(tls.cert).map { NIOSSLCertificateSource.certificate($0) }
+                let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+                server = try .tls(
+                    server,
+                    tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+            } catch {
+                let problem = "cannot use web.tls_cert \(tls.cert) and web.tls_key \(tls.key): \(error)"
+                state.withLock { $0.problem = problem }
+                log(problem)
+                return
+            }
+            state.withLock { $0.secure = true }
+        }
         let app = Application(
             router: WebRoutes.router(self),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: WebRoutes.webSocketRouter(self),
-                configuration: .init(
-                    // A client that sends nothing for 2 minutes is closed (pages keep their
-                    // WebSocket alive with pings).
-                    http1: .init(idleTimeout: .seconds(120)),
-                    ws: .init(maxFrameSize: WebBridge.maxMessage, autoPing: .enabled(timePeriod: .seconds(30))))),
+            server: server,
             configuration: .init(address: .hostname(name, port: port), serverName: "mediahost"),
             onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
             logger: logger)

@@ -29,11 +29,22 @@ public enum WebModule: HostModule {
     }
 
     public static func healthChecks(_ host: HostRuntime, online: Bool) async -> [HealthCheck] {
-        let listen = host.config.string(HostSettings.webListen).trimming(.whitespaces)
+        // What the service's web remote said last (`run/web.json`), from any process of the
+        // data dir; this process's own when it is the service.
+        let report = WebServerProcess.Report.read(dataDir: host.paths.dataDir)
+        let listen = report?.listen ?? host.config.string(HostSettings.webListen).trimming(.whitespaces)
         guard !listen.isEmpty else { return [] }
         let devices = WebDeviceStore(dataDir: host.paths.dataDir).all().count
-        if let problem = host.existingComponent(WebServerProcess.self)?.problem {
+        if let problem = host.existingComponent(WebServerProcess.self)?.problem ?? report?.problem {
             return [HealthCheck(area: "web", name: "remote", status: .failed, detail: problem)]
+        }
+        if let report, !report.urls.isEmpty {
+            return [
+                HealthCheck(
+                    area: "web", name: "remote", status: .ok,
+                    detail:
+                        "answers on \(report.urls.joined(separator: " ")); \(devices) browser\(devices == 1 ? "" : "s") paired")
+            ]
         }
         if WebServerProcess.executable(environment: host.environment) == nil {
             return [
@@ -63,6 +74,7 @@ final class WebServerProcess: HostComponent {
         var problem: String?
         var stopping = false
         var restarts: [Date] = []
+        var urls: [String] = []
     }
     private let state = Mutex(State())
 
@@ -89,19 +101,60 @@ final class WebServerProcess: HostComponent {
 
     var problem: String? { state.withLock { $0.problem } }
 
+    /// What the web remote is doing, kept in `run/web.json` by the service for the data dir's
+    /// other processes (`doctor`): gone when the service stops, ignored when its process is.
+    struct Report: Codable {
+        var pid: Int32
+        var listen: String
+        var urls: [String]
+        var problem: String?
+
+        static func path(dataDir: String) -> String { dataDir + "/run/web.json" }
+
+        static func read(dataDir: String) -> Report? {
+            guard let data = FileManager.default.contents(atPath: path(dataDir: dataDir)),
+                let report = try? JSONDecoder().decode(Report.self, from: data), kill(report.pid, 0) == 0 || errno == EPERM
+            else { return nil }
+            return report
+        }
+    }
+
+    /// Keeps `run/web.json` as the web remote is now.
+    private func report(urls: [String]) {
+        let (listen, problem) = state.withLock { ($0.listen, $0.problem) }
+        let path = Report.path(dataDir: host.paths.dataDir)
+        try? FileManager.default.createDirectory(atPath: Path.directory(of: path), withIntermediateDirectories: true)
+        if let data = try? JSONEncoder().encode(Report(pid: getpid(), listen: listen, urls: urls, problem: problem)) {
+            _ = FileManager.default.createFile(atPath: path, contents: data)
+        }
+    }
+
     /// Starts the server on `listen` and waits (10 s at most) until it listens or says why not.
     func start(listen: String) async {
         state.withLock { $0.listen = listen }
+        defer { report(urls: lastURLs) }
         guard let program = Self.executable(environment: host.environment) else {
             state.withLock { $0.problem = Self.missing }
             Descriptor.standardError("web remote: \(Self.missing)\n")
             return
         }
         let socket = host.paths.serviceSocket(environment: host.environment)
+        var arguments = ["--data-dir", host.paths.dataDir, "--listen", listen, "--socket", socket]
+        let (cert, key) = (
+            host.config.string(HostSettings.webTLSCert).trimming(.whitespaces),
+            host.config.string(HostSettings.webTLSKey).trimming(.whitespaces)
+        )
+        guard cert.isEmpty == key.isEmpty else {
+            let problem = "web.tls_cert and web.tls_key go together: set both (PEM files) or neither"
+            state.withLock { $0.problem = problem }
+            Descriptor.standardError("web remote: \(problem)\n")
+            return
+        }
+        if !cert.isEmpty { arguments += ["--tls-cert", cert, "--tls-key", key] }
         let child: ChildProcess
         do {
             child = try ChildProcess(
-                program, arguments: ["--data-dir", host.paths.dataDir, "--listen", listen, "--socket", socket],
+                program, arguments: arguments,
                 standardInput: .pipe, standardOutput: .pipe, standardError: .inherit
             ) { [weak self] ended in
                 self?.ended(ended)
@@ -123,7 +176,10 @@ final class WebServerProcess: HostComponent {
         while ContinuousClock.now < deadline, child.isRunning {
             if let status = try? await call(WebStatus(), timeout: .seconds(2)) {
                 if status.listening || status.problem != nil {
-                    state.withLock { $0.problem = status.problem }
+                    state.withLock {
+                        $0.problem = status.problem
+                        $0.urls = status.urls
+                    }
                     return
                 }
             }
@@ -143,12 +199,16 @@ final class WebServerProcess: HostComponent {
             s.restarts = s.restarts.filter { now.timeIntervalSince($0) < 60 } + [now]
             guard s.restarts.count <= 5 else {
                 s.problem = "mediahost-web ended 5 times in a minute; see the service's log"
+                s.urls = []
                 return false
             }
             return true
         }
         host.logger.warning("the web remote's server ended (\(child.ending.map { "\($0)" } ?? "?"))")
-        guard again else { return }
+        guard again else {
+            report(urls: [])
+            return
+        }
         let listen = state.withLock { $0.listen }
         Task {
             try? await Task.sleep(for: .seconds(1))
@@ -183,11 +243,14 @@ final class WebServerProcess: HostComponent {
 
     var isRunning: Bool { state.withLock { $0.peer != nil } }
 
+    private var lastURLs: [String] { state.withLock { $0.urls } }
+
     func hostWillStop() async {
         let (child, peer) = state.withLock { s in
             s.stopping = true
             return (s.child, s.peer)
         }
+        unlink(Report.path(dataDir: host.paths.dataDir))
         // Its input closes: it closes its pages and ends (or is ended, 3 s on).
         peer?.close()
         guard let child else { return }

@@ -14,11 +14,13 @@ import Pictures
 /// to the service's socket (`--socket`), keeps the paired browsers in `--data-dir`'s
 /// `auth/web-devices.json`, and answers the desk's `web.*` calls on its standard input and
 /// output. It ends when its input closes (the service stopped).
-let usage = "usage: mediahost-web --data-dir DIR --listen HOST:PORT --socket PATH (started by `mediahost serve`)"
+let usage =
+    "usage: mediahost-web --data-dir DIR --listen HOST:PORT --socket PATH [--tls-cert PEM --tls-key PEM] (started by `mediahost serve`)"
 var options: [String: String] = [:]
 var arguments = CommandLine.arguments.dropFirst()
 while let name = arguments.popFirst() {
-    guard ["--data-dir", "--listen", "--socket"].contains(name), let value = arguments.popFirst() else {
+    guard ["--data-dir", "--listen", "--socket", "--tls-cert", "--tls-key"].contains(name), let value = arguments.popFirst()
+    else {
         Descriptor.standardError(usage + "\n")
         exit(2)
     }
@@ -34,7 +36,7 @@ signal(SIGPIPE, SIG_IGN)
 signal(SIGINT, SIG_IGN)
 
 let remote = WebRemote(dataDir: dataDir, serviceSocket: socket)
-await remote.start(listen: listen)
+await remote.start(listen: listen, tls: options["--tls-cert"].map { ($0, options["--tls-key"] ?? "") })
 let status = remote.status
 if status.listening {
     Descriptor.standardError("web remote on \(status.urls.joined(separator: " "))\n")

@@ -409,6 +409,73 @@ class FirefoxTests(unittest.TestCase):
         self.assertEqual(self.firefox.errors, [])
 
 
+class TLSTests(unittest.TestCase):
+    """web.tls_cert and web.tls_key: the page over HTTPS and its WebSocket over WSS, the token's
+    cookie Secure; a certificate that cannot be read is said, and nothing is served in the clear."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sandbox, cls.settings = start_sandbox()
+        cls.folder = tempfile.mkdtemp(prefix="mediahost-tls-")
+        cls.cert, cls.key = cls.folder + "/cert.pem", cls.folder + "/key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", cls.key, "-out", cls.cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+        cls.playwright = sync_playwright().start()
+        cls.chromium = Browsers(cls.playwright, "chromium")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.chromium.close()
+        cls.playwright.stop()
+        cls.sandbox.kill()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def test_the_page_over_https_and_wss(self):
+        service = Service(dict(self.settings, MEDIAHOST_WEB_TLS_CERT=self.cert, MEDIAHOST_WEB_TLS_KEY=self.key))
+        try:
+            self.assertTrue(service.url.startswith("https://127.0.0.1:"), service.url)
+            context = self.chromium.browser.new_context(ignore_https_errors=True)
+            page = context.new_page()
+            page.goto(service.url + "/")
+            page.click("#pair-start")
+            page.wait_for_function("document.getElementById('pair-code').textContent.length > 0", timeout=DEADLINE * 1000)
+            service.run("pair", page.text_content("#pair-code"))
+            page.wait_for_selector("#now", timeout=DEADLINE * 1000)
+            wait_for(lambda: page.evaluate("host.socket && host.socket.readyState === 1 && host.socket.url"), "the WSS socket opens")
+            self.assertTrue(page.evaluate("host.socket.url").startswith("wss://"))
+            cookie = next(c for c in context.cookies() if c["name"] == "mediahost")
+            self.assertTrue(cookie["secure"] and cookie["httpOnly"])
+            service.call("player.open", {"id": EPISODE.format(3), "now": True})
+            wait_for(lambda: "Tone 3" in page.text_content("#np-title"), "the page follows over WSS")
+            # Plain HTTP on that port gets no page.
+            with self.assertRaises((urllib.error.URLError, ConnectionError, OSError)):
+                urllib.request.urlopen(service.url.replace("https://", "http://") + "/", timeout=5).read()
+            context.close()
+        finally:
+            service.close()
+
+    def test_a_certificate_that_cannot_be_read_is_said(self):
+        service = Service.__new__(Service)
+        service.folder = tempfile.mkdtemp(prefix="mediahost-tls-bad-")
+        os.makedirs(service.folder + "/run", mode=0o700)
+        service.env = dict(os.environ, **self.settings, MEDIAHOST_DATA_DIR=service.folder + "/data",
+                           MEDIAHOST_CONFIG=service.folder + "/none.toml", MEDIAHOST_CACHE_DIR=service.folder + "/cache",
+                           MEDIAHOST_DESKTOP_MEDIA_KEYS="off", XDG_RUNTIME_DIR=service.folder + "/run",
+                           MEDIAHOST_WEB_TLS_CERT=self.folder + "/missing.pem", MEDIAHOST_WEB_TLS_KEY=self.key)
+        service.log = open(service.folder + "/service.log", "a")
+        service.process = subprocess.Popen([BIN, "serve", "--listen", "127.0.0.1:0"], env=service.env,
+                                           stdin=subprocess.DEVNULL, stdout=service.log, stderr=service.log)
+        try:
+            status = wait_for(lambda: (s := service.call("web.status")) and s.get("problem") and s, "the problem said", 60)
+            self.assertFalse(status["listening"])
+            self.assertIn("missing.pem", status["problem"])
+            doctor = service.run("doctor", check=False).stdout
+            self.assertIn("missing.pem", doctor)
+        finally:
+            service.close()
+
+
 class AttackTests(unittest.TestCase):
     """What a hostile page, a guesser or a broken client can do, against a service of its own."""
 

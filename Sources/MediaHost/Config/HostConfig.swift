@@ -197,6 +197,14 @@ public enum HostSettings {
             "The service's web remote: host:port to answer on (0.0.0.0:8733 for the home network, 127.0.0.1:8733 for this machine only); empty: off",
         defaultValue: "", environment: ["MEDIAHOST_WEB_LISTEN"], kind: .text)
 
+    public static let webTLSCert = ConfigKeyInfo(
+        key: "web.tls_cert",
+        summary: "The web remote's certificate chain (a PEM file): with web.tls_key, it answers HTTPS and WSS only",
+        defaultValue: "", environment: ["MEDIAHOST_WEB_TLS_CERT"], kind: .text)
+    public static let webTLSKey = ConfigKeyInfo(
+        key: "web.tls_key", summary: "The private key of web.tls_cert (a PEM file)", defaultValue: "",
+        environment: ["MEDIAHOST_WEB_TLS_KEY"], kind: .text)
+
     /// host.background's values.
     public enum BackgroundUse: String, CaseIterable, Sendable {
         /// The service when one runs.
@@ -210,7 +218,7 @@ public enum HostSettings {
         logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications,
         transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
-        syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB, webListen,
+        syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB, webListen, webTLSCert, webTLSKey,
     ]
 }
 
