@@ -45,7 +45,11 @@ enum WebRoutes {
         router.add(middleware: SecurityHeaders())
         router.get("/") { request, context in
             guard let device = remote.device(of: request, context: context) else {
-                return asset(.pairHTML, "text/html; charset=utf-8")
+                var page = asset(.pairHTML, "text/html; charset=utf-8")
+                // A token no longer paired (revoked) is forgotten by the browser: it counts no
+                // more wrong guesses against its address.
+                if request.cookies[tokenCookie] != nil { page.setCookie(remote.tokenCookie("")) }
+                return page
             }
             remote.devices.markSeen(device.id)
             return asset(.indexHTML, "text/html; charset=utf-8")
@@ -114,6 +118,11 @@ enum WebRoutes {
             }
         }
         router.get("/pair/link/:secret") { request, context in
+            // A link is opened by a person (a navigation), never loaded by another site's page
+            // (a picture, a script): those would only count guesses against the visitor.
+            if request.headers[.secFetchSite] == "cross-site", request.headers[.secFetchMode] != "navigate" {
+                throw HTTPError(.forbidden, message: "a pairing link is opened, not loaded by another site")
+            }
             guard !remote.pairing.isLockedOut(context.address) else { throw HTTPError(.tooManyRequests) }
             guard let secret = context.parameters.get("secret"), let access = remote.pairing.useLink(secret) else {
                 remote.pairing.fail(context.address)
@@ -352,4 +361,6 @@ struct SecurityHeaders: RouterMiddleware {
 extension HTTPField.Name {
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
+    static let secFetchSite = Self("Sec-Fetch-Site")!
+    static let secFetchMode = Self("Sec-Fetch-Mode")!
 }

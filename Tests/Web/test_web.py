@@ -609,6 +609,14 @@ class AttackTests(unittest.TestCase):
             except urllib.error.HTTPError as error:
                 statuses.append(error.code)
         self.assertIn(429, statuses)
+        # Another site's page loading link guesses (a picture) is refused and counts nothing.
+        for guess in range(12):
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(
+                    f"{self.service.url}/pair/link/img{guess}",
+                    headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}))
+            self.assertEqual(refused.exception.code, 403)
+        self.assertEqual(self.refused(cookie=self.token), 101)
         # Guessing links: ten wrong ones, then even a right one is refused to that address.
         good = self.service.call("web.link")["urls"][0]
         for guess in range(10):
