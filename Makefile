@@ -364,6 +364,8 @@ format:
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
 	python3 Tests/Tools/check-await-in-tuples.py $(FORMAT_PATHS) Plugins
+	@# The web remote's scripts parse (the browser tests load them; this says where first).
+	@if command -v node >/dev/null; then for f in Sources/HostWeb/Page/*.js; do node --check "$$f" || exit 1; done; fi
 
 # Whether this toolchain still miscompiles a tuple awaited in a task at -O (exit 1 if it does;
 # Tests/Tools/miscompile-tuple-await.swift says what and how to report it).

@@ -38,10 +38,12 @@ struct WebBridge {
     static let maxMessage = 1 << 20
 
     /// Why `method` is refused to this device, if it is.
-    func refusal(_ method: String) -> String? {
+    func refusal(_ method: String, params: JSONValue? = nil) -> String? {
         if Self.deskOnly.contains(method) || method.hasPrefix("web.") {
             return "\(method) is done at the desk, not from a browser"
         }
+        // Listing the inbox and leaving it as it is changes nothing.
+        if method == NewList.method, params?["keep"] == true { return nil }
         if device.access == .read, method != RPCConnection.cancelMethod {
             guard let effect = remote.effects[method] else { return nil }  // unknown: the host says so
             if effect.access != .reads {
@@ -63,12 +65,17 @@ struct WebBridge {
             return (nil, [Self.error(id: .null, code: RPCError.parseErrorCode, message: "\(error)")], false)
         }
         func check(_ message: JSONValue) -> JSONValue? {
-            guard let method = message["method"]?.stringValue, let why = refusal(method) else { return nil }
+            guard let method = message["method"]?.stringValue, let why = refusal(method, params: message["params"]) else {
+                return nil
+            }
             guard let id = message["id"] else { return .null }  // a notification: no answer
             return Self.error(id: id, code: Self.refusedCode, message: why)
         }
         switch value {
         case .array(let elements):
+            guard !elements.isEmpty else {
+                return (nil, [Self.error(id: .null, code: RPCError.invalidRequestCode, message: "empty batch")], false)
+            }
             var kept: [JSONValue] = []
             var replies: [JSONValue] = []
             for element in elements {

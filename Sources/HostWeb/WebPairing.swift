@@ -42,7 +42,7 @@ final class WebPairing: Sendable {
     /// A code stays valid this long.
     static let lifetime: TimeInterval = 600
     /// Browsers waiting at once, in all; more are refused until one is paired or expires.
-    static let maxWaiting = 16
+    static let maxWaiting = 64
     /// Pairing requests one address may make per window.
     static let requestsPerAddress = 5
     /// Wrong secrets or tokens one address may give per window before it is refused for the
@@ -165,6 +165,18 @@ final class WebPairing: Sendable {
         let hash = WebDeviceStore.hash(secret)
         state.withLock { s in
             if let index = s.waiting.firstIndex(where: { $0.secretHash == hash }) { s.waiting[index].device = device }
+        }
+    }
+
+    /// Takes a confirmation back before its browser collected it; the device it became when it
+    /// did collect it meanwhile.
+    func withdraw(code: String) -> WebDevice? {
+        state.withLock { s in
+            guard let index = s.waiting.firstIndex(where: { Self.normalized($0.request.code) == Self.normalized(code) })
+            else { return nil }
+            if let device = s.waiting[index].device { return device }
+            s.waiting[index].confirmed = nil
+            return nil
         }
     }
 

@@ -31,6 +31,8 @@ public final class WebRemote: Sendable {
         API.methods.map { ($0.method, $0.effect) }, uniquingKeysWith: { first, _ in first })
     /// WebSockets open at once; more are refused until one closes.
     static let maxSockets = 512
+    /// Connections at once; more wait to be accepted.
+    static let maxConnections = 1024
 
     private struct State {
         var listen = ""
@@ -63,14 +65,13 @@ public final class WebRemote: Sendable {
     /// The paired device a request comes from; a wrong token counts against its address.
     /// - Parameter counting: false where the same request is asked again (the WebSocket's
     ///   router, then the page's), so one wrong token counts once.
+    /// A paired token is always let in: an address locked out for guessing (behind a reverse
+    /// proxy, every browser's) keeps its paired browsers.
     func device(of request: Request, context: WebContext, counting: Bool = true) -> WebDevice? {
         guard let token = request.cookies[WebRoutes.tokenCookie]?.value, !token.isEmpty else { return nil }
-        guard !pairing.isLockedOut(context.address) else { return nil }
-        guard let device = devices.device(token: token) else {
-            if counting { pairing.fail(context.address) }
-            return nil
-        }
-        return device
+        if let device = devices.device(token: token) { return device }
+        if counting, !pairing.isLockedOut(context.address) { pairing.fail(context.address) }
+        return nil
     }
 
     /// Unpairs `id` (or all) and closes its open pages.
@@ -95,6 +96,8 @@ public final class WebRemote: Sendable {
             if let device = pairing.device(confirmedAs: waiting.code) { return device }
             try? await Task.sleep(for: .milliseconds(100))
         }
+        // Not collected: the confirmation is taken back, so what is said is what is so.
+        if let device = pairing.withdraw(code: waiting.code) { return device }
         throw RPCError(
             code: RPCError.invalidParamsCode,
             message: "confirmed \(waiting.code), but the browser did not come back for it within 30 s: is its page still open?")
@@ -145,13 +148,15 @@ public final class WebRemote: Sendable {
         let started = AsyncStream<Int?>.makeStream()
         var logger = Logger(label: "mediahost.web")
         logger.logLevel = .critical
-        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
-            webSocketRouter: WebRoutes.webSocketRouter(self),
-            configuration: .init(
-                // A client that sends nothing for 2 minutes is closed (pages keep their
-                // WebSocket alive with pings).
-                http1: .init(idleTimeout: .seconds(120)),
-                ws: .init(maxFrameSize: WebBridge.maxMessage, autoPing: .enabled(timePeriod: .seconds(30)))))
+        let webSocketResponder = WebRoutes.webSocketRouter(self).buildResponder()
+        var server = HTTPServerBuilder { responder in
+            ReadDeadline(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder,
+                    configuration: .init(
+                        http1: .init(idleTimeout: .seconds(120)),
+                        ws: .init(maxFrameSize: WebBridge.maxMessage, autoPing: .enabled(timePeriod: .seconds(30))))))
+        }
         if let tls {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(tls.cert).map { NIOSSLCertificateSource.certificate($0) }
@@ -170,7 +175,11 @@ public final class WebRemote: Sendable {
         let app = Application(
             router: WebRoutes.router(self),
             server: server,
-            configuration: .init(address: .hostname(name, port: port), serverName: "mediahost"),
+            configuration: .init(
+                address: .hostname(name, port: port), serverName: "mediahost",
+                // Connections at once, whatever they are doing: a flood of them is refused, not
+                // the machine's file descriptors used up.
+                availableConnectionsDelegate: .maximum(Self.maxConnections, logger: logger)),
             onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
             logger: logger)
         Task {
@@ -267,5 +276,36 @@ final class OpenSockets: Sendable {
     func closeAll() async {
         let closing = open.withLock { $0.byID.values.map(\.outbound) }
         for outbound in closing { try? await outbound.close(.goingAway, reason: "the service stops") }
+    }
+}
+
+/// Closes a connection that sends nothing for 75 s: a request head sent half (or not at all)
+/// would otherwise hold its connection for good, as Hummingbird's idle timeout starts only
+/// once a whole head has come. A page's WebSocket answers the server's ping every 30 s.
+struct ReadDeadline<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    static var timeout: TimeAmount { .seconds(75) }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandlers([
+                IdleStateHandler(readTimeout: Self.timeout), CloseWhenIdle(),
+            ])
+        }.flatMap { base.setup(channel: channel, logger: logger) }
+    }
+
+    func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
+}
+
+final class CloseWhenIdle: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

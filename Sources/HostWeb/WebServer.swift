@@ -54,6 +54,12 @@ enum WebRoutes {
             remote.devices.markSeen(device.id)
             return asset(.indexHTML, "text/html; charset=utf-8")
         }
+        router.head("/") { _, _ in Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"]) }
+        // Who the page is paired as: a read-only page shows no control it may not use.
+        router.get("/me") { request, context in
+            guard let device = remote.device(of: request, context: context) else { throw HTTPError(.unauthorized) }
+            return json(["name": .string(device.name), "access": .string(device.access.rawValue)])
+        }
         router.get("/app.js") { request, context in
             guard remote.device(of: request, context: context) != nil else { throw HTTPError(.unauthorized) }
             return asset(.appJS, "text/javascript; charset=utf-8")
@@ -117,12 +123,30 @@ enum WebRoutes {
                 }
             }
         }
+        // A link shows a button, and only its press (a POST from this page) pairs: a chat
+        // app's preview of the link, fetching it, pairs nothing.
         router.get("/pair/link/:secret") { request, context in
-            // A link is opened by a person (a navigation), never loaded by another site's page
-            // (a picture, a script): those would only count guesses against the visitor.
-            if request.headers[.secFetchSite] == "cross-site", request.headers[.secFetchMode] != "navigate" {
-                throw HTTPError(.forbidden, message: "a pairing link is opened, not loaded by another site")
+            guard let secret = context.parameters.get("secret"),
+                secret.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            else { throw HTTPError(.notFound) }
+            if remote.device(of: request, context: context) != nil {
+                return Response(status: .seeOther, headers: [.location: "/"])
             }
+            let page = """
+                <!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">\
+                <meta name="color-scheme" content="light dark"><title>Pair with mediahost</title>\
+                <link rel="icon" href="/icon.svg"><link rel="stylesheet" href="/app.css"><main class="notice"><h1>Pair this browser</h1>\
+                <p>This link pairs the browser that presses the button with mediahost, once.</p>\
+                <form method="post" action="/pair/link/\(secret)"><button type="submit" class="play">Pair this browser</button></form></main>
+                """
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: page)))
+        }
+        router.post("/pair/link/:secret") { request, context in
+            // Only the link's own page pairs: another site's form would only count guesses
+            // against the visitor's address.
+            try sameOrigin(request, required: true)
             guard !remote.pairing.isLockedOut(context.address) else { throw HTTPError(.tooManyRequests) }
             guard let secret = context.parameters.get("secret"), let access = remote.pairing.useLink(secret) else {
                 remote.pairing.fail(context.address)
@@ -159,11 +183,16 @@ enum WebRoutes {
                 throw HTTPError(.notFound, message: "\(error)")
             }
             guard let bytes = FileManager.default.contents(atPath: artwork.path) else { throw HTTPError(.notFound) }
-            var headers: HTTPFields = [.contentType: artwork.contentType ?? "application/octet-stream"]
-            headers[.cacheControl] = "private, max-age=86400"
+            // What a feed's server calls its picture is not believed: only a picture's bytes go
+            // out, under the type they are, never as a page or a script of this origin.
+            guard let type = imageType(Array(bytes.prefix(64))) else {
+                throw HTTPError(.unsupportedMediaType, message: "the artwork is not a picture")
+            }
+            var headers: HTTPFields = [.contentType: type, .cacheControl: "private, max-age=86400"]
+            headers[.contentSecurityPolicy] = inertPolicy
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
-        router.get("/stream") { request, context in
+        let serveStream: @Sendable (Request, WebContext) async throws -> Response = { request, context in
             guard remote.device(of: request, context: context) != nil else { throw HTTPError(.unauthorized) }
             guard let text = request.uri.queryParameters.get("id"), let id = try? ItemID(parsing: text) else {
                 throw HTTPError(.badRequest, message: "give the item's id: /stream?id=…")
@@ -178,6 +207,8 @@ enum WebRoutes {
             }
             return try await stream(path: record.path, size: Int(info.st_size), request: request, context: context)
         }
+        router.get("/stream", use: serveStream)
+        router.head("/stream", use: serveStream)
 
         // What a WebSocket that was not let in is answered (the upgrade's router declined it).
         router.get("/rpc") { request, context -> Response in
@@ -200,7 +231,7 @@ enum WebRoutes {
     static func webSocketRouter(_ remote: WebRemote) -> Router<WebContext> {
         let router = Router(context: WebContext.self)
         router.ws("/rpc") { request, context in
-            (try? admit(request, context: context, remote: remote, counting: false)) == nil ? .dontUpgrade : .upgrade([:])
+            (try? admit(request, context: context, remote: remote)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             // Asked again: the device may have been revoked between the two.
             guard let device = remote.device(of: context.request, context: context.requestContext) else { return }
@@ -225,43 +256,84 @@ enum WebRoutes {
         }
     }
 
+    /// What a file served as it is (a picture, a download) may do when opened on its own: nothing.
+    static let inertPolicy = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+    /// A picture's type by its first bytes (PNG, JPEG, GIF, WebP, AVIF, BMP, ICO); nil for
+    /// anything else, SVG included (a document that can carry scripts).
+    static func imageType(_ head: [UInt8]) -> String? {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
+        }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
+        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
+        if starts(Array("ftypavif".utf8), at: 4) || starts(Array("ftypavis".utf8), at: 4) { return "image/avif" }
+        if starts(Array("BM".utf8)) { return "image/bmp" }
+        if starts([0, 0, 1, 0]) { return "image/x-icon" }
+        return nil
+    }
+
     /// A file with Range requests (`bytes=a-b`, `bytes=a-`, `bytes=-n`): what a browser's audio
     /// element asks to seek without fetching the whole file.
     static func stream(path: String, size: Int, request: Request, context: WebContext) async throws -> Response {
         var headers: HTTPFields = [
             .contentType: mediaType(path), .acceptRanges: "bytes", .cacheControl: "private, no-transform",
+            .contentSecurityPolicy: inertPolicy,
         ]
         let fileIO = FileIO()
-        guard let range = request.headers[.range] else {
+        let answer = request.headers[.range].map { byteRange($0, size: size) } ?? .whole
+        let (start, end): (Int, Int)
+        switch answer {
+        case .whole:
             headers[.contentLength] = "\(size)"
-            let body = try await fileIO.loadFile(path: path, context: context)
+            let body = request.head.method == .head ? ResponseBody() : try await fileIO.loadFile(path: path, context: context)
             return Response(status: .ok, headers: headers, body: body)
-        }
-        guard let (start, end) = byteRange(range, size: size) else {
+        case .unsatisfiable:
             headers[.contentRange] = "bytes */\(size)"
             return Response(status: .rangeNotSatisfiable, headers: headers)
+        case .range(let first, let last):
+            (start, end) = (first, last)
         }
         headers[.contentRange] = "bytes \(start)-\(end)/\(size)"
         headers[.contentLength] = "\(end - start + 1)"
-        let body = try await fileIO.loadFile(path: path, range: start...end, context: context)
+        let body =
+            request.head.method == .head
+            ? ResponseBody() : try await fileIO.loadFile(path: path, range: start...end, context: context)
         return Response(status: .partialContent, headers: headers, body: body)
     }
 
-    /// The one range of a `Range` header, within `size` bytes; nil when it is not satisfiable
-    /// (several ranges are answered as their first).
-    static func byteRange(_ header: String, size: Int) -> (Int, Int)? {
-        guard header.hasPrefix("bytes="), size > 0 else { return nil }
+    /// What a `Range` header asks of `size` bytes (RFC 9110 §14): one range (several are
+    /// answered as their first), nothing it can read (another unit, bad syntax: the whole file,
+    /// as the header were absent), or a range past the end (416).
+    enum RangeAnswer: Equatable {
+        case whole
+        case range(Int, Int)
+        case unsatisfiable
+    }
+
+    static func byteRange(_ header: String, size: Int) -> RangeAnswer {
+        guard header.hasPrefix("bytes=") else { return .whole }
         let first = header.dropFirst(6).split(separator: ",").first.map { $0.trimming(.whitespaces) } ?? ""
         let parts = first.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
+        guard parts.count == 2, parts.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+            !(parts[0].isEmpty && parts[1].isEmpty)
+        else { return .whole }
+        // Digits past Int's range are as large as can be.
+        func number(_ digits: Substring) -> Int { Int(digits) ?? Int.max }
+        guard size > 0 else { return .unsatisfiable }
         if parts[0].isEmpty {
-            guard let count = Int(parts[1]), count > 0 else { return nil }
-            return (max(0, size - count), size - 1)
+            let count = number(parts[1])
+            guard count > 0 else { return .unsatisfiable }
+            return .range(max(0, size - min(count, size)), size - 1)
         }
-        guard let start = Int(parts[0]), start >= 0, start < size else { return nil }
-        if parts[1].isEmpty { return (start, size - 1) }
-        guard let end = Int(parts[1]), end >= start else { return nil }
-        return (start, min(end, size - 1))
+        let start = number(parts[0])
+        guard start < size else { return .unsatisfiable }
+        if parts[1].isEmpty { return .range(start, size - 1) }
+        let end = number(parts[1])
+        guard end >= start else { return .whole }
+        return .range(start, min(end, size - 1))
     }
 
     static func mediaType(_ path: String) -> String {
@@ -324,7 +396,8 @@ enum WebRoutes {
         let escaped = text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
         let page = """
             <!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">\
-            <title>mediahost</title><link rel="stylesheet" href="/app.css"><main class="notice"><p>\(escaped)</p></main>
+            <title>mediahost</title><link rel="icon" href="/icon.svg"><link rel="stylesheet" href="/app.css">\
+            <main class="notice"><p>\(escaped)</p></main>
             """
         return Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
@@ -350,10 +423,13 @@ struct SecurityHeaders: RouterMiddleware {
             response = WebRoutes.json(["error": .string(error.body ?? "\(error.status.reasonPhrase)")], error.status)
             for field in error.headers { response.headers.append(field) }
         }
-        response.headers[.contentSecurityPolicy] = Self.policy
+        // A file served as it is keeps its own, stricter policy.
+        if response.headers[.contentSecurityPolicy] == nil { response.headers[.contentSecurityPolicy] = Self.policy }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
-        response.headers[.referrerPolicy] = "no-referrer"
+        // None to other sites (where pictures come from); same-origin, not no-referrer, which
+        // would make a browser send `Origin: null` with the pairing link's form.
+        response.headers[.referrerPolicy] = "same-origin"
         return response
     }
 }
@@ -361,6 +437,4 @@ struct SecurityHeaders: RouterMiddleware {
 extension HTTPField.Name {
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
-    static let secFetchSite = Self("Sec-Fetch-Site")!
-    static let secFetchMode = Self("Sec-Fetch-Mode")!
 }

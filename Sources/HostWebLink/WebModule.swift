@@ -204,11 +204,14 @@ final class WebServerProcess: HostComponent {
             }
             return true
         }
-        host.logger.warning("the web remote's server ended (\(child.ending.map { "\($0)" } ?? "?"))")
         guard again else {
-            report(urls: [])
+            if state.withLock({ !$0.stopping }) {
+                host.logger.error("the web remote's server ended (\(child.ending.map { "\($0)" } ?? "?")); not started again")
+                report(urls: [])
+            }
             return
         }
+        host.logger.warning("the web remote's server ended (\(child.ending.map { "\($0)" } ?? "?")); starting it again")
         let listen = state.withLock { $0.listen }
         Task {
             try? await Task.sleep(for: .seconds(1))

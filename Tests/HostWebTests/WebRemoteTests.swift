@@ -19,13 +19,32 @@ import Testing
         ("bytes=990-2000", 1000, 990, 999), ("bytes=0-0,5-9", 1000, 0, 0), ("bytes=-5000", 1000, 0, 999),
     ])
     func rangesAreReadAsBrowsersSendThem(header: String, size: Int, start: Int, end: Int) throws {
-        let range = try #require(WebRoutes.byteRange(header, size: size))
-        #expect(range.0 == start && range.1 == end)
+        #expect(WebRoutes.byteRange(header, size: size) == .range(start, end))
     }
 
-    @Test(arguments: ["bytes=1000-", "bytes=5-2", "bytes=-0", "bytes=abc", "items=0-9", "bytes=", "bytes=-"])
-    func unsatisfiableRangesAreRefused(header: String) {
-        #expect(WebRoutes.byteRange(header, size: 1000) == nil)
+    @Test func aRangeToFarPastTheEndIsTheRestOfTheFile() {
+        #expect(WebRoutes.byteRange("bytes=0-99999999999999999999", size: 1000) == .range(0, 999))
+        #expect(WebRoutes.byteRange("bytes=-99999999999999999999", size: 1000) == .range(0, 999))
+    }
+
+    @Test(arguments: ["bytes=1000-", "bytes=-0", "bytes=99999999999999999999-"])
+    func rangesPastTheEndAreRefused(header: String) {
+        #expect(WebRoutes.byteRange(header, size: 1000) == .unsatisfiable)
+    }
+
+    /// What is not a byte range is ignored: the whole file, as if it were not asked.
+    @Test(arguments: ["bytes=5-2", "bytes=abc", "items=0-9", "bytes=", "bytes=-", "bytes=1-2-3"])
+    func whatIsNotAByteRangeIsIgnored(header: String) {
+        #expect(WebRoutes.byteRange(header, size: 1000) == .whole)
+    }
+
+    @Test func onlyAPicturesBytesAreServedAsArtwork() {
+        #expect(WebRoutes.imageType([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0]) == "image/png")
+        #expect(WebRoutes.imageType([0xFF, 0xD8, 0xFF, 0xE0]) == "image/jpeg")
+        #expect(WebRoutes.imageType(Array("RIFF\0\0\0\0WEBPVP8 ".utf8)) == "image/webp")
+        for page in ["<html><script>alert(1)</script>", "<svg xmlns='http://www.w3.org/2000/svg'><script/>", "alert(1)", ""] {
+            #expect(WebRoutes.imageType(Array(page.utf8)) == nil, "\(page)")
+        }
     }
 
     @Test func aCodeIsConfirmedOnceAndOnlyItsBrowserCollects() throws {
@@ -35,6 +54,10 @@ import Testing
         #expect(pairing.waiting.map(\.code) == [request.code])
         guard case .waiting = pairing.answer(secret: secret) else { Issue.record("not waiting"); return }
         // As a person types it: lower case, no dash.
+        // Confirmed, then taken back (its browser did not come for it): its wait goes on.
+        #expect(pairing.confirm(code: request.code, name: nil, access: .full) != nil)
+        #expect(pairing.withdraw(code: request.code) == nil)
+        guard case .waiting = pairing.answer(secret: secret) else { Issue.record("not waiting again"); return }
         let typed = request.code.lowercased().replacing("-", with: "")
         #expect(pairing.confirm(code: typed, name: nil, access: .read) != nil)
         #expect(pairing.confirm(code: typed, name: nil, access: .full) == nil, "confirmed twice")
@@ -107,6 +130,10 @@ import Testing
         #expect(forwarded.arrayValue?.count == 1 && forwarded.arrayValue?.first?["id"] == 2)
         #expect(!(batch.forward ?? []).contains(0x0A), "a raw newline would split the line")
         #expect(full.screen("{not json").replies.first?["error"]?["code"] == JSONValue(RPCError.parseErrorCode))
+        #expect(full.screen("[]").replies.first?["error"]?["code"] == JSONValue(RPCError.invalidRequestCode))
+        // The inbox listed and left as it is changes nothing; marked seen, it does.
+        #expect(reader.refusal("new.list", params: ["keep": true]) == nil)
+        #expect(reader.refusal("new.list", params: [:]) != nil)
     }
 
     @Test func theWebMethodsOutsideTheServiceSayWhatToDo() async throws {

@@ -147,7 +147,7 @@ function artwork(item, size = 56) {
   });
 }
 
-const playable = (item) => ["episode", "video", "movie", "post"].includes(item.kind) || item.enclosure;
+const playable = (item) => ["episode", "video", "movie"].includes(item.kind) || Boolean(item.enclosure || item.plays);
 const openable = (item) => ["podcast", "channel", "playlist", "user"].includes(item.kind);
 
 // One row of a listing: its picture, title, what it is, and what can be done with it.
@@ -169,7 +169,7 @@ function row(item, extra = [], { queued = false } = {}) {
     el("div", { class: "row-text" },
       el("a", { href: `#/item/${encodeURIComponent(item.id)}`, class: "title", text: item.title }),
       el("div", { class: "muted", text: details })),
-    el("div", { class: "row-actions" }, buttons, extra));
+    el("div", { class: "row-actions changes" }, buttons, extra));
 }
 
 async function play(id, params = {}) {
@@ -227,7 +227,14 @@ function showPlayer(status) {
   }
   if (!item) { now.chapters = []; now.chaptersOf = null; drawMarks(); }
   tick();
-  if (location.hash.startsWith("#/queue")) render();
+  $("np-play").disabled = !item;
+  // What plays changed (mpv took the queue's next): the queue view shows it. Not at every
+  // report of the position, which would rebuild the list (and lose the focus) each second.
+  const shown = item ? item.id || item.target : null;
+  if (shown !== now.shown) {
+    now.shown = shown;
+    if ((location.hash || "#/queue").startsWith("#/queue")) render();
+  }
 }
 
 async function loadChapters(id) {
@@ -298,6 +305,7 @@ async function listenHere(item) {
   if (!source) { toast("This one cannot play in the browser: play it at the desk instead."); return; }
   here.item = item;
   $("here").hidden = false;
+  document.body.classList.add("listening");
   $("here-title").textContent = item.title;
   audio.src = source;
   audio.currentTime = item.position || 0;
@@ -337,6 +345,7 @@ function wireHere() {
     here.item = null;
     audio.removeAttribute("src");
     $("here").hidden = true;
+    document.body.classList.remove("listening");
   };
 }
 
@@ -360,7 +369,7 @@ const views = {
     });
     return [el("h2", { text: `Queue (${items.length})` }),
       items.length ? list : el("p", { class: "muted", text: "The queue is empty: queue episodes from a show, a search or New." }),
-      items.length ? el("button", { type: "button", text: "Clear the queue", onclick: () => act("queue.clear") }) : null];
+      items.length ? el("button", { type: "button", class: "changes", text: "Clear the queue", onclick: () => act("queue.clear") }) : null];
   },
 
   async search(query) {
@@ -407,7 +416,7 @@ const views = {
     const parts = [
       el("div", { class: "item-head" }, artwork(item, 120),
         el("div", {}, el("h2", { text: item.title }), el("div", { class: "muted", text: [item.subtitle || item.creator, item.published && item.published.slice(0, 10), item.duration && clock(item.duration)].filter(Boolean).join(" · ") }))),
-      el("div", { class: "actions" }, actions),
+      el("div", { class: "actions changes" }, actions),
     ];
     if (item.summary) parts.push(el("p", { class: "summary", text: item.summary }));
     if (openable(item)) {
@@ -435,7 +444,7 @@ const views = {
     const items = answer.items || [];
     return [el("h2", { text: `New (${items.length})` }),
       items.length ? el("ul", { class: "rows" }, items.map((item) => row(item))) : el("p", { class: "muted", text: "Nothing new since the last look." }),
-      items.length ? el("button", { type: "button", text: "Mark all seen", onclick: async () => { await act("new.seen", { all: true }); render(); } }) : null];
+      items.length ? el("button", { type: "button", class: "changes", text: "Mark all seen", onclick: async () => { await act("new.seen", { all: true }); render(); } }) : null];
   },
 
   async favorites() {
@@ -480,7 +489,8 @@ const views = {
   async list(name) {
     const page = await host.call("lists.items", { name, limit: 200 });
     return [el("h2", { text: name }), el("ul", { class: "rows" }, (page.items || []).map((item) => row(item))),
-      el("button", { type: "button", text: "Queue the whole list", onclick: () => act("queue.add", { list: name }) })];
+      el("button", { type: "button", class: "changes", text: "Queue the whole list",
+        onclick: async () => { const answer = await act("queue.add", { list: name }); if (answer) toast(`Queued ${answer.added.length}: the queue holds ${answer.count}`); } })];
   },
 };
 
@@ -554,7 +564,18 @@ function downloadProgress(params) {
   if (state) state.textContent = `running · ${Math.round(params.bytes / 1e6)} of ${params.total ? Math.round(params.total / 1e6) : "?"} MB`;
 }
 
+// A read-only page shows no control it may not use.
+async function whoAmI() {
+  try {
+    const response = await fetch("/me", { cache: "no-store" });
+    if (!response.ok) return;
+    const me = await response.json();
+    document.body.classList.toggle("read-only", me.access === "read");
+  } catch (error) { /* said when it reconnects */ }
+}
+
 function start() {
+  whoAmI();
   wirePlayer();
   wireHere();
   host.on("player.state", showPlayer);
