@@ -64,8 +64,8 @@ class MCPTests(unittest.TestCase):
         cls.sandbox, settings = start_sandbox()
         cls.data = tempfile.mkdtemp(prefix="mediahost-mcp-")
         cls.env = dict(os.environ, **settings, MEDIAHOST_DATA_DIR=cls.data + "/data",
-                       MEDIAHOST_CONFIG=cls.data + "/none.toml", MEDIAHOST_HOST_BACKGROUND="never",
-                       MEDIAHOST_CACHE_DIR=cls.data + "/cache", MEDIAHOST_LOG_LEVEL="warning")
+                       XDG_CONFIG_HOME=cls.data + "/config", MEDIAHOST_HOST_BACKGROUND="never",
+                       XDG_CACHE_HOME=cls.data + "/cache", MEDIAHOST_LOG_LEVEL="warning")
 
     @classmethod
     def tearDownClass(cls):

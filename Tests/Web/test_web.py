@@ -64,7 +64,7 @@ class Service:
     def __init__(self, settings, port=0):
         self.folder = tempfile.mkdtemp(prefix="mediahost-web-")
         self.env = dict(os.environ, **settings, MEDIAHOST_DATA_DIR=self.folder + "/data",
-                        MEDIAHOST_CONFIG=self.folder + "/none.toml", MEDIAHOST_CACHE_DIR=self.folder + "/cache",
+                        
                         MEDIAHOST_PLAYER="mpv --ao=null --vo=null", MEDIAHOST_LOG_LEVEL="warning",
                         MEDIAHOST_DESKTOP_MEDIA_KEYS="off", XDG_RUNTIME_DIR=self.folder + "/run",
                         XDG_CACHE_HOME=self.folder + "/cache", XDG_CONFIG_HOME=self.folder + "/config")
@@ -503,7 +503,7 @@ class TLSTests(unittest.TestCase):
         service.folder = tempfile.mkdtemp(prefix="mediahost-tls-bad-")
         os.makedirs(service.folder + "/run", mode=0o700)
         service.env = dict(os.environ, **self.settings, MEDIAHOST_DATA_DIR=service.folder + "/data",
-                           MEDIAHOST_CONFIG=service.folder + "/none.toml", MEDIAHOST_CACHE_DIR=service.folder + "/cache",
+                           
                            MEDIAHOST_DESKTOP_MEDIA_KEYS="off", XDG_RUNTIME_DIR=service.folder + "/run",
                            MEDIAHOST_WEB_TLS_CERT=self.folder + "/missing.pem", MEDIAHOST_WEB_TLS_KEY=self.key,
                            XDG_CACHE_HOME=service.folder + "/cache", XDG_CONFIG_HOME=service.folder + "/config")
