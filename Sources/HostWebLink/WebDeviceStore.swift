@@ -5,6 +5,10 @@ import MediaHost
 import MediaKit
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The paired browsers, in `auth/web-devices.json` (0600 in the 0700 `auth/` folder, beside the
 /// login sessions: never in the database, so a copied library pairs no one). A device's token
 /// is kept only as its SHA-256: the file read by someone else pairs no browser.
@@ -19,6 +23,10 @@ public final class WebDeviceStore: Sendable {
 
     public let path: String
     private let cache = Mutex<(stamp: String, devices: [Stored])?>(nil)
+    /// Held while the file is read and written again, in this process (a page's `seen` written
+    /// as the desk revokes it would otherwise bring it back) and, with `flock` on a file beside
+    /// it, against the data dir's other processes.
+    private let writing = Mutex(())
     /// `seen` is written at most this often per device.
     static let seenGranularity: TimeInterval = 3600
 
@@ -63,6 +71,27 @@ public final class WebDeviceStore: Sendable {
         return all().first { $0.hash == hash }?.device
     }
 
+    /// Runs `change` on the devices as the file holds them now, and keeps what it leaves.
+    private func update<T>(_ change: (inout [Stored]) throws -> T) throws -> T {
+        try writing.withLock { _ in
+            try? FileManager.default.createDirectory(
+                atPath: Path.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let fd = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if fd >= 0 { flock(fd, LOCK_EX) }
+            defer {
+                if fd >= 0 {
+                    flock(fd, LOCK_UN)
+                    close(fd)
+                }
+            }
+            cache.withLock { $0 = nil }
+            var devices = all()
+            let result = try change(&devices)
+            try save(devices)
+            return result
+        }
+    }
+
     private func save(_ devices: [Stored]) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -73,37 +102,38 @@ public final class WebDeviceStore: Sendable {
     /// Pairs a new device; its token (shown to no one but the browser, in a cookie).
     public func add(name: String, access: WebAccess) throws -> (device: WebDevice, token: String) {
         let token = Self.makeToken()
-        var devices = all()
-        var id = ""
-        repeat {
-            id = String(SHA256.hex(Array(Self.randomText(bytes: 8).utf8)).prefix(6))
-        } while devices.contains {
-            $0.device.id == id
+        let device = try update { devices in
+            var id = ""
+            repeat {
+                id = String(SHA256.hex(Array(Self.randomText(bytes: 8).utf8)).prefix(6))
+            } while devices.contains { $0.device.id == id }
+            let device = WebDevice(id: id, name: name, access: access, paired: ISODate.string(from: Date()))
+            devices.append(Stored(device: device, hash: Self.hash(token)))
+            return device
         }
-        let device = WebDevice(id: id, name: name, access: access, paired: ISODate.string(from: Date()))
-        devices.append(Stored(device: device, hash: Self.hash(token)))
-        try save(devices)
         return (device, token)
     }
 
     /// Removes the device `id`, or every one for `all`.
     public func revoke(_ id: String) throws -> [WebDevice] {
-        let devices = all()
-        let gone = devices.filter { id == "all" || $0.device.id == id }
-        guard !gone.isEmpty else { return [] }
-        try save(devices.filter { id != "all" && $0.device.id != id })
-        return gone.map(\.device)
+        guard all().contains(where: { id == "all" || $0.device.id == id }) else { return [] }
+        return try update { devices in
+            let gone = devices.filter { id == "all" || $0.device.id == id }
+            devices.removeAll { id == "all" || $0.device.id == id }
+            return gone.map(\.device)
+        }
     }
 
     /// Notes that `id` was seen now (at most once an hour: a page open all day writes nothing).
     public func markSeen(_ id: String) {
-        var devices = all()
-        guard let index = devices.firstIndex(where: { $0.device.id == id }) else { return }
         let now = Date()
-        if let seen = devices[index].device.seen.flatMap(ISODate.parse), now.timeIntervalSince(seen) < Self.seenGranularity {
-            return
+        guard let stored = all().first(where: { $0.device.id == id }) else { return }
+        if let seen = stored.device.seen.flatMap(ISODate.parse), now.timeIntervalSince(seen) < Self.seenGranularity { return }
+        // When a device was seen is worth no error to the page that was seen.
+        _ = try? update { devices in
+            if let index = devices.firstIndex(where: { $0.device.id == id }) {
+                devices[index].device.seen = ISODate.string(from: now)
+            }
         }
-        devices[index].device.seen = ISODate.string(from: now)
-        try? save(devices)
     }
 }

@@ -105,6 +105,27 @@ import Testing
         #expect(store.device(token: paired.token) == nil)
     }
 
+    /// Pairing, revoking and pages being seen at once: nothing written is lost, and nothing
+    /// revoked comes back (a page's `seen` written as the desk revoked it once did).
+    @Test func changesAtOnceLoseNothing() async throws {
+        let folder = try makeTemporaryDirectory()
+        let store = WebDeviceStore(path: folder + "/auth/web-devices.json")
+        let paired = try await withThrowingTaskGroup(of: WebDevice.self) { group in
+            for index in 0..<24 { group.addTask { try store.add(name: "d\(index)", access: .full).device } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(store.all().count == 24)
+        await withTaskGroup(of: Void.self) { group in
+            for device in paired {
+                group.addTask { store.markSeen(device.id) }
+                group.addTask { _ = try? store.revoke(device.id) }
+                group.addTask { store.markSeen(device.id) }
+            }
+        }
+        #expect(store.all().isEmpty, "\(store.all().map(\.device.name))")
+        #expect(WebDeviceStore(path: store.path).all().isEmpty)
+    }
+
     @Test func aBrowserCannotCallTheDesksMethods() throws {
         let folder = try makeTemporaryDirectory()
         let remote = WebRemote(dataDir: folder, serviceSocket: folder + "/none.sock")
