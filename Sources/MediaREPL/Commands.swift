@@ -191,7 +191,9 @@ extension CommandSpec {
                         repl.display(lines.joined(separator: "\n"))
                     })
             }
-            guard line.words.count == 1, let code = line.words.first else { throw CommandError.usage }
+            // A code as read off a screen may come in two halves: `pair K7M 4QX`.
+            guard line.words.count <= 2 else { throw CommandError.usage }
+            let code = line.words.joined()
             return .call(
                 .run(WebPair(code: code, access: access)) { repl, device in
                     repl.display(

@@ -555,13 +555,19 @@ async function render() {
   $("view").replaceChildren(...parts.filter(Boolean));
 }
 
+function size(bytes) {
+  if (!Number.isFinite(bytes)) return "?";
+  if (bytes < 1e6) return `${Math.max(1, Math.round(bytes / 1e3))} KB`;
+  return `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`;
+}
+
 function downloadProgress(params) {
   const item = document.querySelector(`#downloads li[data-id="${CSS.escape(params.id)}"]`);
   if (!item) return;
   const bar = item.querySelector("progress");
   if (bar && params.total) bar.value = String(Math.floor((100 * params.bytes) / params.total));
   const state = item.querySelector(".download-state");
-  if (state) state.textContent = `running · ${Math.round(params.bytes / 1e6)} of ${params.total ? Math.round(params.total / 1e6) : "?"} MB`;
+  if (state) state.textContent = `running · ${size(params.bytes)} of ${params.total ? size(params.total) : "?"}`;
 }
 
 // A read-only page shows no control it may not use.
