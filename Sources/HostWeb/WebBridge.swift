@@ -32,22 +32,24 @@ struct WebBridge {
     ]
     /// The error a refused method answers.
     static let refusedCode = -32040
-    /// The most bytes waiting for one page before it misses notifications (its replies all go).
-    static let maxPendingOutput = 2 << 20
     /// The largest message a page may send.
     static let maxMessage = 1 << 20
+    /// The bridge's own answers (refusals) a page may leave unread.
+    static let maxOwnReplies = 256
 
     /// Why `method` is refused to this device, if it is.
     func refusal(_ method: String, params: JSONValue? = nil) -> String? {
+        // A method's name is said back at most 64 characters long: a refusal is no echo chamber.
+        let named = method.count > 64 ? String(method.prefix(64)) + "…" : method
         if Self.deskOnly.contains(method) || method.hasPrefix("web.") {
-            return "\(method) is done at the desk, not from a browser"
+            return "\(named) is done at the desk, not from a browser"
         }
         // Listing the inbox and leaving it as it is changes nothing.
         if method == NewList.method, params?["keep"] == true { return nil }
         if device.access == .read, method != RPCConnection.cancelMethod {
             guard let effect = remote.effects[method] else { return nil }  // unknown: the host says so
             if effect.access != .reads {
-                return "this browser (\(device.name)) is paired read-only; pair it again with full access to use \(method)"
+                return "this browser (\(device.name)) is paired read-only; pair it again with full access to use \(named)"
             }
         }
         return nil
@@ -129,14 +131,27 @@ struct WebBridge {
                     relay.send(Self.error(id: .null, code: RPCError.invalidRequestCode, message: "send JSON text, not binary"))
                     continue
                 }
+                // Unpaired meanwhile: nothing more of it goes on, whatever its client does.
+                guard remote.devices.device(id: device.id) != nil else { break }
                 let (forward, replies, batch) = screen(text)
                 if batch, !replies.isEmpty {
-                    // The host answers the rest as an array (when any of it asks an answer).
-                    let asking = forward.flatMap { try? JSONParser.parse($0) }?.arrayValue?.compactMap { $0["id"] } ?? []
-                    if asking.isEmpty { relay.send(.array(replies)) } else { relay.merge(replies, into: Set(asking)) }
+                    // The host answers the rest as an array, which the refusals join: when
+                    // every element left is a request it answers by its own id, so that the
+                    // array is known; else the refusals go as an array of their own.
+                    let rest = forward.flatMap { try? JSONParser.parse($0) }?.arrayValue ?? []
+                    let asking = rest.compactMap { $0["id"] }
+                    let known =
+                        !asking.isEmpty
+                        && rest.allSatisfy { element in
+                            element["method"]?.stringValue != nil
+                                && (element["id"].map { $0.stringValue != nil || $0.intValue != nil } ?? true)
+                        }
+                    if known { relay.merge(replies, into: Set(asking)) } else { relay.send(.array(replies)) }
                 } else {
                     for reply in replies { relay.send(reply) }
                 }
+                // A page that has the bridge answer it (refusals) without reading them is cut off.
+                guard relay.waiting < Self.maxOwnReplies else { break }
                 guard let forward else { continue }
                 while toService.backlog > 1 << 20 {
                     guard toService.failed == nil else { break reading }
@@ -197,7 +212,10 @@ final class Relay: Sendable {
     func lines() -> AsyncMapSequence<AsyncStream<(String, Bool)>, String> {
         let room = room
         return stream.map { [self] line, fromHost in
-            guard fromHost else { return line }
+            guard fromHost else {
+                own.withLock { $0 -= 1 }
+                return line
+            }
             room.signal()
             return merged(line)
         }
@@ -221,7 +239,12 @@ final class Relay: Sendable {
         return String(decoding: JSONWriter.bytes(.array(answers + refused)), as: UTF8.self)
     }
 
+    /// The bridge's own answers not yet taken by the page.
+    private let own = Mutex(0)
+    var waiting: Int { own.withLock { $0 } }
+
     func send(_ message: JSONValue) {
+        own.withLock { $0 += 1 }
         continuation.yield((String(decoding: JSONWriter.bytes(message), as: UTF8.self), false))
     }
 

@@ -22,6 +22,8 @@ final class WebPairing: Sendable {
         var confirmed: (name: String, access: WebAccess)?
         /// Set once the browser collected it (the desk's `web.pair` answers with the device).
         var device: WebDevice?
+        /// Its browser is collecting it now: no second wait collects it, nor is it withdrawn.
+        var collecting = false
     }
 
     struct Link: Sendable {
@@ -148,6 +150,8 @@ final class WebPairing: Sendable {
         case unknown
     }
 
+    /// What a wait with `secret` learns; `.confirmed` once only (that wait then pairs the
+    /// browser and calls `collected`, or `uncollected` when it could not).
     func answer(secret: String) -> Answer {
         let hash = WebDeviceStore.hash(secret)
         return state.withLock { s in
@@ -155,7 +159,8 @@ final class WebPairing: Sendable {
             guard let index = s.waiting.firstIndex(where: { $0.secretHash == hash && $0.device == nil }) else {
                 return .unknown
             }
-            guard let confirmed = s.waiting[index].confirmed else { return .waiting }
+            guard let confirmed = s.waiting[index].confirmed, !s.waiting[index].collecting else { return .waiting }
+            s.waiting[index].collecting = true
             return .confirmed(name: confirmed.name, access: confirmed.access)
         }
     }
@@ -164,19 +169,38 @@ final class WebPairing: Sendable {
     func collected(secret: String, device: WebDevice) {
         let hash = WebDeviceStore.hash(secret)
         state.withLock { s in
-            if let index = s.waiting.firstIndex(where: { $0.secretHash == hash }) { s.waiting[index].device = device }
+            if let index = s.waiting.firstIndex(where: { $0.secretHash == hash }) {
+                s.waiting[index].device = device
+                s.waiting[index].collecting = false
+            }
         }
     }
 
-    /// Takes a confirmation back before its browser collected it; the device it became when it
-    /// did collect it meanwhile.
-    func withdraw(code: String) -> WebDevice? {
+    /// Pairing the browser waiting with `secret` failed: its confirmation stands for another try.
+    func uncollected(secret: String) {
+        let hash = WebDeviceStore.hash(secret)
+        state.withLock { s in
+            if let index = s.waiting.firstIndex(where: { $0.secretHash == hash }) { s.waiting[index].collecting = false }
+        }
+    }
+
+    enum Withdrawal {
+        /// Its browser collected it meanwhile.
+        case paired(WebDevice)
+        /// Its browser is collecting it this moment: ask again.
+        case collecting
+        case withdrawn
+    }
+
+    /// Takes a confirmation back before its browser collected it.
+    func withdraw(code: String) -> Withdrawal {
         state.withLock { s in
             guard let index = s.waiting.firstIndex(where: { Self.normalized($0.request.code) == Self.normalized(code) })
-            else { return nil }
-            if let device = s.waiting[index].device { return device }
+            else { return .withdrawn }
+            if let device = s.waiting[index].device { return .paired(device) }
+            if s.waiting[index].collecting { return .collecting }
             s.waiting[index].confirmed = nil
-            return nil
+            return .withdrawn
         }
     }
 

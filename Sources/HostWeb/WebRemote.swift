@@ -91,16 +91,26 @@ public final class WebRemote: Sendable {
                     ? "no browser waits with code \(request.code): open the page on the device to get one"
                     : "no browser waits with code \(request.code) (waiting: \(codes.joined(separator: ", ")))")
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        var deadline = ContinuousClock.now + .seconds(30)
+        while true {
             if let device = pairing.device(confirmedAs: waiting.code) { return device }
+            if ContinuousClock.now >= deadline || Task.isCancelled {
+                // Not collected: the confirmation is taken back, so what is said is what is so;
+                // unless its browser is collecting it this moment.
+                switch pairing.withdraw(code: waiting.code) {
+                case .paired(let device): return device
+                case .collecting: deadline = ContinuousClock.now + .seconds(5)
+                case .withdrawn:
+                    if Task.isCancelled { throw RPCError.requestCancelled }
+                    throw RPCError(
+                        code: RPCError.invalidParamsCode,
+                        message:
+                            "confirmed \(waiting.code), but the browser did not come back for it within 30 s: is its page still open?"
+                    )
+                }
+            }
             try? await Task.sleep(for: .milliseconds(100))
         }
-        // Not collected: the confirmation is taken back, so what is said is what is so.
-        if let device = pairing.withdraw(code: waiting.code) { return device }
-        throw RPCError(
-            code: RPCError.invalidParamsCode,
-            message: "confirmed \(waiting.code), but the browser did not come back for it within 30 s: is its page still open?")
     }
 
     /// A one-time link.
@@ -254,34 +264,53 @@ final class ServiceCalls: Sendable {
 
 /// The WebSockets open now, by device: a device unpaired has its pages closed at once.
 final class OpenSockets: Sendable {
-    private let open = Mutex<(next: Int, byID: [Int: (device: String, outbound: WebSocketOutboundWriter)])>((0, [:]))
+    private let open = Mutex<(next: Int, byID: [Int: (device: String, outbound: WebSocketOutboundWriter, channel: any Channel)])>(
+        (0, [:]))
 
     var count: Int { open.withLock { $0.byID.count } }
 
-    func add(device: String, outbound: WebSocketOutboundWriter) -> Int {
+    func add(device: String, outbound: WebSocketOutboundWriter, channel: any Channel) -> Int {
         open.withLock {
             $0.next += 1
-            $0.byID[$0.next] = (device, outbound)
+            $0.byID[$0.next] = (device, outbound, channel)
             return $0.next
         }
     }
 
     func remove(_ id: Int) { open.withLock { _ = $0.byID.removeValue(forKey: id) } }
 
+    /// Tells each page why (a Close, given a second), then cuts its connection: a client that
+    /// ignores the Close, or does not read, is off all the same, and no page holds the others.
     func close(device: String) async {
-        let closing = open.withLock { $0.byID.values.filter { $0.device == device }.map(\.outbound) }
-        for outbound in closing { try? await outbound.close(.policyViolation, reason: "this browser was unpaired") }
+        await close(
+            open.withLock { $0.byID.values.filter { $0.device == device } }, .policyViolation, "this browser was unpaired")
     }
 
     func closeAll() async {
-        let closing = open.withLock { $0.byID.values.map(\.outbound) }
-        for outbound in closing { try? await outbound.close(.goingAway, reason: "the service stops") }
+        await close(open.withLock { Array($0.byID.values) }, .goingAway, "the service stops")
+    }
+
+    private func close(
+        _ pages: [(device: String, outbound: WebSocketOutboundWriter, channel: any Channel)], _ code: WebSocketErrorCode,
+        _ reason: String
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            for page in pages {
+                group.addTask {
+                    let told = Task { try? await page.outbound.close(code, reason: reason) }
+                    try? await Task.sleep(for: .seconds(1))
+                    told.cancel()
+                    page.channel.close(promise: nil)
+                }
+            }
+        }
     }
 }
 
-/// Closes a connection that sends nothing for 75 s: a request head sent half (or not at all)
-/// would otherwise hold its connection for good, as Hummingbird's idle timeout starts only
-/// once a whole head has come. A page's WebSocket answers the server's ping every 30 s.
+/// Closes a connection on which nothing moved either way for 75 s: a request head sent half (or
+/// not at all) would otherwise hold its connection for good, as Hummingbird's idle timeout starts
+/// only once a whole head has come. A long download being sent keeps writing; a page's WebSocket
+/// is pinged every 30 s.
 struct ReadDeadline<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
@@ -290,7 +319,7 @@ struct ReadDeadline<Base: ServerChildChannel>: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandlers([
-                IdleStateHandler(readTimeout: Self.timeout), CloseWhenIdle(),
+                IdleStateHandler(allTimeout: Self.timeout), CloseWhenIdle(),
             ])
         }.flatMap { base.setup(channel: channel, logger: logger) }
     }
@@ -302,7 +331,7 @@ final class CloseWhenIdle: ChannelInboundHandler, RemovableChannelHandler, Senda
     typealias InboundIn = NIOAny
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .all {
             context.close(promise: nil)
         } else {
             context.fireUserInboundEventTriggered(event)

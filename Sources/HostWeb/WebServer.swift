@@ -20,11 +20,14 @@ struct WebContext: RequestContext, WebSocketRequestContext, RemoteAddressRequest
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>
     let remoteAddress: SocketAddress?
+    /// The connection: a page unpaired is cut off here, whatever its client does with a Close.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// The client's address, without its port.
@@ -48,7 +51,7 @@ enum WebRoutes {
                 var page = asset(.pairHTML, "text/html; charset=utf-8")
                 // A token no longer paired (revoked) is forgotten by the browser: it counts no
                 // more wrong guesses against its address.
-                if request.cookies[tokenCookie] != nil { page.setCookie(remote.tokenCookie("")) }
+                if request.cookies[tokenCookie] != nil, remote.devices.problem == nil { page.setCookie(remote.tokenCookie("")) }
                 return page
             }
             remote.devices.markSeen(device.id)
@@ -109,7 +112,13 @@ enum WebRoutes {
                     remote.pairing.fail(context.address)
                     return json(["error": "the code expired; ask for a new one"], .gone)
                 case .confirmed(let name, let access):
-                    let paired = try remote.devices.add(name: name, access: access)
+                    let paired: (device: WebDevice, token: String)
+                    do {
+                        paired = try remote.devices.add(name: name, access: access)
+                    } catch {
+                        remote.pairing.uncollected(secret: secret)
+                        throw error
+                    }
                     remote.pairing.collected(secret: secret, device: paired.device)
                     remote.log("paired \(paired.device.name) (\(paired.device.id), \(access.rawValue))")
                     var response = json(["paired": true, "access": .string(access.rawValue)])
@@ -233,10 +242,11 @@ enum WebRoutes {
         router.ws("/rpc") { request, context in
             (try? admit(request, context: context, remote: remote)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            // Asked again: the device may have been revoked between the two.
-            guard let device = remote.device(of: context.request, context: context.requestContext) else { return }
-            let id = remote.sockets.add(device: device.id, outbound: outbound)
+            guard let first = remote.device(of: context.request, context: context.requestContext) else { return }
+            let id = remote.sockets.add(device: first.id, outbound: outbound, channel: context.requestContext.channel)
             defer { remote.sockets.remove(id) }
+            // Asked again once registered: a revocation in between closes it either way.
+            guard let device = remote.device(of: context.request, context: context.requestContext) else { return }
             await WebBridge(remote: remote, device: device).run(inbound: inbound, outbound: outbound)
         }
         return router
@@ -422,6 +432,10 @@ struct SecurityHeaders: RouterMiddleware {
         } catch let error as HTTPError {
             response = WebRoutes.json(["error": .string(error.body ?? "\(error.status.reasonPhrase)")], error.status)
             for field in error.headers { response.headers.append(field) }
+        } catch {
+            // Said in the service's log and to the page, never an empty 500.
+            Descriptor.standardError("web remote: \(request.method) \(request.uri.path) failed: \(error)\n")
+            response = WebRoutes.json(["error": .string("the web remote failed: \(error)")], .internalServerError)
         }
         // A file served as it is keeps its own, stricter policy.
         if response.headers[.contentSecurityPolicy] == nil { response.headers[.contentSecurityPolicy] = Self.policy }

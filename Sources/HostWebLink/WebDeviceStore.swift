@@ -52,17 +52,31 @@ public final class WebDeviceStore: Sendable {
         return "\(date)/\(attributes[.size] as? Int ?? 0)"
     }
 
+    /// Why the file cannot be read, while it cannot: it then pairs no one, and is not written
+    /// over (what it held would be lost).
+    public var problem: String? { _ = all(); return unreadable.withLock { $0 } }
+    private let unreadable = Mutex<String?>(nil)
+
     /// Every paired device. A file that cannot be read pairs no one (and says so in `problem`).
     public func all() -> [Stored] {
         let stamp = stamp
         if let cached = cache.withLock({ $0 }), cached.stamp == stamp { return cached.devices }
         var devices: [Stored] = []
+        var problem: String?
         if let data = FileManager.default.contents(atPath: path) {
-            devices = (try? JSONDecoder().decode([Stored].self, from: data)) ?? []
+            do {
+                devices = try JSONDecoder().decode([Stored].self, from: data)
+            } catch {
+                problem = "\(path) cannot be read (\(error)): fix or remove it, then pair again"
+            }
         }
+        unreadable.withLock { $0 = problem }
         cache.withLock { $0 = (stamp, devices) }
         return devices
     }
+
+    /// The device `id`, while it is paired.
+    public func device(id: String) -> WebDevice? { all().first { $0.device.id == id }?.device }
 
     /// The device holding `token`, if any.
     public func device(token: String) -> WebDevice? {
@@ -86,6 +100,7 @@ public final class WebDeviceStore: Sendable {
             }
             cache.withLock { $0 = nil }
             var devices = all()
+            if let problem = unreadable.withLock({ $0 }) { throw HostError.storage(problem) }
             let result = try change(&devices)
             try save(devices)
             return result

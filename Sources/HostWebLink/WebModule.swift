@@ -171,6 +171,17 @@ final class WebServerProcess: HostComponent {
             $0.peer = peer
             $0.problem = nil
         }
+        // One that ended before it was kept (a wrong MEDIAHOST_WEB_BIN) was not seen by `ended`.
+        if let ending = child.ending {
+            state.withLock {
+                $0.child = nil
+                $0.peer = nil
+                $0.problem = "\(program) ended at once (\(ending)); see the service's log"
+            }
+            peer.close()
+            Descriptor.standardError("web remote: \(program) ended at once (\(ending))\n")
+            return
+        }
         // Until it listens (or says why it cannot).
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline, child.isRunning {
@@ -184,6 +195,9 @@ final class WebServerProcess: HostComponent {
                 }
             }
             try? await Task.sleep(for: .milliseconds(100))
+        }
+        if !child.isRunning, state.withLock({ $0.problem == nil }) {
+            state.withLock { $0.problem = "\(program) ended (\(child.ending.map { "\($0)" } ?? "?")); see the service's log" }
         }
     }
 

@@ -56,7 +56,7 @@ import Testing
         // As a person types it: lower case, no dash.
         // Confirmed, then taken back (its browser did not come for it): its wait goes on.
         #expect(pairing.confirm(code: request.code, name: nil, access: .full) != nil)
-        #expect(pairing.withdraw(code: request.code) == nil)
+        guard case .withdrawn = pairing.withdraw(code: request.code) else { Issue.record("not withdrawn"); return }
         guard case .waiting = pairing.answer(secret: secret) else { Issue.record("not waiting again"); return }
         let typed = request.code.lowercased().replacing("-", with: "")
         #expect(pairing.confirm(code: typed, name: nil, access: .read) != nil)
@@ -67,6 +67,10 @@ import Testing
             return
         }
         #expect(name == "Firefox on Android" && access == .read)
+        // A second wait (another tab, a retry) does not collect it too; nor is it withdrawn
+        // while it is being collected.
+        guard case .waiting = pairing.answer(secret: secret) else { Issue.record("collected twice"); return }
+        guard case .collecting = pairing.withdraw(code: request.code) else { Issue.record("withdrawn while collected"); return }
         #expect(pairing.waiting.isEmpty)
     }
 

@@ -567,12 +567,27 @@ class AttackTests(unittest.TestCase):
         token = self.service.pair_token()
         socket = RawWebSocket(self.ws, cookie=token)
         self.assertIn("result", socket.call("player.status"))
+        # A second page of it ignores the Close and goes on sending: it is cut off all the same.
+        stubborn = RawWebSocket(self.ws, cookie=token)
+        self.assertIn("result", stubborn.call("player.status"))
         device = self.service.call("web.devices")[-1]
         self.service.call("web.revoke", {"id": device["id"]})
         with self.assertRaises(ConnectionError) as closed:
             while True:
                 socket.receive()
         self.assertIn("1008", str(closed.exception))
+        answered = 0
+        with self.assertRaises((ConnectionError, OSError)):
+            deadline = time.monotonic() + DEADLINE
+            while time.monotonic() < deadline:
+                stubborn.send({"jsonrpc": "2.0", "id": 99, "method": "player.status"})
+                stubborn.sock.settimeout(1)
+                try:
+                    opcode, payload = stubborn.receive_frame()
+                    answered += opcode == 1 and b'"id":99' in payload
+                except TimeoutError:
+                    pass
+        self.assertEqual(answered, 0, "a revoked page was still answered")
         self.assertNotEqual(self.refused(cookie=token), 101)
 
     def test_3_the_desks_methods_are_refused_to_a_browser(self):
@@ -615,6 +630,32 @@ class AttackTests(unittest.TestCase):
             self.assertIn("sandbox", picture.headers["Content-Security-Policy"])
         finally:
             hostile.close()
+
+    def test_3c_refusals_not_read_cut_the_page_off(self):
+        before = self.service.rss_kb()
+        socket = RawWebSocket(self.ws, cookie=self.token)
+        # Each a refusal of the bridge's own (a desk method), sent and never read.
+        junk = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "web." + "x" * 100}).encode()
+        socket.sock.settimeout(5)
+        try:
+            for _ in range(60_000):
+                socket.send_frame(junk)
+        except OSError:
+            pass  # cut off while it was still sending
+        # Then what it reads ends (a Close, or the connection closed), rather than waiting.
+        socket.sock.settimeout(DEADLINE)
+        ended = False
+        try:
+            while not ended:
+                opcode, _ = socket.receive_frame()
+                ended = opcode == 8
+        except TimeoutError:
+            self.fail("the page that did not read its refusals was not cut off")
+        except (ConnectionError, OSError):
+            ended = True
+        socket.close()
+        self.assertTrue(self.still_answers())
+        self.assertLess(self.service.rss_kb() - before, 64 * 1024)
 
     def test_4_a_100_mb_message_is_refused_without_taking_memory(self):
         before = self.service.rss_kb()

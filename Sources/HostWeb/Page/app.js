@@ -70,13 +70,17 @@ class Host {
     const socket = new WebSocket(`${scheme}://${location.host}/rpc`);
     this.socket = socket;
     socket.onopen = () => {
-      this.delay = 250;
+      this.openedAt = Date.now();
       $("connection").textContent = "";
       document.body.classList.remove("offline");
       this.onOpen();
     };
     socket.onmessage = (event) => this.receive(event.data);
     socket.onclose = () => {
+      // The waits grow again unless it stayed open a while: a server that closes at once is
+      // not asked four times a second.
+      if (this.openedAt && Date.now() - this.openedAt > 5000) this.delay = 250;
+      this.openedAt = 0;
       for (const { reject } of this.pending.values()) reject(new Error("the service went away"));
       this.pending.clear();
       document.body.classList.add("offline");
