@@ -348,6 +348,10 @@ class WebRemoteTests(unittest.TestCase):
             const r = await fetch('/stream?id=' + encodeURIComponent(id), { headers: { Range: 'bytes=100-199' } });
             return [r.status, (await r.arrayBuffer()).byteLength]; }""", EPISODE.format(3))
         self.assertEqual((status, length), (206, 100))
+        # Done, it plays at the desk from the page, and its show is named under what plays.
+        self.page.click(f"#downloads li[data-id='{EPISODE.format(3)}'] button.play")
+        wait_for(lambda: self.service.call("player.status").get("item", {}).get("local"), "the downloaded file plays")
+        wait_for(lambda: self.page.text_content("#np-show") == "Sandbox Radio", "the show named")
 
     def test_09_two_pages_at_once(self):
         self.devices_before_link = len(self.service.call("web.devices"))

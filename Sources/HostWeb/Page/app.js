@@ -200,7 +200,16 @@ function showPlayer(status) {
   $("np-play").replaceChildren(icon(playing ? "pause" : "play"));
   $("np-play").setAttribute("aria-label", playing ? "Pause" : "Play");
   $("np-chapter").textContent = status.chapter ? `Chapter: ${status.chapter}` : "";
-  $("np-show").textContent = status.problem || "";
+  // The show (or channel) it is of, asked once per item; a problem is said in its place.
+  if (status.problem) $("np-show").textContent = status.problem;
+  else if (!item || !item.id) $("np-show").textContent = "";
+  else if (now.showOf !== item.id) {
+    now.showOf = item.id;
+    $("np-show").textContent = "";
+    host.call("media.get", { id: item.id }).then((got) => {
+      if (now.showOf === item.id) $("np-show").textContent = got.subtitle || got.creator || "";
+    }, () => {});
+  }
   const art = $("np-art");
   if (item && item.id) {
     const src = `/artwork?id=${encodeURIComponent(item.id)}`;
@@ -472,6 +481,13 @@ const views = {
       }
       if (download.state !== "completed") {
         buttons.push(el("button", { type: "button", text: "Cancel", "aria-label": `Cancel ${download.title}`, onclick: () => act("downloads.cancel", { id: download.id }).then(render) }));
+      } else {
+        buttons.push(
+          el("button", { type: "button", class: "play", text: "Play", "aria-label": `Play ${download.title}`, onclick: () => play(download.id) }),
+          el("button", { type: "button", text: "Listen here", "aria-label": `Listen to ${download.title} here`,
+            onclick: async () => { const item = await act("media.get", { id: download.id }); if (item) listenHere(item); } }),
+          el("button", { type: "button", text: "Remove", "aria-label": `Remove the file of ${download.title}`,
+            onclick: () => { if (confirm(`Delete the downloaded file of “${download.title}”?`)) act("downloads.remove", { id: download.id }).then(render); } }));
       }
       list.append(el("li", { class: "row", "data-id": download.id },
         el("div", { class: "row-text" },
