@@ -75,11 +75,17 @@ class Service:
         self.log = open(self.folder + "/service.log", "a")
         self.process = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{port}"], env=self.env,
                                         stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        status = wait_for(lambda: (s := self.call("web.status")) and s["listening"] and s, "the web remote listens", 60)
+        try:
+            status = wait_for(lambda: (s := self.call("web.status")) and s["listening"] and s, "the web remote listens", 60)
+        except AssertionError:
+            self.process.kill()
+            raise
         self.url = status["urls"][0].rstrip("/")
         self.port = int(self.url.rsplit(":", 1)[1])
 
     def stop(self):
+        # Its mpv would play on after it (as a person's does): stopped first.
+        self.run("call", "player.stop", check=False)
         self.process.terminate()
         self.process.wait(timeout=DEADLINE)
         self.log.close()
@@ -209,19 +215,17 @@ def player_state(page):
 class WebRemoteTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # Each made thing is undone even when a later step fails (tearDownClass would not run).
         cls.sandbox, cls.settings = start_sandbox()
+        cls.addClassCleanup(cls.sandbox.kill)
         cls.service = Service(cls.settings)
+        cls.addClassCleanup(cls.service.close)
         cls.playwright = sync_playwright().start()
+        cls.addClassCleanup(cls.playwright.stop)
         cls.chromium = Browsers(cls.playwright, "chromium")
+        cls.addClassCleanup(cls.chromium.close)
         cls.page = cls.chromium.page(cls.service)
         cls.episodes = [item["id"] for item in cls.service.call("media.children", {"id": RADIO})["items"]]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.chromium.close()
-        cls.playwright.stop()
-        cls.service.close()
-        cls.sandbox.kill()
 
     def play_radio(self):
         self.service.call("player.open", {"id": EPISODE.format(3), "now": True})
@@ -433,16 +437,13 @@ class FirefoxTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sandbox, settings = start_sandbox()
+        cls.addClassCleanup(cls.sandbox.kill)
         cls.service = Service(settings)
+        cls.addClassCleanup(cls.service.close)
         cls.playwright = sync_playwright().start()
+        cls.addClassCleanup(cls.playwright.stop)
         cls.firefox = Browsers(cls.playwright, "firefox")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.firefox.close()
-        cls.playwright.stop()
-        cls.service.close()
-        cls.sandbox.kill()
+        cls.addClassCleanup(cls.firefox.close)
 
     def test_pairing_following_and_driving_the_desk(self):
         page = self.firefox.page(self.service)
@@ -463,20 +464,17 @@ class TLSTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sandbox, cls.settings = start_sandbox()
+        cls.addClassCleanup(cls.sandbox.kill)
         cls.folder = tempfile.mkdtemp(prefix="mediahost-tls-")
+        cls.addClassCleanup(shutil.rmtree, cls.folder, True)
         cls.cert, cls.key = cls.folder + "/cert.pem", cls.folder + "/key.pem"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                         "-keyout", cls.key, "-out", cls.cert, "-days", "1", "-subj", "/CN=127.0.0.1",
                         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
         cls.playwright = sync_playwright().start()
+        cls.addClassCleanup(cls.playwright.stop)
         cls.chromium = Browsers(cls.playwright, "chromium")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.chromium.close()
-        cls.playwright.stop()
-        cls.sandbox.kill()
-        shutil.rmtree(cls.folder, ignore_errors=True)
+        cls.addClassCleanup(cls.chromium.close)
 
     def test_the_page_over_https_and_wss(self):
         service = Service(dict(self.settings, MEDIAHOST_WEB_TLS_CERT=self.cert, MEDIAHOST_WEB_TLS_KEY=self.key))
@@ -530,14 +528,11 @@ class AttackTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sandbox, settings = start_sandbox()
+        cls.addClassCleanup(cls.sandbox.kill)
         cls.service = Service(settings)
+        cls.addClassCleanup(cls.service.close)
         cls.token = cls.service.pair_token()
         cls.ws = cls.service.url.replace("http://", "ws://") + "/rpc"
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.service.close()
-        cls.sandbox.kill()
 
     def refused(self, **options):
         try:
