@@ -164,7 +164,7 @@ let package = Package(
         .executableTarget(
             name: "mediahost-web", dependencies: ["HostWeb", "HostAPI", "JSONRPC", "Basics", "Pictures"],
             swiftSettings: shipped,
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic"])]),
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]),
         // The Model Context Protocol over the host's methods (`mediahost mcp`); sees only the API (HostAPI).
         .target(name: "HostMCP", dependencies: ["HostAPI", "JSONRPC", "Pictures"], swiftSettings: shipped),
         // The local replica server framework; each provider adds its replica under Providers/<Name>/Sandbox.
@@ -205,10 +205,7 @@ let package = Package(
             // ms of each `mediahost call`, most of it page faults). Libraries, heap and stacks
             // are still placed at random.
             linkerSettings: [
-                .unsafeFlags([
-                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-pie",
-                    "-Xlinker", "--no-export-dynamic",
-                ])
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-pie"])
             ]),
         // The replicas of every provider's API, started by `--sandbox` and `mediahost sandbox`.
         .executableTarget(
