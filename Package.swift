@@ -147,7 +147,7 @@ let package = Package(
         .target(
             name: "HostWeb",
             dependencies: [
-                "HostWebLink", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics", "Pictures",
+                "HostWebLink", "HostService", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics", "Pictures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

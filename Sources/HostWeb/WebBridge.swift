@@ -189,19 +189,18 @@ final class Relay: Sendable {
         let room = DispatchSemaphore(value: 16)
         self.room = room
         detachThread(name: "web-relay") {
-            var pending: [UInt8] = []
+            // The host's newline framing, split as every connection of the project splits it.
+            var splitter = MessageSplitter(maxMessageSize: 64 << 20)
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0, errno == EINTR { continue }
                 guard n > 0 else { break }
-                pending.append(contentsOf: chunk[0..<n])
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    if line.isEmpty { continue }
+                chunk.withUnsafeBytes { splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                while let event = splitter.next() {
+                    guard case .message(let bytes, _) = event else { continue }
                     room.wait()
-                    continuation.yield((line, true))
+                    continuation.yield((String(decoding: bytes, as: UTF8.self), true))
                 }
             }
             continuation.finish()

@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import HostAPI
+import HostService
 import HostWebLink
 import Hummingbird
 import HummingbirdCore
@@ -229,10 +230,10 @@ public final class WebRemote: Sendable {
 }
 
 /// The server's own calls to the service, on one connection to its socket (made again when
-/// the service went away and came back).
+/// the service went away and came back): the service's own client, `ServiceConnection`.
 final class ServiceCalls: Sendable {
     let socket: UnixSocket
-    private let peer = Mutex<RPCPeer?>(nil)
+    private let connection = Mutex<ServiceConnection?>(nil)
 
     init(socket: UnixSocket) { self.socket = socket }
 
@@ -241,21 +242,27 @@ final class ServiceCalls: Sendable {
     }
 
     func call<M: APIMethod>(_ request: M) async throws -> M.Response {
-        let params = try JSONCoding.value(request)
         for attempt in 0..<2 {
-            let connection = try peer.withLock { current -> RPCPeer in
+            let service = try connection.withLock { current -> ServiceConnection in
                 if let current { return current }
                 guard let fd = socket.connect() else { throw Unreachable() }
-                let made = RPCPeer(input: fd, output: fd, name: "web-service", gone: { _ in Unreachable() })
+                let made = ServiceConnection(fd: fd)
                 current = made
                 return made
             }
-            do {
-                let answer = try await connection.request(["method": .string(M.method), "params": params], timeout: .seconds(60))
-                return try JSONValueDecoder().decode(M.Response.self, from: answer)
-            } catch is RPCPeer.NotSent where attempt == 0 {
+            // (A `catch where` on the typed error crashed Swift 6.3.1's ownership checker.)
+            let answer: Result<M.Response, RPCError>
+            do throws(RPCError) {
+                answer = .success(try await service.run(request))
+            } catch {
+                answer = .failure(error)
+            }
+            switch answer {
+            case .success(let value): return value
+            case .failure(let error) where error.isServiceGone && attempt == 0:
                 // The service went away since: once more on a new connection (it did nothing).
-                peer.withLock { if $0 === connection { $0 = nil } }
+                connection.withLock { if $0 === service { $0 = nil } }
+            case .failure(let error): throw error
             }
         }
         throw Unreachable()
