@@ -265,7 +265,7 @@ let package = Package(
         .testTarget(
             name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "PicturesTests", dependencies: ["Pictures"], exclude: ["Images"], swiftSettings: strict),
+        .testTarget(name: "PicturesTests", dependencies: ["Pictures", "Basics"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(
             name: "HostWebTests",
             dependencies: ["HostWeb", "HostPlayer", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "TestSupport"],
@@ -281,7 +281,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "JSONRPC", "TestSupport", "Sandbox", "MediaHTTP", "MediaKit", "MediaREPL", "BuiltinProviders", "HostPlugins",
-                "HostService", "HostPlayer", "mediahost",
+                "HostService", "HostPlayer", "mediahost", "Basics",
                 "mediahost-sandbox", "YouTubeSandbox",
             ],
             exclude: ["Recorded"], swiftSettings: strict),

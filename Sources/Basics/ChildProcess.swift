@@ -59,6 +59,7 @@ public final class ChildProcess: Sendable {
     public struct SpawnError: Error, CustomStringConvertible {
         public let code: Int32
         public var description: String { String(cString: strerror(code)) }
+        public init(code: Int32) { self.code = code }
     }
 
     public let pid: pid_t

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONRPC
 import MediaKit
@@ -149,27 +150,22 @@ import Testing
     /// the output queue overflowed and the only client was dropped: 999 answers lost, exit 0).
     @Test func aClientThatReadsLateGetsEveryAnswer() async throws {
         let dataDir = try makeTemporaryDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: mediahostBinary())
-        process.arguments = ["mcp"]
         var environment = ProcessInfo.processInfo.environment
         environment["MEDIAHOST_DATA_DIR"] = dataDir
         environment["XDG_CONFIG_HOME"] = dataDir + "/config"
         environment["XDG_CACHE_HOME"] = dataDir + "/cache"
         environment["MEDIAHOST_HOST_BACKGROUND"] = "never"
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let process = try ChildProcess(
+            mediahostBinary(), arguments: ["mcp"], environment: environment, standardInput: .pipe, standardOutput: .pipe,
+            standardError: .null)
+        let input = try #require(process.standardInput)
+        let fd = try #require(process.standardOutput)
+        defer { close(fd) }
         let requests = (1...1000).reduce(Self.initialize + "\n") { text, id in
             text + #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/list"}"# + "\n"
         }
         let writer = Thread {
-            _ = Descriptor.writeAll(input.fileHandleForWriting.fileDescriptor, Array(requests.utf8))
+            _ = Descriptor.writeAll(input, Array(requests.utf8))
         }
         writer.start()
         // Not reading for two seconds: the server must wait for this client, not drop it.
@@ -178,7 +174,6 @@ import Testing
         let reading = Thread {
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            let fd = output.fileHandleForReading.fileDescriptor
             while answered.withLock({ $0.count }) < 1001 {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 guard n > 0 else { break }
@@ -197,7 +192,7 @@ import Testing
         }
         #expect(answered.withLock { $0.count } == 1001)
         #expect(process.isRunning, "the server exited while the client was still there")
-        try input.fileHandleForWriting.close()
+        close(input)
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!process.isRunning && process.terminationStatus == 0)
     }

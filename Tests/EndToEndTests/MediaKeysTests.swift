@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HostService
 import JSONRPC
@@ -24,7 +25,7 @@ import Testing
     final class PrivateBus {
         let address: String
         let pid: pid_t
-        let monitor: Process
+        let monitor: ChildProcess
         let log: String
 
         init(in directory: String) async throws {
@@ -41,12 +42,9 @@ import Testing
             try #require(!address.isEmpty && pid > 0)
             log = directory + "/monitor.log"
             try #require(FileManager.default.createFile(atPath: log, contents: nil))
-            monitor = Process()
-            monitor.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-monitor")
-            monitor.arguments = ["--address", address]
-            monitor.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            monitor.standardError = FileHandle.nullDevice
-            try monitor.run()
+            monitor = try ChildProcess(
+                "/usr/bin/dbus-monitor", arguments: ["--address", address], standardInput: .null,
+                standardOutput: .appending(toFile: log), standardError: .null)
             // The monitor is in place once it has said so on the bus (NameAcquired to itself).
             let deadline = ContinuousClock.now + .seconds(20)
             while !seen().contains("NameAcquired"), ContinuousClock.now < deadline {

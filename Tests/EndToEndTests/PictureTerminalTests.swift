@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONRPC
 import Sandbox
@@ -13,7 +14,7 @@ final class XScreen: @unchecked Sendable {
     let dataDir: String
     private let fifo: String
     let log: String
-    private var processes: [Process] = []
+    private var processes: [ChildProcess] = []
 
     static func tool(_ name: String) -> String? {
         ["/usr/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -44,20 +45,15 @@ final class XScreen: @unchecked Sendable {
 
     /// Starts a program on this screen, its environment naming the test run (so it ends with it).
     func start(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var environment = [
             "DISPLAY": display, "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": dataDir, "LANG": "C.UTF-8",
             "MEDIAHOST_TEST_ROOT": TestRun.root, "MEDIAHOST_DATA_DIR": dataDir, "XDG_CONFIG_HOME": dataDir + "/config",
             "XDG_CACHE_HOME": dataDir + "/cache",
         ]
         for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        processes.append(process)
+        processes.append(
+            try ChildProcess(
+                executable, arguments: arguments, environment: environment, standardOutput: .null, standardError: .null))
     }
 
     /// The command line that runs `mediahost` under the relay, for a terminal's `-e`.

@@ -1,7 +1,9 @@
+import Basics
 import Foundation
 import HostPlugins
 import JSONRPC
 import MediaHost
+import Synchronization
 import TestSupport
 import Testing
 
@@ -729,24 +731,33 @@ import Testing
 
 /// A plugin program driven directly, as the host would.
 final class MediahostPluginProcess: @unchecked Sendable {
-    let process = Process()
-    let input = Pipe()
-    let output = Pipe()
+    let process: ChildProcess
+    private let input: Mutex<Int32>
+    private let output: Int32
     private var nextID = 0
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
 
     init(_ path: String) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.currentDirectoryURL = URL(fileURLWithPath: path).deletingLastPathComponent()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        process = try ChildProcess(
+            path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path, standardInput: .pipe,
+            standardOutput: .pipe)
+        guard let input = process.standardInput, let output = process.standardOutput else {
+            throw ChildProcess.SpawnError(code: EBADF)
+        }
+        self.input = Mutex(input)
+        self.output = output
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        input.withLock { if $0 >= 0 { Glibc.close($0) } }
+        Glibc.close(output)
     }
 
     func call(_ method: String, _ params: JSONValue) async -> JSONValue? {
         nextID += 1
         let request: JSONValue = ["jsonrpc": "2.0", "id": JSONValue(nextID), "method": .string(method), "params": params]
-        Descriptor.writeAll(input.fileHandleForWriting.fileDescriptor, JSONWriter.bytes(request) + [0x0A])
+        input.withLock { fd in _ = Descriptor.writeAll(fd, JSONWriter.bytes(request) + [0x0A]) }
         // Read on a thread of its own: a blocked cooperative thread would starve the other tests.
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread { [self] in continuation.resume(returning: readLine()) }
@@ -760,14 +771,19 @@ final class MediahostPluginProcess: @unchecked Sendable {
                 buffer.removeSubrange(...newline)
                 return try? JSONParser.parse(Array(line))
             }
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            buffer += data
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let count = read(output, &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return nil }
+            buffer += chunk[..<count]
         }
     }
 
     func close() async {
-        try? input.fileHandleForWriting.close()
+        input.withLock { fd in
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
+        }
         while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONRPC
 import MediaHTTP
@@ -26,15 +27,15 @@ import Testing
 
     /// A sync server process on loopback.
     final class Server: @unchecked Sendable {
-        let process = Process()
+        var process: ChildProcess?
         var base = ""
         /// alice's password there.
         var password = "secret"
         let http = MediaHTTPClient()
 
         deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            if let process, process.isRunning {
+                process.terminate(signal: SIGKILL)
                 process.waitUntilExit()
             }
         }
@@ -46,14 +47,11 @@ import Testing
                 "the sync servers' venv is missing at \(venv): run `make sync-venv`")
             let server = Server()
             let port = try given ?? freeLoopbackPort()
-            server.process.executableURL = URL(fileURLWithPath: tools + "/serve-gpodder.sh")
-            server.process.arguments = [String(port), "alice", "secret", data]
             var environment = ProcessInfo.processInfo.environment
             environment["VENV"] = venv
-            server.process.environment = environment
-            server.process.standardOutput = FileHandle.nullDevice
-            server.process.standardError = FileHandle.nullDevice
-            try server.process.run()
+            server.process = try ChildProcess(
+                tools + "/serve-gpodder.sh", arguments: [String(port), "alice", "secret", data], environment: environment,
+                standardOutput: .null, standardError: .null)
             server.base = "http://127.0.0.1:\(port)"
             try await server.waitUntilUp("/clientconfig.json")
             return server
@@ -62,20 +60,21 @@ import Testing
         /// The Nextcloud gpoddersync replica on a port it picks.
         static func nextcloud() async throws -> Server {
             let server = Server()
-            let output = Pipe()
-            server.process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            server.process.arguments = [
-                tools + "/nextcloud_gpoddersync.py", "--port", "0", "--user", "alice", "--password", "app-pass",
-            ]
-            server.process.standardOutput = output
-            server.process.standardError = FileHandle.nullDevice
-            try server.process.run()
-            let line = try await Task.detached {
+            let process = try ChildProcess(
+                "/usr/bin/python3",
+                arguments: [tools + "/nextcloud_gpoddersync.py", "--port", "0", "--user", "alice", "--password", "app-pass"],
+                standardOutput: .pipe, standardError: .null)
+            server.process = process
+            let output = try #require(process.standardOutput)
+            let line = await Task.detached {
+                defer { close(output) }
                 var text = ""
+                var buffer = [UInt8](repeating: 0, count: 4096)
                 while !text.contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
+                    let count = read(output, &buffer, buffer.count)
+                    if count < 0, errno == EINTR { continue }
+                    if count <= 0 { break }
+                    text += String(decoding: buffer[..<count], as: UTF8.self)
                 }
                 return text
             }.value
@@ -91,7 +90,7 @@ import Testing
                 if let response = try? await http.send(HTTPRequest(url: URL(string: base + path)!)), response.status == 200 {
                     return
                 }
-                try #require(process.isRunning, "the sync server exited at start")
+                try #require(process?.isRunning == true, "the sync server exited at start")
                 try await Task.sleep(for: .milliseconds(100))
             }
             Issue.record("the sync server did not come up in 60 s")
@@ -119,8 +118,8 @@ import Testing
         }
 
         func stop() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process?.terminate(signal: SIGKILL)
+            process?.waitUntilExit()
         }
     }
 

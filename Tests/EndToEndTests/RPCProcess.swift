@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONRPC
 import Sandbox
@@ -29,11 +30,16 @@ func sandboxInDataDir(_ arguments: [String], _ dataDir: String) -> [String] {
 }
 
 /// A running `mediahost` process with pipes on stdin, stdout and stderr.
+///
+/// Started as a `ChildProcess`, not Foundation's `Process`: on Linux that one learns of a
+/// child's end when a socket pair it shares with the child closes, and makes that pair without
+/// close-on-exec; a process another test started in the same instant (between its list of
+/// descriptors to close and its spawn) inherited the pair, so a `call` that had exited long
+/// before was seen running until that other process ended (one call in several thousand, in
+/// full runs only: CLITests' 120 calls timed out at 60 s).
 final class MediahostProcess: @unchecked Sendable {
-    let process = Process()
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
+    let process: ChildProcess
+    private let input: Mutex<Int32>
     let dataDir: String
     private let state = OutputState()
 
@@ -46,8 +52,6 @@ final class MediahostProcess: @unchecked Sendable {
         ownSandbox: Bool = false
     ) throws {
         self.dataDir = try dataDir ?? makeTemporaryDirectory()
-        process.executableURL = URL(fileURLWithPath: executable ?? mediahostBinary())
-        process.arguments = executable != nil || ownSandbox ? arguments : sandboxInDataDir(arguments, self.dataDir)
         var env = ProcessInfo.processInfo.environment
         env["MEDIAHOST_DATA_DIR"] = self.dataDir
         env["XDG_CONFIG_HOME"] = self.dataDir + "/config"
@@ -57,24 +61,27 @@ final class MediahostProcess: @unchecked Sendable {
         // real server (a closed port answers at once); tests of it name the sandbox's.
         env["MEDIAHOST_SPONSORBLOCK_SERVER"] = "http://127.0.0.1:9"
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        process = try ChildProcess(
+            executable ?? mediahostBinary(),
+            arguments: executable != nil || ownSandbox ? arguments : sandboxInDataDir(arguments, self.dataDir),
+            environment: env, standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        guard let stdin = process.standardInput, let stdout = process.standardOutput,
+            let stderr = process.standardError
+        else { throw ChildProcess.SpawnError(code: EBADF) }
+        input = Mutex(stdin)
         let state = self.state
-        // Each pipe is read by a thread of its own with read(2) until its end, holding its file
-        // handle (so its descriptor) until then. Not `readabilityHandler`: its dispatch source
-        // outlived a handle closed at deinit, and libdispatch then crashed the whole test process
-        // on the reused descriptor (SIGSEGV in _dispatch_event_loop_drain, once on a fresh clone).
-        readToEnd(stdout.fileHandleForReading, name: "mediahost-stdout") { bytes in
+        // Each pipe is read by a thread of its own with read(2) until its end, then closed (so
+        // its descriptor is not reused while it is read). Not a dispatch source: one outlived a
+        // handle closed at deinit, and libdispatch then crashed the whole test process on the
+        // reused descriptor (SIGSEGV in _dispatch_event_loop_drain, once on a fresh clone).
+        readToEnd(stdout, name: "mediahost-stdout") { bytes in
             let chunk = Array(bytes)
             state.outputBytes.withLock { $0 += chunk.count }
             state.output.withLock { $0.append(chunk) }
         } end: {
             state.eof.withLock { $0 = true }
         }
-        readToEnd(stderr.fileHandleForReading, name: "mediahost-stderr") { bytes in
+        readToEnd(stderr, name: "mediahost-stderr") { bytes in
             state.errorText.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
         } end: {
             state.errorEOF.withLock { $0 = true }
@@ -82,10 +89,20 @@ final class MediahostProcess: @unchecked Sendable {
     }
 
     func send(_ text: String) { send(Array(text.utf8)) }
-    func send(_ bytes: [UInt8]) { Descriptor.writeAll(stdin.fileHandleForWriting.fileDescriptor, bytes) }
+    func send(_ bytes: [UInt8]) {
+        input.withLock { fd in
+            guard fd >= 0 else { return }
+            Descriptor.writeAll(fd, bytes)
+        }
+    }
     func sendLine(_ text: String) { send(text + "\n") }
 
-    func closeInput() { try? stdin.fileHandleForWriting.close() }
+    func closeInput() {
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
 
     var errors: String { state.errorText.withLock { $0 } }
 
@@ -146,6 +163,7 @@ final class MediahostProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { process.terminate() }
+        closeInput()
     }
 }
 
@@ -191,17 +209,23 @@ final class OutputState: Sendable {
     let errorEOF = Mutex<Bool>(false)
 }
 
-/// Reads `handle` on a thread of its own until the end (or an error other than EINTR), handing
-/// each chunk to `body`, then calls `end`. The thread keeps the handle, so its descriptor stays
-/// open (and is not reused) while it is read.
+/// Reads `fd` on a thread of its own until the end (or an error other than EINTR), handing each
+/// chunk to `body`, then closes it and calls `end`.
 func readToEnd(
-    _ handle: FileHandle, name: String, _ body: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+    _ fd: Int32, name: String, _ body: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
     end: @escaping @Sendable () -> Void
 ) {
     let thread = Thread {
-        Descriptor.readToEnd(handle.fileDescriptor, body)
+        Descriptor.readToEnd(fd, body)
+        close(fd)
         end()
     }
     thread.name = name
     thread.start()
+}
+
+extension ChildProcess {
+    /// Foundation's names, which the tests were written with.
+    var processIdentifier: pid_t { pid }
+    func interrupt() { terminate(signal: SIGINT) }
 }

@@ -1,3 +1,4 @@
+import Basics
 import BuiltinProviders
 import Foundation
 import JSONRPC
@@ -136,15 +137,14 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Technology"))
         // Faults can be switched from outside, as the sandbox's --help says.
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = [
-            "-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#,
-            base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults"),
-        ]
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
-            try curl.run()
-            while curl.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+            let curl = await runProgram(
+                "/usr/bin/curl",
+                [
+                    "-s", "-X", "POST", "-d", #"{"path":"/podcasts/search","status":503}"#,
+                    base.replacingOccurrences(of: "/podcasts", with: "/_sandbox/faults"),
+                ])
+            #expect(curl.status == 0)
             let failing = try await runMediahost(
                 ["call", "media.search", #"{"provider":"podcasts","query":"x"}"#],
                 environment: ["MEDIAHOST_PODCASTS_BASE_URL": base])

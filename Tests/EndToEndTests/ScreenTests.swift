@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONRPC
 import MediaKit
@@ -113,12 +114,10 @@ final class TmuxScreen: @unchecked Sendable {
 
 /// Runs a program to its end from a thread that may block (deinit).
 private func runProgramBlockingForTests(_ executable: String, _ arguments: [String]) -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return -1 }
+    guard
+        let process = try? ChildProcess(
+            executable, arguments: arguments, standardInput: .null, standardOutput: .null, standardError: .null)
+    else { return -1 }
     process.waitUntilExit()
     return process.terminationStatus
 }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HostService
 import JSONRPC
@@ -129,18 +130,15 @@ import Testing
         try FileManager.default.createDirectory(
             atPath: (socket.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
-        let stuck = Process()
-        stuck.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        stuck.arguments = ["-c", script, socket.path, socket.pidFile]
-        let output = Pipe()
-        stuck.standardOutput = output
-        // It holds none of the run's pipes, and SIGKILL ends it whatever signals it blocks
-        // (Process hands a child the spawning thread's mask).
-        stuck.standardInput = FileHandle.nullDevice
-        stuck.standardError = FileHandle.nullDevice
-        try stuck.run()
-        defer { kill(stuck.processIdentifier, SIGKILL) }
-        _ = output.fileHandleForReading.availableData  // "ready"
+        // It holds none of the run's pipes.
+        let stuck = try ChildProcess(
+            "/usr/bin/python3", arguments: ["-c", script, socket.path, socket.pidFile], standardInput: .null,
+            standardOutput: .pipe, standardError: .null)
+        defer { stuck.terminate(signal: SIGKILL) }
+        let output = try #require(stuck.standardOutput)
+        defer { close(output) }
+        var ready = [UInt8](repeating: 0, count: 64)
+        while read(output, &ready, ready.count) < 0, errno == EINTR {}
         let status = try await runMediahost(["serve", "--status"], dataDir: dataDir)
         #expect(status.status == 2, "\(status.stdout)")
         #expect(

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Pictures
 import Testing
@@ -28,13 +29,10 @@ import Testing
         let file = NSTemporaryDirectory() + "qr-\(UUID().uuidString).pbm"
         try pbm.write(toFile: file, atomically: true, encoding: .ascii)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let zbar = Process()
-        zbar.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
-        zbar.arguments = ["--raw", "-q", file]
-        let out = Pipe()
-        zbar.standardOutput = out
-        try zbar.run()
-        let read = out.fileHandleForReading.readDataToEndOfFile()
+        let zbar = try ChildProcess("/usr/bin/zbarimg", arguments: ["--raw", "-q", file], standardOutput: .pipe)
+        let output = try #require(zbar.standardOutput)
+        let read = readToEnd(output)
+        close(output)
         zbar.waitUntilExit()
         #expect(String(decoding: read, as: UTF8.self).trimmingCharacters(in: .newlines) == text)
     }
