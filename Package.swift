@@ -135,7 +135,12 @@ let package = Package(
             swiftSettings: shipped),
         // Podcast sync with other devices (gpodder.net's API, Nextcloud's gpoddersync).
         .target(
-            name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC"], swiftSettings: shipped),
+            name: "HostSync", dependencies: ["MediaHost", "MediaKit", "MediaStore", "JSONRPC", "SyncHub"],
+            swiftSettings: shipped),
+        // The household's own sync server (gpodder.net's API v2, Nextcloud gpoddersync's routes),
+        // its accounts hashed with yescrypt (the system's libcrypt, loaded at first use): served
+        // by mediahost-web, used in-process by the desk's own sync rounds and `mediahost users`.
+        .target(name: "SyncHub", dependencies: ["MediaStore", "MediaKit", "JSONRPC", "Basics"], swiftSettings: shipped),
         // The web remote, the service's side (`web.listen`, `web.*`): it runs mediahost-web and
         // tells it the desk's calls; the paired browsers' file. No HTTP server here.
         .target(
@@ -147,7 +152,7 @@ let package = Package(
         .target(
             name: "HostWeb",
             dependencies: [
-                "HostWebLink", "HostService", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics", "Pictures",
+                "HostWebLink", "HostService", "HostAPI", "MediaHost", "MediaKit", "JSONRPC", "Basics", "Pictures", "SyncHub",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -194,7 +199,7 @@ let package = Package(
             name: "mediahost",
             dependencies: [
                 "MediaHost", "HostPlugins", "HostPlayer", "HostShare", "HostService", "HostSync", "HostMCP", "MediaREPL",
-                "JSONRPC", "MediaHTTP", "Pictures",
+                "JSONRPC", "MediaHTTP", "Pictures", "SyncHub",
                 "BuiltinProviders", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -265,6 +270,9 @@ let package = Package(
         .testTarget(
             name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(
+            name: "SyncHubTests", dependencies: ["SyncHub", "HostSync", "MediaStore", "MediaKit", "JSONRPC", "TestSupport"],
+            resources: [.copy("Clients")], swiftSettings: strict),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "Basics"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(
             name: "HostWebTests",

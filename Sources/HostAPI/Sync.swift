@@ -7,7 +7,8 @@ public struct SyncLogin: APIMethod {
     public static let method = "sync.login"
     public static let effect = MethodEffect(.changes, idempotent: false, reachesOut: true)
     public typealias Response = SyncState
-    /// The server: `https://gpodder.net`, a mygpo or opodsync, or a Nextcloud's address.
+    /// The server: `https://gpodder.net`, a mygpo or opodsync, or a Nextcloud's address; or
+    /// `here`: this machine's own sync server (`mediahost users`), with an empty password.
     public var server: String
     public var username: String
     /// The password (a Nextcloud app password).

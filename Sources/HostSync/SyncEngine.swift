@@ -115,7 +115,7 @@ public final class SyncEngine: HostComponent {
         let clock = ContinuousClock.now
         let store = host.store
         try await store.beginSync(account: account.storeName)
-        let server = SyncServer(account: account, http: host.http)
+        let server = try SyncServer.of(account, host: host)
         var report = SyncReport(
             server: account.server.absoluteString, dialect: account.dialect, device: account.device, followed: 0, unfollowed: 0,
             subscriptionsSent: 0, renamed: 0, actionsReceived: 0, actionsNewer: 0, actionsSent: 0, skipped: [], queued: 0,

@@ -79,7 +79,7 @@ public enum SyncModule: HostModule {
             return checks
         }
         do {
-            try await SyncServer(account: account, http: host.http).login()
+            try await SyncServer.of(account, host: host).login()
             checks.append(HealthCheck(area: "sync", name: "server", status: .ok, detail: "answers and takes the password"))
         } catch {
             let message = (error as? ProviderFailure)?.error.message ?? "\(error)"
@@ -98,6 +98,9 @@ public enum SyncModule: HostModule {
 
 extension SyncLogin: RPCMethod {
     public func run(on host: HostRuntime) async throws -> Response {
+        if server.trimming(.whitespaces).lowercased() == HubLink.keyword {
+            return try await linkToHub(host)
+        }
         var text = server.trimming(.whitespaces)
         if !text.contains("://") { text = "https://" + text }
         if let range = text.firstRange(of: SyncServer.nextcloudBase) { text = String(text[..<range.lowerBound]) }
@@ -153,6 +156,24 @@ extension SyncLogin: RPCMethod {
             error: .notFound(
                 "\(url.absoluteString) answers neither as a gpodder.net server nor as Nextcloud's gpoddersync: \(tried.last.map(SyncEngine.text) ?? "")"
             ))
+    }
+}
+
+extension SyncLogin {
+    /// `login sync here NAME`: the desk becomes a device of NAME's account on this machine's
+    /// own sync server (`mediahost users`); no password, the account's file is the desk's.
+    func linkToHub(_ host: HostRuntime) async throws -> SyncState {
+        let device = device ?? SyncAccount.defaultDevice()
+        guard SyncAccount.isValidDevice(device) else {
+            throw HostError.invalidArgument("a device id is 1 to 64 letters, digits, '.', '-' or '_'")
+        }
+        let account = SyncAccount(dialect: .gpodder, server: HubLink.server, username: username, password: "", device: device)
+        try await SyncServer.of(account, host: host).login()
+        let lock = try await DataDirLock.acquire(host.paths.dataDir + "/run/sync.lock")
+        defer { lock.release() }
+        try host.setModuleSession(SyncAccount.sessionName, account.session)
+        try await host.store.beginSync(account: account.storeName)
+        return try await SyncState.read(host)
     }
 }
 

@@ -15,6 +15,7 @@ import NIOCore
 import NIOSSL
 import NIOWebSocket
 import Synchronization
+import SyncHub
 
 /// The web remote's server (`mediahost-web`, run by the service): its HTTP port, the paired
 /// browsers, the ones waiting, and the pages open now. Each page's JSON-RPC goes to the
@@ -44,8 +45,20 @@ public final class WebRemote: Sendable {
     }
     private let state = Mutex(State())
 
+    /// The household's sync server (`mediahost users`), nil when its file cannot be opened.
+    let hub: SyncHub?
+    let hubProblem: String?
+
     public init(dataDir: String, serviceSocket: String) {
         self.dataDir = dataDir
+        do {
+            hub = try SyncHub(dataDir: dataDir)
+            hubProblem = nil
+        } catch {
+            hub = nil
+            hubProblem = "\(dataDir)/hub.sqlite: \(error)"
+            Descriptor.standardError("web remote: the sync server cannot open \(dataDir)/hub.sqlite: \(error)\n")
+        }
         service = UnixSocket(path: serviceSocket)
         devices = WebDeviceStore(dataDir: dataDir)
         calls = ServiceCalls(socket: service)

@@ -9,6 +9,7 @@ import HummingbirdWebSocket
 import JSONRPC
 import Logging
 import MediaKit
+import SyncHub
 import NIOCore
 
 #if canImport(Glibc)
@@ -46,6 +47,7 @@ enum WebRoutes {
     static func router(_ remote: WebRemote) -> Router<WebContext> {
         let router = Router(context: WebContext.self)
         router.add(middleware: SecurityHeaders())
+        router.add(middleware: SyncHubRoutes(remote: remote))
         router.get("/") { request, context in
             guard let device = remote.device(of: request, context: context) else {
                 var page = asset(.pairHTML, "text/html; charset=utf-8")
@@ -451,4 +453,46 @@ struct SecurityHeaders: RouterMiddleware {
 extension HTTPField.Name {
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
+}
+
+/// The household's sync server on the web remote's port: gpodder.net's and Nextcloud
+/// gpoddersync's paths go to `SyncHub`, with their own accounts (HTTP Basic or a session), never
+/// the pairing of browsers.
+struct SyncHubRoutes: RouterMiddleware {
+    typealias Context = WebContext
+    let remote: WebRemote
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response
+    {
+        let path = request.uri.path
+        guard SyncHub.handles(path: path) else { return try await next(request, context) }
+        guard let hub = remote.hub else {
+            return WebRoutes.json(
+                ["error": .string("the sync server cannot open its data: \(remote.hubProblem ?? "")")], .serviceUnavailable)
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > SyncHub.maxBody {
+            return WebRoutes.json(["error": .string("the request is larger than \(SyncHub.maxBody >> 20) MB")], .contentTooLarge)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: SyncHub.maxBody)
+        } catch {
+            return WebRoutes.json(["error": .string("the request is larger than \(SyncHub.maxBody >> 20) MB")], .contentTooLarge)
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        // Addresses the server gives out (Nextcloud's sign-in) are https when it serves TLS.
+        headers["x-mediahost-tls"] = remote.secure ? "1" : nil
+        let answer = await hub.handle(
+            HubRequest(
+                method: request.method.rawValue, path: path, query: request.uri.query ?? "", headers: headers,
+                body: Array(body.readableBytesView), address: context.address))
+        var fields = HTTPFields()
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return Response(
+            status: HTTPResponse.Status(code: answer.status), headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
 }

@@ -24,9 +24,11 @@ extension REPL {
                 guard let name = await ask("user name: ", false), !name.isEmpty else { throw cancelled }
                 username = name
             }
-            guard let password = await ask("password (for Nextcloud an app password): ", true), !password.isEmpty else {
-                throw cancelled
-            }
+            // `here`: this machine's own sync server, whose accounts need no password at the desk.
+            let here = server?.trimming(.whitespaces).lowercased() == "here"
+            guard let password = here ? "" : await ask("password (for Nextcloud an app password): ", true),
+                here || !password.isEmpty
+            else { throw cancelled }
             let state = try await repl.dispatch(SyncLogin(server: server ?? "", username: username ?? "", password: password))
             try repl.printJSON(SyncLogin.self, state)
             repl.present(sync: state)

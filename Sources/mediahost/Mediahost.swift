@@ -34,6 +34,7 @@ struct Mediahost: AsyncParsableCommand {
             REPLCommand.self, RPCCommand.self, MCPCommand.self, CallCommand.self, RunCommand.self, ServeCommand.self,
             SandboxCommand.self, DoctorCommand.self, RefreshCommand.self, PictureCommand.self,
             PluginCommand.self, ShareCommand.self, PeersCommand.self, ReceiveCommand.self, PairCommand.self,
+            UsersCommand.self,
             REPLManualCommand.self,
         ],
         defaultSubcommand: REPLCommand.self)

@@ -155,6 +155,7 @@ final class MediahostProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         if process.isRunning {
+            print("mediahost \(process.pid) did not exit in \(timeout); its stacks:\n\(await stacks(of: process.pid))")
             process.terminate()
             return nil
         }

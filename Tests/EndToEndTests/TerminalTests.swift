@@ -129,6 +129,7 @@ final class TerminalSession: @unchecked Sendable {
             if Self.plain(String(decoding: raw.dropFirst(offset), as: UTF8.self)).contains(needle) { return true }
             try? await Task.sleep(for: .milliseconds(20))
         }
+        print("mediahost \(pid) did not write \(needle) in \(timeout); its stacks:\n\(await stacks(of: pid))")
         return false
     }
 

@@ -109,3 +109,14 @@ private func runProgramBlocking(_ executable: String, _ arguments: [String], inp
     while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
 }
+
+/// Every thread's stack of a process that does not answer, read with gdb (which `make test`
+/// installs), for the failure's message: a hang seen once in a thousand runs says where it was.
+public func stacks(of pid: pid_t) async -> String {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "(no gdb to read its stacks)" }
+    let result = await runProgram(
+        "/usr/bin/timeout", ["30", "/usr/bin/gdb", "-batch", "-p", String(pid), "-ex", "thread apply all bt 30"])
+    let text = String(decoding: result.output, as: UTF8.self)
+    let frames = text.split(separator: "\n").filter { $0.hasPrefix("#") || $0.hasPrefix("Thread ") }
+    return frames.isEmpty ? "(gdb read no stack: status \(result.status))" : frames.joined(separator: "\n")
+}
