@@ -354,6 +354,8 @@ bench: deps sync-venv
 	$(MAKE) --no-print-directory web-venv
 	MEDIAHOST_BIN=$(abspath .build/release/mediahost) MEDIAHOST_SANDBOX_BIN=$(abspath .build/release/mediahost-sandbox) \
 	  $(WEB_VENV)/bin/python Benchmarks/web/bench_web.py
+	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-web
+	MEDIAHOST_BIN=$(abspath .build/release/mediahost) python3 Benchmarks/sync/bench_sync.py
 
 # The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
 # fails on any difference.

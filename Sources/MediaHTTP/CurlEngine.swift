@@ -4,6 +4,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import MediaKit
+import Synchronization
 
 /// One libcurl multi handle driven by one thread: every transfer of a client runs on it, so many
 /// requests are in flight without a thread each, and connections and TLS sessions are reused.
@@ -313,10 +314,21 @@ func mh_effective_url(_ transfer: Transfer, _ out: inout UnsafeMutablePointer<CC
 enum CurlLibrary {
     /// Why it could not be loaded, or nil once it is loaded and initialized. Computed once.
     static let problem: String? = {
+        // Not begun once the process is ending (`settle`), and waited for by it when under way.
+        let begun = initializing.withLock { state -> Bool in
+            guard !state.ending else { return false }
+            state.count += 1
+            return true
+        }
+        guard begun else { return "the process is ending" }
+        defer { initializing.withLock { $0.count -= 1 } }
         guard mh_curl_load() == 0 else { return String(cString: mh_curl_load_error()) }
         _ = mh_curl_global_init(Int(CURL_GLOBAL_ALL))
         return nil
     }()
+
+    /// Initializations under way, and whether the process is ending.
+    private static let initializing = Mutex<(count: Int, ending: Bool)>((0, false))
 
     /// Loads libcurl on a thread of its own, so a command that will need the network pays for
     /// the loading (about 6 ms, its ~30 libraries) while it starts up instead of at its first
@@ -332,7 +344,14 @@ enum CurlLibrary {
     /// Waits for a preload under way to finish. Exiting while it runs crashed the process (1 call
     /// in 30 that answered without the network): curl_global_init registers OpenSSL's clean-up
     /// with atexit, which then freed OpenSSL's locks under the thread still initializing it.
-    static func settle() { loading.wait() }
+    static func settle() {
+        loading.wait()
+        // Any first request's loading too (a background task's, begun on its own): exiting
+        // under it crashed in OpenSSL (its atexit clean-up freed the locks the other thread was
+        // taking: 1 `call sync.now` in 10 in the household server's test).
+        initializing.withLock { $0.ending = true }
+        while initializing.withLock({ $0.count > 0 }) { usleep(1000) }
+    }
 
     private static let loading = DispatchGroup()
 }

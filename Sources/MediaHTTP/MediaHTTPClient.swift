@@ -35,7 +35,8 @@ public final class MediaHTTPClient: HTTPClient, Sendable {
     /// Starts loading libcurl in the background (see `CurlLibrary.preload`): for a process about
     /// to make requests.
     public static func preload() { CurlLibrary.preload() }
-    /// Waits for a `preload()` under way: before the process exits.
+    /// Before the process exits: waits for a `preload()` or a first request loading libcurl,
+    /// and lets no other begin.
     public static func settle() { CurlLibrary.settle() }
     public let configuration: Configuration
     /// Created on first use: start-up (and calls that never touch the network) skip

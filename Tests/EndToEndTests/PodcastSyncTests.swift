@@ -57,6 +57,26 @@ import Testing
             return server
         }
 
+        /// This machine's own sync server: `mediahost-web` on a data dir whose `mediahost users`
+        /// has alice (password "household"), as the service runs it with `web.listen`.
+        static func household(dataDir: String) async throws -> Server {
+            let added = try await runMediahost(["users", "add", "alice"], input: "household\n", dataDir: dataDir)
+            try #require(added.status == 0, "users add: \(added.stderr)")
+            let server = Server()
+            let port = try freeLoopbackPort()
+            let web = URL(fileURLWithPath: mediahostBinary()).deletingLastPathComponent().appendingPathComponent("mediahost-web").path
+            // Its input open: it ends when that closes (the service's way of ending it).
+            server.process = try ChildProcess(
+                web,
+                arguments: [
+                    "--data-dir", dataDir, "--listen", "127.0.0.1:\(port)", "--socket", dataDir + "/run/no-service.sock",
+                ], standardInput: .pipe, standardOutput: .null, standardError: .null)
+            server.base = "http://127.0.0.1:\(port)"
+            server.password = "household"
+            try await server.waitUntilUp("/clientconfig.json")
+            return server
+        }
+
         /// The Nextcloud gpoddersync replica on a port it picks.
         static func nextcloud() async throws -> Server {
             let server = Server()
@@ -185,7 +205,7 @@ import Testing
     /// mygpoclient as a phone on the gpodder.net server.
     static func phone(_ server: Server, _ arguments: [String]) async throws -> JSONValue {
         let result = await runProgram(
-            venv + "/bin/python", [tools + "/phone.py", server.base, "alice", "secret", "phone1"] + arguments)
+            venv + "/bin/python", [tools + "/phone.py", server.base, "alice", server.password, "phone1"] + arguments)
         try #require(result.status == 0, "phone.py \(arguments.joined(separator: " ")) failed")
         return try JSONValue(parsing: String(decoding: result.output, as: UTF8.self))
     }
@@ -213,6 +233,77 @@ import Testing
         let found = try await showAndEpisode(on: machine)
         _ = try await machine.value("favorites.add", #"{"id":"\#(found.show)"}"#)
         return found
+    }
+
+    // MARK: This machine's own server
+
+    /// The household's server: a phone (mygpoclient) on its gpodder.net API, a second mediahost
+    /// on its Nextcloud routes with an app password, and the desk itself as a device of alice's
+    /// account (`users link`), agree: follow, play to 12:34, finish, unfollow, a rename.
+    @Test func twoPhonesAndTheDeskAgreeThroughTheHouseholdServer() async throws {
+        let (sandbox, base) = try await startSandboxProcess()
+        defer { sandbox.process.terminate() }
+        let desk = try Machine(sandbox: base)
+        let server = try await Server.household(dataDir: desk.dataDir)
+        defer { server.stop() }
+        let (show, feed, episode, media) = try await Self.followShow(on: desk)
+
+        let linked = try await runMediahost(["users", "link", "alice"], dataDir: desk.dataDir)
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(linked.stdout.contains("of alice"), "\(linked.stdout)")
+        let first = try await desk.value("sync.now")
+        #expect(first["subscriptionsSent"]?.intValue == 1, "\(first.jsonString)")
+
+        // The phone sees the desk's show in the account's list, and plays the episode to 12:34.
+        let all = try await Self.phone(server, ["subs-all"])
+        #expect(all["urls"]?.arrayValue?.contains(.string(feed)) == true, "\(all.jsonString)")
+        _ = try await Self.phone(server, ["device"])
+        _ = try await Self.phone(
+            server,
+            [
+                "play", "--podcast", feed, "--episode", media, "--started", "0", "--position", "754", "--total", "3600",
+                "--timestamp", Self.naiveUTC(Date().addingTimeInterval(-60)),
+            ])
+        let back = try await desk.value("sync.now")
+        #expect(back["actionsNewer"]?.intValue == 1, "\(back.jsonString)")
+        #expect(try await desk.episode(episode, of: show)?["position"]?.doubleValue == 754)
+
+        // A second mediahost on the Nextcloud routes, with an app password of its own.
+        let made = try await runMediahost(["users", "app-password", "alice", "--label", "tablet"], dataDir: desk.dataDir)
+        let appPassword = try #require(made.stdout.split(separator: "\n").last?.trimmingCharacters(in: .whitespaces))
+        let tablet = try Machine(sandbox: base)
+        let login = try await tablet.value(
+            "sync.login", #"{"server":"\#(server.base)","username":"alice","password":"\#(appPassword)","dialect":"nextcloud"}"#)
+        #expect(login["dialect"] == "nextcloud")
+        let onTablet = try await tablet.value("sync.now")
+        #expect(onTablet["followed"]?.intValue == 1, "\(onTablet.jsonString)")
+        let tabletShow = try #require(try await tablet.favoriteIDs().first)
+        let tabletEpisodes = try await tablet.value("media.children", #"{"id":"\#(tabletShow)"}"#)
+        let resumed = try #require(tabletEpisodes["items"]?.arrayValue?.first { $0["enclosure"]?["url"]?.stringValue == media })
+        #expect(resumed["position"]?.doubleValue == 754, "\(resumed.jsonString)")
+
+        // The tablet finishes it: the phone sees a play to the end, the desk sees it played.
+        _ = try await tablet.value("player.mark", #"{"ids":["\#(try #require(resumed["id"]?.stringValue))"],"played":true}"#)
+        #expect(try await tablet.value("sync.now")["actionsSent"]?.intValue == 1)
+        let phoneSees = try await Self.phone(server, ["eps-down", "--since", "0"])
+        let ends = (phoneSees["actions"]?.arrayValue ?? []).filter {
+            $0["episode"]?.stringValue == media && $0["position"]?.intValue == $0["total"]?.intValue
+        }
+        #expect(!ends.isEmpty, "\(phoneSees.jsonString)")
+        _ = try await desk.value("sync.now")
+        #expect(try await desk.episode(episode, of: show)?["played"]?.boolValue == true)
+
+        // The phone drops the show, and adds one by a feed:// address the server rewrites.
+        let renamed = try await Self.phone(
+            server, ["subs-up", "--remove", feed, "--add", feed.replacingOccurrences(of: "http://", with: "feed://") + "?other"])
+        #expect(renamed["update_urls"]?.arrayValue?.first?.arrayValue?.last?.stringValue == feed + "?other", "\(renamed.jsonString)")
+        let dropped = try await desk.value("sync.now")
+        #expect(dropped["unfollowed"]?.intValue == 1, "\(dropped.jsonString)")
+        #expect(!(try await desk.favoriteIDs().contains(show)))
+        // Nothing of alice's reaches another account or a wrong password.
+        let refused = await runProgram(
+            Self.venv + "/bin/python", [Self.tools + "/phone.py", server.base, "alice", "wrong-password", "phone1", "subs-all"])
+        #expect(refused.status != 0)
     }
 
     // MARK: gpodder.net's API
