@@ -25,7 +25,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libreadline-dev jq python3 l
 # a virtual screen and read back from screenshots.
 # time: GNU time measures the peak memory of a process fed hostile input (DeskSurfaceAttackTests).
 TEST_PACKAGES := mpv playerctl dbus-bin zsh fish bash-completion man-db groff-base file emacs-nox neovim avahi-daemon dbus-daemon libavahi-client3 tmux python3-venv ffmpeg \
-	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils time chromium firefox-esr zbar-tools gdb
+	xvfb xterm kitty imagemagick xfonts-base fonts-dejavu-core libgl1-mesa-dri x11-utils time chromium firefox-esr zbar-tools gdb gpodder
 BENCH_PACKAGES := hyperfine python3-venv newsboat gpodder
 # The peers the benchmarks compare against (podcastparser, feedparser, yt-dlp), from PyPI.
 BENCH_VENV := .build/bench-venv

@@ -25,7 +25,8 @@ struct HubLink: HTTPClient {
                 method: request.method, path: request.url.path(percentEncoded: true), query: request.url.query ?? "",
                 headers: headers, body: request.body.map { Array($0) } ?? [], address: "desk", trustedUser: user))
         return HTTPResponse(
-            status: answer.status, headers: Dictionary(answer.headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
+            status: answer.status,
+            headers: Dictionary(answer.headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
             body: Data(answer.body), url: request.url)
     }
 }
@@ -39,12 +40,14 @@ extension SyncServer {
             hub = try SyncHub(dataDir: host.paths.dataDir)
         } catch {
             throw ProviderFailure(
-                provider: "sync", error: .network("this machine's sync server cannot open \(host.paths.dataDir)/hub.sqlite: \(error)"))
+                provider: "sync",
+                error: .network("this machine's sync server cannot open \(host.paths.dataDir)/hub.sqlite: \(error)"))
         }
         guard (try? hub.store.hasUser(account.username)) == true else {
             throw ProviderFailure(
                 provider: "sync",
-                error: .unauthorized("\(account.username) is no household account here; `mediahost users add \(account.username)`"))
+                error: .unauthorized(
+                    "\(account.username) is no household account here; `mediahost users add \(account.username)`"))
         }
         return SyncServer(account: account, http: HubLink(hub: hub, user: account.username))
     }

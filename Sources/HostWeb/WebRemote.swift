@@ -14,8 +14,8 @@ import MediaKit
 import NIOCore
 import NIOSSL
 import NIOWebSocket
-import Synchronization
 import SyncHub
+import Synchronization
 
 /// The web remote's server (`mediahost-web`, run by the service): its HTTP port, the paired
 /// browsers, the ones waiting, and the pages open now. Each page's JSON-RPC goes to the

@@ -9,8 +9,8 @@ import HummingbirdWebSocket
 import JSONRPC
 import Logging
 import MediaKit
-import SyncHub
 import NIOCore
+import SyncHub
 
 #if canImport(Glibc)
     import Glibc

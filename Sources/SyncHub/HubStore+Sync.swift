@@ -64,7 +64,11 @@ extension HubStore {
                         (SELECT COUNT(*) FROM subscriptions s WHERE s.device_id = d.id AND s.subscribed = 1) AS subs
                     FROM devices d WHERE d.user_id = ? ORDER BY d.id
                     """, arguments: [user]
-            ).map { HubDevice(name: try $0["name"], caption: try $0["caption"], type: try $0["type"], subscriptions: try $0["subs"], group: try $0["grp"]) }
+            ).map {
+                HubDevice(
+                    name: try $0["name"], caption: try $0["caption"], type: try $0["type"], subscriptions: try $0["subs"],
+                    group: try $0["grp"])
+            }
         }
     }
 
@@ -104,7 +108,8 @@ extension HubStore {
             for id in devices {
                 let count =
                     try Int.fetchOne(
-                        db, sql: "SELECT COUNT(*) FROM subscriptions WHERE device_id = ? AND subscribed = 1", arguments: [id]) ?? 0
+                        db, sql: "SELECT COUNT(*) FROM subscriptions WHERE device_id = ? AND subscribed = 1", arguments: [id])
+                    ?? 0
                 guard count <= Self.maxSubscriptions else {
                     throw UserError("a device may follow at most \(Self.maxSubscriptions) shows")
                 }
@@ -124,7 +129,8 @@ extension HubStore {
             if let device {
                 guard let id = try self.existingDevice(db, user: user, name: device) else { return ([], [], now) }
                 rows = try Row.fetchAll(
-                    db, sql: "SELECT url, subscribed FROM subscriptions WHERE device_id = ? AND changed >= ? ORDER BY changed, url",
+                    db,
+                    sql: "SELECT url, subscribed FROM subscriptions WHERE device_id = ? AND changed >= ? ORDER BY changed, url",
                     arguments: [id, since])
             } else {
                 rows = try Row.fetchAll(
@@ -137,7 +143,11 @@ extension HubStore {
             var remove: [String] = []
             for row in rows {
                 // At the first look, what was dropped long ago is history, not news.
-                if try row["subscribed"] as Int64 == 1 { add.append(try row["url"]) } else if since > 0 { remove.append(try row["url"]) }
+                if try row["subscribed"] as Int64 == 1 {
+                    add.append(try row["url"])
+                } else if since > 0 {
+                    remove.append(try row["url"])
+                }
             }
             return (add, remove, now)
         }
@@ -204,7 +214,8 @@ extension HubStore {
             while let row = try cursor.next() {
                 out.append(
                     HubAction(
-                        device: try row[0], podcast: try row[1], episode: try row[2], guid: try row[3], action: try row[4], at: try row[5], started: try row[6],
+                        device: try row[0], podcast: try row[1], episode: try row[2], guid: try row[3], action: try row[4],
+                        at: try row[5], started: try row[6],
                         position: try row[7], total: try row[8]))
             }
             return out
@@ -227,12 +238,14 @@ extension HubStore {
                 var members = Set(ids)
                 for old in Set(existing) {
                     members.formUnion(
-                        try Int64.fetchAll(db, sql: "SELECT id FROM devices WHERE user_id = ? AND grp = ?", arguments: [user, old]))
+                        try Int64.fetchAll(
+                            db, sql: "SELECT id FROM devices WHERE user_id = ? AND grp = ?", arguments: [user, old]))
                 }
                 for id in members { try db.execute(sql: "UPDATE devices SET grp = ? WHERE id = ?", arguments: [target, id]) }
                 let union = try String.fetchAll(
                     db,
-                    sql: "SELECT DISTINCT url FROM subscriptions WHERE subscribed = 1 AND device_id IN (\(members.map { String($0) }.joined(separator: ",")))"
+                    sql:
+                        "SELECT DISTINCT url FROM subscriptions WHERE subscribed = 1 AND device_id IN (\(members.map { String($0) }.joined(separator: ",")))"
                 )
                 let statement = try db.cachedStatement(
                     sql: """

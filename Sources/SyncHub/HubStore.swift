@@ -160,7 +160,8 @@ public final class HubStore: Sendable {
                 arguments: [id]
             ).map { row in
                 AppPassword(
-                    id: try row["id"], label: try row["label"], created: Date(timeIntervalSince1970: Double(try row["created"] as Int64)),
+                    id: try row["id"], label: try row["label"],
+                    created: Date(timeIntervalSince1970: Double(try row["created"] as Int64)),
                     used: (try row["used"] as Int64?).map { Date(timeIntervalSince1970: Double($0)) })
             }
         }
@@ -191,8 +192,10 @@ public final class HubStore: Sendable {
                     """
             ).map { row in
                 Account(
-                    id: try row["id"], name: try row["name"], created: Date(timeIntervalSince1970: Double(try row["created"] as Int64)),
-                    devices: try row["devices"], subscriptions: try row["subs"], actions: try row["actions"], appPasswords: try row["apps"],
+                    id: try row["id"], name: try row["name"],
+                    created: Date(timeIntervalSince1970: Double(try row["created"] as Int64)),
+                    devices: try row["devices"], subscriptions: try row["subs"], actions: try row["actions"],
+                    appPasswords: try row["apps"],
                     lastSeen: (try row["seen"] as Int64?).map { Date(timeIntervalSince1970: Double($0)) })
             }
         }

@@ -33,21 +33,25 @@ extension SyncHub {
     func loginFlow(_ request: HubRequest) async -> HubResponse {
         let path = request.path.hasPrefix("/index.php") ? String(request.path.dropFirst("/index.php".count)) : request.path
         let host = request.headers["host"] ?? "localhost"
-        let scheme = request.headers["x-forwarded-proto"] == "https" || request.headers["x-mediahost-tls"] == "1" ? "https" : "http"
+        let scheme =
+            request.headers["x-forwarded-proto"] == "https" || request.headers["x-mediahost-tls"] == "1" ? "https" : "http"
         let base = "\(scheme)://\(host)"
         let now = ContinuousClock.now
         flows.withLock { flows in flows = flows.filter { now - $0.value.created < Self.flowLifetime } }
         switch (request.method, path) {
         case ("POST", "/login/v2"):
             let flow = LoginFlow(
-                id: Self.randomToken(16), token: Self.randomToken(), agent: String((request.headers["user-agent"] ?? "an app").prefix(80)),
+                id: Self.randomToken(16), token: Self.randomToken(),
+                agent: String((request.headers["user-agent"] ?? "an app").prefix(80)),
                 created: now)
             let added = flows.withLock { flows -> Bool in
                 guard flows.count < Self.maxFlows else { return false }
                 flows[flow.id] = flow
                 return true
             }
-            guard added else { return Self.nextcloudJSON(["message": "too many sign-ins wait; try again in a few minutes"], status: 503) }
+            guard added else {
+                return Self.nextcloudJSON(["message": "too many sign-ins wait; try again in a few minutes"], status: 503)
+            }
             return Self.nextcloudJSON([
                 "poll": ["token": .string(flow.token), "endpoint": .string(base + "/index.php/login/v2/poll")],
                 "login": .string(base + "/index.php/login/v2/flow/" + flow.id),
@@ -99,7 +103,8 @@ extension SyncHub {
         let password = Self.randomToken(24)
         do {
             let hash = try await Yescrypt.hash(password)
-            _ = try store.addAppPassword(user, label: "\(flow.agent) (signed in \(ISODate.string(from: Date())))", passwordHash: hash)
+            _ = try store.addAppPassword(
+                user, label: "\(flow.agent) (signed in \(ISODate.string(from: Date())))", passwordHash: hash)
         } catch {
             return Self.page("Not signed in", "The server could not make an app password: \(error)", status: 500)
         }

@@ -49,7 +49,8 @@ extension SyncHub {
                     return Self.nextcloudJSON(["message": .string("add and remove are lists of URLs")], status: 500)
                 }
                 guard add.count + remove.count <= HubStore.maxSubscriptions else {
-                    return Self.nextcloudJSON(["message": .string("at most \(HubStore.maxSubscriptions) changes at once")], status: 413)
+                    return Self.nextcloudJSON(
+                        ["message": .string("at most \(HubStore.maxSubscriptions) changes at once")], status: 413)
                 }
                 // What is no URL is passed over, as FILTER_VALIDATE_URL does there; a URL in both
                 // lists ends removed.
@@ -72,7 +73,8 @@ extension SyncHub {
                     return Self.nextcloudJSON(["timestamp": .number(String(HubStore.now()))])
                 }
                 guard list.count <= HubStore.maxActionsPerUpload else {
-                    return Self.nextcloudJSON(["message": .string("at most \(HubStore.maxActionsPerUpload) actions at once")], status: 413)
+                    return Self.nextcloudJSON(
+                        ["message": .string("at most \(HubStore.maxActionsPerUpload) actions at once")], status: 413)
                 }
                 var actions: [HubAction] = []
                 for value in list where value.objectValue != nil {
@@ -102,7 +104,8 @@ extension SyncHub {
                                 action: "play", at: min(at, now), started: try number("started"),
                                 position: try number("position"), total: try number("total")))
                     } catch {
-                        return Self.nextcloudJSON(["message": .string("started, position and total are whole seconds")], status: 500)
+                        return Self.nextcloudJSON(
+                            ["message": .string("started, position and total are whole seconds")], status: 500)
                     }
                 }
                 let timestamp = try await store.addActions(user: user, actions)

@@ -90,7 +90,13 @@ public final class SyncHub: Sendable {
             return await nextcloud(request, Array(segments.dropFirst(2)))
         }
         do {
-            return try await gpodder(request, segments)
+            var response = try await gpodder(request, segments)
+            if (200..<300).contains(response.status), response.headers["Set-Cookie"] == nil,
+                let cookie = await sessionCookie(for: request)
+            {
+                response.headers["Set-Cookie"] = cookie
+            }
+            return response
         } catch let problem as Problem {
             return problem.response
         } catch let refusal as HubStore.UserError {
@@ -116,7 +122,9 @@ public final class SyncHub: Sendable {
     static let failureWindow: Duration = .seconds(600)
     /// Who was let in lately, by a keyed digest of name and password: yescrypt's 20 ms is paid
     /// once, not at every request (a phone's sync is a dozen).
-    private let recent = Mutex<[String: (user: Int64, credential: Int64, hash: String, until: ContinuousClock.Instant)]>([:])
+    private let recent = Mutex<
+        [String: (user: Int64, credential: Int64, hash: String, until: ContinuousClock.Instant, session: String?)]
+    >([:])
     /// Nextcloud Login Flow v2 sign-ins under way, by their id.
     let flows = Mutex<[String: LoginFlow]>([:])
     private let pepper: [UInt8] = {
@@ -181,7 +189,9 @@ public final class SyncHub: Sendable {
         case .none:
             return .missing
         case .session(let token):
-            if let found = try? store.session(hash: SHA256.hex(Array(token.utf8))) { return .user(id: found.user, name: found.name) }
+            if let found = try? store.session(hash: SHA256.hex(Array(token.utf8))) {
+                return .user(id: found.user, name: found.name)
+            }
             failed(request.address)
             return .wrong
         case .basic(let name, let password):
@@ -200,7 +210,7 @@ public final class SyncHub: Sendable {
             for credential in found.hashes where await Yescrypt.verify(password, against: credential.hash) {
                 recent.withLock { recent in
                     if recent.count > 1024 { recent.removeAll() }
-                    recent[key] = (found.user, credential.id, credential.hash, .now + .seconds(600))
+                    recent[key] = (found.user, credential.id, credential.hash, .now + .seconds(600), nil)
                 }
                 try? await store.noteUsed(credential: credential.id)
                 return .user(id: found.user, name: name)
@@ -209,6 +219,36 @@ public final class SyncHub: Sendable {
             return .wrong
         }
     }
+
+    /// A session for a request let in by its password, as mygpo logs in every request that
+    /// carries one: gPodder's client library gives its password out only three times, then
+    /// reads the fourth challenge as a wrong password and gPodder turns its sync off. One
+    /// session per password while it is remembered (Kasts sends the password every time and
+    /// keeps no cookie: it does not make a session a request).
+    func sessionCookie(for request: HubRequest) async -> String? {
+        guard request.trustedUser == nil, case .basic(let name, let password) = Self.credentials(request, cookies: false) else {
+            return nil
+        }
+        if request.headers["cookie"]?.contains("sessionid=") == true { return nil }
+        let key = SHA256.hex(pepper + Array(name.utf8) + [0] + Array(password.utf8))
+        guard let known = recent.withLock({ $0[key] }) else { return nil }
+        let token: String
+        if let existing = known.session {
+            token = existing
+        } else {
+            token = Self.randomToken()
+            do {
+                try await store.addSession(
+                    hash: SHA256.hex(Array(token.utf8)), user: known.user, expires: HubStore.now() + Self.sessionAge)
+            } catch {
+                return nil
+            }
+            recent.withLock { $0[key]?.session = token }
+        }
+        return "sessionid=\(token); Path=/; Max-Age=\(Self.sessionAge); HttpOnly; SameSite=Strict"
+    }
+
+    static let sessionAge: Int64 = 14 * 86_400
 
     /// A hash no password matches, checked against when there is no such account.
     static let decoy = "$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o7TuC0aX4eoj8ywXZIUWN9TQuCWzxcPd2"
@@ -233,12 +273,8 @@ public final class SyncHub: Sendable {
             switch path[4] {
             case "login.json":
                 let (id, _) = try await authorize(request, user: user)
-                var token = [UInt8](repeating: 0, count: 32)
-                var generator = SystemRandomNumberGenerator()
-                for index in token.indices { token[index] = UInt8.random(in: 0...255, using: &generator) }
-                let text = Data(token).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_")
-                    .replacing("=", with: "")
-                let age: Int64 = 14 * 86_400
+                let text = Self.randomToken()
+                let age = Self.sessionAge
                 try await store.addSession(hash: SHA256.hex(Array(text.utf8)), user: id, expires: HubStore.now() + age)
                 return HubResponse(
                     status: 200,
@@ -321,7 +357,10 @@ public final class SyncHub: Sendable {
             return .json(
                 .array(
                     devices.map {
-                        ["id": .string($0.name), "caption": .string($0.caption), "type": .string($0.type), "subscriptions": JSONValue($0.subscriptions)]
+                        [
+                            "id": .string($0.name), "caption": .string($0.caption), "type": .string($0.type),
+                            "subscriptions": JSONValue($0.subscriptions),
+                        ]
                     }))
         case ("devices", 3):
             guard request.method == "POST" else { throw Problem.method }
@@ -492,7 +531,9 @@ public final class SyncHub: Sendable {
         case "json": return .json(.array(objects ? urls.map(podcastJSON) : urls.map(JSONValue.string)))
         case "txt": return .text(urls.map { $0 + "\n" }.joined(), status: 200)
         case "opml":
-            var text = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<opml version=\"2.0\">\n<head><title>mediahost</title></head>\n<body>\n"
+            var text =
+                #"<?xml version="1.0" encoding="utf-8"?>"#
+                + "\n<opml version=\"2.0\">\n<head><title>mediahost</title></head>\n<body>\n"
             for url in urls {
                 let escaped = Self.escapeXML(url)
                 text += #"<outline text="\#(escaped)" type="rss" xmlUrl="\#(escaped)"/>"# + "\n"
@@ -565,7 +606,8 @@ public final class SyncHub: Sendable {
         guard let podcast = value["podcast"]?.stringValue, let episode = value["episode"]?.stringValue,
             Self.isStorable(podcast), Self.isStorable(episode)
         else { throw Problem.bad("podcast and episode are URLs") }
-        guard let kind = value["action"]?.stringValue?.lowercased(), ["download", "delete", "play", "new", "flattr"].contains(kind)
+        guard let kind = value["action"]?.stringValue?.lowercased(),
+            ["download", "delete", "play", "new", "flattr"].contains(kind)
         else { throw Problem.bad("action is one of download, delete, play, new, flattr") }
         var at = HubStore.now()
         switch value["timestamp"] {

@@ -8,10 +8,13 @@ import MediaKit
 /// no command but the sync server's pays for it. Each hash or check takes about 20 ms and 16 MiB:
 /// they run one at a time on a thread of their own, never on a task's thread.
 public enum Yescrypt {
-    private typealias GensaltRA = @convention(c) (UnsafePointer<CChar>?, UInt, UnsafePointer<CChar>?, Int32) -> UnsafeMutablePointer<CChar>?
-    private typealias CryptRA = @convention(c) (
-        UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int32>
-    ) -> UnsafeMutablePointer<CChar>?
+    private typealias GensaltRA =
+        @convention(c) (UnsafePointer<CChar>?, UInt, UnsafePointer<CChar>?, Int32) -> UnsafeMutablePointer<CChar>?
+    private typealias CryptRA =
+        @convention(c) (
+            UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+            UnsafeMutablePointer<Int32>
+        ) -> UnsafeMutablePointer<CChar>?
 
     private struct Library: @unchecked Sendable {
         let gensalt: GensaltRA
@@ -20,12 +23,14 @@ public enum Yescrypt {
 
     private static let library: Result<Library, HashError> = {
         guard let handle = dlopen("libcrypt.so.1", RTLD_NOW | RTLD_LOCAL) else {
-            return .failure(HashError(message: "libcrypt.so.1 cannot be loaded (\(String(cString: dlerror()))): install libcrypt1"))
+            return .failure(
+                HashError(message: "libcrypt.so.1 cannot be loaded (\(String(cString: dlerror()))): install libcrypt1"))
         }
         guard let gensalt = dlsym(handle, "crypt_gensalt_ra"), let crypt = dlsym(handle, "crypt_ra") else {
             return .failure(HashError(message: "libcrypt.so.1 has no crypt_ra: it is not libxcrypt"))
         }
-        return .success(Library(gensalt: unsafeBitCast(gensalt, to: GensaltRA.self), crypt: unsafeBitCast(crypt, to: CryptRA.self)))
+        return .success(
+            Library(gensalt: unsafeBitCast(gensalt, to: GensaltRA.self), crypt: unsafeBitCast(crypt, to: CryptRA.self)))
     }()
 
     public struct HashError: Error, CustomStringConvertible, Sendable {

@@ -3,8 +3,8 @@ import Basics
 import FoundationEssentials
 import Glibc
 import HostAPI
-import JSONRPC
 import HostService
+import JSONRPC
 import MediaHost
 import MediaKit
 import SyncHub
@@ -188,14 +188,19 @@ struct UsersCommand: AsyncParsableCommand {
                     if passwords.isEmpty { say("\(name) has no app passwords") }
                     for password in passwords {
                         let used = password.used.map { "last used \(ISODate.string(from: $0))" } ?? "never used"
-                        say("\(password.id)  \(password.label.isEmpty ? "(no label)" : password.label)  made \(ISODate.string(from: password.created)), \(used)")
+                        say(
+                            "\(password.id)  \(password.label.isEmpty ? "(no label)" : password.label)  made \(ISODate.string(from: password.created)), \(used)"
+                        )
                     }
                 } else if let revoke {
-                    say(try store.revokeAppPassword(name, id: revoke) ? "revoked app password \(revoke) of \(name)" : "\(name) has no app password \(revoke)")
+                    say(
+                        try store.revokeAppPassword(name, id: revoke)
+                            ? "revoked app password \(revoke) of \(name)" : "\(name) has no app password \(revoke)")
                 } else {
                     guard try store.hasUser(name) else { throw fail("no account \(name) here; `mediahost users list`") }
                     let password = Self.generate()
-                    let id = try store.addAppPassword(name, label: label ?? "", passwordHash: try await UsersCommand.hash(password))
+                    let id = try store.addAppPassword(
+                        name, label: label ?? "", passwordHash: try await UsersCommand.hash(password))
                     say("app password \(id) for \(name) (shown once; revoke with `users app-password \(name) --revoke \(id)`):")
                     say("  \(password)")
                 }
@@ -241,7 +246,9 @@ struct UsersCommand: AsyncParsableCommand {
             } catch {
                 throw fail(error.message)
             }
-            say("this desk is now \(state.device ?? "a device") of \(name); `sync` (or the service, on its own) syncs it with \(name)'s phones")
+            say(
+                "this desk is now \(state.device ?? "a device") of \(name); `sync` (or the service, on its own) syncs it with \(name)'s phones"
+            )
         }
     }
 }

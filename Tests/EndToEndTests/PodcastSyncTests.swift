@@ -64,7 +64,8 @@ import Testing
             try #require(added.status == 0, "users add: \(added.stderr)")
             let server = Server()
             let port = try freeLoopbackPort()
-            let web = URL(fileURLWithPath: mediahostBinary()).deletingLastPathComponent().appendingPathComponent("mediahost-web").path
+            let web = URL(fileURLWithPath: mediahostBinary()).deletingLastPathComponent().appendingPathComponent("mediahost-web")
+                .path
             // Its input open: it ends when that closes (the service's way of ending it).
             server.process = try ChildProcess(
                 web,
@@ -293,10 +294,33 @@ import Testing
         _ = try await desk.value("sync.now")
         #expect(try await desk.episode(episode, of: show)?["played"]?.boolValue == true)
 
+        // gPodder itself (Debian's, its own sync code, headless): it subscribes (more than the
+        // three password challenges its client library answers: the session cookie carries
+        // it on) and reads the phone's play to 12:34.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/gpodder") {
+            let home = try makeTemporaryDirectory()
+            func gpodder(_ arguments: [String]) async throws -> JSONValue {
+                let result = await runProgram(
+                    "/usr/bin/python3",
+                    [Self.tools + "/gpodder_desktop.py", server.base, "alice", "household", "gpodder-desk", home] + arguments)
+                let text = String(decoding: result.output, as: UTF8.self)
+                try #require(result.status == 0, "gPodder \(arguments.first ?? ""): \(text.prefix(2000))")
+                return try JSONValue(parsing: text)
+            }
+            _ = try await gpodder(["subscribe", "http://gpodder.example/feed.xml"])
+            let pulled = try await gpodder(["pull"])
+            #expect(
+                pulled["actions"]?.arrayValue?.contains { $0["episode"]?.stringValue == media && $0["position"]?.intValue == 754 }
+                    == true, "\(pulled.jsonString.prefix(2000))")
+            let devices = try await Self.phone(server, ["device"])
+            #expect(devices.jsonString.contains("gpodder-desk"), "\(devices.jsonString)")
+        }
+
         // The phone drops the show, and adds one by a feed:// address the server rewrites.
         let renamed = try await Self.phone(
             server, ["subs-up", "--remove", feed, "--add", feed.replacingOccurrences(of: "http://", with: "feed://") + "?other"])
-        #expect(renamed["update_urls"]?.arrayValue?.first?.arrayValue?.last?.stringValue == feed + "?other", "\(renamed.jsonString)")
+        #expect(
+            renamed["update_urls"]?.arrayValue?.first?.arrayValue?.last?.stringValue == feed + "?other", "\(renamed.jsonString)")
         let dropped = try await desk.value("sync.now")
         #expect(dropped["unfollowed"]?.intValue == 1, "\(dropped.jsonString)")
         #expect(!(try await desk.favoriteIDs().contains(show)))

@@ -75,7 +75,8 @@ struct Household {
         #expect(text.text == "http://example.org/Podcast.xml\n")
         // Added and removed at once: 400, as mygpo.
         let both = await house.send(
-            "POST", "/api/2/subscriptions/alice/phone.json", body: ["add": ["https://a.example/x"], "remove": ["https://a.example/x"]])
+            "POST", "/api/2/subscriptions/alice/phone.json",
+            body: ["add": ["https://a.example/x"], "remove": ["https://a.example/x"]])
         #expect(both.status == 400)
         #expect(await house.send("GET", "/api/2/subscriptions/alice/phone.json").status == 400, "since is required")
     }
@@ -135,7 +136,8 @@ struct Household {
     @Test func aSessionCookieStandsForThePassword() async throws {
         let house = try await Household()
         let login = await house.send(
-            "POST", "/api/2/auth/alice/login.json", headers: Household.basic("alice", "alice-secret").merging(["Content-Type": "plain/text; charset=utf-8"]) { $1 })
+            "POST", "/api/2/auth/alice/login.json",
+            headers: Household.basic("alice", "alice-secret").merging(["Content-Type": "plain/text; charset=utf-8"]) { $1 })
         #expect(login.status == 200)
         let cookie = try #require(login.headers["Set-Cookie"])
         #expect(cookie.contains("Path=/") && cookie.contains("HttpOnly"))
@@ -151,6 +153,23 @@ struct Household {
         #expect(await house.send("GET", "/api/2/devices/alice.json", password: "new-password").status == 200)
     }
 
+    /// mygpo logs in every request that carries a password; gPodder's client library gives its
+    /// password out three times only and counts on that cookie after (else gPodder turns its
+    /// sync off): one session a password, however many requests.
+    @Test func aPasswordedAnswerCarriesASessionAsMygpos() async throws {
+        let house = try await Household()
+        let first = await house.send("GET", "/api/2/devices/alice.json")
+        let cookie = try #require(first.headers["Set-Cookie"])
+        let second = await house.send("GET", "/api/2/episodes/alice.json", query: "since=0")
+        #expect(second.headers["Set-Cookie"] == cookie, "the same session again")
+        let session = String(try #require(cookie.split(separator: ";").first))
+        for path in ["/api/2/devices/alice.json", "/subscriptions/alice.json"] {
+            let answer = await house.send("GET", path, headers: ["Cookie": session])
+            #expect(answer.status == 200 && answer.headers["Set-Cookie"] == nil)
+        }
+        #expect(await house.send("GET", "/api/2/devices/alice.json", password: "wrong").headers["Set-Cookie"] == nil)
+    }
+
     @Test func anAppPasswordWorksUntilRevoked() async throws {
         let house = try await Household()
         let id = try house.hub.store.addAppPassword("alice", label: "phone", passwordHash: try await Yescrypt.hash("app-pass-1"))
@@ -162,13 +181,20 @@ struct Household {
 
     @Test func syncGroupsShareOneList() async throws {
         let house = try await Household()
-        _ = await house.send("POST", "/api/2/subscriptions/alice/a.json", body: ["add": ["https://one.example/feed"], "remove": []])
-        _ = await house.send("POST", "/api/2/subscriptions/alice/b.json", body: ["add": ["https://two.example/feed"], "remove": []])
-        let linked = await house.send("POST", "/api/2/sync-devices/alice.json", body: ["synchronize": [["a", "b"]], "stop-synchronize": []])
+        _ = await house.send(
+            "POST", "/api/2/subscriptions/alice/a.json", body: ["add": ["https://one.example/feed"], "remove": []])
+        _ = await house.send(
+            "POST", "/api/2/subscriptions/alice/b.json", body: ["add": ["https://two.example/feed"], "remove": []])
+        let linked = await house.send(
+            "POST", "/api/2/sync-devices/alice.json", body: ["synchronize": [["a", "b"]], "stop-synchronize": []])
         #expect(linked.json?["synchronized"] == [["a", "b"]])
         let b = await house.send("GET", "/api/2/subscriptions/alice/b.json", query: "since=0")
-        #expect(Set(b.json?["add"]?.arrayValue?.compactMap(\.stringValue) ?? []) == ["https://one.example/feed", "https://two.example/feed"])
-        _ = await house.send("POST", "/api/2/subscriptions/alice/a.json", body: ["add": ["https://three.example/feed"], "remove": []])
+        #expect(
+            Set(b.json?["add"]?.arrayValue?.compactMap(\.stringValue) ?? []) == [
+                "https://one.example/feed", "https://two.example/feed",
+            ])
+        _ = await house.send(
+            "POST", "/api/2/subscriptions/alice/a.json", body: ["add": ["https://three.example/feed"], "remove": []])
         let again = await house.send("GET", "/api/2/subscriptions/alice/b.json", query: "since=0")
         #expect(again.json?["add"]?.arrayValue?.contains("https://three.example/feed") == true)
     }
@@ -190,7 +216,9 @@ struct Household {
         var cookie: String?
         var replayed = 0
         for step in try #require(fixture["steps"]?.arrayValue) {
-            guard let method = step["method"]?.stringValue, var path = step["path"]?.stringValue, path.hasPrefix("/") else { continue }
+            guard let method = step["method"]?.stringValue, var path = step["path"]?.stringValue, path.hasPrefix("/") else {
+                continue
+            }
             path = path.replacing("{user}", with: "alice").replacing("{device}", with: device)
                 .replacing("{otherdevice}", with: device)
             var query: [String] = []
@@ -213,10 +241,14 @@ struct Household {
             let answer = await house.send(method, path, query: query.joined(separator: "&"), headers: headers, raw: raw)
             replayed += 1
             let expected = step["expect"]?["status"]?.intValue ?? 200
-            #expect(answer.status == expected, "\(name) \(step["name"]?.stringValue ?? path): \(answer.status) \(answer.text.prefix(300))")
+            #expect(
+                answer.status == expected,
+                "\(name) \(step["name"]?.stringValue ?? path): \(answer.status) \(answer.text.prefix(300))")
             if let set = answer.headers["Set-Cookie"] { cookie = String(set.split(separator: ";").first ?? "") }
             for key in step["expect"]?["json_keys"]?.arrayValue?.compactMap(\.stringValue) ?? [] where !key.contains("[]") {
-                #expect(answer.json?[key] != nil, "\(name) \(step["name"]?.stringValue ?? path): no \(key) in \(answer.text.prefix(300))")
+                #expect(
+                    answer.json?[key] != nil,
+                    "\(name) \(step["name"]?.stringValue ?? path): no \(key) in \(answer.text.prefix(300))")
             }
             if let timestamp = answer.json?["timestamp"] {
                 // Kasts reads it with Qt's toInt(): whole seconds in 32 bits.
@@ -265,13 +297,17 @@ struct Household {
         #expect(list.first?["position"]?.intValue == 754 && list.first?["action"] == "PLAY")
         #expect(list.first?["timestamp"] == "2026-01-02T04:00:00+00:00")
         // The app's answers to mistakes.
-        #expect(await house.send("GET", base + "/subscriptions", headers: [:]).json?["message"] == "Current user is not logged in")
+        #expect(
+            await house.send("GET", base + "/subscriptions", headers: [:]).json?["message"] == "Current user is not logged in")
         #expect(await house.send("GET", base + "/subscriptions", password: "wrong").status == 401)
         #expect(await house.send("POST", base + "/subscriptions").status == 405)
         #expect(await house.send("GET", base + "/nothing").status == 404)
         #expect(await house.send("POST", base + "/subscription_change/create", body: ["add": []]).status == 500)
         let float: JSONValue = [
-            ["podcast": "https://e.example/f", "episode": "https://e.example/1", "action": "play", "timestamp": "2026-01-02T04:00:00", "position": JSONValue(1.5)]
+            [
+                "podcast": "https://e.example/f", "episode": "https://e.example/1", "action": "play",
+                "timestamp": "2026-01-02T04:00:00", "position": JSONValue(1.5),
+            ]
         ]
         #expect(await house.send("POST", base + "/episode_action/create", body: float).status == 500)
         #expect(await house.send("GET", "/apps/gpoddersync/subscriptions", query: "since=12abc").status == 200)
@@ -289,7 +325,8 @@ struct Household {
         let token = try #require(start.json?["poll"]?["token"]?.stringValue)
         #expect(start.json?["poll"]?["endpoint"] == "http://192.168.1.5:8733/index.php/login/v2/poll")
         let pagePath = String(login.dropFirst("http://192.168.1.5:8733".count))
-        #expect(await house.send("POST", "/index.php/login/v2/poll", headers: host, raw: Array("token=\(token)".utf8)).status == 404)
+        #expect(
+            await house.send("POST", "/index.php/login/v2/poll", headers: host, raw: Array("token=\(token)".utf8)).status == 404)
         let page = await house.send("GET", pagePath, headers: host)
         #expect(page.status == 200 && page.text.contains("AntennaPod/3.8") && page.text.contains("<form"))
         // Another site's form is refused; a wrong password is said on the page.
@@ -309,7 +346,8 @@ struct Household {
         #expect(await house.send("GET", "/index.php/apps/gpoddersync/subscriptions", password: password).status == 200)
         #expect(try house.hub.store.appPasswords("alice").count == 1)
         // Collected once.
-        #expect(await house.send("POST", "/index.php/login/v2/poll", headers: host, raw: Array("token=\(token)".utf8)).status == 404)
+        #expect(
+            await house.send("POST", "/index.php/login/v2/poll", headers: host, raw: Array("token=\(token)".utf8)).status == 404)
     }
 }
 

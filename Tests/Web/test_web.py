@@ -734,6 +734,67 @@ class AttackTests(unittest.TestCase):
         # ...but a browser paired before keeps working from it (behind a proxy, all share one).
         self.assertEqual(self.refused(cookie=self.token), 101)
 
+    def test_8_the_sync_server_on_the_same_port_keeps_its_own_doors(self):
+        """The household's sync server answers on the remote's port with its own accounts: a
+        browser's token is no password, a password is no pairing, and huge or slow bodies cost
+        nothing."""
+        import base64, http.client, socket
+        self.service.run("users", "add", "carol", input="carol-household\n")
+        basic = "Basic " + base64.b64encode(b"carol:carol-household").decode()
+
+        def ask(method, path, headers=None, body=None):
+            connection = http.client.HTTPConnection("127.0.0.1", self.service.port, timeout=DEADLINE)
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            data = response.read()
+            connection.close()
+            return response.status, response.getheader("WWW-Authenticate"), data
+
+        status, challenge, _ = ask("GET", "/api/2/devices/carol.json")
+        self.assertEqual(status, 401)
+        self.assertIn("realm", challenge or "")
+        self.assertEqual(ask("GET", "/api/2/devices/carol.json", {"Cookie": f"mediahost={self.token}"})[0], 401)
+        status, _, body = ask("GET", "/api/2/devices/carol.json", {"Authorization": basic})
+        self.assertEqual((status, json.loads(body)), (200, []))
+        # The page is still the pairing page for a sync password.
+        status, _, body = ask("GET", "/app.js", {"Authorization": basic})
+        self.assertEqual(status, 401)
+        # A body over the limit is refused before it is read, declared or chunked.
+        big = b"[" + b" " * (33 << 20) + b"]"
+        status, _, _ = ask("POST", "/api/2/episodes/carol.json", {"Authorization": basic, "Content-Length": str(len(big))}, big)
+        self.assertEqual(status, 413)
+        # Chunked, it is read up to the limit and answered 413 (the sender may find the door
+        # shut before it has sent the rest).
+        raw = socket.create_connection(("127.0.0.1", self.service.port), timeout=10)
+        raw.sendall(f"POST /api/2/episodes/carol.json HTTP/1.1\r\nHost: x\r\nAuthorization: {basic}\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"%x\r\n" % (1 << 20) + b" " * (1 << 20) + b"\r\n"
+        try:
+            for _ in range(40):
+                raw.sendall(chunk)
+        except OSError:
+            pass
+        try:
+            self.assertIn(b" 413 ", raw.recv(200))
+        except OSError:
+            pass  # reset before the answer was read: refused all the same
+        raw.close()
+        # A client sending its request a byte at a time holds only itself up.
+        slow = socket.create_connection(("127.0.0.1", self.service.port))
+        slow.sendall(b"POST /api/2/episodes/carol.json HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n[")
+        started = time.monotonic()
+        status, _, _ = ask("GET", "/api/2/episodes/carol.json?since=0", {"Authorization": basic})
+        self.assertEqual(status, 200)
+        self.assertLess(time.monotonic() - started, DEADLINE)
+        slow.close()
+        self.assertTrue(self.still_answers())
+
+        upload = json.dumps([{"podcast": "http://x.example/f.xml", "episode": "http://x.example/1.mp3", "action": "play",
+                              "timestamp": "2026-01-02T03:04:05", "position": 754, "total": 3600}]).encode()
+        self.assertEqual(ask("POST", "/api/2/episodes/carol.json", {"Authorization": basic}, upload)[0], 200)
+        status, _, body = ask("GET", "/api/2/episodes/carol.json?since=0", {"Authorization": basic})
+        self.assertEqual([a["position"] for a in json.loads(body)["actions"]], [754])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
