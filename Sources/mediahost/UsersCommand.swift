@@ -199,8 +199,8 @@ struct UsersCommand: AsyncParsableCommand {
                 } else {
                     guard try store.hasUser(name) else { throw fail("no account \(name) here; `mediahost users list`") }
                     let password = Self.generate()
-                    let id = try store.addAppPassword(
-                        name, label: label ?? "", passwordHash: try await UsersCommand.hash(password))
+                    let hash = try await UsersCommand.hash(password)
+                    let id = try store.addAppPassword(name, label: label ?? "", passwordHash: hash)
                     say("app password \(id) for \(name) (shown once; revoke with `users app-password \(name) --revoke \(id)`):")
                     say("  \(password)")
                 }

@@ -13,7 +13,10 @@ struct Household {
     init(_ users: [String: String] = ["alice": "alice-secret", "bob": "bob-secret"]) async throws {
         dataDir = try makeTemporaryDirectory()
         hub = try SyncHub(dataDir: dataDir)
-        for (name, password) in users { try hub.store.addUser(name, passwordHash: try await Yescrypt.hash(password)) }
+        for (name, password) in users {
+            let hash = try await Yescrypt.hash(password)
+            try hub.store.addUser(name, passwordHash: hash)
+        }
     }
 
     static func basic(_ user: String, _ password: String) -> [String: String] {
@@ -147,7 +150,8 @@ struct Household {
         #expect(devices.status == 200)
         #expect(await house.send("GET", "/api/2/devices/bob.json", headers: ["Cookie": session]).status == 401)
         // A changed password ends its sessions.
-        try house.hub.store.setPassword("alice", passwordHash: try await Yescrypt.hash("new-password"))
+        let newHash = try await Yescrypt.hash("new-password")
+        try house.hub.store.setPassword("alice", passwordHash: newHash)
         #expect(await house.send("GET", "/api/2/devices/alice.json", headers: ["Cookie": session]).status == 401)
         #expect(await house.send("GET", "/api/2/devices/alice.json").status == 401, "the old password")
         #expect(await house.send("GET", "/api/2/devices/alice.json", password: "new-password").status == 200)
@@ -172,7 +176,8 @@ struct Household {
 
     @Test func anAppPasswordWorksUntilRevoked() async throws {
         let house = try await Household()
-        let id = try house.hub.store.addAppPassword("alice", label: "phone", passwordHash: try await Yescrypt.hash("app-pass-1"))
+        let appHash = try await Yescrypt.hash("app-pass-1")
+        let id = try house.hub.store.addAppPassword("alice", label: "phone", passwordHash: appHash)
         #expect(await house.send("GET", "/api/2/devices/alice.json", password: "app-pass-1").status == 200)
         #expect(try house.hub.store.appPasswords("alice").first?.used != nil)
         #expect(try house.hub.store.revokeAppPassword("alice", id: id))
