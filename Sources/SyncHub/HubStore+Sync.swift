@@ -73,10 +73,13 @@ extension HubStore {
     }
 
     /// Applies subscription changes of `device` (and of the devices synchronized with it), and
-    /// to the account's own list.
+    /// to the account's own list (the shows any of its devices follows).
+    ///
+    /// The rows changed are stamped with the time at the end of the write, just before it
+    /// commits, and that is the answer's: a reader that began before cannot have answered a
+    /// later time, so the `since` it gives out sees them (a 100,000-row write takes seconds).
     func changeSubscriptions(user: Int64, device: String?, add: [String], remove: [String]) async throws -> Int64 {
         try await pool.write { db in
-            let now = Self.now()
             var devices: [Int64] = []
             if let device {
                 let id = try self.deviceID(db, user: user, name: device)
@@ -99,11 +102,21 @@ extension HubStore {
                     ON CONFLICT (user_id, url) DO UPDATE SET subscribed = excluded.subscribed, changed = excluded.changed
                     WHERE subscribed != excluded.subscribed
                     """)
-            for (urls, state) in [(add, Int64(1)), (remove, Int64(0))] {
-                for url in urls {
-                    for id in devices { try own.execute(arguments: [id, url, state, now]) }
-                    try account.execute(arguments: [user, url, state, now])
-                }
+            // A show dropped on one device stays on the account's list while another follows it
+            // (as mygpo's list of all devices).
+            let elsewhere = try db.cachedStatement(
+                sql: """
+                    SELECT 1 FROM subscriptions s JOIN devices d ON d.id = s.device_id
+                    WHERE d.user_id = ? AND s.url = ? AND s.subscribed = 1 LIMIT 1
+                    """)
+            for url in add {
+                for id in devices { try own.execute(arguments: [id, url, Int64(1), Self.pending]) }
+                try account.execute(arguments: [user, url, Int64(1), Self.pending])
+            }
+            for url in remove {
+                for id in devices { try own.execute(arguments: [id, url, Int64(0), Self.pending]) }
+                guard try Row.fetchOne(elsewhere, arguments: [user, url]) == nil else { continue }
+                try account.execute(arguments: [user, url, Int64(0), Self.pending])
             }
             for id in devices {
                 let count =
@@ -114,8 +127,27 @@ extension HubStore {
                     throw UserError("a device may follow at most \(Self.maxSubscriptions) shows")
                 }
             }
-            return now
+            return try Self.stamp(db, user: user)
         }
+    }
+
+    /// What rows changed in a write carry until `stamp` gives them its time.
+    static let pending: Int64 = -1
+
+    /// Gives the rows this write changed the time now, at its end.
+    static func stamp(_ db: Database, user: Int64) throws -> Int64 {
+        let now = Self.now()
+        try db.execute(
+            sql: """
+                UPDATE subscriptions SET changed = ?1 WHERE changed = ?2
+                    AND device_id IN (SELECT id FROM devices WHERE user_id = ?3)
+                """, arguments: [now, pending, user])
+        try db.execute(
+            sql: "UPDATE account_subscriptions SET changed = ?1 WHERE user_id = ?3 AND changed = ?2",
+            arguments: [now, pending, user])
+        try db.execute(
+            sql: "UPDATE actions SET uploaded = ?1 WHERE user_id = ?3 AND uploaded = ?2", arguments: [now, pending, user])
+        return now
     }
 
     /// Subscription changes since `since` (inclusive: a change in the second of the last answer
@@ -168,10 +200,10 @@ extension HubStore {
     }
 
     /// Stores actions; one already there (the same episode, action, time, position and device:
-    /// an upload sent again after its answer was lost) is not stored twice.
+    /// an upload sent again after its answer was lost) is not stored twice. Stamped at the end
+    /// of the write, as subscriptions are.
     func addActions(user: Int64, _ actions: [HubAction]) async throws -> Int64 {
         try await pool.write { db in
-            let now = Self.now()
             var devices = Set<String>()
             let insert = try db.cachedStatement(
                 sql: """
@@ -185,16 +217,20 @@ extension HubStore {
                 }
                 try insert.execute(arguments: [
                     user, action.device, action.podcast, action.episode, action.guid, action.action, action.at, action.started,
-                    action.position, action.total, now,
+                    action.position, action.total, Self.pending,
                 ])
             }
-            return now
+            return try Self.stamp(db, user: user)
         }
     }
 
-    /// Actions uploaded since `since` (inclusive), oldest first.
-    func actions(user: Int64, since: Int64, podcast: String?, device: String?) async throws -> [HubAction] {
+    /// Actions uploaded since `since` (inclusive), oldest first, and the time before they were
+    /// read: the cursor for the next time (what commits meanwhile is stamped later).
+    func actions(user: Int64, since: Int64, podcast: String?, device: String?) async throws -> (
+        actions: [HubAction], timestamp: Int64
+    ) {
         try await pool.read { db in
+            let timestamp = Self.now()
             var sql = """
                 SELECT device, podcast, episode, guid, action, at, started, position, total FROM actions
                 WHERE user_id = ? AND uploaded >= ?
@@ -218,7 +254,7 @@ extension HubStore {
                         at: try row[5], started: try row[6],
                         position: try row[7], total: try row[8]))
             }
-            return out
+            return (out, timestamp)
         }
     }
 
@@ -226,15 +262,18 @@ extension HubStore {
     /// union of theirs).
     func synchronize(user: Int64, link: [[String]], unlink: [String]) async throws {
         try await pool.write { db in
-            let now = Self.now()
             for name in unlink {
                 try db.execute(sql: "UPDATE devices SET grp = NULL WHERE user_id = ? AND name = ?", arguments: [user, name])
             }
+            try Self.dissolveLoneGroups(db, user: user)
             for group in link where group.count >= 2 {
                 let ids = try group.map { try self.deviceID(db, user: user, name: $0) }
-                // One group: the first's, or a new one (its id is the first device's row id).
+                // Joined to the group one of them is in, or a new one: never an id another group
+                // still has.
                 let existing = try ids.compactMap { try self.group(db, $0) }
-                let target = existing.first ?? ids[0]
+                let fresh =
+                    (try Int64.fetchOne(db, sql: "SELECT MAX(grp) FROM devices WHERE user_id = ?", arguments: [user]) ?? 0) + 1
+                let target = existing.first ?? fresh
                 var members = Set(ids)
                 for old in Set(existing) {
                     members.formUnion(
@@ -252,8 +291,19 @@ extension HubStore {
                         INSERT INTO subscriptions (device_id, url, subscribed, changed) VALUES (?, ?, 1, ?)
                         ON CONFLICT (device_id, url) DO UPDATE SET subscribed = 1, changed = excluded.changed WHERE subscribed = 0
                         """)
-                for id in members { for url in union { try statement.execute(arguments: [id, url, now]) } }
+                for id in members { for url in union { try statement.execute(arguments: [id, url, Self.pending]) } }
             }
+            try Self.dissolveLoneGroups(db, user: user)
+            _ = try Self.stamp(db, user: user)
         }
+    }
+
+    /// A group left with one device is none (mygpo deletes it).
+    static func dissolveLoneGroups(_ db: Database, user: Int64) throws {
+        try db.execute(
+            sql: """
+                UPDATE devices SET grp = NULL WHERE user_id = ?1 AND grp IN (
+                    SELECT grp FROM devices WHERE user_id = ?1 AND grp IS NOT NULL GROUP BY grp HAVING COUNT(*) < 2)
+                """, arguments: [user])
     }
 }

@@ -39,7 +39,9 @@ public final class HubStore: Sendable {
                     CREATE INDEX credentials_user ON credentials(user_id);
                     CREATE TABLE sessions (
                         hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        credential_id INTEGER NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
                         expires INTEGER NOT NULL);
+                    CREATE INDEX sessions_credential ON sessions(credential_id);
                     CREATE TABLE devices (
                         id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
                         name TEXT NOT NULL, caption TEXT NOT NULL DEFAULT '', type TEXT NOT NULL DEFAULT 'other',
@@ -133,11 +135,34 @@ public final class HubStore: Sendable {
         }
     }
 
-    /// A password of its own for one device (or app): shown once, kept hashed, revoked alone.
+    /// App passwords one account may have: each is checked in turn against a password not
+    /// remembered, so their number bounds what a wrong password costs.
+    public static let maxAppPasswords = 16
+
+    /// A password of its own for one device (or app): shown once, kept hashed, revoked alone
+    /// (and the sessions made with it).
     /// - Returns: its id.
     public func addAppPassword(_ name: String, label: String, passwordHash: String) throws -> Int64 {
-        try pool.write { db in
-            guard let id = try userID(db, name) else { throw UserError("no account \(name) here; `mediahost users list`") }
+        try pool.write { db in try Self.insertAppPassword(db, name, label: label, passwordHash: passwordHash) }
+    }
+
+    func addAppPassword(_ name: String, label: String, passwordHash: String) async throws -> Int64 {
+        try await pool.write { db in try Self.insertAppPassword(db, name, label: label, passwordHash: passwordHash) }
+    }
+
+    private static func insertAppPassword(_ db: Database, _ name: String, label: String, passwordHash: String) throws -> Int64 {
+        do {
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name]) else {
+                throw UserError("no account \(name) here; `mediahost users list`")
+            }
+            let count =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM credentials WHERE user_id = ? AND kind = 'app'", arguments: [id]) ?? 0
+            guard count < maxAppPasswords else {
+                throw UserError(
+                    "\(name) has \(maxAppPasswords) app passwords already; revoke one first (`users app-password \(name) --list`)"
+                )
+            }
             try db.execute(
                 sql: "INSERT INTO credentials (user_id, kind, label, hash, created) VALUES (?, 'app', ?, ?, ?)",
                 arguments: [id, label, passwordHash, Int64(Date().timeIntervalSince1970)])
@@ -204,12 +229,12 @@ public final class HubStore: Sendable {
     public func hasUser(_ name: String) throws -> Bool { try pool.read { db in try userID(db, name) != nil } }
 
     /// An account's id and the hashes of its credentials (the password first).
-    func credentials(_ name: String) throws -> (user: Int64, hashes: [(id: Int64, hash: String)])? {
+    func credentials(_ name: String) throws -> (user: Int64, hashes: [(id: Int64, kind: String, hash: String)])? {
         try pool.read { db in
             guard let user = try userID(db, name) else { return nil }
             let rows = try Row.fetchAll(
-                db, sql: "SELECT id, hash FROM credentials WHERE user_id = ? ORDER BY kind = 'app', id", arguments: [user])
-            return (user, try rows.map { (try $0["id"], try $0["hash"]) })
+                db, sql: "SELECT id, kind, hash FROM credentials WHERE user_id = ? ORDER BY kind = 'app', id", arguments: [user])
+            return (user, try rows.map { (try $0["id"], try $0["kind"], try $0["hash"]) })
         }
     }
 
@@ -228,12 +253,12 @@ public final class HubStore: Sendable {
         }
     }
 
-    func addSession(hash: String, user: Int64, expires: Int64) async throws {
+    func addSession(hash: String, user: Int64, credential: Int64, expires: Int64) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE expires < ?", arguments: [Int64(Date().timeIntervalSince1970)])
             try db.execute(
-                sql: "INSERT OR REPLACE INTO sessions (hash, user_id, expires) VALUES (?, ?, ?)",
-                arguments: [hash, user, expires])
+                sql: "INSERT OR REPLACE INTO sessions (hash, user_id, credential_id, expires) VALUES (?, ?, ?, ?)",
+                arguments: [hash, user, credential, expires])
         }
     }
 

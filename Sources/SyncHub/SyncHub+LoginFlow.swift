@@ -40,6 +40,17 @@ extension SyncHub {
         flows.withLock { flows in flows = flows.filter { now - $0.value.created < Self.flowLifetime } }
         switch (request.method, path) {
         case ("POST", "/login/v2"):
+            // As many sign-ins from one address as pairings: 5 in 10 minutes.
+            let allowed = flowStarts.withLock { starts -> Bool in
+                let recent = (starts[request.address] ?? []).filter { now - $0 < Self.flowLifetime / 2 }
+                if starts.count > 10_000 { starts = starts.filter { $0.value.contains { now - $0 < Self.flowLifetime / 2 } } }
+                guard recent.count < 5 else { return false }
+                starts[request.address] = recent + [now]
+                return true
+            }
+            guard allowed else {
+                return Self.nextcloudJSON(["message": "too many sign-ins from this address; try again later"], status: 429)
+            }
             let flow = LoginFlow(
                 id: Self.randomToken(16), token: Self.randomToken(),
                 agent: String((request.headers["user-agent"] ?? "an app").prefix(80)),
@@ -57,7 +68,7 @@ extension SyncHub {
                 "login": .string(base + "/index.php/login/v2/flow/" + flow.id),
             ])
         case ("POST", "/login/v2/poll"):
-            let form = Self.query(String(decoding: request.body, as: UTF8.self))
+            let form = Self.query(String(decoding: request.body.prefix(4096), as: UTF8.self))
             let token = form["token"] ?? Self.query(request.query)["token"] ?? ""
             let granted = flows.withLock { flows -> (String, String)? in
                 guard let (id, flow) = flows.first(where: { constantTimeEqual(Array($0.value.token.utf8), Array(token.utf8)) }),
@@ -91,24 +102,31 @@ extension SyncHub {
         if let wait = lockedOut(request.address) {
             return Self.page("Too many tries", "Try again in \(wait.components.seconds / 60 + 1) minutes.", status: 429)
         }
+        guard flow.granted == nil else { return Self.page("Signed in", "This sign-in is done; go back to the app.") }
         let form = Self.query(String(decoding: request.body.prefix(4096), as: UTF8.self))
         let name = form["user"] ?? ""
         var check = request
         check.headers["authorization"] = "Basic " + Data("\(name):\(form["password"] ?? "")".utf8).base64EncodedString()
         check.headers["cookie"] = nil
-        guard case .user(_, let user) = await authenticate(check, cookies: false) else {
+        // The account's own password only: an app password (perhaps one leaked) makes no other.
+        guard case .user(_, let user, _) = await authenticate(check, cookies: false, passwordOnly: true) else {
             return Self.page(
                 "Sign in to sync", "Wrong user name or password.", form: "/index.php/login/v2/flow/\(id)", status: 401)
         }
         let password = Self.randomToken(24)
         do {
             let hash = try await Yescrypt.hash(password)
-            _ = try store.addAppPassword(
+            _ = try await store.addAppPassword(
                 user, label: "\(flow.agent) (signed in \(ISODate.string(from: Date())))", passwordHash: hash)
         } catch {
             return Self.page("Not signed in", "The server could not make an app password: \(error)", status: 500)
         }
-        flows.withLock { $0[id]?.granted = (user, password) }
+        let kept = flows.withLock { flows -> Bool in
+            guard flows[id] != nil, flows[id]?.granted == nil else { return false }
+            flows[id]?.granted = (user, password)
+            return true
+        }
+        guard kept else { return Self.page("Signed in", "This sign-in is done; go back to the app.") }
         return Self.page("Signed in", "You can go back to the app: it syncs as \(user) now.")
     }
 

@@ -19,7 +19,7 @@ extension SyncHub {
         // Authentication comes before routing, as in Nextcloud.
         let user: Int64
         switch await authenticate(request, cookies: false) {
-        case .user(let id, _): user = id
+        case .user(let id, _, _): user = id
         case .missing: return Self.nextcloudJSON(["message": "Current user is not logged in"], status: 401)
         case .wrong: return Self.nextcloudJSON(["message": .string("")], status: 401)
         case .lockedOut(let wait):
@@ -55,17 +55,16 @@ extension SyncHub {
                 // What is no URL is passed over, as FILTER_VALIDATE_URL does there; a URL in both
                 // lists ends removed.
                 let removing = remove.filter { Self.normalize($0) != nil }
-                let adding = add.filter { Self.normalize($0) != nil && !removing.contains($0) }
+                let removed = Set(removing)
+                let adding = add.filter { Self.normalize($0) != nil && !removed.contains($0) }
                 let timestamp = try await store.changeSubscriptions(
                     user: user, device: Self.nextcloudDevice, add: adding, remove: removing)
                 return Self.nextcloudJSON(["timestamp": .number(String(timestamp))])
             case "episode_action":
-                let plays = try await store.actions(user: user, since: since, podcast: nil, device: nil).filter {
-                    $0.action == "play"
-                }
-                let latest = Self.latest(plays) { $0.guid ?? $0.episode }
+                let read = try await store.actions(user: user, since: since, podcast: nil, device: nil)
+                let latest = Self.latest(read.actions.filter { $0.action == "play" }) { $0.guid ?? $0.episode }
                 return Self.nextcloudJSON([
-                    "actions": .array(latest.map(Self.nextcloudAction)), "timestamp": .number(String(HubStore.now())),
+                    "actions": .array(latest.map(Self.nextcloudAction)), "timestamp": .number(String(read.timestamp)),
                 ])
             default:  // episode_action/create
                 guard let list = (try? JSONParser.parse(request.body))?.arrayValue else {

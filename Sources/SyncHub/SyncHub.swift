@@ -125,26 +125,34 @@ public final class SyncHub: Sendable {
     private let recent = Mutex<
         [String: (user: Int64, credential: Int64, hash: String, until: ContinuousClock.Instant, session: String?)]
     >([:])
-    /// Nextcloud Login Flow v2 sign-ins under way, by their id.
+    /// Nextcloud Login Flow v2 sign-ins under way, by their id, and when each address began its last.
     let flows = Mutex<[String: LoginFlow]>([:])
+    let flowStarts = Mutex<[String: [ContinuousClock.Instant]]>([:])
     private let pepper: [UInt8] = {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }()
 
+    /// How long the address is still locked out, or nil.
     func lockedOut(_ address: String) -> Duration? {
-        failures.withLock { failures in
-            let now = ContinuousClock.now
-            let recent = (failures[address] ?? []).filter { now - $0 < Self.failureWindow }
-            failures[address] = recent.isEmpty ? nil : recent
-            guard recent.count >= Self.maxFailures, let first = recent.first else { return nil }
-            return Self.failureWindow - (now - first)
-        }
+        failures.withLock { failures in Self.wait(&failures, address) }
+    }
+
+    private static func wait(_ failures: inout [String: [ContinuousClock.Instant]], _ address: String) -> Duration? {
+        let now = ContinuousClock.now
+        let recent = (failures[address] ?? []).filter { now - $0 < failureWindow }
+        failures[address] = recent.isEmpty ? nil : recent
+        guard recent.count >= maxFailures, let first = recent.first else { return nil }
+        return failureWindow - (now - first)
     }
 
     func failed(_ address: String) {
         failures.withLock { failures in
-            if failures.count > 10_000 { failures.removeAll() }
+            if failures.count > 10_000 {
+                // Only what is past its window goes: a lockout is never wiped by new addresses.
+                let now = ContinuousClock.now
+                failures = failures.filter { entry in entry.value.contains { now - $0 < Self.failureWindow } }
+            }
             failures[address, default: []].append(.now)
         }
     }
@@ -172,52 +180,78 @@ public final class SyncHub: Sendable {
     }
 
     enum AuthOutcome {
-        case user(id: Int64, name: String)
+        /// `credential`: the password or app password checked for it (nil for a session or the desk).
+        case user(id: Int64, name: String, credential: Int64?)
         case missing
         case wrong
         case lockedOut(Duration)
     }
 
     /// Who the request is from: the desk, a session, or a name and one of its passwords.
-    func authenticate(_ request: HubRequest, cookies: Bool) async -> AuthOutcome {
+    /// - Parameter passwordOnly: the account's own password, no app password (the sign-in page,
+    ///   which makes app passwords).
+    func authenticate(_ request: HubRequest, cookies: Bool, passwordOnly: Bool = false) async -> AuthOutcome {
         if let trusted = request.trustedUser {
             guard let id = try? store.user(named: trusted) else { return .wrong }
-            return .user(id: id, name: trusted)
+            return .user(id: id, name: trusted, credential: nil)
         }
-        if let wait = lockedOut(request.address) { return .lockedOut(wait) }
         switch Self.credentials(request, cookies: cookies) {
         case .none:
+            if let wait = lockedOut(request.address) { return .lockedOut(wait) }
             return .missing
         case .session(let token):
+            // A session is let in even from an address locked out (behind a proxy all share
+            // one); one that is no more (expired, its password changed) counts as no attempt.
             if let found = try? store.session(hash: SHA256.hex(Array(token.utf8))) {
-                return .user(id: found.user, name: found.name)
+                return .user(id: found.user, name: found.name, credential: nil)
             }
-            failed(request.address)
+            if let wait = lockedOut(request.address) { return .lockedOut(wait) }
             return .wrong
         case .basic(let name, let password):
             let key = SHA256.hex(pepper + Array(name.utf8) + [0] + Array(password.utf8))
-            if let known = recent.withLock({ $0[key] }), ContinuousClock.now < known.until,
-                (try? store.credentialHolds(id: known.credential, hash: known.hash)) == true
-            {
-                return .user(id: known.user, name: name)
-            }
+            if !passwordOnly, let known = valid(key) { return .user(id: known.user, name: name, credential: known.credential) }
+            if let wait = lockedOut(request.address) { return .lockedOut(wait) }
+            // Checked in the yescrypt queue's turn, the lockout asked again then: guesses sent
+            // all at once are counted one after the other.
+            let address = request.address
+            let admit: @Sendable () -> Bool = { [self] in lockedOut(address) == nil }
+            let failed: @Sendable () -> Void = { [self] in self.failed(address) }
             guard !password.isEmpty, let found = try? store.credentials(name) else {
                 // As long as a wrong password: whether an account exists is not told by the time.
-                _ = await Yescrypt.verify(password, against: Self.decoy)
-                failed(request.address)
+                if case .refused = await Yescrypt.match(password, among: [Self.decoy], admit: admit, failed: failed) {
+                    return .lockedOut(lockedOut(address) ?? Self.failureWindow)
+                }
                 return .wrong
             }
-            for credential in found.hashes where await Yescrypt.verify(password, against: credential.hash) {
-                recent.withLock { recent in
-                    if recent.count > 1024 { recent.removeAll() }
-                    recent[key] = (found.user, credential.id, credential.hash, .now + .seconds(600), nil)
+            let candidates = found.hashes.filter { !passwordOnly || $0.kind == "password" }
+            switch await Yescrypt.match(password, among: candidates.map(\.hash), admit: admit, failed: failed) {
+            case .refused:
+                return .lockedOut(lockedOut(address) ?? Self.failureWindow)
+            case .none:
+                return .wrong
+            case .hash(let index):
+                let credential = candidates[index]
+                if !passwordOnly {
+                    recent.withLock { recent in
+                        if recent.count > 1024 {
+                            let now = ContinuousClock.now
+                            recent = recent.filter { now < $0.value.until }
+                        }
+                        recent[key] = (found.user, credential.id, credential.hash, .now + .seconds(600), nil)
+                    }
                 }
                 try? await store.noteUsed(credential: credential.id)
-                return .user(id: found.user, name: name)
+                return .user(id: found.user, name: name, credential: credential.id)
             }
-            failed(request.address)
-            return .wrong
         }
+    }
+
+    /// A password let in lately whose credential is still as it was.
+    private func valid(_ key: String) -> (user: Int64, credential: Int64, session: String?)? {
+        guard let known = recent.withLock({ $0[key] }), ContinuousClock.now < known.until,
+            (try? store.credentialHolds(id: known.credential, hash: known.hash)) == true
+        else { return nil }
+        return (known.user, known.credential, known.session)
     }
 
     /// A session for a request let in by its password, as mygpo logs in every request that
@@ -226,12 +260,13 @@ public final class SyncHub: Sendable {
     /// session per password while it is remembered (Kasts sends the password every time and
     /// keeps no cookie: it does not make a session a request).
     func sessionCookie(for request: HubRequest) async -> String? {
-        guard request.trustedUser == nil, case .basic(let name, let password) = Self.credentials(request, cookies: false) else {
-            return nil
-        }
-        if request.headers["cookie"]?.contains("sessionid=") == true { return nil }
+        guard request.trustedUser == nil, request.path != "/clientconfig.json", !request.path.hasSuffix("/logout.json"),
+            case .basic(let name, let password) = Self.credentials(request, cookies: false),
+            request.headers["cookie"]?.contains("sessionid=") != true
+        else { return nil }
         let key = SHA256.hex(pepper + Array(name.utf8) + [0] + Array(password.utf8))
-        guard let known = recent.withLock({ $0[key] }) else { return nil }
+        // Only for a password checked and still valid (not one revoked or changed since).
+        guard let known = valid(key) else { return nil }
         let token: String
         if let existing = known.session {
             token = existing
@@ -239,13 +274,18 @@ public final class SyncHub: Sendable {
             token = Self.randomToken()
             do {
                 try await store.addSession(
-                    hash: SHA256.hex(Array(token.utf8)), user: known.user, expires: HubStore.now() + Self.sessionAge)
+                    hash: SHA256.hex(Array(token.utf8)), user: known.user, credential: known.credential,
+                    expires: HubStore.now() + Self.sessionAge)
             } catch {
                 return nil
             }
             recent.withLock { $0[key]?.session = token }
         }
-        return "sessionid=\(token); Path=/; Max-Age=\(Self.sessionAge); HttpOnly; SameSite=Strict"
+        return Self.cookie(token, secure: request.headers["x-mediahost-tls"] == "1")
+    }
+
+    static func cookie(_ token: String, secure: Bool, age: Int64 = sessionAge) -> String {
+        "sessionid=\(token); Path=/; Max-Age=\(age); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
     }
 
     static let sessionAge: Int64 = 14 * 86_400
@@ -272,19 +312,20 @@ public final class SyncHub: Sendable {
             let user = path[3]
             switch path[4] {
             case "login.json":
-                let (id, _) = try await authorize(request, user: user)
+                let (id, _, credential) = try await authorize(request, user: user)
+                // The desk (in process) and a session logging in again need no new one.
+                guard let credential else { return HubResponse(status: 200) }
                 let text = Self.randomToken()
-                let age = Self.sessionAge
-                try await store.addSession(hash: SHA256.hex(Array(text.utf8)), user: id, expires: HubStore.now() + age)
+                try await store.addSession(
+                    hash: SHA256.hex(Array(text.utf8)), user: id, credential: credential,
+                    expires: HubStore.now() + Self.sessionAge)
                 return HubResponse(
-                    status: 200,
-                    headers: ["Set-Cookie": "sessionid=\(text); Path=/; Max-Age=\(age); HttpOnly; SameSite=Strict"])
+                    status: 200, headers: ["Set-Cookie": Self.cookie(text, secure: request.headers["x-mediahost-tls"] == "1")])
             case "logout.json":
                 if case .session(let token) = Self.credentials(request, cookies: true) {
                     try await store.endSession(hash: SHA256.hex(Array(token.utf8)))
                 }
-                return HubResponse(
-                    status: 200, headers: ["Set-Cookie": "sessionid=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"])
+                return HubResponse(status: 200, headers: ["Set-Cookie": Self.cookie("", secure: false, age: 0)])
             default: throw Problem.notFound
             }
         }
@@ -298,10 +339,11 @@ public final class SyncHub: Sendable {
     }
 
     /// The account named in the path, when the request is from it.
-    private func authorize(_ request: HubRequest, user: String) async throws -> (Int64, String) {
+    @discardableResult
+    private func authorize(_ request: HubRequest, user: String) async throws -> (Int64, String, Int64?) {
         switch await authenticate(request, cookies: true) {
-        case .user(let id, let name) where name == user:
-            return (id, name)
+        case .user(let id, let name, let credential) where name == user:
+            return (id, name, credential)
         case .lockedOut(let wait):
             throw Problem(
                 response: HubResponse(
@@ -352,7 +394,7 @@ public final class SyncHub: Sendable {
         case ("devices", 2):
             guard request.method == "GET" else { throw Problem.method }
             guard let (name, format) = Self.split(path[1]), format == "json" else { throw Problem.notFound }
-            let (user, _) = try await authorize(request, user: name)
+            let (user, _, _) = try await authorize(request, user: name)
             let devices = try await store.devices(user: user)
             return .json(
                 .array(
@@ -364,7 +406,7 @@ public final class SyncHub: Sendable {
                     }))
         case ("devices", 3):
             guard request.method == "POST" else { throw Problem.method }
-            let (user, _) = try await authorize(request, user: path[1])
+            let (user, _, _) = try await authorize(request, user: path[1])
             let device = try Self.device(path[2])
             let body = request.body.isEmpty ? JSONValue.object([:]) : try Self.body(request)
             guard body.objectValue != nil else { throw Problem.bad("the device's settings are an object") }
@@ -376,7 +418,7 @@ public final class SyncHub: Sendable {
             try await store.saveDevice(user: user, name: device, caption: caption, type: type)
             return HubResponse(status: 200)
         case ("subscriptions", 3):
-            let (user, _) = try await authorize(request, user: path[1])
+            let (user, _, _) = try await authorize(request, user: path[1])
             let device = try Self.device(path[2])
             switch request.method {
             case "GET":
@@ -413,16 +455,16 @@ public final class SyncHub: Sendable {
             }
         case ("episodes", 2):
             guard let (name, format) = Self.split(path[1]), format == "json" else { throw Problem.notFound }
-            let (user, _) = try await authorize(request, user: name)
+            let (user, _, _) = try await authorize(request, user: name)
             switch request.method {
             case "GET":
                 let since = try Self.since(query)
                 if let device = query["device"], !HubStore.isValidDevice(device) { throw Problem.bad("invalid device id") }
-                var actions = try await store.actions(
+                let read = try await store.actions(
                     user: user, since: since, podcast: query["podcast"], device: query["device"])
-                if query["aggregated"] == "true" { actions = Self.latest(actions) { $0.episode } }
+                let actions = query["aggregated"] == "true" ? Self.latest(read.actions) { $0.episode } : read.actions
                 return .json([
-                    "actions": .array(actions.map(Self.gpodderJSON)), "timestamp": .number(String(HubStore.now())),
+                    "actions": .array(actions.map(Self.gpodderJSON)), "timestamp": .number(String(read.timestamp)),
                 ])
             case "POST":
                 let body = try Self.body(request)
@@ -446,7 +488,7 @@ public final class SyncHub: Sendable {
             }
         case ("sync-devices", 2):
             guard let (name, format) = Self.split(path[1]), format == "json" else { throw Problem.notFound }
-            let (user, _) = try await authorize(request, user: name)
+            let (user, _, _) = try await authorize(request, user: name)
             if request.method == "POST" {
                 let body = try Self.body(request)
                 let link = (body["synchronize"]?.arrayValue ?? []).compactMap { Self.strings($0) }
@@ -470,7 +512,7 @@ public final class SyncHub: Sendable {
             ])
         case ("updates", 3):
             guard request.method == "GET" else { throw Problem.method }
-            let (user, _) = try await authorize(request, user: path[1])
+            let (user, _, _) = try await authorize(request, user: path[1])
             let device = try Self.device(path[2])
             let since = try Self.since(query, required: true)
             let changes = try await store.subscriptionChanges(user: user, device: device, since: since)
@@ -489,12 +531,12 @@ public final class SyncHub: Sendable {
         if path.count == 1 {
             guard request.method == "GET" else { throw Problem.method }
             guard let (name, format) = Self.split(path[0]) else { throw Problem.notFound }
-            let (user, _) = try await authorize(request, user: name)
+            let (user, _, _) = try await authorize(request, user: name)
             let urls = try await store.subscriptions(user: user, device: nil) ?? []
             return try Self.list(urls, format: format, objects: true)
         }
         guard path.count == 2, let (device, format) = Self.split(path[1]) else { throw Problem.notFound }
-        let (user, _) = try await authorize(request, user: path[0])
+        let (user, _, _) = try await authorize(request, user: path[0])
         guard HubStore.isValidDevice(device) else { throw Problem.bad("invalid device id") }
         switch request.method {
         case "GET":

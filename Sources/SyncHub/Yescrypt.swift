@@ -55,6 +55,33 @@ public enum Yescrypt {
         }
     }
 
+    public enum Match: Sendable, Equatable {
+        /// `admit` said no when its turn came.
+        case refused
+        case none
+        /// The index of the hash the password matches.
+        case hash(Int)
+    }
+
+    /// The first of `hashes` that `password` matches, checked in one turn of the queue: `admit`
+    /// is asked when the turn comes (after the guesses queued before were counted) and `failed`
+    /// is told in the same turn, so guesses sent all at once are counted one after the other.
+    public static func match(
+        _ password: String, among hashes: [String], admit: @escaping @Sendable () -> Bool,
+        failed: @escaping @Sendable () -> Void
+    ) async -> Match {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                guard admit() else { return continuation.resume(returning: .refused) }
+                for (index, hash) in hashes.enumerated() where verifyNow(password, against: hash) {
+                    return continuation.resume(returning: .hash(index))
+                }
+                failed()
+                continuation.resume(returning: .none)
+            }
+        }
+    }
+
     static func hashNow(_ password: String) -> Result<String, HashError> {
         let library: Library
         switch Self.library {

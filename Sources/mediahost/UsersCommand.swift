@@ -180,6 +180,11 @@ struct UsersCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Revoke the app password with this id (`--list` shows them).", valueName: "id"))
         var revoke: Int64?
 
+        func validate() throws {
+            if list, revoke != nil || label != nil { throw ValidationError("--list takes neither --revoke nor --label") }
+            if revoke != nil, label != nil { throw ValidationError("--revoke takes no --label") }
+        }
+
         func run() async throws {
             let store = try UsersCommand.store(global)
             do {
@@ -193,9 +198,10 @@ struct UsersCommand: AsyncParsableCommand {
                         )
                     }
                 } else if let revoke {
-                    say(
-                        try store.revokeAppPassword(name, id: revoke)
-                            ? "revoked app password \(revoke) of \(name)" : "\(name) has no app password \(revoke)")
+                    guard try store.revokeAppPassword(name, id: revoke) else {
+                        throw fail("\(name) has no app password \(revoke); `users app-password \(name) --list`")
+                    }
+                    say("revoked app password \(revoke) of \(name); the phones signed in with it sign in again")
                 } else {
                     guard try store.hasUser(name) else { throw fail("no account \(name) here; `mediahost users list`") }
                     let password = Self.generate()

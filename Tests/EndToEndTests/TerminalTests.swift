@@ -23,6 +23,8 @@ final class TerminalSession: @unchecked Sendable {
 
     final class Bytes: Sendable {
         let value = Mutex<[UInt8]>([])
+        /// How the reading of the terminal ended, if it did (for a failure's message).
+        let ended = Mutex<String?>(nil)
     }
     let dataDir: String
 
@@ -85,7 +87,11 @@ final class TerminalSession: @unchecked Sendable {
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
                 if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return }
+                guard n > 0 else {
+                    let why = n == 0 ? "end of file" : String(cString: strerror(errno))
+                    output.ended.withLock { $0 = why }
+                    return
+                }
                 output.value.withLock { $0 += buffer[0..<n] }
             }
         }
@@ -129,7 +135,11 @@ final class TerminalSession: @unchecked Sendable {
             if Self.plain(String(decoding: raw.dropFirst(offset), as: UTF8.self)).contains(needle) { return true }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        print("mediahost \(pid) did not write \(needle) in \(timeout); its stacks:\n\(await stacks(of: pid))")
+        let tail = String(decoding: raw.suffix(400), as: UTF8.self).debugDescription
+        let reading = output.ended.withLock { $0 }.map { "ended: \($0)" } ?? "still reading"
+        print(
+            "mediahost \(pid) did not write \(needle) in \(timeout) (\(raw.count) bytes so far, the terminal \(reading); the last: \(tail)); its stacks:\n\(await stacks(of: pid))"
+        )
         return false
     }
 

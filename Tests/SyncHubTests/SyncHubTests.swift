@@ -358,6 +358,117 @@ struct Household {
 
 /// An adversary on the home network.
 @Suite struct SyncHubAttackTests {
+    /// A revoked app password ends its sessions, and mints none (not even through an answer
+    /// that needs no password).
+    @Test func aRevokedAppPasswordEndsItsSessionsAndMakesNoMore() async throws {
+        let house = try await Household()
+        let hash = try await Yescrypt.hash("app-pass-1")
+        let id = try house.hub.store.addAppPassword("alice", label: "phone", passwordHash: hash)
+        let first = await house.send("GET", "/api/2/devices/alice.json", password: "app-pass-1")
+        let session = String(try #require(first.headers["Set-Cookie"]?.split(separator: ";").first))
+        #expect(try house.hub.store.revokeAppPassword("alice", id: id))
+        #expect(await house.send("GET", "/api/2/devices/alice.json", headers: ["Cookie": session]).status == 401)
+        let again = await house.send("GET", "/clientconfig.json", password: "app-pass-1")
+        #expect(again.status == 200 && again.headers["Set-Cookie"] == nil)
+        #expect(await house.send("GET", "/api/2/devices/alice.json", password: "app-pass-1").status == 401)
+    }
+
+    /// Guesses sent all at once count as many: no more than ten are checked.
+    @Test func guessesAtOnceCountEachOne() async throws {
+        let house = try await Household()
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for n in 0..<20 {
+                group.addTask {
+                    await house.send("GET", "/api/2/devices/alice.json", password: "guess\(n)", address: "10.9.9.9").status
+                }
+            }
+            var all: [Int] = []
+            for await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.filter { $0 == 401 }.count <= 10, "\(statuses)")
+        #expect(statuses.filter { $0 == 429 }.count >= 10, "\(statuses)")
+    }
+
+    /// Twenty phones behind one address signing in at once are twenty right passwords, not a
+    /// guessing run.
+    @Test func rightPasswordsAtOnceAreNoGuesses() async throws {
+        let house = try await Household()
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for n in 0..<20 {
+                let user = n % 2 == 0 ? "alice" : "bob"
+                group.addTask {
+                    await house.send("POST", "/api/2/auth/\(user)/login.json", user: user, address: "10.2.2.2").status
+                }
+            }
+            var all: [Int] = []
+            for await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+    }
+
+    /// A locked-out address (behind a proxy, everyone's) still lets in a session and a password
+    /// checked before; a stale session counts as no guess.
+    @Test func aLockoutSparesWhoWasLetInBefore() async throws {
+        let house = try await Household()
+        let proxy = "127.0.0.1"
+        let login = await house.send("GET", "/api/2/devices/alice.json", address: proxy)
+        let session = String(try #require(login.headers["Set-Cookie"]?.split(separator: ";").first))
+        for _ in 0..<12 {
+            _ = await house.send("GET", "/api/2/devices/bob.json", headers: ["Cookie": "sessionid=stale"], address: proxy)
+        }
+        #expect(
+            await house.send("GET", "/api/2/devices/bob.json", user: "bob", address: proxy).status == 200,
+            "stale sessions are no guesses")
+        for n in 0..<10 {
+            _ = await house.send("GET", "/api/2/devices/bob.json", user: "bob", password: "guess\(n)", address: proxy)
+        }
+        #expect(await house.send("GET", "/api/2/devices/alice.json", headers: ["Cookie": session], address: proxy).status == 200)
+        #expect(await house.send("GET", "/api/2/devices/alice.json", address: proxy).status == 200, "a password let in before")
+    }
+
+    @Test func theSignInPageTakesTheAccountsPasswordOnceOnly() async throws {
+        let house = try await Household()
+        let hash = try await Yescrypt.hash("app-pass-1")
+        _ = try house.hub.store.addAppPassword("alice", label: "leaked", passwordHash: hash)
+        let host = ["Host": "192.168.1.5:8733"]
+        let start = await house.send("POST", "/index.php/login/v2", headers: host)
+        let page = String(try #require(start.json?["login"]?.stringValue).dropFirst("http://192.168.1.5:8733".count))
+        let withApp = await house.send("POST", page, headers: host, raw: Array("user=alice&password=app-pass-1".utf8))
+        #expect(withApp.status == 401, "an app password makes no other")
+        #expect(await house.send("POST", page, headers: host, raw: Array("user=alice&password=alice-secret".utf8)).status == 200)
+        _ = await house.send("POST", page, headers: host, raw: Array("user=bob&password=bob-secret".utf8))
+        #expect(try house.hub.store.appPasswords("bob").isEmpty, "a granted sign-in is not granted again")
+        #expect(try house.hub.store.appPasswords("alice").count == 2)
+        // Sign-ins asked from one address are bounded.
+        var statuses: [Int] = []
+        for _ in 0..<6 {
+            statuses.append(await house.send("POST", "/index.php/login/v2", headers: host, address: "10.1.1.1").status)
+        }
+        #expect(statuses.contains(429))
+    }
+
+    @Test func groupsDoNotMergeByAccidentAndTheAccountKeepsWhatADeviceFollows() async throws {
+        let house = try await Household()
+        for (device, feed) in [("a", "https://a.example/f"), ("b", "https://b.example/f"), ("c", "https://c.example/f")] {
+            _ = await house.send(
+                "POST", "/api/2/subscriptions/alice/\(device).json", body: ["add": [.string(feed)], "remove": []])
+        }
+        _ = await house.send(
+            "POST", "/api/2/sync-devices/alice.json", body: ["synchronize": [["a", "b"]], "stop-synchronize": []])
+        _ = await house.send("POST", "/api/2/sync-devices/alice.json", body: ["synchronize": [], "stop-synchronize": ["a"]])
+        let linked = await house.send(
+            "POST", "/api/2/sync-devices/alice.json", body: ["synchronize": [["a", "c"]], "stop-synchronize": []])
+        #expect(linked.json?["synchronized"] == [["a", "c"]], "\(linked.text)")
+        #expect(linked.json?["not-synchronized"] == ["b"])
+        // b followed a's show while linked; dropping it there leaves it on the account's list (a
+        // and c follow it).
+        _ = await house.send("POST", "/api/2/subscriptions/alice/b.json", body: ["add": [], "remove": ["https://a.example/f"]])
+        let all = await house.send("GET", "/subscriptions/alice.json")
+        #expect(all.json?.arrayValue?.contains { $0["url"] == "https://a.example/f" } == true)
+    }
+
     @Test func wrongPasswordsInALoopLockTheAddressOutNotTheAccount() async throws {
         let house = try await Household()
         for _ in 0..<10 {
