@@ -49,6 +49,9 @@ public struct MediaItem: Codable, Sendable, Equatable {
     public var lists: [String]?
     /// Provider-specific facts worth showing, as text.
     public var extra: [String: String]?
+    /// What the feed says in the Podcasting 2.0 namespace (people, funding, podroll, soundbites,
+    /// live state…); nil when nothing.
+    public var namespace: PodcastNamespace?
 
     public init(
         id: ItemID, title: String, subtitle: String? = nil, summary: String? = nil,

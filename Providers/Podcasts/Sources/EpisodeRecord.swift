@@ -1,6 +1,7 @@
 import Basics
 import FoundationEssentials
 import Glibc
+import MediaKit
 
 /// An episode as a row of the host's cache: a compact binary record (JSONEncoder cost more than
 /// parsing the feed). Versioned; anything unreadable decodes as nil and the feed is read again.
@@ -8,7 +9,8 @@ enum EpisodeRecord {
     /// 3: chapters (a file's URL, Podlove chapters) and every transcript offered, after the
     /// numbers. An older record reads as nil (and its cache is named apart): the feed is read
     /// again, and its episodes get their chapters and transcripts.
-    static let version: UInt8 = 3
+    /// 4: the episode's Podcasting 2.0 elements (people, soundbites, live state…) as JSON, last.
+    static let version: UInt8 = 4
 
     static func encode(_ episode: ParsedEpisode) -> Data {
         let strings = [
@@ -46,7 +48,9 @@ enum EpisodeRecord {
         if let length = episode.enclosureLength { append(UInt64(bitPattern: length), bytes: 8, to: &out) }
         if let season = episode.season { append(UInt64(bitPattern: Int64(season)), bytes: 8, to: &out) }
         if let number = episode.episode { append(UInt64(bitPattern: Int64(number)), bytes: 8, to: &out) }
-        for value in [episode.chapters, episode.simpleChapters, episode.transcripts] {
+        // JSON for the few episodes that have them (its cost is theirs alone).
+        let namespace = episode.namespace.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+        for value in [episode.chapters, episode.simpleChapters, episode.transcripts, namespace] {
             guard let value else {
                 append(0, bytes: 1, to: &out)
                 continue
@@ -88,7 +92,7 @@ enum EpisodeRecord {
             episode.season = season.flatMap { Int(exactly: Int64(bitPattern: $0)) }
             episode.episode = number.flatMap { Int(exactly: Int64(bitPattern: $0)) }
             var more: [String?] = []
-            for _ in 0..<3 {
+            for _ in 0..<4 {
                 guard let present = reader.read(1) else { return nil }
                 guard present == 1 else {
                     more.append(nil)
@@ -100,6 +104,10 @@ enum EpisodeRecord {
             episode.chapters = more[0]
             episode.simpleChapters = more[1]
             episode.transcripts = more[2]
+            if let json = more[3] {
+                guard let namespace = try? JSONDecoder().decode(PodcastNamespace.self, from: Data(json.utf8)) else { return nil }
+                episode.namespace = namespace
+            }
             return reader.atEnd ? episode : nil
         }
     }

@@ -12,6 +12,8 @@ public struct ParsedFeed: Codable, Sendable, Equatable {
     public var link: String?
     public var categories: [String] = []
     public var episodes: [ParsedEpisode] = []
+    /// The show's Podcasting 2.0 elements (guid, people, funding, podroll, trailers…).
+    public var namespace: PodcastNamespace?
 }
 
 public struct ParsedEpisode: Codable, Sendable, Equatable {
@@ -36,6 +38,8 @@ public struct ParsedEpisode: Codable, Sendable, Equatable {
     public var simpleChapters: String?
     /// Every `<podcast:transcript>`, a line each: url, type, language, rel, split by tabs.
     public var transcripts: String?
+    /// The episode's other Podcasting 2.0 elements (people, soundbites, live state…).
+    public var namespace: PodcastNamespace?
 
     /// The notes as plain text.
     public var summary: String? { notes.map(HTMLText.plain) }
@@ -257,6 +261,9 @@ extension FeedParser {
             case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
                 itunesCategory, itunesAuthor
             case podcastSeason, podcastEpisode, podcastTranscript, podcastChapters, pscChapter
+            case podcastGuid, podcastPerson, podcastFunding, podcastPodroll, podcastRemoteItem, podcastSoundbite,
+                podcastLiveItem, podcastTrailer, podcastAlternateEnclosure, podcastSource, podcastImages, podcastLocked,
+                podcastLicense, podcastLocation, podcastValue, podcastValueRecipient, podcastImage
             case contentEncoded, dcDate, dcCreator, mediaContent, mediaThumbnail
             case googleplayDescription, googleplayImage, googleplayAuthor
 
@@ -266,6 +273,13 @@ extension FeedParser {
                 "published": .published, "updated": .updated, "modified": .modified, "content": .content,
                 "description": .description, "summary": .summary, "subtitle": .subtitle, "managingEditor": .managingEditor,
                 "enclosure": .enclosure, "icon": .icon, "logo": .logo,
+            ]
+            static let podcast: [String: Tag] = [
+                "guid": .podcastGuid, "person": .podcastPerson, "funding": .podcastFunding, "podroll": .podcastPodroll,
+                "remoteItem": .podcastRemoteItem, "soundbite": .podcastSoundbite, "liveItem": .podcastLiveItem,
+                "trailer": .podcastTrailer, "alternateEnclosure": .podcastAlternateEnclosure, "source": .podcastSource,
+                "images": .podcastImages, "locked": .podcastLocked, "license": .podcastLicense, "location": .podcastLocation,
+                "value": .podcastValue, "valueRecipient": .podcastValueRecipient, "image": .podcastImage,
             ]
             static let itunes: [String: Tag] = [
                 "title": .itunesTitle, "duration": .itunesDuration, "season": .itunesSeason, "episode": .itunesEpisode,
@@ -297,7 +311,7 @@ extension FeedParser {
                     case "episode": self = .podcastEpisode
                     case "transcript": self = .podcastTranscript
                     case "chapters": self = .podcastChapters
-                    default: self = .other
+                    default: self = Self.podcast[local] ?? .other
                     }
                 case .content: self = local == "encoded" ? .contentEncoded : .other
                 case .dc:
@@ -346,6 +360,15 @@ extension FeedParser {
 
         private enum Field {
             case title, itunesTitle, guid, date, updated, duration, season, episodeNumber, link
+            // Podcasting 2.0 elements with text: on the show (`show`) or the episode.
+            case person(role: String?, group: String?, image: String?, link: String?, show: Bool)
+            case funding(url: String?)
+            case soundbite(start: String?, duration: String?)
+            case trailer(url: String?, published: String?, type: String?, length: String?, season: String?)
+            case podcastGuid
+            case locked(owner: String?)
+            case license(url: String?, show: Bool)
+            case location(geo: String?, osm: String?, show: Bool)
             case notes(rank: Int)
             case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink,
                 imageURL, icon
@@ -376,8 +399,9 @@ extension FeedParser {
             func attribute(_ key: StaticString) -> String? { attributes.value(key) }
             let depth = names.count + 1
             if episodeDepth == 0 {
-                if tag == .item || tag == .entry {
+                if tag == .item || tag == .entry || tag == .podcastLiveItem {
                     episode = ParsedEpisode()
+                    if tag == .podcastLiveItem { startLive(attribute) }
                     episodeDepth = depth
                     notesRank = 0
                     itunesTitle = nil
@@ -396,8 +420,8 @@ extension FeedParser {
             case .pubDate, .published, .dcDate: field = .date
             case .updated, .modified: field = .updated
             case .itunesDuration: field = .duration
-            case .itunesSeason, .podcastSeason: field = .season
-            case .itunesEpisode, .podcastEpisode: field = .episodeNumber
+            case .itunesSeason: field = .season
+            case .itunesEpisode: field = .episodeNumber
             case .contentEncoded, .content: field = .notes(rank: 3)
             case .description, .summary: field = .notes(rank: 2)
             case .itunesSummary, .googleplayDescription: field = .notes(rank: 1)
@@ -441,6 +465,48 @@ extension FeedParser {
                         episode?.simpleChapters = before.map { $0 + "\n" + line } ?? line
                     }
                 }
+            case .podcastSeason:
+                if let name = attribute("name").map(Self.clean), !name.isEmpty { episodeNamespace { $0.seasonName = name } }
+                field = .season
+            case .podcastEpisode:
+                if let display = attribute("display").map(Self.clean), !display.isEmpty {
+                    episodeNamespace { $0.episodeDisplay = display }
+                }
+                field = .episodeNumber
+            case .podcastPerson:
+                field = .person(
+                    role: attribute("role"), group: attribute("group"), image: attribute("img"), link: attribute("href"), show: false)
+            case .podcastSoundbite: field = .soundbite(start: attribute("startTime"), duration: attribute("duration"))
+            case .podcastLicense: field = .license(url: attribute("url"), show: false)
+            case .podcastLocation: field = .location(geo: attribute("geo"), osm: attribute("osm"), show: false)
+            case .podcastImages: if let images = Self.images(attribute("srcset")) { episodeNamespace { $0.images = images } }
+            case .podcastImage:
+                if let image = Self.image(attribute) { episodeNamespace { Self.add(image, to: &$0) } }
+            case .podcastValue: startValue(attribute, show: false)
+            case .podcastValueRecipient where names.last == .podcastValue: addRecipient(attribute, show: false)
+            case .podcastAlternateEnclosure:
+                if let type = attribute("type").map(Self.clean), !type.isEmpty {
+                    let alternate = PodcastNamespace.AlternateEnclosure(
+                        type: type, sources: [], length: attribute("length").flatMap(Self.length),
+                        bitrate: attribute("bitrate").flatMap { Double(FeedParser.trim($0)) }.flatMap { $0.isFinite && $0 > 0 ? $0 : nil },
+                        height: attribute("height").flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 > 0 ? $0 : nil },
+                        language: attribute("lang"), title: attribute("title"), rel: attribute("rel"),
+                        isDefault: attribute("default")?.lowercased() == "true")
+                    episodeNamespace { namespace in
+                        if (namespace.alternateEnclosures?.count ?? 0) < Self.maxListed {
+                            namespace.alternateEnclosures = (namespace.alternateEnclosures ?? []) + [alternate]
+                        }
+                    }
+                }
+            case .podcastSource where names.last == .podcastAlternateEnclosure:
+                if let uri = attribute("uri").map(Self.clean), !uri.isEmpty {
+                    episodeNamespace { namespace in
+                        guard let last = namespace.alternateEnclosures?.indices.last,
+                            (namespace.alternateEnclosures?[last].sources.count ?? 0) < Self.maxListed
+                        else { return }
+                        namespace.alternateEnclosures?[last].sources.append(uri)
+                    }
+                }
             case .mediaContent:
                 if mediaContent == nil, let url = attribute("url") {
                     mediaContent = (url, attribute("type"), attribute("fileSize").flatMap(Self.length))
@@ -471,6 +537,17 @@ extension FeedParser {
             where root == .atom && names.count == 2
                 && (parent == .author || parent == .itunesAuthor || parent == .googleplayAuthor):
                 startCapture(.authorFallback, depth: depth)
+            case .podcastRemoteItem where parent == .podcastPodroll:
+                if let guid = attribute("feedGuid").map(Self.clean), !guid.isEmpty {
+                    let item = PodcastNamespace.RemoteItem(
+                        feedGuid: guid, feedURL: attribute("feedUrl").map(Self.clean), itemGuid: attribute("itemGuid"),
+                        medium: attribute("medium"), title: attribute("title"))
+                    showNamespace { namespace in
+                        if (namespace.podroll?.count ?? 0) < Self.maxPodroll { namespace.podroll = (namespace.podroll ?? []) + [item] }
+                    }
+                }
+            case .podcastValueRecipient where parent == .podcastValue && names.count >= 2 && names[names.count - 2] == .channel:
+                addRecipient(attribute, show: true)
             default:
                 guard atChannel else { return }
                 let field: Field?
@@ -483,6 +560,28 @@ extension FeedParser {
                 case .itunesSummary, .itunesSubtitle, .googleplayDescription: field = .channelSummaryFallback
                 case .link, .rssLink: field = .channelLink
                 case .icon, .logo: field = .icon
+                case .podcastGuid: field = .podcastGuid
+                case .podcastPerson:
+                    field = .person(
+                        role: attribute("role"), group: attribute("group"), image: attribute("img"), link: attribute("href"),
+                        show: true)
+                case .podcastFunding: field = .funding(url: attribute("url"))
+                case .podcastTrailer:
+                    field = .trailer(
+                        url: attribute("url"), published: attribute("pubdate"), type: attribute("type"), length: attribute("length"),
+                        season: attribute("season"))
+                case .podcastLocked: field = .locked(owner: attribute("owner"))
+                case .podcastLicense: field = .license(url: attribute("url"), show: true)
+                case .podcastLocation: field = .location(geo: attribute("geo"), osm: attribute("osm"), show: true)
+                case .podcastImages:
+                    if let images = Self.images(attribute("srcset")) { showNamespace { $0.images = images } }
+                    field = nil
+                case .podcastImage:
+                    if let image = Self.image(attribute) { showNamespace { Self.add(image, to: &$0) } }
+                    field = nil
+                case .podcastValue:
+                    startValue(attribute, show: true)
+                    field = nil
                 default: field = nil
                 }
                 if let field { startCapture(field, depth: depth) }
@@ -572,7 +671,167 @@ extension FeedParser {
             case .channelLink: if feed.link == nil, !value.isEmpty { feed.link = value }
             case .imageURL: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
             case .icon: if feed.artwork == nil, !value.isEmpty { feed.artwork = value }
+            case .person(let role, let group, let image, let link, let show):
+                // A person without a name is no one.
+                let name = Self.clean(HTMLText.decodeEntities(value))
+                guard !name.isEmpty else { break }
+                let person = PodcastNamespace.Person(
+                    name: String(name.prefix(200)), role: Self.word(role) ?? "host", group: Self.word(group) ?? "cast",
+                    image: image.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 },
+                    link: link.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 })
+                let add: (inout PodcastNamespace) -> Void = { namespace in
+                    if (namespace.people?.count ?? 0) < Self.maxPeople { namespace.people = (namespace.people ?? []) + [person] }
+                }
+                if show { showNamespace(add) } else { episodeNamespace(add) }
+            case .funding(let url):
+                guard let url = url.map(Self.clean), !url.isEmpty else { break }
+                let text = Self.clean(HTMLText.decodeEntities(value))
+                showNamespace { namespace in
+                    if (namespace.funding?.count ?? 0) < Self.maxListed {
+                        namespace.funding = (namespace.funding ?? []) + [.init(text: text.isEmpty ? url : String(text.prefix(200)), url: url)]
+                    }
+                }
+            case .soundbite(let start, let duration):
+                guard let start = start.flatMap({ Double(FeedParser.trim($0)) }), start.isFinite, start >= 0,
+                    let length = duration.flatMap({ Double(FeedParser.trim($0)) }), length.isFinite, length > 0
+                else { break }
+                let title = Self.clean(HTMLText.decodeEntities(value))
+                episodeNamespace { namespace in
+                    if (namespace.soundbites?.count ?? 0) < Self.maxListed {
+                        namespace.soundbites =
+                            (namespace.soundbites ?? []) + [.init(start: start, duration: length, title: title.isEmpty ? nil : title)]
+                    }
+                }
+            case .trailer(let url, let published, let type, let length, let season):
+                guard let url = url.map(Self.clean), !url.isEmpty else { break }
+                let title = Self.clean(HTMLText.decodeEntities(value))
+                let date = published.flatMap { FeedDates.parse($0) }.map(ISODate.string(from:))
+                let trailer = PodcastNamespace.Trailer(
+                    title: title.isEmpty ? "Trailer" : String(title.prefix(200)), url: url, published: date, type: type,
+                    length: length.flatMap(Self.length), season: season.flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 >= 0 ? $0 : nil })
+                showNamespace { namespace in
+                    if (namespace.trailers?.count ?? 0) < Self.maxListed { namespace.trailers = (namespace.trailers ?? []) + [trailer] }
+                }
+            case .podcastGuid:
+                let guid = Self.clean(value)
+                if !guid.isEmpty, guid.utf8.count <= 200 { showNamespace { $0.guid = guid } }
+            case .locked(let owner):
+                let text = value.lowercased()
+                guard text == "yes" || text == "no" else { break }
+                showNamespace { $0.locked = .init(locked: text == "yes", owner: owner.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 }) }
+            case .license(let url, let show):
+                let text = Self.clean(value)
+                guard !text.isEmpty else { break }
+                let license = PodcastNamespace.Link(text: String(text.prefix(200)), url: url.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 })
+                if show { showNamespace { $0.license = license } } else { episodeNamespace { $0.license = license } }
+            case .location(let geo, let osm, let show):
+                let text = Self.clean(HTMLText.decodeEntities(value))
+                guard !text.isEmpty else { break }
+                let location = PodcastNamespace.Location(name: String(text.prefix(200)), geo: geo, osm: osm)
+                if show { showNamespace { $0.location = location } } else { episodeNamespace { $0.location = location } }
             }
+        }
+
+        // MARK: Podcasting 2.0
+
+        /// Elements kept per show or episode: a hostile feed's 10,000 people cost 100.
+        static let maxPeople = 100
+        static let maxListed = 50
+        static let maxPodroll = 200
+
+        private mutating func showNamespace(_ change: (inout PodcastNamespace) -> Void) {
+            var namespace = feed.namespace ?? PodcastNamespace()
+            change(&namespace)
+            feed.namespace = namespace
+        }
+
+        private mutating func episodeNamespace(_ change: (inout PodcastNamespace) -> Void) {
+            guard episode != nil else { return }
+            var namespace = episode?.namespace ?? PodcastNamespace()
+            change(&namespace)
+            episode?.namespace = namespace
+        }
+
+        /// One line of text: white space runs as one space, trimmed.
+        static func clean(_ text: String) -> String {
+            FeedParser.trim(String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }))
+        }
+
+        /// A taxonomy word (a role, a group): lower case, nil when empty.
+        static func word(_ text: String?) -> String? {
+            guard let text = text.map({ clean($0).lowercased() }), !text.isEmpty, text.count <= 60 else { return nil }
+            return text
+        }
+
+        /// `url 1500w, url 600w` (or `url 2x`, or a bare URL).
+        static func images(_ srcset: String?) -> [PodcastNamespace.Image]? {
+            guard let srcset else { return nil }
+            let images = srcset.split(separator: ",").prefix(maxListed).compactMap { entry -> PodcastNamespace.Image? in
+                let parts = entry.split(whereSeparator: { $0 == " " || $0.isNewline || $0 == "\t" })
+                guard let url = parts.first.map(String.init), url.contains("://") else { return nil }
+                let width = parts.dropFirst().first.flatMap { part in part.hasSuffix("w") ? Int(part.dropLast()) : nil }
+                return PodcastNamespace.Image(url: url, width: width.flatMap { $0 > 0 ? $0 : nil })
+            }
+            return images.isEmpty ? nil : images
+        }
+
+        /// `<podcast:image href width purpose>`: artwork of one size (the other purposes, a
+        /// social card or a banner, are not the show's picture).
+        static func image(_ attribute: (StaticString) -> String?) -> PodcastNamespace.Image? {
+            guard let href = attribute("href").map(clean), href.contains("://") else { return nil }
+            if let purpose = attribute("purpose"), !purpose.split(separator: " ").contains(where: { $0 == "artwork" }) { return nil }
+            return PodcastNamespace.Image(url: href, width: attribute("width").flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 > 0 ? $0 : nil })
+        }
+
+        static func add(_ image: PodcastNamespace.Image, to namespace: inout PodcastNamespace) {
+            guard (namespace.images?.count ?? 0) < maxListed else { return }
+            namespace.images = (namespace.images ?? []) + [image]
+        }
+
+        /// An ISO 8601 time as live items give them: `2021-09-26T07:30:00.000-0600`, with a space
+        /// before the offset or a colon in it.
+        static func liveTime(_ text: String?) -> Date? {
+            guard var text = text.map(FeedParser.trim), !text.isEmpty else { return nil }
+            text = text.replacing(" +", with: "+").replacing(" -", with: "-").replacing(" ", with: "T")
+            if let date = ISODate.parse(text) { return date }
+            // `-0600`: the colon ISODate wants.
+            let bytes = Array(text.utf8)
+            if bytes.count > 5, bytes[bytes.count - 5] == UInt8(ascii: "+") || bytes[bytes.count - 5] == UInt8(ascii: "-") {
+                let fixed = String(text.dropLast(2)) + ":" + String(text.suffix(2))
+                if let date = ISODate.parse(fixed) { return date }
+            }
+            return ISODate.parse(text + "Z")
+        }
+
+        private mutating func startLive(_ attribute: (StaticString) -> String?) {
+            guard let status = Self.word(attribute("status")), ["pending", "live", "ended"].contains(status) else { return }
+            let start = Self.liveTime(attribute("start"))
+            var end = Self.liveTime(attribute("end"))
+            // An end before its start is no end.
+            if let start, let finish = end, finish < start { end = nil }
+            episodeNamespace {
+                $0.live = .init(status: status, start: start.map(ISODate.string(from:)), end: end.map(ISODate.string(from:)))
+            }
+        }
+
+        private mutating func startValue(_ attribute: (StaticString) -> String?, show: Bool) {
+            guard let type = Self.word(attribute("type")), let method = Self.word(attribute("method")) else { return }
+            let value = PodcastNamespace.Value(type: type, method: method, suggested: attribute("suggested").map(Self.clean))
+            if show { showNamespace { $0.value = value } } else { episodeNamespace { $0.value = value } }
+        }
+
+        private mutating func addRecipient(_ attribute: (StaticString) -> String?, show: Bool) {
+            guard let type = Self.word(attribute("type")), let address = attribute("address").map(Self.clean), !address.isEmpty,
+                let split = attribute("split").flatMap({ Int(FeedParser.trim($0)) }), split >= 0
+            else { return }
+            let recipient = PodcastNamespace.Value.Recipient(
+                name: attribute("name").map(Self.clean).flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }, type: type,
+                address: String(address.prefix(200)), split: split)
+            let add: (inout PodcastNamespace) -> Void = { namespace in
+                guard namespace.value != nil, (namespace.value?.recipients.count ?? 0) < Self.maxListed else { return }
+                namespace.value?.recipients.append(recipient)
+            }
+            if show { showNamespace(add) } else { episodeNamespace(add) }
         }
 
         private mutating func deliver(_ found: ParsedEpisode) {
@@ -585,6 +844,21 @@ extension FeedParser {
                 episode.enclosureLength = media.length
             }
             if episode.artwork == nil { episode.artwork = mediaThumbnail }
+            if var namespace = episode.namespace {
+                // A soundbite past the end of the episode is none; one running past it ends there.
+                if let length = episode.duration, length > 0 {
+                    namespace.soundbites = namespace.soundbites?.compactMap { bite in
+                        guard bite.start < length else { return nil }
+                        var bite = bite
+                        bite.duration = min(bite.duration, length - bite.start)
+                        return bite
+                    }
+                }
+                namespace.alternateEnclosures = namespace.alternateEnclosures?.filter { !$0.sources.isEmpty }
+                for key in [\PodcastNamespace.soundbites] where namespace[keyPath: key]?.isEmpty == true { namespace[keyPath: key] = nil }
+                if namespace.alternateEnclosures?.isEmpty == true { namespace.alternateEnclosures = nil }
+                episode.namespace = namespace.isEmpty ? nil : namespace
+            }
             if channelBase == nil || channelBase?.link != feed.link {
                 channelBase = (feed.link, feed.link.flatMap { URL(string: $0, relativeTo: baseURL) } ?? baseURL)
             }

@@ -25,6 +25,7 @@ extension PodcastsProvider {
         if let directory = show.collectionViewUrl ?? show.trackViewUrl { extra["directory"] = directory }
         item.extra = extra
         if let count = episodes ?? show.trackCount { item.stats = ["episodes": count] }
+        item.namespace = feed?.namespace.flatMap { $0.isEmpty ? nil : $0 }
         return item
     }
 
@@ -63,7 +64,9 @@ extension PodcastsProvider {
             extra["chapters"] = String(simple.split(separator: "\n").count)
         }
         if let guid = episode.guid { extra["guid"] = guid }
+        if let live = episode.namespace?.live { extra["live"] = live.status }
         item.extra = extra.isEmpty ? nil : extra
+        item.namespace = episode.namespace
         return item
     }
 
