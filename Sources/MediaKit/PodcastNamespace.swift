@@ -78,7 +78,9 @@ public struct PodcastNamespace: Codable, Sendable, Equatable {
         public var medium: String?
         public var title: String?
 
-        public init(feedGuid: String, feedURL: String? = nil, itemGuid: String? = nil, medium: String? = nil, title: String? = nil) {
+        public init(
+            feedGuid: String, feedURL: String? = nil, itemGuid: String? = nil, medium: String? = nil, title: String? = nil
+        ) {
             self.feedGuid = feedGuid
             self.feedURL = feedURL
             self.itemGuid = itemGuid
@@ -121,7 +123,9 @@ public struct PodcastNamespace: Codable, Sendable, Equatable {
         public var length: Int64?
         public var season: Int?
 
-        public init(title: String, url: String, published: String? = nil, type: String? = nil, length: Int64? = nil, season: Int? = nil) {
+        public init(
+            title: String, url: String, published: String? = nil, type: String? = nil, length: Int64? = nil, season: Int? = nil
+        ) {
             self.title = title
             self.url = url
             self.published = published

@@ -201,6 +201,66 @@ struct Renderer {
 
     /// An item's details. A post's text under a content warning is shown in its place only
     /// with `reveal`.
+    /// The Podcasting 2.0 elements, a line each (several lines under one name for lists).
+    private func podcastFields(_ namespace: PodcastNamespace, _ field: (String, String?, (String) -> String) -> Void) {
+        func each(_ name: String, _ values: [String]) {
+            for (index, value) in values.prefix(20).enumerated() { field(index == 0 ? name : "", value, { $0 }) }
+            if values.count > 20 { field("", "and \(values.count - 20) more", dim) }
+        }
+        if let live = namespace.live {
+            let when = [live.start.map { "from " + Self.when($0) }, live.end.map { "to " + Self.when($0) }].compactMap { $0 }
+            field("live", ([live.status == "live" ? "live now" : live.status] + when).joined(separator: " "), red)
+        }
+        if let name = namespace.seasonName { field("season is", name, { $0 }) }
+        if let display = namespace.episodeDisplay { field("episode is", display, { $0 }) }
+        if let people = namespace.people {
+            each("people", people.map { "\($0.name), \($0.role)" + ($0.group == "cast" ? "" : " (\($0.group))") })
+        }
+        if let bites = namespace.soundbites {
+            each(
+                "soundbites",
+                bites.enumerated().map { index, bite in
+                    "\(index + 1). \(Self.duration(bite.start)) for \(Self.duration(bite.duration))"
+                        + (bite.title.map { "  " + $0 } ?? "")
+                })
+        }
+        if let funding = namespace.funding {
+            each("funding", funding.map { [$0.text, $0.url].compactMap { $0 }.joined(separator: "  ") })
+        }
+        if let podroll = namespace.podroll {
+            each("recommends", podroll.map { $0.title ?? $0.feedURL ?? "podcast:guid " + $0.feedGuid })
+        }
+        if let trailers = namespace.trailers { each("trailers", trailers.map { "\($0.title)  \($0.url)" }) }
+        if let alternates = namespace.alternateEnclosures {
+            each(
+                "formats",
+                alternates.map { alternate in
+                    [
+                        alternate.type, alternate.bitrate.map { "\(Int($0 / 1000)) kb/s" }, alternate.height.map { "\($0)p" },
+                        alternate.language, alternate.title,
+                    ].compactMap { $0 }.joined(separator: " ")
+                })
+        }
+        if let license = namespace.license {
+            field("license", [license.text, license.url].compactMap { $0 }.joined(separator: "  "), { $0 })
+        }
+        if let location = namespace.location { field("location", location.name, { $0 }) }
+        if let locked = namespace.locked {
+            field(
+                "locked",
+                locked.locked ? "yes: not to be imported elsewhere" + (locked.owner.map { " (owner \($0))" } ?? "") : "no", { $0 }
+            )
+        }
+        if let value = namespace.value {
+            let names = value.recipients.compactMap(\.name)
+            field(
+                "value",
+                "\(value.type) \(value.method) to \(value.recipients.count) recipient\(value.recipients.count == 1 ? "" : "s")"
+                    + (names.isEmpty ? "" : " (" + names.prefix(3).joined(separator: ", ") + ")") + "; said, not paid", { $0 })
+        }
+        if let guid = namespace.guid { field("podcast guid", guid, { $0 }) }
+    }
+
     func detail(_ item: MediaItem, reveal: Bool = false) -> String {
         var lines = [bold(Self.clean(item.title))]
         // Values are cleaned before they are styled, so the style's own escapes survive.
@@ -239,6 +299,7 @@ struct Renderer {
             default: field(key, value)
             }
         }
+        if let namespace = item.namespace { podcastFields(namespace, field) }
         if item.played == true {
             field("played", "yes")
         } else if let position = item.position {

@@ -801,3 +801,37 @@ private struct Unwritable: RPCMethod {
         }
     }
 }
+
+/// `show` of an episode and a show with Podcasting 2.0 elements: people with their roles,
+/// soundbites, funding, the podroll, live state, formats, value said not paid; at 80 columns.
+@Suite struct PodcastNamespaceDetailTests {
+    @Test func theNamespaceIsShownWherePeopleLook() throws {
+        var namespace = PodcastNamespace()
+        namespace.people = [.init(name: "Adam Curry"), .init(name: "Becky Smith", role: "cover art designer", group: "visuals")]
+        namespace.soundbites = [.init(start: 33.8, duration: 60, title: "The good bit")]
+        namespace.funding = [.init(text: "Support the show!", url: "https://example.com/donate")]
+        namespace.podroll = [
+            .init(feedGuid: "917393e3-1b1e-5cef-ace4-edaa54e1f810", feedURL: "https://feeds.podcastindex.org/pc20.xml")
+        ]
+        namespace.live = .init(status: "live", start: "2021-09-26T13:30:00Z")
+        namespace.seasonName = "Podcasting 2.0"
+        namespace.alternateEnclosures = [
+            .init(type: "audio/opus", sources: ["https://example.com/3.opus"], bitrate: 96_000, title: "High quality")
+        ]
+        namespace.value = .init(
+            type: "lightning", method: "keysend", recipients: [.init(name: "podcaster", type: "node", address: "03ab", split: 99)]
+        )
+        var item = MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:2"), title: "Episode 3")
+        item.namespace = namespace
+        let renderer = Renderer(color: false)
+        let text = renderer.detail(item)
+        for expected in [
+            "Adam Curry, host", "Becky Smith, cover art designer (visuals)", "1. 0:34 for 1:00  The good bit",
+            "Support the show!  https://example.com/donate", "https://feeds.podcastindex.org/pc20.xml", "live now from",
+            "season is", "Podcasting 2.0", "audio/opus 96 kb/s High quality", "said, not paid",
+        ] {
+            #expect(text.contains(expected), "\(expected)\n\(text)")
+        }
+        for line in text.split(separator: "\n") { #expect(Renderer.columns(String(line)) <= 80, "\(line)") }
+    }
+}

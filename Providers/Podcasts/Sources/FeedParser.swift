@@ -475,7 +475,8 @@ extension FeedParser {
                 field = .episodeNumber
             case .podcastPerson:
                 field = .person(
-                    role: attribute("role"), group: attribute("group"), image: attribute("img"), link: attribute("href"), show: false)
+                    role: attribute("role"), group: attribute("group"), image: attribute("img"), link: attribute("href"),
+                    show: false)
             case .podcastSoundbite: field = .soundbite(start: attribute("startTime"), duration: attribute("duration"))
             case .podcastLicense: field = .license(url: attribute("url"), show: false)
             case .podcastLocation: field = .location(geo: attribute("geo"), osm: attribute("osm"), show: false)
@@ -488,7 +489,9 @@ extension FeedParser {
                 if let type = attribute("type").map(Self.clean), !type.isEmpty {
                     let alternate = PodcastNamespace.AlternateEnclosure(
                         type: type, sources: [], length: attribute("length").flatMap(Self.length),
-                        bitrate: attribute("bitrate").flatMap { Double(FeedParser.trim($0)) }.flatMap { $0.isFinite && $0 > 0 ? $0 : nil },
+                        bitrate: attribute("bitrate").flatMap { Double(FeedParser.trim($0)) }.flatMap {
+                            $0.isFinite && $0 > 0 ? $0 : nil
+                        },
                         height: attribute("height").flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 > 0 ? $0 : nil },
                         language: attribute("lang"), title: attribute("title"), rel: attribute("rel"),
                         isDefault: attribute("default")?.lowercased() == "true")
@@ -543,7 +546,9 @@ extension FeedParser {
                         feedGuid: guid, feedURL: attribute("feedUrl").map(Self.clean), itemGuid: attribute("itemGuid"),
                         medium: attribute("medium"), title: attribute("title"))
                     showNamespace { namespace in
-                        if (namespace.podroll?.count ?? 0) < Self.maxPodroll { namespace.podroll = (namespace.podroll ?? []) + [item] }
+                        if (namespace.podroll?.count ?? 0) < Self.maxPodroll {
+                            namespace.podroll = (namespace.podroll ?? []) + [item]
+                        }
                     }
                 }
             case .podcastValueRecipient where parent == .podcastValue && names.count >= 2 && names[names.count - 2] == .channel:
@@ -568,7 +573,8 @@ extension FeedParser {
                 case .podcastFunding: field = .funding(url: attribute("url"))
                 case .podcastTrailer:
                     field = .trailer(
-                        url: attribute("url"), published: attribute("pubdate"), type: attribute("type"), length: attribute("length"),
+                        url: attribute("url"), published: attribute("pubdate"), type: attribute("type"),
+                        length: attribute("length"),
                         season: attribute("season"))
                 case .podcastLocked: field = .locked(owner: attribute("owner"))
                 case .podcastLicense: field = .license(url: attribute("url"), show: true)
@@ -688,7 +694,8 @@ extension FeedParser {
                 let text = Self.clean(HTMLText.decodeEntities(value))
                 showNamespace { namespace in
                     if (namespace.funding?.count ?? 0) < Self.maxListed {
-                        namespace.funding = (namespace.funding ?? []) + [.init(text: text.isEmpty ? url : String(text.prefix(200)), url: url)]
+                        namespace.funding =
+                            (namespace.funding ?? []) + [.init(text: text.isEmpty ? url : String(text.prefix(200)), url: url)]
                     }
                 }
             case .soundbite(let start, let duration):
@@ -699,7 +706,9 @@ extension FeedParser {
                 episodeNamespace { namespace in
                     if (namespace.soundbites?.count ?? 0) < Self.maxListed {
                         namespace.soundbites =
-                            (namespace.soundbites ?? []) + [.init(start: start, duration: length, title: title.isEmpty ? nil : title)]
+                            (namespace.soundbites ?? []) + [
+                                .init(start: start, duration: length, title: title.isEmpty ? nil : title)
+                            ]
                     }
                 }
             case .trailer(let url, let published, let type, let length, let season):
@@ -708,9 +717,12 @@ extension FeedParser {
                 let date = published.flatMap { FeedDates.parse($0) }.map(ISODate.string(from:))
                 let trailer = PodcastNamespace.Trailer(
                     title: title.isEmpty ? "Trailer" : String(title.prefix(200)), url: url, published: date, type: type,
-                    length: length.flatMap(Self.length), season: season.flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 >= 0 ? $0 : nil })
+                    length: length.flatMap(Self.length),
+                    season: season.flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 >= 0 ? $0 : nil })
                 showNamespace { namespace in
-                    if (namespace.trailers?.count ?? 0) < Self.maxListed { namespace.trailers = (namespace.trailers ?? []) + [trailer] }
+                    if (namespace.trailers?.count ?? 0) < Self.maxListed {
+                        namespace.trailers = (namespace.trailers ?? []) + [trailer]
+                    }
                 }
             case .podcastGuid:
                 let guid = Self.clean(value)
@@ -718,11 +730,14 @@ extension FeedParser {
             case .locked(let owner):
                 let text = value.lowercased()
                 guard text == "yes" || text == "no" else { break }
-                showNamespace { $0.locked = .init(locked: text == "yes", owner: owner.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 }) }
+                showNamespace {
+                    $0.locked = .init(locked: text == "yes", owner: owner.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 })
+                }
             case .license(let url, let show):
                 let text = Self.clean(value)
                 guard !text.isEmpty else { break }
-                let license = PodcastNamespace.Link(text: String(text.prefix(200)), url: url.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 })
+                let license = PodcastNamespace.Link(
+                    text: String(text.prefix(200)), url: url.map(Self.clean).flatMap { $0.isEmpty ? nil : $0 })
                 if show { showNamespace { $0.license = license } } else { episodeNamespace { $0.license = license } }
             case .location(let geo, let osm, let show):
                 let text = Self.clean(HTMLText.decodeEntities(value))
@@ -779,8 +794,11 @@ extension FeedParser {
         /// social card or a banner, are not the show's picture).
         static func image(_ attribute: (StaticString) -> String?) -> PodcastNamespace.Image? {
             guard let href = attribute("href").map(clean), href.contains("://") else { return nil }
-            if let purpose = attribute("purpose"), !purpose.split(separator: " ").contains(where: { $0 == "artwork" }) { return nil }
-            return PodcastNamespace.Image(url: href, width: attribute("width").flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 > 0 ? $0 : nil })
+            if let purpose = attribute("purpose"), !purpose.split(separator: " ").contains(where: { $0 == "artwork" }) {
+                return nil
+            }
+            return PodcastNamespace.Image(
+                url: href, width: attribute("width").flatMap { Int(FeedParser.trim($0)) }.flatMap { $0 > 0 ? $0 : nil })
         }
 
         static func add(_ image: PodcastNamespace.Image, to namespace: inout PodcastNamespace) {
@@ -855,7 +873,9 @@ extension FeedParser {
                     }
                 }
                 namespace.alternateEnclosures = namespace.alternateEnclosures?.filter { !$0.sources.isEmpty }
-                for key in [\PodcastNamespace.soundbites] where namespace[keyPath: key]?.isEmpty == true { namespace[keyPath: key] = nil }
+                for key in [\PodcastNamespace.soundbites] where namespace[keyPath: key]?.isEmpty == true {
+                    namespace[keyPath: key] = nil
+                }
                 if namespace.alternateEnclosures?.isEmpty == true { namespace.alternateEnclosures = nil }
                 episode.namespace = namespace.isEmpty ? nil : namespace
             }

@@ -26,7 +26,8 @@ import Testing
         #expect(show.value?.type == "lightning" && show.value?.recipients.map(\.split) == [99, 1])
         #expect(show.trailers?.first?.title == "Coming April 1st, 2021" && show.trailers?.first?.length == 12_345_678)
         #expect(show.trailers?.first?.published?.hasPrefix("2021-04-01") == true)
-        #expect(show.podroll?.map(\.feedGuid) == ["917393e3-1b1e-5cef-ace4-edaa54e1f810", "396d9ae0-da7e-5557-b894-b606231fa3ea"])
+        #expect(
+            show.podroll?.map(\.feedGuid) == ["917393e3-1b1e-5cef-ace4-edaa54e1f810", "396d9ae0-da7e-5557-b894-b606231fa3ea"])
         // The publisher's remoteItem is not a recommendation.
         #expect(show.podroll?.contains { $0.medium == "publisher" } == false)
         // Artwork by size: a social card and a banner are not the show's picture.
@@ -134,9 +135,13 @@ import Testing
         let one = try #require(feed.episodes.first { $0.guid == "one" }?.namespace)
         #expect(one.people?.first?.name == "Ada" && one.people?.count == 100, "a hostile feed's 10,000 people cost 100")
         #expect(one.episodeDisplay == "Bonus")
-        #expect(one.soundbites == [.init(start: 30, duration: 60, title: "Good bit"), .init(start: 590, duration: 10, title: "Runs past the end")])
+        #expect(
+            one.soundbites == [
+                .init(start: 30, duration: 60, title: "Good bit"), .init(start: 590, duration: 10, title: "Runs past the end"),
+            ])
         #expect(one.alternateEnclosures == nil)
-        #expect(one.image(forWidth: 600) == "https://example.com/b.jpg" && one.image(forWidth: 200) == "https://example.com/a.jpg")
+        #expect(
+            one.image(forWidth: 600) == "https://example.com/b.jpg" && one.image(forWidth: 200) == "https://example.com/a.jpg")
         #expect(feed.episodes.first { $0.guid == "one" }?.season == nil)
         let backwards = try #require(feed.episodes.first { $0.guid == "l" }?.namespace?.live)
         #expect(backwards.start == "2026-01-02T10:00:00Z" && backwards.end == nil, "an end before its start is no end")
