@@ -54,6 +54,7 @@ let providers: [Provider] = [
     Provider(name: "Mastodon"),
     Provider(name: "Twitter"),
     Provider(name: "Bluesky", tests: ["MediaHost", "HostPlayer", "JSONRPC"]),
+    Provider(name: "PodcastIndex"),
 ]
 
 let package = Package(
