@@ -120,7 +120,7 @@ struct Renderer {
             var kind: String? = shared.kind == nil ? item.kind.rawValue : nil
             var progress = Self.progress(item, followed: followed)
             func meta() -> String {
-                var parts = [progress, kind, item.isShort ? "short" : nil].compactMap { $0 }
+                var parts = [Self.live(item), progress, kind, item.isShort ? "short" : nil].compactMap { $0 }
                 if let duration = item.duration { parts.append(Self.duration(duration)) }
                 if let published = item.published { parts.append(String(published.prefix(10))) }
                 return parts.joined(separator: " · ")
@@ -135,11 +135,24 @@ struct Renderer {
         }
         var provider: String?
         let metaWidth = fit.map { _ in min(rows.map { Self.columns($0.meta) }.max() ?? 0, metaRoom) } ?? 0
+        // A show's seasons as headings, where its episodes span more than one and the headings
+        // fit the terminal's height with the rows (the first rows are never pushed off the
+        // screen: at 80x24 a page of 20 leaves room for one).
+        let seasons = grouped ? [] : page.items.map { $0.extra?["season"] }
+        let changes = zip(seasons, [nil] + seasons).filter { $0.0 != nil && $0.0 != $0.1 }.count
+        let room = fit == nil ? Int.max : Self.terminalRows(1) - (rows.count + 3)
+        let bySeason = Set(seasons.compactMap { $0 }).count > 1 && changes <= room
+        var season: String?
         for (i, row) in rows.enumerated() {
             let item = row.item
             if grouped, item.id.provider != provider {
                 provider = item.id.provider
                 lines.append(bold(item.id.provider))
+            }
+            if bySeason, let number = item.extra?["season"], number != season {
+                season = number
+                let heading = "Season \(number)" + (item.namespace?.seasonName.map { ": " + Self.clean($0) } ?? "")
+                lines.append("     " + bold(fit.map { Self.fit(heading, max(8, $0 - 5)) } ?? heading))
             }
             let favorite = item.favorite == true
             var line = String(printf: "%3d  ", i + 1)
@@ -173,6 +186,16 @@ struct Renderer {
         if page.next != nil { footer.append("`next` for more") }
         if !footer.isEmpty { lines.append(dim("     " + footer.joined(separator: " · "))) }
         return lines.joined(separator: "\n")
+    }
+
+    /// A live item's state, for its row.
+    static func live(_ item: MediaItem) -> String? {
+        switch item.namespace?.live?.status {
+        case "live"?: "live now"
+        case "pending"?: "upcoming live"
+        case "ended"?: "live, ended"
+        default: nil
+        }
     }
 
     /// The subtitle and the kind every item of a listing has, when there are several.

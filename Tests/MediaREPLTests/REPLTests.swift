@@ -835,3 +835,34 @@ private struct Unwritable: RPCMethod {
         for line in text.split(separator: "\n") { #expect(Renderer.columns(String(line)) <= 80, "\(line)") }
     }
 }
+
+@Suite struct SeasonHeadingTests {
+    /// A show's episodes over several seasons are listed under their seasons' headings (with
+    /// their names), live items marked; one season needs no heading.
+    @Test func seasonsAreHeadingsAndLivesAreMarked() {
+        func episode(_ n: Int, season: Int?, name: String? = nil, live: String? = nil) -> MediaItem {
+            var item = MediaItem(
+                id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1:\(n)"), title: "Episode \(n)", subtitle: "The Show")
+            if let season { item.extra = ["season": String(season)] }
+            var namespace = PodcastNamespace()
+            namespace.seasonName = name
+            if let live { namespace.live = .init(status: live) }
+            item.namespace = namespace.isEmpty ? nil : namespace
+            return item
+        }
+        let renderer = Renderer(color: false, width: 80)
+        let text = renderer.items(
+            Page(items: [
+                episode(0, season: nil, live: "pending"), episode(4, season: 2, name: "The return"), episode(3, season: 2),
+                episode(2, season: 1, name: "Beginnings"), episode(1, season: 1),
+            ]))
+        let lines = text.split(separator: "\n").map(String.init)
+        let two = lines.firstIndex { $0.contains("Season 2: The return") }
+        let one = lines.firstIndex { $0.contains("Season 1: Beginnings") }
+        #expect(two != nil && one != nil && two! < one!, "\(text)")
+        #expect(lines.contains { $0.contains("Episode 0") && $0.contains("upcoming live") }, "\(text)")
+        for line in lines { #expect(Renderer.columns(line) <= 80, "\(line)") }
+        let single = renderer.items(Page(items: [episode(2, season: 1), episode(1, season: 1)]))
+        #expect(!single.contains("Season"), "\(single)")
+    }
+}
