@@ -109,7 +109,11 @@ extension SyncHub {
         check.headers["authorization"] = "Basic " + Data("\(name):\(form["password"] ?? "")".utf8).base64EncodedString()
         check.headers["cookie"] = nil
         // The account's own password only: an app password (perhaps one leaked) makes no other.
-        guard case .user(_, let user, _) = await authenticate(check, cookies: false, passwordOnly: true) else {
+        let outcome = await authenticate(check, cookies: false, passwordOnly: true)
+        if case .unavailable(let why) = outcome {
+            return Self.page("Not signed in", "The server cannot read its accounts: \(why)", status: 503)
+        }
+        guard case .user(_, let user, _) = outcome else {
             return Self.page(
                 "Sign in to sync", "Wrong user name or password.", form: "/index.php/login/v2/flow/\(id)", status: 401)
         }

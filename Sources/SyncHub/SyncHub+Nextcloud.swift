@@ -22,6 +22,8 @@ extension SyncHub {
         case .user(let id, _, _): user = id
         case .missing: return Self.nextcloudJSON(["message": "Current user is not logged in"], status: 401)
         case .wrong: return Self.nextcloudJSON(["message": .string("")], status: 401)
+        case .unavailable(let why):
+            return Self.nextcloudJSON(["message": .string("the sync server cannot read its accounts: \(why)")], status: 503)
         case .lockedOut(let wait):
             var response = Self.nextcloudJSON(["message": .string("too many failed logins from this address")], status: 429)
             response.headers["Retry-After"] = String(max(1, wait.components.seconds))

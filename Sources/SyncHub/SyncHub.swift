@@ -185,6 +185,8 @@ public final class SyncHub: Sendable {
         case missing
         case wrong
         case lockedOut(Duration)
+        /// The accounts' file could not be read: said as such, never as a wrong password.
+        case unavailable(String)
     }
 
     /// Who the request is from: the desk, a session, or a name and one of its passwords.
@@ -192,8 +194,12 @@ public final class SyncHub: Sendable {
     ///   which makes app passwords).
     func authenticate(_ request: HubRequest, cookies: Bool, passwordOnly: Bool = false) async -> AuthOutcome {
         if let trusted = request.trustedUser {
-            guard let id = try? store.user(named: trusted) else { return .wrong }
-            return .user(id: id, name: trusted, credential: nil)
+            do {
+                guard let id = try store.user(named: trusted) else { return .wrong }
+                return .user(id: id, name: trusted, credential: nil)
+            } catch {
+                return .unavailable("\(error)")
+            }
         }
         switch Self.credentials(request, cookies: cookies) {
         case .none:
@@ -202,8 +208,12 @@ public final class SyncHub: Sendable {
         case .session(let token):
             // A session is let in even from an address locked out (behind a proxy all share
             // one); one that is no more (expired, its password changed) counts as no attempt.
-            if let found = try? store.session(hash: SHA256.hex(Array(token.utf8))) {
-                return .user(id: found.user, name: found.name, credential: nil)
+            do {
+                if let found = try store.session(hash: SHA256.hex(Array(token.utf8))) {
+                    return .user(id: found.user, name: found.name, credential: nil)
+                }
+            } catch {
+                return .unavailable("\(error)")
             }
             if let wait = lockedOut(request.address) { return .lockedOut(wait) }
             return .wrong
@@ -216,7 +226,13 @@ public final class SyncHub: Sendable {
             let address = request.address
             let admit: @Sendable () -> Bool = { [self] in lockedOut(address) == nil }
             let failed: @Sendable () -> Void = { [self] in self.failed(address) }
-            guard !password.isEmpty, let found = try? store.credentials(name) else {
+            let account: (user: Int64, hashes: [(id: Int64, kind: String, hash: String)])?
+            do {
+                account = try store.credentials(name)
+            } catch {
+                return .unavailable("\(error)")
+            }
+            guard !password.isEmpty, let found = account else {
                 // As long as a wrong password: whether an account exists is not told by the time.
                 if case .refused = await Yescrypt.match(password, among: [Self.decoy], admit: admit, failed: failed) {
                     return .lockedOut(lockedOut(address) ?? Self.failureWindow)
@@ -349,6 +365,8 @@ public final class SyncHub: Sendable {
                 response: HubResponse(
                     status: 429, headers: ["Retry-After": String(max(1, wait.components.seconds))],
                     body: Array("too many failed logins from this address; try again later".utf8)))
+        case .unavailable(let why):
+            throw Problem(response: .text("the sync server cannot read its accounts (hub.sqlite): \(why)", status: 503))
         default:
             throw Problem(
                 response: HubResponse(

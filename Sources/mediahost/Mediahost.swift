@@ -216,6 +216,22 @@ struct HostOptions {
         return fd.map { ServiceConnection(fd: $0) }
     }
 
+    /// `request` in the service when one runs (where what it changes is told to every client),
+    /// else in this process on the library's own file.
+    func run<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response {
+        if let service = await service() {
+            defer { service.close() }
+            return try await service.run(request)
+        }
+        let host: HostRuntime
+        do {
+            host = try await makeHost(oneShot: true)
+        } catch {
+            throw RPCError(code: RPCError.internalErrorCode, message: "\(error)")
+        }
+        return try await host.dispatcher.run(request)
+    }
+
     /// A one-shot call through the background service, on this thread (`mediahost call`: a
     /// connection's reading thread and tasks cost a third of the call), with the peer's own
     /// wire; nil when calls do not go there.

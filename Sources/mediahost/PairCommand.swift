@@ -96,17 +96,5 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     /// In the service when one runs (pairing lives there); the library's own file otherwise.
-    private func call<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response {
-        if let service = await global.host.service() {
-            defer { service.close() }
-            return try await service.run(request)
-        }
-        let host: HostRuntime
-        do {
-            host = try await global.host.makeHost(oneShot: true)
-        } catch {
-            throw RPCError(code: RPCError.internalErrorCode, message: "\(error)")
-        }
-        return try await host.dispatcher.run(request)
-    }
+    private func call<M: APIMethod>(_ request: M) async throws(RPCError) -> M.Response { try await global.host.run(request) }
 }

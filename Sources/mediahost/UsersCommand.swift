@@ -237,18 +237,7 @@ struct UsersCommand: AsyncParsableCommand {
             let state: SyncState
             do throws(RPCError) {
                 // In the service when one runs (it syncs on its own); the library's file otherwise.
-                if let service = await global.host.service() {
-                    defer { service.close() }
-                    state = try await service.run(request)
-                } else {
-                    let host: HostRuntime
-                    do {
-                        host = try await global.host.makeHost(oneShot: true)
-                    } catch {
-                        throw RPCError(code: RPCError.internalErrorCode, message: "\(error)")
-                    }
-                    state = try await host.dispatcher.run(request)
-                }
+                state = try await global.host.run(request)
             } catch {
                 throw fail(error.message)
             }

@@ -373,6 +373,28 @@ struct Household {
         #expect(await house.send("GET", "/api/2/devices/alice.json", password: "app-pass-1").status == 401)
     }
 
+    /// A file that cannot be read is said as such (503), never as a wrong password (which would
+    /// count against the address and send a phone to its settings).
+    @Test func anUnreadableAccountsFileIsNoWrongPassword() async throws {
+        let dataDir = try makeTemporaryDirectory()
+        let path = dataDir + "/hub.sqlite"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        let opened = try? SyncHub(dataDir: dataDir)
+        #expect(opened == nil, "a file that is no database is not opened as one")
+        // A server whose file is overwritten under it (in place: its open connections read it).
+        let house = try await Household()
+        for suffix in ["", "-wal"] {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: house.dataDir + "/hub.sqlite" + suffix))
+            try handle.write(contentsOf: Data(repeating: 0x41, count: 1 << 16))
+            try handle.close()
+        }
+        let answer = await house.send("GET", "/api/2/devices/alice.json")
+        #expect(answer.status == 503, "an unreadable file is no wrong password: \(answer.status) \(answer.text)")
+        #expect(answer.text.contains("cannot read its accounts"))
+        let nextcloud = await house.send("GET", "/index.php/apps/gpoddersync/subscriptions")
+        #expect(nextcloud.status == 503, "\(nextcloud.text)")
+    }
+
     /// Guesses sent all at once count as many: no more than ten are checked.
     @Test func guessesAtOnceCountEachOne() async throws {
         let house = try await Household()
