@@ -4,6 +4,8 @@
 SHELL       := /bin/bash
 SWIFT       ?= swift
 SWIFTC      ?= swiftc
+# swift build and swift test, run once more when SwiftPM itself crashes (Support/swiftpm says why).
+SWIFTPM     := SWIFT=$(SWIFT) $(abspath Support/swiftpm)
 BUILD_FLAGS ?=
 # jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
 # their tests run with them.
@@ -74,9 +76,9 @@ screenshots: export MEDIAHOST_SCREENSHOTS = $(abspath Support/screenshots)
 screenshots: deps
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(MAKE) --no-print-directory e2e-bin
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFTPM) build --build-tests $(BUILD_FLAGS)
 	mkdir -p Support/screenshots
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter sixelsInXterm
+	$(SWIFTPM) test --skip-build $(BUILD_FLAGS) --filter sixelsInXterm
 	MEDIAHOST_TEST_WEB_SCREENSHOT=$(abspath Support/screenshots/web-remote-phone.png) \
 	  $(MAKE) --no-print-directory test-web
 
@@ -99,7 +101,7 @@ endef
 QUIET_DEPS := sed -u "/^warning: 'swift-distributed-tracing': found 1 file(s) which are unhandled/d"
 
 build: deps
-	set -o pipefail; $(SWIFT) build $(BUILD_FLAGS) 2>&1 | $(QUIET_DEPS)
+	set -o pipefail; $(SWIFTPM) build $(BUILD_FLAGS) 2>&1 | $(QUIET_DEPS)
 
 # yt-dlp and deno in a venv of their own, once.
 ytdlp:
@@ -120,9 +122,9 @@ ytdlp-update: ytdlp
 	@$(YTDLP_VENV)/bin/yt-dlp --version
 
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-web
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost-sandbox
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost-web
 
 # Installing, as a person or a packager does: `make install` (PREFIX=/usr/local; PREFIX=~/.local
 # needs no root), DESTDIR for staging. What goes where:
@@ -154,8 +156,8 @@ DIST_NAME    = mediahost-$(VERSION)-linux-$$(uname -m)-glibc$$(getconf GNU_LIBC_
 # from argument-parser's own definitions through its generate-manual tool, built from the
 # checkout SwiftPM already holds (no plugin run: that would build every product again).
 generated: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
-	@[ -x $(MANUAL_TOOL) ] || $(SWIFT) build -c release --package-path .build/checkouts/swift-argument-parser \
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost
+	@[ -x $(MANUAL_TOOL) ] || $(SWIFTPM) build -c release --package-path .build/checkouts/swift-argument-parser \
 	  --scratch-path .build/tools --product generate-manual
 	rm -rf $(GENERATED) && mkdir -p $(GENERATED)/man $(GENERATED)/completions
 	$(MANUAL_TOOL) .build/release/mediahost --multi-page --output-directory $(GENERATED)/man \
@@ -242,8 +244,8 @@ dist: generated
 e2e-bin: deps
 	@case "$(E2E_BIN)" in \
 	  .build/release/*) $(MAKE) --no-print-directory release ;; \
-	  .build/debug/*) $(SWIFT) build $(BUILD_FLAGS) --product mediahost && $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox && \
-	    $(SWIFT) build $(BUILD_FLAGS) --product mediahost-web ;; \
+	  .build/debug/*) $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost && $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost-sandbox && \
+	    $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost-web ;; \
 	esac
 
 # The REPL on the local sandbox (no network or API keys needed).
@@ -251,14 +253,14 @@ e2e-bin: deps
 # Only the two programs it runs: after `make test`, a plain `swift build` went on to build every
 # other executable of the package graph (the benchmarks, dependencies' tools) for minutes.
 run: deps
-	@set -o pipefail; { $(SWIFT) build $(BUILD_FLAGS) --product mediahost && \
-	  $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox; } 2>&1 | $(QUIET_DEPS)
+	@set -o pipefail; { $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost && \
+	  $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost-sandbox; } 2>&1 | $(QUIET_DEPS)
 	@$(MAKE) --no-print-directory ytdlp || echo "note: without yt-dlp, YouTube downloads (and YouTube without a key) say how to install it"
 	PATH="$(abspath $(YTDLP_VENV))/bin:$$PATH" $(BIN) --sandbox $(ARGS)
 
 # The replica APIs alone, for pointing providers (or curl) at them.
 sandbox: deps
-	@set -o pipefail; $(SWIFT) build $(BUILD_FLAGS) --product mediahost-sandbox 2>&1 | $(QUIET_DEPS)
+	@set -o pipefail; $(SWIFTPM) build $(BUILD_FLAGS) --product mediahost-sandbox 2>&1 | $(QUIET_DEPS)
 	$(BIN) sandbox $(ARGS)
 
 # Every test: unit, store, dispatcher, REPL and end to end against the built binary.
@@ -280,15 +282,15 @@ test: export MEDIAHOST_SANDBOX_BIN = $(abspath $(E2E_SANDBOX_BIN))
 test: deps lint ytdlp sync-venv
 	@$(call install_missing,$(TEST_PACKAGES))
 	$(MAKE) --no-print-directory e2e-bin
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFTPM) build --build-tests $(BUILD_FLAGS)
 	@echo "end-to-end suites run $$MEDIAHOST_BIN"
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
+	$(SWIFTPM) test --skip-build $(BUILD_FLAGS) --skip '$(HEAVY_TESTS)|$(PROCESS_TESTS)'
+	$(SWIFTPM) test --skip-build $(BUILD_FLAGS) --filter '$(PROCESS_TESTS)'
 	$(MAKE) --no-print-directory test-editors
 	$(MAKE) --no-print-directory test-mcp
 	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-install
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
+	$(SWIFTPM) test --skip-build $(BUILD_FLAGS) --filter '$(HEAVY_TESTS)'
 
 # make install into a temporary ~/.local and a DESTDIR, every file checked (man pages rendered,
 # completion in real bash, zsh and fish), the binary run from a clean environment, then uninstall.
@@ -335,9 +337,9 @@ test-editors:
 # seed every run unless FUZZ_SEED is given. `make test` runs a few thousand of each.
 FUZZ_CASES ?= 200000
 fuzz: deps
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFTPM) build --build-tests $(BUILD_FLAGS)
 	MEDIAHOST_FUZZ_CASES=$(FUZZ_CASES) MEDIAHOST_FUZZ_SEED=$${FUZZ_SEED:-$$(date +%s)} \
-	  $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter 'FeedFuzzTests|RPCFuzzTests'
+	  $(SWIFTPM) test --skip-build $(BUILD_FLAGS) --filter 'FeedFuzzTests|RPCFuzzTests'
 
 # Benchmarks on a release build; figures go to stdout (see the README's table).
 # The peers are installed once; without PyPI the benchmarks still run, without their ratios.
@@ -347,14 +349,14 @@ bench: deps sync-venv
 	@[ -x $(BENCH_VENV)/bin/yt-dlp ] || { python3 -m venv $(BENCH_VENV) && \
 	  $(BENCH_VENV)/bin/pip install -q podcastparser feedparser yt-dlp; } || \
 	  echo "note: the peers (podcastparser, feedparser, yt-dlp) could not be installed; no ratios this run"
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-sandbox
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-bench
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost-sandbox
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost-bench
 	.build/release/mediahost-bench --binary .build/release/mediahost --peers $(BENCH_VENV) $(if $(PREVIOUS),--previous $(PREVIOUS))
 	$(MAKE) --no-print-directory web-venv
 	MEDIAHOST_BIN=$(abspath .build/release/mediahost) MEDIAHOST_SANDBOX_BIN=$(abspath .build/release/mediahost-sandbox) \
 	  $(WEB_VENV)/bin/python Benchmarks/web/bench_web.py
-	$(SWIFT) build $(RELEASE_FLAGS) --product mediahost-web
+	$(SWIFTPM) build $(RELEASE_FLAGS) --product mediahost-web
 	MEDIAHOST_BIN=$(abspath .build/release/mediahost) python3 Benchmarks/sync/bench_sync.py
 
 # The checked-in .swift-format: `make format` applies it, `make lint` (part of `make test`)
