@@ -204,5 +204,12 @@ import Testing
         item.duration = nil
         item.stats = ["ünï": 1]
         #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
+        // A feed's Podcasting 2.0 elements: every answer carried items without them.
+        item.stats = nil
+        var namespace = PodcastNamespace()
+        namespace.soundbites = [.init(start: 40, duration: 6, title: "The tone at forty")]
+        item.namespace = namespace
+        #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
+        #expect(MediaItemJSON.encode(Page(items: [item]), escapingSlashes: true) == nil)
     }
 }
