@@ -19,12 +19,16 @@ public struct PlayerOpen: APIMethod {
     public var start: Double?
     /// Start at this chapter (1 first, as `media.chapters` lists the table of contents).
     public var chapter: Int?
+    /// Play just this soundbite (1 first, of the item's `namespace.soundbites`), from its start
+    /// for its duration; where the episode was left stays as it was (mpv only).
+    public var soundbite: Int?
 
-    public init(id: ItemID, now: Bool? = nil, start: Double? = nil, chapter: Int? = nil) {
+    public init(id: ItemID, now: Bool? = nil, start: Double? = nil, chapter: Int? = nil, soundbite: Int? = nil) {
         self.id = id
         self.now = now
         self.start = start
         self.chapter = chapter
+        self.soundbite = soundbite
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -230,12 +234,26 @@ public struct PlayerStatus: HostNotification, Equatable {
         /// The file or URL handed to mpv.
         public var target: String
         public var local: Bool
+        /// Only this stretch of it plays (a soundbite): where it was left stays as it was.
+        public var clip: Clip?
 
-        public init(id: ItemID?, title: String, target: String, local: Bool) {
+        public init(id: ItemID?, title: String, target: String, local: Bool, clip: Clip? = nil) {
             self.id = id
             self.title = title
             self.target = target
             self.local = local
+            self.clip = clip
+        }
+    }
+
+    /// A stretch of an item, in seconds from its start.
+    public struct Clip: Codable, Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+
+        public init(start: Double, end: Double) {
+            self.start = start
+            self.end = end
         }
     }
 

@@ -228,16 +228,16 @@ public actor PlayerController: HostComponent {
             return (.some(state.current), state.queue)
         }
         guard case .some(let previous) = replaced else {
-            try await load(entry.target, "append", start: resume, on: connection)
+            try await load(entry.target, "append", start: resume, end: entry.clip?.end, on: connection)
             publish(force: true)
             return true
         }
-        if let id = previous?.id { await save(id, finished: false) }
+        await save(previous, finished: false)
         position = nil
         duration = nil
         // `replace` empties mpv's playlist: what was queued goes back after the new item.
-        try await load(entry.target, "replace", start: resume, on: connection)
-        for queued in queue { try await load(queued.target, "append", start: nil, on: connection) }
+        try await load(entry.target, "replace", start: resume, end: entry.clip?.end, on: connection)
+        for queued in queue { try await load(queued.target, "append", start: nil, end: queued.clip?.end, on: connection) }
         _ = try? await ask(connection, ["set_property", "pause", false])
         if let resume, resume > 1 { position = resume }
         publish(force: true)
@@ -247,14 +247,20 @@ public actor PlayerController: HostComponent {
     /// `loadfile` with mpv's own `start` option when a start is given: mpv opens the file there,
     /// so no process has to be around to seek once it has loaded (a one-shot `mediahost call`
     /// exits at once; on a loaded machine the file may take seconds to open). mpv 0.38 put an
-    /// index before the options.
-    private func load(_ target: String, _ mode: String, start: Double?, on connection: MPVConnection) async throws {
+    /// index before the options. A clip ends at `end` (mpv's `end` option): mpv goes on to what
+    /// comes next there.
+    private func load(_ target: String, _ mode: String, start: Double?, end: Double? = nil, on connection: MPVConnection)
+        async throws
+    {
         var command: [JSONValue] = ["loadfile", .string(target), .string(mode)]
-        if let start, start > 1 {
+        var options: [String] = []
+        // 5 ms on: mpv lands on the sample before the time asked (29.99997 for 30), which reads
+        // as the chapter before when the start is a chapter's.
+        if let start, start > 1 { options.append("start=\(String(printf: "%.3f", start + 0.005))") }
+        if let end { options.append("end=\(String(printf: "%.3f", end))") }
+        if !options.isEmpty {
             if try await takesIndexBeforeOptions(connection) { command.append(-1) }
-            // 5 ms on: mpv lands on the sample before the time asked (29.99997 for 30), which
-            // reads as the chapter before when the start is a chapter's.
-            command.append(.string("start=\(String(printf: "%.3f", start + 0.005))"))
+            command.append(.string(options.joined(separator: ",")))
         }
         try await ask(connection, command)
     }
@@ -299,7 +305,7 @@ public actor PlayerController: HostComponent {
         let connection = try await controlled()
         try await ask(connection, ["set_property", "pause", .bool(pause)])
         paused = pause
-        if let id = current?.id { await save(id, finished: false) }
+        await save(current, finished: false)
         if !pause { stretchStart = position }
         publish(force: true)
     }
@@ -356,7 +362,7 @@ public actor PlayerController: HostComponent {
     /// Skips to what is queued next (the current item keeps its position); stops at the end.
     func next() async throws {
         let connection = try await controlled()
-        if let id = current?.id { await save(id, finished: false) }
+        await save(current, finished: false)
         guard let next = shared.read().queue.first else {
             try await stop()
             return
@@ -439,7 +445,7 @@ public actor PlayerController: HostComponent {
                     _ = try? await ask(connection, ["af", "remove", .string(ShowPlayback.filterLabel)])
                     if let filter = sound.filter { _ = try await ask(connection, ["af", "add", .string(filter)]) }
                 }
-                if settings.skipIntro > 0, start <= 1, (position ?? 0) < settings.skipIntro - 0.3 {
+                if settings.skipIntro > 0, start <= 1, current?.clip == nil, (position ?? 0) < settings.skipIntro - 0.3 {
                     let to = min(settings.skipIntro, max(0, (duration ?? .infinity) - 1))
                     _ = try await ask(connection, ["seek", JSONValue(to), "absolute"])
                     self.position = to
@@ -455,7 +461,8 @@ public actor PlayerController: HostComponent {
 
     /// The show's last seconds skipped (`skip_outro`): the file is ended, once each time it plays.
     private func passOutro(at position: Double) async {
-        guard var known = showPlayback, known.path == current?.target, !known.outroDone, known.settings.skipOutro > 0,
+        guard var known = showPlayback, known.path == current?.target, current?.clip == nil, !known.outroDone,
+            known.settings.skipOutro > 0,
             let duration, duration > known.settings.skipOutro, let connection, let id = current?.id
         else { return }
         let start = duration - known.settings.skipOutro
@@ -558,7 +565,7 @@ public actor PlayerController: HostComponent {
     func stop() async throws {
         if connection == nil, !isStuck { await adopt() }
         let pid = shared.read().pid ?? self.pid
-        if let id = current?.id { await save(id, finished: false) }
+        await save(current, finished: false)
         if unresponsiveSince == nil {
             let connection = try await controlled()
             shared.update { $0 = SharedPlayerState.State() }
@@ -607,7 +614,7 @@ public actor PlayerController: HostComponent {
     public func hostWillStop() async { await saveNow() }
 
     public func saveNow() async {
-        if connection != nil, let id = current?.id { await save(id, finished: false) }
+        if connection != nil { await save(current, finished: false) }
     }
 
     // MARK: mpv
@@ -882,7 +889,7 @@ public actor PlayerController: HostComponent {
         } catch {
             logger.warning("sleep timer: mpv did not pause: \(error)")
         }
-        if let id = current?.id { await save(id, finished: false) }
+        await save(current, finished: false)
         _ = try? await ask(connection, ["set_property", "volume", JSONValue(original)])
         volume = original
         logger.info("sleep timer: paused \(current?.title ?? "what played")")
@@ -1011,8 +1018,8 @@ public actor PlayerController: HostComponent {
                     await passSegments(at: position)
                     await passOutro(at: position)
                 }
-                if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval, let id = current?.id {
-                    await save(id, finished: false)
+                if owner, !paused, ContinuousClock.now - lastSaved >= Self.saveInterval {
+                    await save(current, finished: false)
                 }
                 publish(force: false)
             case "duration":
@@ -1074,7 +1081,7 @@ public actor PlayerController: HostComponent {
             guard owner else { return }
             switch event["reason"]?.stringValue {
             case "eof":
-                if let id = current?.id { await save(id, finished: true) }
+                await save(current, finished: true)
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
                 let said = Self.reason(in: loggedErrors).map { URLRedaction.redact($0) }
@@ -1161,7 +1168,7 @@ public actor PlayerController: HostComponent {
         sleepTask?.cancel()
         sleepTask = nil
         sleep = nil
-        if owner, let id = current?.id { await save(id, finished: false) }
+        if owner { await save(current, finished: false) }
         connection = nil
         if owner { shared.update { $0 = SharedPlayerState.State() } }
         shared.releaseOwnership()
@@ -1172,9 +1179,11 @@ public actor PlayerController: HostComponent {
         publish(force: true)
     }
 
-    private func save(_ id: ItemID, finished: Bool) async {
+    /// Keeps where `entry` was left, or that it was played to its end. A clip (a soundbite)
+    /// changes neither: hearing one is not listening to the episode.
+    private func save(_ entry: Entry?, finished: Bool) async {
         lastSaved = ContinuousClock.now
-        guard let position = position ?? (finished ? 0 : nil) else { return }
+        guard let entry, let id = entry.id, entry.clip == nil, let position = position ?? (finished ? 0 : nil) else { return }
         let played = finished || PlaybackRecord.isFinished(position: position, duration: duration)
         do {
             try await store.savePlayback(

@@ -51,8 +51,16 @@ extension PlayerOpen: RPCMethod {
     static let earlyExitWindow: Duration = .seconds(2)
 
     public func run(on host: HostRuntime) async throws -> Response {
-        let (played, note, page, rest) = try await host.whatToPlay(id)
+        let (played, chosen, page, rest) = try await host.whatToPlay(id)
         let (target, local) = try await host.playTarget(played, page: page)
+        var note = chosen
+        // Another format than the feed's own file (player.format): said, with its bitrate.
+        if !local, let item = try? await host.itemOrSnapshot(played), let format = host.preferredFormat(of: item),
+            format.sources.first == target
+        {
+            let rate = format.bitrate.map { " at \(Int(($0 / 1000).rounded())) kb/s" } ?? ""
+            note = [chosen, "the \(format.type) file\(rate)"].compactMap { $0 }.joined(separator: ", ")
+        }
         let words = host.config.command(HostSettings.playerCommand)
         guard let program = words.first, let executable = Path.findProgram(program) else {
             throw HostError.player(
@@ -60,10 +68,31 @@ extension PlayerOpen: RPCMethod {
             )
         }
         let command = words + [target]
+        if soundbite != nil, !PlayerController.isMPV(words) {
+            throw HostError.invalidArgument(
+                "a soundbite plays in mpv only (player.command is '\(words.joined(separator: " "))'); `config player.command mpv`"
+            )
+        }
         if PlayerController.isMPV(words) {
             let item = try? await host.itemOrSnapshot(played)
             let record = try await host.playback(of: played, item: item)
             var start = start
+            var clip: PlayerStatus.Clip?
+            if let soundbite {
+                guard chapter == nil, self.start == nil else {
+                    throw HostError.invalidArgument("a soundbite has its own start: ask for it without start or chapter")
+                }
+                let bites = item?.namespace?.soundbites ?? []
+                guard (1...max(1, bites.count)).contains(soundbite), !bites.isEmpty else {
+                    throw HostError.invalidArgument(
+                        bites.isEmpty
+                            ? "\(played) has no soundbites"
+                            : "\(played) has \(bites.count) soundbite\(bites.count == 1 ? "" : "s"); ask for 1-\(bites.count)")
+                }
+                let bite = bites[soundbite - 1]
+                clip = PlayerStatus.Clip(start: bite.start, end: bite.start + bite.duration)
+                start = bite.start
+            }
             if let chapter {
                 let contents = try await host.dispatcher.run(MediaChapters(id: played)).contents
                 guard (1...max(1, contents.count)).contains(chapter), !contents.isEmpty else {
@@ -79,7 +108,7 @@ extension PlayerOpen: RPCMethod {
             let title = known ?? played.description
             // While something plays, it goes into the queue (the store's, which every front end
             // sees and which outlives the player), and mpv is handed it when it is next.
-            if now != true, start == nil, chapter == nil, await host.player.playsNow() {
+            if now != true, start == nil, chapter == nil, clip == nil, await host.player.playsNow() {
                 let count = try await host.store.enqueue([item ?? MediaItem(id: played, title: title)] + rest)
                 await host.player.queueChanged(force: true)
                 let pid = await host.player.pid
@@ -89,11 +118,12 @@ extension PlayerOpen: RPCMethod {
                     note: note, title: known, queued: true, queueLength: count, filled: rest.isEmpty ? nil : rest.count)
             }
             let queued = try await host.player.play(
-                PlayerStatus.Entry(id: played, title: title, target: target, local: local), now: now ?? false,
+                PlayerStatus.Entry(id: played, title: title, target: target, local: local, clip: clip),
+                now: now ?? false || clip != nil,
                 resume: resume, command: words, executable: executable)
             // What plays is no longer up next, and mpv is handed the queue's items after it
-            // (`play --now` replaces mpv's playlist).
-            if !queued {
+            // (`play --now` replaces mpv's playlist). A soundbite leaves its episode where it is.
+            if !queued, clip == nil {
                 do {
                     try await host.store.dequeue([played])
                 } catch {
@@ -121,7 +151,7 @@ extension PlayerOpen: RPCMethod {
         if let failure = await player.earlyFailure(within: Self.earlyExitWindow) {
             throw HostError.player("\(program) \(failure) (\(URLRedaction.redact(target)))")
         }
-        let title = played == id ? nil : (try? await host.itemOrSnapshot(played))?.title
+        let title = played == id && note == nil ? nil : (try? await host.itemOrSnapshot(played))?.title
         return Response(
             id: id, command: command, target: target, local: local, pid: Int(player.pid), played: played == id ? nil : played,
             note: note, title: title)
@@ -281,6 +311,15 @@ extension HostRuntime {
         return first < last
     }
 
+    /// Of an episode offered in several formats, the one `player.format` and `player.bitrate`
+    /// ask for, when it is not the feed's own file.
+    func preferredFormat(of item: MediaItem) -> PodcastNamespace.AlternateEnclosure? {
+        let kind = config.string(HostSettings.playerFormat)
+        guard kind != "feed", let namespace = item.namespace else { return nil }
+        let kbps = config.integer(HostSettings.playerBitrate)
+        return namespace.alternate(kind: kind, maxBitrate: kbps > 0 ? Double(kbps) * 1000 : nil, enclosure: item.enclosure)
+    }
+
     /// The file or URL to hand the player for a media item: the download when complete, else
     /// the media URL, a post's first audio or video, or the page (which mpv resolves for YouTube).
     func playTarget(_ id: ItemID, page: String? = nil) async throws -> (String, Bool) {
@@ -298,7 +337,7 @@ extension HostRuntime {
             if let page { return (page, false) }
             throw error
         }
-        if let url = item.enclosure?.url { return (url, false) }
+        if let url = item.enclosure?.url { return (preferredFormat(of: item)?.sources.first ?? url, false) }
         if id.kind == .post {
             // Its video or audio before its images (a post may show pictures beside a clip).
             let media = item.entities?.filter { $0.type == .media } ?? []

@@ -231,19 +231,43 @@ public struct PodcastNamespace: Codable, Sendable, Equatable {
         }
     }
 
-    /// The image best for drawing `width` pixels wide: the smallest at least that wide, else
-    /// the largest.
+    /// The image best for drawing `width` pixels wide (`podcast:images`' srcset): the smallest at
+    /// least that wide, else the largest.
     public func image(forWidth width: Int) -> String? {
         guard let images, !images.isEmpty else { return nil }
         let sized = images.filter { $0.width != nil }.sorted { ($0.width ?? 0) < ($1.width ?? 0) }
         if let fit = sized.first(where: { ($0.width ?? 0) >= width }) { return fit.url }
         return sized.last?.url ?? images.first?.url
     }
+}
 
-    /// The alternate enclosure to play when `preferAudio` (audio when video is offered), or the
-    /// one of `type`'s kind with the highest bitrate; nil when none is better than the enclosure.
-    public func enclosure(preferring kind: String) -> AlternateEnclosure? {
-        let matching = (alternateEnclosures ?? []).filter { $0.type.hasPrefix(kind + "/") && !$0.sources.isEmpty }
-        return matching.max { ($0.bitrate ?? 0) < ($1.bitrate ?? 0) }
+extension PodcastNamespace {
+    /// The file an episode offered in several formats plays, when another than the feed's own
+    /// `enclosure` fits better: of `kind`'s type ("audio" or "video"), the highest bitrate up to
+    /// `maxBitrate` (bits per second; nil: no limit), else the lowest of that type. Nil when the
+    /// feed's own file fits (it is of that kind and no limit is asked), or no other of the kind
+    /// is offered: the feed's file plays. Only http(s) sources are taken.
+    public func alternate(kind: String, maxBitrate: Double?, enclosure: Enclosure?) -> AlternateEnclosure? {
+        let prefix = kind + "/"
+        let offered = (alternateEnclosures ?? []).compactMap { alternate -> AlternateEnclosure? in
+            guard alternate.type.lowercased().hasPrefix(prefix) else { return nil }
+            var web = alternate
+            web.sources = alternate.sources.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") }
+            return web.sources.isEmpty ? nil : web
+        }
+        let feedFits = enclosure?.type?.lowercased().hasPrefix(prefix) ?? false
+        guard !offered.isEmpty, !(feedFits && maxBitrate == nil) else { return nil }
+        let rated = offered.filter { ($0.bitrate ?? 0) > 0 }
+        guard let maxBitrate else {
+            return rated.max { ($0.bitrate ?? 0) < ($1.bitrate ?? 0) } ?? offered.first
+        }
+        if let fitting = rated.filter({ ($0.bitrate ?? 0) <= maxBitrate }).max(by: { ($0.bitrate ?? 0) < ($1.bitrate ?? 0) }) {
+            return fitting
+        }
+        if let lowest = rated.min(by: { ($0.bitrate ?? 0) < ($1.bitrate ?? 0) }) {
+            // None fits: the lowest is the nearest to what was asked.
+            return lowest
+        }
+        return feedFits ? nil : offered.first
     }
 }

@@ -68,16 +68,18 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "play", usage: "play <n|id>... [--now] [--chapter K]", method: PlayerOpen.method,
+            "play", usage: "play <n|id>... [--now] [--chapter K] [--soundbite K]", method: PlayerOpen.method,
             summary:
-                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; several rows play in turn; --chapter K starts at chapter K",
-            options: [.flag("--now"), .value("--chapter", .words([]))]
+                "play in the configured player (the download if any, else the stream; a movie's trailer, a show's newest episode); with mpv it resumes where it was left, and queues while something plays unless --now; several rows play in turn; --chapter K starts at chapter K; --soundbite K plays just the episode's soundbite K (`show` lists them)",
+            options: [.flag("--now"), .value("--chapter", .words([])), .value("--soundbite", .words([]))]
         ) { line, repl throws(CommandError) in
             let now = line.has("--now")
             let ids = try repl.items(line.words)
             guard ids.count == 1 else {
                 // Several: the first as asked, the others queued after it.
-                guard line.options["--chapter"] == nil else { throw .invalid("--chapter goes with one item") }
+                guard line.options["--chapter"] == nil, line.options["--soundbite"] == nil else {
+                    throw .invalid("--chapter and --soundbite go with one item")
+                }
                 return .call(
                     Call(method: PlayerOpen.method) { repl throws(RPCError) in
                         for (index, id) in ids.enumerated() {
@@ -97,9 +99,24 @@ extension CommandSpec {
                 guard let number = Int(text), number >= 1 else { throw .invalid("--chapter takes a chapter's number (1 first)") }
                 chapter = number
             }
-            let reason = start != nil ? "where it was said" : chapter.map { "chapter \($0)" } ?? "where it was left"
+            var soundbite: Int?
+            if let text = line.options["--soundbite"] {
+                guard let number = Int(text), number >= 1 else {
+                    throw .invalid("--soundbite takes a soundbite's number (1 first, as `show` lists them)")
+                }
+                guard chapter == nil else { throw .invalid("--soundbite has its own start: drop --chapter") }
+                soundbite = number
+                start = nil
+            }
+            let reason =
+                soundbite.map { "soundbite \($0) alone" } ?? start.map { _ in "where it was said" } ?? chapter.map {
+                    "chapter \($0)"
+                }
+                ?? "where it was left"
             let request = PlayerOpen(
-                id: id, now: now || chapter != nil || start != nil ? true : nil, start: start, chapter: chapter)
+                id: id, now: now || chapter != nil || start != nil || soundbite != nil ? true : nil, start: start,
+                chapter: chapter,
+                soundbite: soundbite)
             return .call(.run(request) { repl, result in repl.present(opened: result, reason: reason) })
         },
         .plain(

@@ -246,6 +246,7 @@ struct Renderer {
                     "\(index + 1). \(Self.duration(bite.start)) for \(Self.duration(bite.duration))"
                         + (bite.title.map { "  " + $0 } ?? "")
                 })
+            field("", "`play … --soundbite K` plays one alone", dim)
         }
         if let funding = namespace.funding {
             each("funding", funding.map { [$0.text, $0.url].compactMap { $0 }.joined(separator: "  ") })

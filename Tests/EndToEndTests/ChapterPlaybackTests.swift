@@ -123,6 +123,67 @@ import Testing
         await client.close()
     }
 
+    /// A soundbite (tone 2's, 40 s for 6 s) plays alone in the real mpv: from its start to its
+    /// end (mpv's own `end`), then what is queued; where the episode was left stays as it was.
+    /// A second format (tone 2's lower bitrate) plays when player.bitrate asks for it.
+    @Test(.enabled(if: PlayerTests.mpv != nil, "mpv is not installed (`make test` installs it)"))
+    func aSoundbitePlaysAloneAndAnotherFormatWhenAsked() async throws {
+        let setup = try await PlayerTests.setUp()
+        defer { setup.sandbox.process.terminate() }
+        let client = try PlayerTests.Client(dataDir: setup.dataDir, environment: setup.environment)
+        let tone1 = setup.tones[0], tone2 = setup.tones[1]
+        let item = try await client.call("media.get", #"{"id":"\#(tone2)"}"#)
+        #expect(item["namespace"]?["soundbites"]?.arrayValue?.first?["title"] == "The tone at forty", "\(item)")
+
+        // Left at 10 s first.
+        let first = try await client.call("player.open", #"{"id":"\#(tone2)","start":10}"#)
+        let pid = try #require(first["pid"]?.intValue, "\(first)")
+        defer { kill(pid_t(pid), SIGKILL) }
+        #expect(await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 10.5 && $0["state"] == "playing" } != nil)
+        _ = try await client.call("player.pause")
+        let left = try await client.call("media.get", #"{"id":"\#(tone2)"}"#)["position"]?.doubleValue ?? 0
+        #expect(left >= 10 && left < 20, "left at \(left)")
+
+        // Mistakes say what there is.
+        let none = try await client.call("player.open", #"{"id":"\#(tone1)","soundbite":1}"#)
+        #expect(
+            none["code"]?.intValue == -32602 && none["message"]?.stringValue?.contains("has no soundbites") == true, "\(none)")
+        let past = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":2}"#)
+        #expect(past["message"]?.stringValue?.contains("has 1 soundbite; ask for 1-1") == true, "\(past)")
+        let both = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":1,"chapter":2}"#)
+        #expect(both["code"]?.intValue == -32602, "\(both)")
+
+        // Tone 1 queued; the soundbite plays now, from 40 s, told to end at 46 s.
+        _ = try await client.call("queue.add", #"{"ids":["\#(tone1)"]}"#)
+        let bite = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":1}"#)
+        #expect(bite["queued"] == nil && abs((bite["resumedAt"]?.doubleValue ?? 0) - 40) < 0.01, "\(bite)")
+        let clip = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 40 && $0["state"] == "playing" }
+        #expect(clip?["item"]?["clip"]?["end"]?.doubleValue == 46, "\(String(describing: clip))")
+        let socket = HostPaths(configFile: setup.dataDir + "/none.toml", dataDir: setup.dataDir, cacheDir: setup.dataDir)
+            .playerSocket(environment: ProcessInfo.processInfo.environment.merging(setup.environment) { $1 })
+        let mpv = try #require(MPVProbe(path: socket), "mpv's socket at \(socket)")
+        #expect(mpv.ask(["get_property", "end"])?.stringValue?.hasPrefix("46") == true, "mpv ends the file at 46 s")
+        // Then the queue's tone 1, and tone 2 is still where it was left, not played.
+        let next = await client.waitForState(timeout: .seconds(90)) { $0["item"]?["id"]?.stringValue == tone1 }
+        #expect(next != nil, "the queue plays on after the soundbite: \(client.process.errors.suffix(2000))")
+        let after = try await client.call("media.get", #"{"id":"\#(tone2)"}"#)
+        #expect(abs((after["position"]?.doubleValue ?? 0) - left) < 0.01 && after["played"] != true, "\(after)")
+
+        // player.format audio with at most 100 kb/s: tone 2's 64 kb/s file, said.
+        _ = try await client.call("config.set", #"{"key":"player.format","value":"audio"}"#)
+        _ = try await client.call("config.set", #"{"key":"player.bitrate","value":"100"}"#)
+        let low = try await client.call("player.open", #"{"id":"\#(tone2)","now":true}"#)
+        #expect(low["target"]?.stringValue?.hasSuffix("/2.wav?bitrate=64") == true, "\(low)")
+        #expect(low["note"] == "the audio/wav file at 64 kb/s", "\(low)")
+        let playing = await client.waitForState { ($0["item"]?["target"]?.stringValue ?? "").hasSuffix("?bitrate=64") }
+        #expect(playing != nil)
+        #expect(mpv.ask(["get_property", "path"])?.stringValue?.hasSuffix("?bitrate=64") == true)
+        // It resumes as the episode, wherever its file comes from.
+        #expect(abs((low["resumedAt"]?.doubleValue ?? 0) - left) < 0.01, "\(low)")
+        _ = try await client.call("player.stop")
+        await client.close()
+    }
+
     /// The REPL lists them at 80 columns: numbered, the marker apart, the source said.
     @Test func theREPLListsChapters() async throws {
         let (sandbox, base) = try await startSandboxProcess()

@@ -89,7 +89,8 @@ struct FeedWriter {
 
     /// The radio's tones carry chapters as real feeds do: tone 3 a Podcasting 2.0 chapters file,
     /// tone 2 Podlove Simple Chapters in the item (with its namespace declared on the element,
-    /// as Podlove Publisher writes it).
+    /// as Podlove Publisher writes it), a soundbite and a second format (the same tone, as a
+    /// player that chose it can tell by its URL).
     private func radioChapters(_ show: PodcastCatalogue.Show, _ number: Int) -> String {
         switch number {
         case 3:
@@ -105,6 +106,10 @@ struct FeedWriter {
                 </psc:chapters>
                 <podcast:transcript url="\(base)/transcripts/\(show.id)/2.de.vtt" type="text/vtt" language="de"/>
                 <podcast:transcript url="\(base)/transcripts/\(show.id)/2.srt" type="application/x-subrip" language="en-US"/>
+                <podcast:soundbite startTime="40" duration="6">The tone at forty</podcast:soundbite>
+                <podcast:alternateEnclosure type="audio/wav" bitrate="64000" title="Low">
+                <podcast:source uri="\(mediaURL(show, number))?bitrate=64"/>
+                </podcast:alternateEnclosure>
 
                 """
         default:

@@ -48,7 +48,24 @@ import Testing
         #expect(episode.location?.name == "Birmingham Civil Rights Museum")
         let alternates = try #require(episode.alternateEnclosures)
         #expect(alternates.first?.isDefault == true && alternates.first?.sources.count == 2)
-        #expect(episode.enclosure(preferring: "audio")?.bitrate == 160_000)
+        // player.format and player.bitrate: the feed's own audio file plays unless a limit is
+        // asked; video when asked; only http(s) sources (never ipfs:).
+        let own = Enclosure(url: try #require(third.enclosureURL), type: third.enclosureType)
+        #expect(episode.alternate(kind: "audio", maxBitrate: nil, enclosure: own) == nil)
+        #expect(
+            episode.alternate(kind: "audio", maxBitrate: 100_000, enclosure: own)?.sources == [
+                "https://example.com/file-high-03.opus"
+            ])
+        #expect(episode.alternate(kind: "audio", maxBitrate: 200_000, enclosure: own)?.bitrate == 160_000)
+        #expect(episode.alternate(kind: "audio", maxBitrate: 8000, enclosure: own)?.title == "Low bandwidth")
+        #expect(
+            episode.alternate(kind: "video", maxBitrate: nil, enclosure: own)?.sources == [
+                "https://example.com/file-720.mp4"
+            ])
+        // A video episode offering audio: the best audio when audio is asked.
+        let video = Enclosure(url: "https://example.com/file-720.mp4", type: "video/mp4")
+        #expect(episode.alternate(kind: "audio", maxBitrate: nil, enclosure: video)?.bitrate == 160_000)
+        #expect(episode.alternate(kind: "video", maxBitrate: nil, enclosure: video) == nil)
     }
 
     /// Every file of the corpus, and every element across it (the table in SOURCES.md).

@@ -111,6 +111,16 @@ public enum HostSettings {
         key: "player.command",
         summary: "The media player `play` hands files and stream URLs to (split like a shell: quote words with spaces)",
         defaultValue: "mpv", environment: ["MEDIAHOST_PLAYER"], kind: .command)
+    public static let playerFormat = ConfigKeyInfo(
+        key: "player.format",
+        summary:
+            "What an episode offered in several formats (podcast:alternateEnclosure) plays: the feed's own file, audio or video",
+        defaultValue: "feed", environment: ["MEDIAHOST_PLAYER_FORMAT"], kind: .choice(["feed", "audio", "video"]))
+    public static let playerBitrate = ConfigKeyInfo(
+        key: "player.bitrate",
+        summary:
+            "Of an episode's formats, the highest bitrate up to this many kb/s plays (0: the highest; else the lowest when none fits)",
+        defaultValue: "0", environment: ["MEDIAHOST_PLAYER_BITRATE"], kind: .integer(0...100_000))
     public static let httpTimeout = ConfigKeyInfo(
         key: "http.timeout",
         summary: "Longest a call waits on the network, retries included, in seconds (downloads are not bounded by it)",
@@ -215,7 +225,8 @@ public enum HostSettings {
         case never
     }
     public static let all = [
-        logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, httpTimeout, pluginIdle, background, mcpReadOnly,
+        logLevel, downloadsConcurrency, cacheMaxMB, playerCommand, playerFormat, playerBitrate, httpTimeout, pluginIdle,
+        background, mcpReadOnly,
         replImages, replListingImages, mediaKeys, desktopNotifications,
         transcriptsLanguage, transcriptsPrefetch, sponsorBlock, sponsorBlockServer, sponsorBlockSkip, sponsorBlockMute,
         syncIntervalMinutes, refreshIntervalMinutes, downloadsMaxGB, webListen, webTLSCert, webTLSKey,
