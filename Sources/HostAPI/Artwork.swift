@@ -8,10 +8,14 @@ public struct MediaArtwork: APIMethod {
     public var id: ItemID
     /// The item's nth attached image (1 first) instead of its artwork.
     public var image: Int?
+    /// The picture's width in pixels where it is drawn: of the sizes the feed offers
+    /// (`podcast:images`), the smallest at least this wide, else the widest.
+    public var width: Int?
 
-    public init(id: ItemID, image: Int? = nil) {
+    public init(id: ItemID, image: Int? = nil, width: Int? = nil) {
         self.id = id
         self.image = image
+        self.width = width
     }
 
     public struct Response: Codable, Sendable, Equatable {

@@ -114,12 +114,16 @@ public struct FavoritesLatest: APIMethod {
     public var unplayed: Bool?
     /// False: leave out Shorts (items marked `extra.short`).
     public var shorts: Bool?
+    /// Only live streams (`podcast:liveItem`): live now, then upcoming by their start, then
+    /// ended, the latest first.
+    public var live: Bool?
 
-    public init(provider: String? = nil, limit: Int? = nil, unplayed: Bool? = nil, shorts: Bool? = nil) {
+    public init(provider: String? = nil, limit: Int? = nil, unplayed: Bool? = nil, shorts: Bool? = nil, live: Bool? = nil) {
         self.provider = provider
         self.limit = limit
         self.unplayed = unplayed
         self.shorts = shorts
+        self.live = live
     }
 
     public struct Response: Codable, Sendable, Equatable {

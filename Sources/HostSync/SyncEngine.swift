@@ -448,6 +448,10 @@ public final class SyncEngine: HostComponent {
                             guard item.extra?["feedError"] == nil else { return }
                             // Still followed: a newer snapshot with the feed's title.
                             try await host.store.refreshFavorite(item)
+                            // A show another device follows at its new address, followed here
+                            // at the old one (the same podcast:guid, a later episode): one
+                            // show, at the new one.
+                            _ = try await host.replaceMovedShow(by: item, onlyNewer: true)
                         } catch {
                             logger.debug("sync: no title for \(id): \(error)")
                         }

@@ -187,9 +187,11 @@ enum WebRoutes {
                 throw HTTPError(.badRequest, message: "give the item's id: /artwork?id=…")
             }
             let image = request.uri.queryParameters.get("image").flatMap(Int.init)
+            // The size it is drawn at, in pixels: of a feed's sizes, the one that fits.
+            let width = request.uri.queryParameters.get("w").flatMap(Int.init).map { min(max($0, 1), 10_000) }
             let artwork: MediaArtwork.Response
             do {
-                artwork = try await remote.calls.call(MediaArtwork(id: id, image: image))
+                artwork = try await remote.calls.call(MediaArtwork(id: id, image: image, width: image == nil ? width : nil))
             } catch {
                 throw HTTPError(.notFound, message: "\(error)")
             }

@@ -250,18 +250,21 @@ extension CommandSpec {
                 })
         },
         CommandSpec(
-            "latest", usage: "latest [<provider>] [--unplayed] [--no-shorts] [--pictures]",
+            "latest", usage: "latest [<provider>] [--unplayed] [--no-shorts] [--live] [--pictures]",
             method: FavoritesLatest.method,
             summary:
-                "the newest of every followed show, channel and person, read live, newest first; --no-shorts leaves out YouTube Shorts",
-            arguments: [[.provider]], options: [.flag("--unplayed"), .flag("--no-shorts"), .flag("--pictures")]
+                "the newest of every followed show, channel and person, read live, newest first; --no-shorts leaves out YouTube Shorts; --live lists live streams only: live now, upcoming, ended",
+            arguments: [[.provider]],
+            options: [.flag("--unplayed"), .flag("--no-shorts"), .flag("--live"), .flag("--pictures")]
         ) { line, repl throws(CommandError) in
             var request = FavoritesLatest(
-                unplayed: line.has("--unplayed") ? true : nil, shorts: line.has("--no-shorts") ? false : nil)
+                unplayed: line.has("--unplayed") ? true : nil, shorts: line.has("--no-shorts") ? false : nil,
+                live: line.has("--live") ? true : nil)
             guard line.words.count <= 1 else { throw CommandError.usage }
             if let provider = line.words.first { request.provider = try repl.requireProvider(provider) }
             let pictures = line.has("--pictures")
-            return .call(.run(request) { repl, latest in repl.present(latest: latest, pictures: pictures) })
+            let live = request.live == true
+            return .call(.run(request) { repl, latest in repl.present(latest: latest, pictures: pictures, live: live) })
         },
         .plain(
             "lists", summary: "your lists and how many items each holds", ListsList()

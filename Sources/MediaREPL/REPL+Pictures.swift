@@ -136,8 +136,10 @@ extension REPL {
             display(Array(repeating: "", count: box.rows).joined(separator: "\n"))
         }
         let id = item.id
+        // The artwork's size for the box (a feed's podcast:images); an attached photo as it is.
+        let pixels = first == nil ? box.columns * graphics.cell.width : nil
         reservePicture(topRow: top, column: 1, box: box, graphics: graphics) { connection in
-            try await connection.run(MediaArtwork(id: id, image: first))
+            try await connection.run(MediaArtwork(id: id, image: first, width: pixels))
         }
         // The other photos, small, in a row (as many as fit), each with its number.
         if images.count > 1 {
@@ -170,8 +172,9 @@ extension REPL {
             display(Array(repeating: "", count: box.rows).joined(separator: "\n") + "\n" + renderer.dim(labels.joined()))
             for (place, item) in line.enumerated() where item.artwork != nil {
                 let id = item.id
+                let pixels = box.columns * graphics.cell.width
                 reservePicture(topRow: top, column: 1 + place * (box.columns + 1), box: box, graphics: graphics) {
-                    connection in try await connection.run(MediaArtwork(id: id))
+                    connection in try await connection.run(MediaArtwork(id: id, width: pixels))
                 }
             }
             start += perLine

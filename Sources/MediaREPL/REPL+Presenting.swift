@@ -31,14 +31,15 @@ extension REPL {
     }
 
     /// What is new from the followed favorites: rows like any listing's, then what could not be read.
-    func present(latest: FavoritesLatest.Response, pictures: Bool = false) {
+    func present(latest: FavoritesLatest.Response, pictures: Bool = false, live: Bool = false) {
         guard latest.followed > 0 else {
             return display(
                 renderer.dim("(no followed favorites: `fav <n>` on a show, channel or person follows it)"))
         }
+        let from = "\(latest.followed) followed favorite\(latest.followed == 1 ? "" : "s")"
         var text =
             latest.items.isEmpty
-            ? renderer.dim("(nothing new from \(latest.followed) followed favorite\(latest.followed == 1 ? "" : "s"))")
+            ? renderer.dim(live ? "(no live streams from \(from))" : "(nothing new from \(from))")
             : renderer.items(Page(items: latest.items), followed: true)
         for failure in latest.errors ?? [] {
             text += "\n" + renderer.dim("  \(failure.id): \(Renderer.clean(failure.message))")

@@ -146,7 +146,8 @@ async function act(method, params) {
 function artwork(item, size = 56) {
   if (!item || !item.id) return el("span", { class: "art empty", style: { width: `${size}px`, height: `${size}px` } });
   return el("img", {
-    class: "art", src: `/artwork?id=${encodeURIComponent(item.id)}`, alt: "", width: size, height: size, loading: "lazy",
+    class: "art", src: `/artwork?id=${encodeURIComponent(item.id)}&w=${Math.ceil(size * (window.devicePixelRatio || 1))}`,
+    alt: "", width: size, height: size, loading: "lazy",
     onerror: (event) => { event.target.style.visibility = "hidden"; },
   });
 }

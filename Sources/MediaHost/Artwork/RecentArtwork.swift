@@ -6,7 +6,7 @@ import Synchronization
 /// means its whole feed: artwork must never wait on a feed).
 final class RecentArtwork: Sendable {
     private struct State {
-        var urls: [ItemID: (url: String, generation: Int)] = [:]
+        var urls: [ItemID: (url: String, sizes: [PodcastNamespace.Image], generation: Int)] = [:]
         var generation = 0
     }
     private let state = Mutex(State())
@@ -16,9 +16,10 @@ final class RecentArtwork: Sendable {
     func remember(_ items: [MediaItem]) {
         state.withLock { state in
             for item in items {
-                guard let url = item.artwork else { continue }
+                let sizes = item.namespace?.images ?? []
+                guard let url = item.artwork ?? sizes.first?.url else { continue }
                 state.generation += 1
-                state.urls[item.id] = (url, state.generation)
+                state.urls[item.id] = (url, sizes, state.generation)
             }
             if state.urls.count > Self.capacity {
                 let cutoff = state.generation - Self.capacity / 2
@@ -27,5 +28,15 @@ final class RecentArtwork: Sendable {
         }
     }
 
-    func url(for id: ItemID) -> String? { state.withLock { $0.urls[id]?.url } }
+    /// The artwork of an item just listed: of the sizes its feed offers, the one for a picture
+    /// `width` pixels wide when asked.
+    func url(for id: ItemID, width: Int? = nil) -> String? {
+        state.withLock { state in
+            guard let known = state.urls[id] else { return nil }
+            guard let width, !known.sizes.isEmpty else { return known.url }
+            var namespace = PodcastNamespace()
+            namespace.images = known.sizes
+            return namespace.image(forWidth: width) ?? known.url
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import HostAPI
 import JSONRPC
 import MediaKit
@@ -7,7 +8,9 @@ extension FavoritesAdd: RPCMethod {
     public func run(on host: HostRuntime) async throws -> MediaItem {
         var item = try await host.withProvider(id.provider) { try await $0.item(id) }
         try await host.store.addFavorite(item)
+        let moved = try await host.replaceMovedShow(by: item)
         item = try await host.annotate(item)
+        if let moved { item.extra = (item.extra ?? [:]).merging(["replaces": moved.id.description]) { $1 } }
         if let note = await host.syncAccountFavorite(id, true) {
             item.extra = (item.extra ?? [:]).merging(["account": note]) { $1 }
         }
@@ -150,7 +153,47 @@ extension FavoritesLatest: RPCMethod {
         var annotated = try await host.annotate(dated)
         if unplayed == true { annotated.removeAll { $0.played == true } }
         if shorts == false { annotated.removeAll(where: \.isShort) }
+        if live == true { annotated = Self.liveFirst(annotated) }
         return Response(
             items: Array(annotated.prefix(limit)), followed: followed.count, errors: failures.isEmpty ? nil : failures)
+    }
+}
+
+extension FavoritesLatest {
+    /// The live streams among `items`: live now, then upcoming (soonest first), then ended (the
+    /// latest first).
+    static func liveFirst(_ items: [MediaItem]) -> [MediaItem] {
+        func start(_ item: MediaItem) -> Date {
+            item.namespace?.live?.start.flatMap(ISODate.parse) ?? item.published.flatMap(ISODate.parse) ?? .distantPast
+        }
+        let lives = items.filter { $0.namespace?.live != nil }
+        let now = lives.filter { $0.namespace?.live?.status == "live" }
+        let upcoming = lives.filter { $0.namespace?.live?.status == "pending" }.sorted { start($0) < start($1) }
+        let ended = lives.filter { $0.namespace?.live?.status == "ended" }.sorted { start($0) > start($1) }
+        return now + upcoming + ended
+    }
+}
+
+extension HostRuntime {
+    /// A show followed at another address that is the same show (the same `podcast:guid` in its
+    /// feed): it moved, and `item`, followed now at its new address, takes its place. The old
+    /// address is unfollowed (and so, when syncing, on the other devices too).
+    /// - Parameter onlyNewer: only when `item`'s feed is newer (its latest episode later): a
+    ///   sync that brings a show another device follows at its old address leaves both.
+    /// - Returns: the show it replaced.
+    public func replaceMovedShow(by item: MediaItem, onlyNewer: Bool = false) async throws -> MediaItem? {
+        guard item.id.kind == .podcast, let guid = item.namespace?.guid, !guid.isEmpty else { return nil }
+        let followed = try await store.favorites(kind: .podcast, limit: 1_000_000).items
+        guard let old = followed.first(where: { $0.id != item.id && $0.namespace?.guid == guid }) else { return nil }
+        if onlyNewer {
+            guard let new = item.published.flatMap(ISODate.parse), let before = old.published.flatMap(ISODate.parse),
+                new > before
+            else { return nil }
+        }
+        try await store.removeFavorite(old.id)
+        logger.notice(
+            "\(old.id) (\(old.feed ?? old.title)) is the same show as \(item.id) (podcast:guid \(guid)): followed at its new address"
+        )
+        return old
     }
 }
