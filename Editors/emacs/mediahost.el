@@ -27,11 +27,13 @@
 ;;
 ;; In a result list: RET opens (what is inside a show, channel or playlist;
 ;; details otherwise), f toggles the favorite, d downloads, p plays, a shows
-;; the artwork, n and P page, g refreshes.  Download progress shows in the
-;; downloads buffer and the mode line.  One connection per Emacs is started
-;; at the first command and started again if it dies.  When a mediahost
-;; background service runs, `mediahost rpc' is a bridge to it, so this shares
-;; its downloads and player.
+;; the artwork, n and P page, g refreshes.  In the details, RET opens a link
+;; and plays a podcast's soundbite alone (its Podcasting 2.0 people, season,
+;; funding, podroll, live state and the rest are drawn there too).  Download
+;; progress shows in the downloads buffer and the mode line.  One connection
+;; per Emacs is started at the first command and started again if it dies.
+;; When a mediahost background service runs, `mediahost rpc' is a bridge to
+;; it, so this shares its downloads and player.
 
 ;;; Code:
 
@@ -40,6 +42,7 @@
 (require 'button)
 (require 'subr-x)
 (require 'seq)
+(require 'cl-lib)
 
 (defgroup mediahost nil
   "Media from many providers through mediahost."
@@ -727,12 +730,14 @@ M-<up> and M-<down> move the item at point, k takes it out, N plays the first.
     (define-key map "p" #'mediahost-details-play)
     (define-key map "c" #'mediahost-details-chapters)
     (define-key map "a" #'mediahost-details-artwork)
+    (define-key map (kbd "RET") #'mediahost-details-activate)
     (define-key map (kbd "TAB") #'forward-button)
     (define-key map (kbd "<backtab>") #'backward-button)
     map))
 
 (define-derived-mode mediahost-details-mode special-mode "mediahost-item"
   "One item from mediahost: its fields, text and links.
+RET on a link opens it; on a podcast's soundbite, it plays just that clip.
 \\{mediahost-details-mode-map}")
 
 (defvar-local mediahost--item nil "The item shown in a details buffer.")
@@ -740,67 +745,139 @@ M-<up> and M-<down> move the item at point, k takes it out, N plays the first.
 (defun mediahost--item-id-p (text)
   (and (stringp text) (string-match-p "\\`[a-z][a-z0-9_-]*:[a-z]+:.+\\'" text)))
 
+(defun mediahost--open-target (target)
+  "Open TARGET: an item id here, a URL in the browser."
+  (if (mediahost--item-id-p target)
+      (mediahost-show target)
+    (browse-url target)))
+
 (defun mediahost--link (label target)
   "A button for TARGET: an item id opens it here, a URL in the browser."
   (insert-text-button label
                       'mediahost-target target
                       'help-echo target
-                      'action (lambda (button)
-                                (let ((target (button-get button 'mediahost-target)))
-                                  (if (mediahost--item-id-p target)
-                                      (mediahost-show target)
-                                    (browse-url target))))))
+                      'action (lambda (button) (mediahost--open-target (button-get button 'mediahost-target)))))
+
+(defun mediahost--details-width ()
+  "The columns a details line may take: the window's, at most 80.
+A text terminal keeps the window's last column for the continuation glyph."
+  (min 80 (1- (window-body-width))))
+
+(defconst mediahost--value-column 13
+  "Where a details field's value starts: after two spaces and a label of 10.")
+
+(defun mediahost--fill-words (head words width)
+  "HEAD, then WORDS a space apart, in lines of at most WIDTH columns.
+Lines after the first start under the value column.  A word is never
+cut: one wider than a whole line has a line of its own."
+  (let ((indent (make-string mediahost--value-column ?\s))
+        (lines nil)
+        (line head)
+        (fresh t))
+    (dolist (word words)
+      (cond ((and (not fresh) (<= (+ (string-width line) 1 (string-width word)) width))
+             (setq line (concat line " " word)))
+            ((and fresh (or (<= (+ (string-width line) (string-width word)) width)
+                            (<= (string-width line) mediahost--value-column)))
+             (setq line (concat line word)))
+            (t (push (string-trim-right line) lines)
+               (setq line (concat indent word))))
+      (setq fresh nil))
+    (string-join (nreverse (cons line lines)) "\n")))
+
+(defun mediahost--words (text)
+  (split-string (mediahost--text text) " " t))
+
+(defun mediahost--insert-wrapped-field (label value width)
+  "LABEL and VALUE as a details field, wrapped to WIDTH between words."
+  (insert (mediahost--fill-words (format "  %-10s " label) (mediahost--words value) width) "\n"))
+
+(defun mediahost--insert-link (label target words width)
+  "A Links line: LABEL, WORDS (or none) and TARGET as a button.
+Wrapped to WIDTH between words; RET anywhere on its lines opens TARGET."
+  (let ((start (point))
+        (head (format "  %-10s " label))
+        (words (and words (mediahost--words words))))
+    (if (not words)
+        (insert head)
+      (let ((filled (mediahost--fill-words head words width)))
+        (insert filled)
+        (if (<= (+ (string-width (car (last (split-string filled "\n")))) 2 (string-width target)) width)
+            (insert "  ")
+          (insert "\n" (make-string mediahost--value-column ?\s)))))
+    (mediahost--link target target)
+    (insert "\n")
+    (put-text-property start (point) 'mediahost-target target)))
+
+(defun mediahost-details-activate ()
+  "Act on the line at point: play its soundbite alone, or open its link."
+  (interactive)
+  (let ((soundbite (get-text-property (point) 'mediahost-soundbite))
+        (target (get-text-property (point) 'mediahost-target)))
+    (cond (soundbite (mediahost-details-play-soundbite soundbite))
+          (target (mediahost--open-target target))
+          (t (user-error "Nothing here: RET opens a link or plays a soundbite")))))
 
 (defun mediahost-show (id)
   "Show the item ID in a details buffer."
   (interactive "sItem id: ")
   (let ((item (mediahost-request "media.get" (list :id id))))
     (with-current-buffer (get-buffer-create "*mediahost item*")
-      (let ((inhibit-read-only t))
+      (let ((inhibit-read-only t)
+            (width (mediahost--details-width)))
         (erase-buffer)
         (mediahost-details-mode)
         (setq mediahost--item item)
-        (insert (propertize (mediahost--text (plist-get item :title)) 'face 'bold) "\n\n")
-        (mediahost--insert-picture item)
-        (dolist (field `(("id" . ,(plist-get item :id))
-                         ("kind" . ,(plist-get item :kind))
-                         ("from" . ,(plist-get item :subtitle))
-                         ("by" . ,(plist-get item :creator))
-                         ("published" . ,(plist-get item :published))
-                         ("duration" . ,(and (plist-get item :duration) (mediahost--duration (plist-get item :duration))))
-                         ("played" . ,(cond ((eq (plist-get item :played) t) "yes")
-                                            ((plist-get item :position)
-                                             (format "stopped at %s" (mediahost--duration (plist-get item :position))))))
-                         ("favorite" . ,(if (eq (plist-get item :favorite) t) "★ yes" "no"))
-                         ("download" . ,(let ((d (plist-get item :download)))
-                                          (and d (string-join (delq nil (list (plist-get d :state) (plist-get d :path))) " "))))))
-          (when (and (cdr field) (not (equal (cdr field) "")))
-            (insert (format "  %-10s %s\n" (car field) (mediahost--text (cdr field))))))
-        (when-let ((summary (plist-get item :summary)))
-          (insert "\n" summary "\n"))
-        (let ((links nil))
-          (when-let ((url (plist-get item :url))) (push (cons "page" url) links))
-          (when-let ((feed (plist-get item :feed))) (push (cons "feed" feed) links))
-          (when-let ((media (plist-get (plist-get item :enclosure) :url))) (push (cons "media" media) links))
-          (seq-doseq (entity (plist-get item :entities))
-            (let ((value (plist-get entity :value)))
-              (when (and value (member (plist-get entity :type) '("url" "media")))
-                (push (cons (plist-get entity :type) value) links))))
-          (let ((extra (plist-get item :extra)))
-            (while extra
-              (let ((key (substring (symbol-name (car extra)) 1)) (value (cadr extra)))
-                (when (or (mediahost--item-id-p value) (and (stringp value) (string-match-p "\\`https?://" value)))
-                  (push (cons key value) links)))
-              (setq extra (cddr extra))))
-          (when links
-            (insert "\nLinks:\n")
-            (dolist (link (nreverse links))
-              (insert (format "  %-10s " (car link)))
-              (mediahost--link (cdr link) (cdr link))
-              (insert "\n")))))
+        (mediahost--insert-details item width))
       (goto-char (point-min))
       (pop-to-buffer (current-buffer))
       (current-buffer))))
+
+(defun mediahost--insert-details (item width)
+  "ITEM's title, picture, fields, text and links.
+The Podcasting 2.0 lines wrap to WIDTH between words."
+  (insert (propertize (mediahost--text (plist-get item :title)) 'face 'bold) "\n\n")
+  (mediahost--insert-picture item)
+  (cl-flet ((fields (fields)
+              (dolist (field fields)
+                (when (and (cdr field) (not (equal (cdr field) "")))
+                  (insert (format "  %-10s %s\n" (car field) (mediahost--text (cdr field))))))))
+    (fields `(("id" . ,(plist-get item :id))
+              ("kind" . ,(plist-get item :kind))
+              ("from" . ,(plist-get item :subtitle))
+              ("by" . ,(plist-get item :creator))
+              ("published" . ,(plist-get item :published))
+              ("duration" . ,(and (plist-get item :duration) (mediahost--duration (plist-get item :duration))))))
+    (pcase-dolist (`(,label . ,value) (mediahost--namespace-fields item))
+      (mediahost--insert-wrapped-field label value width))
+    (mediahost--insert-soundbites item width)
+    (fields `(("played" . ,(cond ((eq (plist-get item :played) t) "yes")
+                                 ((plist-get item :position)
+                                  (format "stopped at %s" (mediahost--duration (plist-get item :position))))))
+              ("favorite" . ,(if (eq (plist-get item :favorite) t) "★ yes" "no"))
+              ("download" . ,(let ((d (plist-get item :download)))
+                               (and d (string-join (delq nil (list (plist-get d :state) (plist-get d :path))) " ")))))))
+  (when-let ((summary (plist-get item :summary)))
+    (insert "\n" summary "\n"))
+  (let ((links nil))
+    (when-let ((url (plist-get item :url))) (push (list "page" url) links))
+    (when-let ((feed (plist-get item :feed))) (push (list "feed" feed) links))
+    (when-let ((media (plist-get (plist-get item :enclosure) :url))) (push (list "media" media) links))
+    (seq-doseq (entity (plist-get item :entities))
+      (let ((value (plist-get entity :value)))
+        (when (and value (member (plist-get entity :type) '("url" "media")))
+          (push (list (plist-get entity :type) value) links))))
+    (let ((extra (plist-get item :extra)))
+      (while extra
+        (let ((key (substring (symbol-name (car extra)) 1)) (value (cadr extra)))
+          (when (or (mediahost--item-id-p value) (and (stringp value) (string-match-p "\\`https?://" value)))
+            (push (list key value) links)))
+        (setq extra (cddr extra))))
+    (setq links (append (nreverse links) (mediahost--namespace-links item)))
+    (when links
+      (insert "\nLinks:\n")
+      (pcase-dolist (`(,label ,target ,words) links)
+        (mediahost--insert-link label target words width)))))
 
 (defun mediahost-details-toggle-favorite ()
   (interactive)
@@ -825,6 +902,138 @@ M-<up> and M-<down> move the item at point, k takes it out, N plays the first.
 (defun mediahost-details-chapters ()
   (interactive)
   (mediahost-chapters mediahost--item))
+
+;;;; Podcasting 2.0
+
+;; An episode's or show's `namespace' (rpc-spec's PodcastNamespace), drawn with the REPL's
+;; words and in its order; what has a link goes to the Links, with its words, to be opened
+;; as the other links are.  Each element absent costs nothing.
+
+(defun mediahost--person (person)
+  "\"Ada Lovelace (guest)\"; a group other than cast after the role."
+  (let ((role (plist-get person :role))
+        (group (plist-get person :group)))
+    (concat (mediahost--text (plist-get person :name))
+            (if (and role (not (equal role "")))
+                (format " (%s)" (if (member group '(nil "" "cast")) role (concat role ", " group)))
+              ""))))
+
+(defun mediahost--format (alternate)
+  "An alternate enclosure as the REPL words it: \"audio/opus 96 kb/s en\"."
+  (let ((bitrate (plist-get alternate :bitrate))
+        (height (plist-get alternate :height)))
+    (string-join (delq nil (list (plist-get alternate :type)
+                                 (and (numberp bitrate) (format "%d kb/s" (truncate bitrate 1000)))
+                                 (and (numberp height) (format "%dp" height))
+                                 (plist-get alternate :language)
+                                 (plist-get alternate :title)))
+                 " ")))
+
+(defun mediahost--namespace-fields (item)
+  "ITEM's Podcasting 2.0 fields as (LABEL . VALUE).
+A list's values after its first have the label \"\".  Soundbites and
+what has a link are drawn apart."
+  (let ((namespace (plist-get item :namespace))
+        (fields nil))
+    (cl-labels ((add (label value)
+                  (when (and (stringp value) (not (string-empty-p value)))
+                    (push (cons label value) fields)))
+                (each (label values)
+                  (let ((first t))
+                    (dolist (value values)
+                      (when (and (stringp value) (not (string-empty-p value)))
+                        (push (cons (if first label "") value) fields)
+                        (setq first nil))))))
+      (when-let ((live (plist-get namespace :live)))
+        (let ((status (plist-get live :status))
+              (start (plist-get live :start))
+              (end (plist-get live :end)))
+          (add "live" (string-join (delq nil (list (if (equal status "live") "live now" status)
+                                                   (and start (concat "from " start))
+                                                   (and end (concat "to " end))))
+                                   " "))))
+      (when-let ((name (plist-get namespace :seasonName)))
+        (let ((number (plist-get (plist-get item :extra) :season)))
+          (add "season" (if number (format "%s: %s" number name) name))))
+      (add "episode" (plist-get namespace :episodeDisplay))
+      (each "people" (mapcar #'mediahost--person (plist-get namespace :people)))
+      (each "funding" (mapcar (lambda (funding) (plist-get funding :text))
+                              (seq-remove (lambda (funding) (plist-get funding :url))
+                                          (plist-get namespace :funding))))
+      (each "recommends" (mapcar (lambda (show) (or (plist-get show :title)
+                                                    (concat "podcast:guid " (plist-get show :feedGuid))))
+                                 (seq-remove (lambda (show) (plist-get show :feedURL))
+                                             (plist-get namespace :podroll))))
+      (each "formats" (mapcar #'mediahost--format (plist-get namespace :alternateEnclosures)))
+      (let ((license (plist-get namespace :license)))
+        (unless (plist-get license :url) (add "license" (plist-get license :text))))
+      (add "location" (plist-get (plist-get namespace :location) :name))
+      (when-let ((locked (plist-get namespace :locked)))
+        (let ((owner (plist-get locked :owner)))
+          (add "locked" (if (eq (plist-get locked :locked) t)
+                            (concat "yes: not to be imported elsewhere" (if owner (format " (owner %s)" owner) ""))
+                          "no"))))
+      (when-let ((value (plist-get namespace :value)))
+        (let* ((recipients (append (plist-get value :recipients) nil))
+               (names (delq nil (mapcar (lambda (r) (plist-get r :name)) recipients))))
+          (add "value" (format "%s %s to %d recipient%s%s; said, not paid"
+                               (plist-get value :type) (plist-get value :method) (length recipients)
+                               (if (= (length recipients) 1) "" "s")
+                               (if names (format " (%s)" (string-join (seq-take names 3) ", ")) ""))))))
+    (nreverse fields)))
+
+(defun mediahost--namespace-links (item)
+  "ITEM's Podcasting 2.0 links as (LABEL TARGET WORDS).
+People, funding, the podroll's shows, trailers and the license."
+  (let ((namespace (plist-get item :namespace))
+        (links nil))
+    (seq-doseq (person (plist-get namespace :people))
+      (when (plist-get person :link)
+        (push (list "person" (plist-get person :link) (plist-get person :name)) links)))
+    (seq-doseq (funding (plist-get namespace :funding))
+      (when (plist-get funding :url)
+        (push (list "funding" (plist-get funding :url) (plist-get funding :text)) links)))
+    (seq-doseq (show (plist-get namespace :podroll))
+      (when (plist-get show :feedURL)
+        (push (list "recommends" (plist-get show :feedURL) (plist-get show :title)) links)))
+    (seq-doseq (trailer (plist-get namespace :trailers))
+      (when (plist-get trailer :url)
+        (push (list "trailer" (plist-get trailer :url) (plist-get trailer :title)) links)))
+    (let ((license (plist-get namespace :license)))
+      (when (plist-get license :url)
+        (push (list "license" (plist-get license :url) (plist-get license :text)) links)))
+    (nreverse links)))
+
+(defun mediahost--insert-soundbites (item width)
+  "ITEM's soundbites, a line each: \"soundbite K  m:ss–m:ss  title\".
+RET on one plays just that clip."
+  (let ((number 0))
+    (seq-doseq (bite (plist-get (plist-get item :namespace) :soundbites))
+      (setq number (1+ number))
+      (let* ((start (or (plist-get bite :start) 0))
+             (label (format "soundbite %d" number))
+             (head (format "  %s  %s–%s  " label (mediahost--duration start)
+                           (mediahost--duration (+ start (or (plist-get bite :duration) 0)))))
+             (line-start (point)))
+        (insert (string-trim-right (mediahost--fill-words head (mediahost--words (plist-get bite :title)) width))
+                "\n")
+        ;; RET anywhere on its lines (the indentation and the line's end too) plays it; the
+        ;; label is a button as well, for TAB and the mouse.
+        (put-text-property line-start (point) 'mediahost-soundbite number)
+        (make-text-button (+ line-start 2) (+ line-start 2 (length label))
+                          'mediahost-soundbite number
+                          'help-echo "RET plays this soundbite alone"
+                          'action (lambda (button)
+                                    (mediahost-details-play-soundbite (button-get button 'mediahost-soundbite))))))))
+
+(defun mediahost-details-play-soundbite (number)
+  "Play just soundbite NUMBER (1 first) of the item shown.
+That is `player.open' with `soundbite'."
+  (interactive (list (or (get-text-property (point) 'mediahost-soundbite)
+                         (user-error "No soundbite on this line"))))
+  (let ((result (mediahost-request "player.open" (list :id (plist-get mediahost--item :id) :soundbite number))))
+    (message "mediahost: %s soundbite %d of %s" (if (eq (plist-get result :queued) t) "queued" "playing")
+             number (or (plist-get mediahost--item :title) (plist-get result :target)))))
 
 ;;;; Chapters
 

@@ -17,7 +17,11 @@ enum MCPText {
             if let next = value["next"]?.stringValue { lines.append("more: call again with cursor \"\(next)\"") }
             return lines.joined(separator: "\n")
         }
-        if isItem(value) { return line(value) + (value["summary"]?.stringValue.map { "\n\n" + String($0.prefix(2000)) } ?? "") }
+        if isItem(value) {
+            let podcast = value["namespace"].map(podcastLines) ?? []
+            return ([line(value)] + podcast).joined(separator: "\n")
+                + (value["summary"]?.stringValue.map { "\n\n" + String($0.prefix(2000)) } ?? "")
+        }
         return String(decoding: JSONWriter.bytes(value), as: UTF8.self)
     }
 
@@ -31,6 +35,59 @@ enum MCPText {
         text += " [\(item["id"]?.stringValue ?? "")]"
         if let state = item["download"]?["state"]?.stringValue ?? item["state"]?.stringValue { text += " " + state }
         return text
+    }
+
+    /// What a feed says in the Podcasting 2.0 namespace, a line each: who speaks, the season,
+    /// the soundbites (`play` with `soundbite`), where to support the show, what it recommends.
+    static func podcastLines(_ namespace: JSONValue) -> [String] {
+        var lines: [String] = []
+        func list(_ name: String, _ values: [String]) {
+            guard !values.isEmpty else { return }
+            lines.append(
+                "\(name): " + values.prefix(20).joined(separator: "; ")
+                    + (values.count > 20 ? "; and \(values.count - 20) more" : ""))
+        }
+        if let live = namespace["live"], let status = live["status"]?.stringValue {
+            lines.append(
+                "live: "
+                    + ([status]
+                    + [live["start"]?.stringValue.map { "from " + $0 }, live["end"]?.stringValue.map { "to " + $0 }]
+                    .compactMap { $0 }).joined(separator: " "))
+        }
+        if let name = namespace["seasonName"]?.stringValue { lines.append("season: " + name) }
+        list(
+            "people",
+            (namespace["people"]?.arrayValue ?? []).compactMap { person in
+                person["name"]?.stringValue.map { "\($0) (\(person["role"]?.stringValue ?? "host"))" }
+            })
+        list(
+            "soundbites (player.open with soundbite K)",
+            (namespace["soundbites"]?.arrayValue ?? []).enumerated().map { index, bite in
+                let start = bite["start"]?.doubleValue ?? 0
+                let length = bite["duration"]?.doubleValue ?? 0
+                return "\(index + 1). \(clock(start))–\(clock(start + length))"
+                    + (bite["title"]?.stringValue.map { " " + $0 } ?? "")
+            })
+        list(
+            "funding",
+            (namespace["funding"]?.arrayValue ?? []).compactMap { link in
+                link["url"]?.stringValue.map { url in (link["text"]?.stringValue).map { "\($0) \(url)" } ?? url }
+            })
+        list(
+            "recommends",
+            (namespace["podroll"]?.arrayValue ?? []).compactMap { show in
+                show["title"]?.stringValue ?? show["feedURL"]?.stringValue
+                    ?? show["feedGuid"]?.stringValue.map { "podcast:guid " + $0 }
+            })
+        if let guid = namespace["guid"]?.stringValue { lines.append("podcast guid: " + guid) }
+        return lines
+    }
+
+    /// 1:02:03 or 2:03.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds).rounded())
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        return hours > 0 ? String(printf: "%d:%02d:%02d", hours, minutes, rest) : String(printf: "%d:%02d", minutes, rest)
     }
 
     static func bytes(_ count: Double) -> String {

@@ -306,6 +306,24 @@ class MCPTests(unittest.TestCase):
             width, height = struct.unpack(">II", png[16:24])
             self.assertTrue(0 < width <= 384 and 0 < height <= 384, (width, height))
 
+    def test_details_say_the_podcast_namespace(self):
+        """media_get's text says what a feed's Podcasting 2.0 elements say: the radio's tone 2
+        has a soundbite, which player_open plays alone with `soundbite`."""
+        async def body(session, init):
+            tones = await session.call_tool("media_children", {"id": RADIO})
+            bitten = [item["id"] for item in tones.structured_content["items"]
+                      if item.get("namespace", {}).get("soundbites")]
+            self.assertEqual(len(bitten), 1, tones.structured_content)
+            details = await session.call_tool("media_get", {"id": bitten[0]})
+            tools = await session.list_tools()
+            return details, tools
+        details, tools = self.run_session(body)
+        text = details.content[0].text
+        self.assertIn("soundbites (player.open with soundbite K): 1. 0:40–0:46 The tone at forty", text)
+        opener = [tool for tool in tools.tools if tool.name == "player_open"]
+        self.assertEqual(len(opener), 1)
+        self.assertIn("soundbite", opener[0].input_schema["properties"])
+
     def test_a_tool_error_and_a_bad_call(self):
         async def body(session, init):
             failed = await session.call_tool("media_get", {"id": "podcasts:podcast:1"})

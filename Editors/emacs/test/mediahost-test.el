@@ -346,6 +346,177 @@
   ;; A long title makes a buffer name that leaves the mode line room.
   (should (<= (string-width (mediahost--buffer-name (make-string 90 ?x))) 40)))
 
+(defun mediahost-test--podcast-episode (&optional namespace)
+  "An episode as `media.get' answers it, as jsonrpc.el reads it (plists, vectors).
+NAMESPACE, when given, is its Podcasting 2.0 `namespace' (rpc-spec's PodcastNamespace)."
+  (append (list :id "podcasts:episode:feed-x:pi-7000001-2" :kind "episode"
+                :title "Engines of Thought 2: Machines" :subtitle "Engines of Thought"
+                :creator "Charles Babbage" :published "2026-01-01T02:00:00Z" :duration 1830
+                :favorite :json-false :url "https://example.com/7000001/2"
+                :feed "https://example.com/7000001.xml"
+                :enclosure '(:url "https://example.com/7000001/2.mp3" :type "audio/mpeg")
+                :extra '(:season "1" :episode "2") :summary "Babbage and Lovelace on the engine.")
+          (and namespace (list :namespace namespace))))
+
+(defconst mediahost-test--long-soundbite
+  "Where the engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves")
+
+(defconst mediahost-test--long-trailer
+  "Coming soon: a whole season about the engines that think, and the people who built them")
+
+(defun mediahost-test--every-element ()
+  "A `namespace' with every element the details draw."
+  `(:people [(:name "Charles Babbage" :role "host" :group "cast")
+             (:name "Ada Lovelace" :role "guest" :group "cast" :link "https://example.com/people/ada")
+             (:name "Mary Somerville" :role "producer" :group "audio post-production")]
+    :seasonName "The first" :episodeDisplay "Bonus"
+    :funding [(:text "Support Engines of Thought" :url "https://example.com/7000001/support")
+              (:text "Tell a friend")]
+    :podroll [(:feedGuid "guid-a" :feedURL "https://example.com/analytical.xml" :title "The Analytical Hour")
+              (:feedGuid "guid-b")]
+    :soundbites [(:start 1 :duration 2 :title "The best bit")
+                 (:start 75 :duration 30 :title ,mediahost-test--long-soundbite)
+                 (:start 3600 :duration 60)]
+    :live (:status "ended" :start "2026-01-01T02:00:00Z" :end "2026-01-01T03:00:00Z")
+    :trailers [(:title ,mediahost-test--long-trailer :url "https://example.com/7000001/trailer.mp3")]
+    :alternateEnclosures [(:type "audio/opus" :sources ["https://example.com/2.opus"] :bitrate 96000
+                                 :language "en" :isDefault :json-false)
+                          (:type "video/mp4" :sources ["https://example.com/2.mp4"] :height 720
+                                 :isDefault :json-false)]
+    :locked (:locked t :owner "babbage@example.com")
+    :license (:text "CC-BY-4.0" :url "https://creativecommons.org/licenses/by/4.0/")
+    :location (:name "London" :geo "geo:51.4978,-0.1745")
+    :value (:type "lightning" :method "keysend"
+                  :recipients [(:name "Charles" :type "node" :address "02ab" :split 90)
+                               (:name "Ada" :type "node" :address "03cd" :split 10)])))
+
+(defmacro mediahost-test--with-item (item calls &rest body)
+  "Run BODY with `media.get' answering ITEM; the requests made are pushed on CALLS.
+`player.open' answers that it plays; browsing a URL is a request \"browse-url\"."
+  (declare (indent 2))
+  `(cl-letf (((symbol-function 'mediahost-request)
+              (lambda (method &optional params)
+                (push (cons method params) ,calls)
+                (pcase method
+                  ("media.get" ,item)
+                  ("player.open" '(:queued :json-false))
+                  (_ (error "Not stubbed: %s" method)))))
+             ((symbol-function 'browse-url)
+              (lambda (url &rest _) (push (list "browse-url" url) ,calls))))
+     ,@body))
+
+(defun mediahost-test--line (regexp)
+  "Go to the start of the first line matching REGEXP in the current buffer."
+  (goto-char (point-min))
+  (should (re-search-forward regexp nil t))
+  (beginning-of-line))
+
+(ert-deftest mediahost-details-without-a-namespace-draw-as-before ()
+  (let ((calls nil))
+    (mediahost-test--with-item (mediahost-test--podcast-episode) calls
+      (should (equal (mediahost-test--text (mediahost-show "podcasts:episode:feed-x:pi-7000001-2"))
+                     "Engines of Thought 2: Machines
+
+  id         podcasts:episode:feed-x:pi-7000001-2
+  kind       episode
+  from       Engines of Thought
+  by         Charles Babbage
+  published  2026-01-01T02:00:00Z
+  duration   30:30
+  favorite   no
+
+Babbage and Lovelace on the engine.
+
+Links:
+  page       https://example.com/7000001/2
+  feed       https://example.com/7000001.xml
+  media      https://example.com/7000001/2.mp3
+")))))
+
+(ert-deftest mediahost-details-draw-podcasting-2-and-play-a-soundbite ()
+  (let* ((item (mediahost-test--podcast-episode (mediahost-test--every-element)))
+         (id (plist-get item :id))
+         (calls nil))
+    (mediahost-test--with-item item calls
+      (let* ((buffer (mediahost-show id))
+             (text (mediahost-test--text buffer)))
+        (dolist (line `("  live       ended from 2026-01-01T02:00:00Z to 2026-01-01T03:00:00Z"
+                        "  season     1: The first"
+                        "  episode    Bonus"
+                        "  people     Charles Babbage (host)"
+                        "             Ada Lovelace (guest)"
+                        "             Mary Somerville (producer, audio post-production)"
+                        "  funding    Tell a friend"
+                        "  recommends podcast:guid guid-b"
+                        "  formats    audio/opus 96 kb/s en"
+                        "             video/mp4 720p"
+                        "  location   London"
+                        "  locked     yes: not to be imported elsewhere (owner babbage@example.com)"
+                        "  value      lightning keysend to 2 recipients (Charles, Ada); said, not paid"
+                        "  soundbite 1  0:01–0:03  The best bit"
+                        "  soundbite 3  1:00:00–1:01:00"
+                        "  person     Ada Lovelace  https://example.com/people/ada"
+                        "  funding    Support Engines of Thought  https://example.com/7000001/support"
+                        "  recommends The Analytical Hour  https://example.com/analytical.xml"
+                        "  license    CC-BY-4.0  https://creativecommons.org/licenses/by/4.0/"))
+          (should (member line (split-string text "\n"))))
+        ;; In the REPL's order, between the item's own fields; links under Links.
+        (should (string-match-p "duration +30:30\n  live .*\n  season .*\n  episode .*\n  people " text))
+        (should (string-match-p "soundbite 3 .*\n  favorite +no\n" text))
+        (should (< (string-match "^Links:" text) (string-match "^  person " text)))
+        ;; Every line fits 80 columns; long ones wrap between words, under the value column.
+        (dolist (line (split-string text "\n"))
+          (should (<= (string-width line) 80)))
+        (let ((unwrapped (replace-regexp-in-string "\n             " " " text)))
+          (should (string-match-p (concat "^  soundbite 2  1:15–1:45  " (regexp-quote mediahost-test--long-soundbite) "$")
+                                  unwrapped))
+          (should (string-match-p (concat "^  trailer    " (regexp-quote mediahost-test--long-trailer)
+                                          " +https://example.com/7000001/trailer\\.mp3$")
+                                  unwrapped)))
+        (should (string-match-p "^  soundbite 2 .* as\n             the Jacquard loom" text))
+        (with-current-buffer buffer
+          ;; RET on soundbite 2's second line plays just that clip.
+          (mediahost-test--line "^  soundbite 2 ")
+          (forward-line 1)
+          (call-interactively (key-binding (kbd "RET")))
+          (should (equal (car calls) (list "player.open" :id id :soundbite 2)))
+          ;; On soundbite 1's label (a button, TAB reaches it) too.
+          (mediahost-test--line "^  soundbite 1 ")
+          (forward-button 1)
+          (should (equal (button-label (button-at (point))) "soundbite 1"))
+          (push-button)
+          (should (equal (car calls) (list "player.open" :id id :soundbite 1)))
+          ;; A link's words and its URL open it, on any of its lines.
+          (mediahost-test--line "^  trailer ")
+          (call-interactively (key-binding (kbd "RET")))
+          (should (equal (car calls) '("browse-url" "https://example.com/7000001/trailer.mp3")))
+          (mediahost-test--line "^  recommends The Analytical Hour")
+          (forward-button 1)
+          (push-button)
+          (should (equal (car calls) '("browse-url" "https://example.com/analytical.xml")))
+          (mediahost-test--line "^  people ")
+          (should-error (call-interactively (key-binding (kbd "RET"))) :type 'user-error))))
+    ;; Each element alone: only the people, and only their lines are added.
+    (let ((people (mediahost-test--podcast-episode '(:people [(:name "Ada Lovelace" :role "guest" :group "cast")])))
+          (calls nil))
+      (mediahost-test--with-item people calls
+        (let ((text (mediahost-test--text (mediahost-show (plist-get people :id)))))
+          (should (string-match-p "duration +30:30\n  people     Ada Lovelace (guest)\n  favorite +no\n" text))
+          (should (string-match-p "Links:\n  page .*\n  feed .*\n  media .*\n\\'" text)))))))
+
+(ert-deftest mediahost-sandbox-podcast-people-in-details ()
+  ;; The Podcast Index replica's feeds name their hosts and guests: a search by person finds
+  ;; episodes whose items carry them.
+  (mediahost-test--with-sandbox
+    (with-current-buffer (mediahost-search "podcastindex" "person:ada lovelace")
+      (goto-char (point-min))
+      (let ((item (tabulated-list-get-id)))
+        (should (equal (plist-get item :title) "Engines of Thought 2: Machines"))
+        (with-temp-buffer
+          (mediahost--insert-details item 80)
+          (let ((text (buffer-string)))
+            (should (string-match-p "^  people     Charles Babbage (host)\n             Ada Lovelace (guest)$" text))))))))
+
 ;;; mediahost-test.el ends here
 
 (ert-deftest mediahost-mode-line-shows-the-percent-sign ()

@@ -392,6 +392,199 @@ test("completion and pickers", function()
   mediahost.setup(config)
 end)
 
+-- An episode as `media.get` answers it; `namespace`, when given, is its Podcasting 2.0
+-- `namespace` (rpc-spec's PodcastNamespace).
+local function podcast_episode(namespace)
+  return {
+    id = "podcasts:episode:feed-x:pi-7000001-2", kind = "episode", title = "Engines of Thought 2: Machines",
+    subtitle = "Engines of Thought", creator = "Charles Babbage", published = "2026-01-01T02:00:00Z",
+    duration = 1830, favorite = false, url = "https://example.com/7000001/2", feed = "https://example.com/7000001.xml",
+    enclosure = { url = "https://example.com/7000001/2.mp3", type = "audio/mpeg" },
+    extra = { season = "1", episode = "2" }, summary = "Babbage and Lovelace on the engine.",
+    namespace = namespace,
+  }
+end
+
+local long_soundbite = "Where the engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves"
+local long_trailer = "Coming soon: a whole season about the engines that think, and the people who built them"
+
+-- A `namespace` with every element the details draw.
+local function every_element()
+  return {
+    people = {
+      { name = "Charles Babbage", role = "host", group = "cast" },
+      { name = "Ada Lovelace", role = "guest", group = "cast", link = "https://example.com/people/ada" },
+      { name = "Mary Somerville", role = "producer", group = "audio post-production" },
+    },
+    seasonName = "The first", episodeDisplay = "Bonus",
+    funding = { { text = "Support Engines of Thought", url = "https://example.com/7000001/support" }, { text = "Tell a friend" } },
+    podroll = {
+      { feedGuid = "guid-a", feedURL = "https://example.com/analytical.xml", title = "The Analytical Hour" },
+      { feedGuid = "guid-b" },
+    },
+    soundbites = {
+      { start = 1, duration = 2, title = "The best bit" },
+      { start = 75, duration = 30, title = long_soundbite },
+      { start = 3600, duration = 60 },
+    },
+    live = { status = "ended", start = "2026-01-01T02:00:00Z", ["end"] = "2026-01-01T03:00:00Z" },
+    trailers = { { title = long_trailer, url = "https://example.com/7000001/trailer.mp3" } },
+    alternateEnclosures = {
+      { type = "audio/opus", sources = { "https://example.com/2.opus" }, bitrate = 96000, language = "en", isDefault = false },
+      { type = "video/mp4", sources = { "https://example.com/2.mp4" }, height = 720, isDefault = false },
+    },
+    locked = { locked = true, owner = "babbage@example.com" },
+    license = { text = "CC-BY-4.0", url = "https://creativecommons.org/licenses/by/4.0/" },
+    location = { name = "London", geo = "geo:51.4978,-0.1745" },
+    value = {
+      type = "lightning", method = "keysend",
+      recipients = { { name = "Charles", type = "node", address = "02ab", split = 90 }, { name = "Ada", type = "node", address = "03cd", split = 10 } },
+    },
+  }
+end
+
+-- Runs `body` with `media.get` answering `item`; the calls made (and URLs opened, as
+-- { "open", url }) are added to `calls`.
+local function with_item(item, calls, body)
+  local call, open = mediahost.call, vim.ui.open
+  mediahost.call = function(method, params)
+    table.insert(calls, { method, params })
+    if method == "media.get" then
+      return item
+    elseif method == "player.open" then
+      return { queued = false }
+    end
+    error("not stubbed: " .. method)
+  end
+  vim.ui.open = function(url)
+    table.insert(calls, { "open", url })
+  end
+  local ok, err = pcall(body)
+  mediahost.call, vim.ui.open = call, open
+  if not ok then
+    error(err, 0)
+  end
+end
+
+-- The cursor to the first line that `pattern` finds.
+local function go_to(pattern)
+  for number, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    if line:find(pattern) then
+      vim.api.nvim_win_set_cursor(0, { number, 0 })
+      return number
+    end
+  end
+  error("no line like " .. pattern .. ": " .. text(), 2)
+end
+
+test("details without a namespace draw as before", function()
+  vim.o.columns = 80
+  local calls = {}
+  with_item(podcast_episode(), calls, function()
+    mediahost.show("podcasts:episode:feed-x:pi-7000001-2")
+    expect(text() == [[
+Engines of Thought 2: Machines
+
+  id         podcasts:episode:feed-x:pi-7000001-2
+  kind       episode
+  from       Engines of Thought
+  by         Charles Babbage
+  published  2026-01-01T02:00:00Z
+  duration   30:30
+  favorite   no
+
+Babbage and Lovelace on the engine.
+
+Links:
+  page       https://example.com/7000001/2
+  feed       https://example.com/7000001.xml
+  media      https://example.com/7000001/2.mp3]], "as before: " .. text())
+  end)
+  vim.o.columns = 140
+end)
+
+test("details draw Podcasting 2.0, and <CR> on a soundbite plays just that clip", function()
+  vim.o.columns = 80
+  local item = podcast_episode(every_element())
+  local calls = {}
+  with_item(item, calls, function()
+    mediahost.show(item.id)
+    local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    for _, line in ipairs({
+      "  live       ended from 2026-01-01T02:00:00Z to 2026-01-01T03:00:00Z",
+      "  season     1: The first",
+      "  episode    Bonus",
+      "  people     Charles Babbage (host)",
+      "             Ada Lovelace (guest)",
+      "             Mary Somerville (producer, audio post-production)",
+      "  funding    Tell a friend",
+      "  recommends podcast:guid guid-b",
+      "  formats    audio/opus 96 kb/s en",
+      "             video/mp4 720p",
+      "  location   London",
+      "  locked     yes: not to be imported elsewhere (owner babbage@example.com)",
+      "  value      lightning keysend to 2 recipients (Charles, Ada); said, not paid",
+      "  soundbite 1  0:01–0:03  The best bit",
+      "  soundbite 3  1:00:00–1:01:00",
+      "  person     Ada Lovelace  https://example.com/people/ada",
+      "  funding    Support Engines of Thought  https://example.com/7000001/support",
+      "  recommends The Analytical Hour  https://example.com/analytical.xml",
+      "  license    CC-BY-4.0  https://creativecommons.org/licenses/by/4.0/",
+    }) do
+      expect(vim.tbl_contains(lines, line), "the line '" .. line .. "' in: " .. text())
+    end
+    -- In the REPL's order, between the item's own fields; links under Links.
+    expect(text():find("duration%s+30:30\n  live .-\n  season .-\n  episode .-\n  people "), "the order: " .. text())
+    expect(text():find("soundbite 3 [^\n]*\n  favorite%s+no\n"), "soundbites before the favorite: " .. text())
+    expect(go_to("^Links:") < go_to("^  person "), "the person's link under Links")
+    -- Every line fits 80 columns; long ones wrap between words, under the value column.
+    for _, line in ipairs(lines) do
+      expect(vim.fn.strdisplaywidth(line) <= 80, "too wide: " .. line)
+    end
+    local unwrapped = text():gsub("\n             ", " ")
+    expect(unwrapped:find("\n  soundbite 2  1:15–1:45  " .. long_soundbite .. "\n", 1, true), "whole words: " .. text())
+    expect(unwrapped:find("\n  trailer    " .. vim.pesc(long_trailer) .. " +https://example%.com/7000001/trailer%.mp3\n"),
+      "the trailer's words whole: " .. text())
+    expect(text():find("\n  soundbite 2 [^\n]*\n             %S"), "soundbite 2 wraps: " .. text())
+    -- <CR> on soundbite 2's second line plays just that clip; on soundbite 1 too.
+    vim.api.nvim_win_set_cursor(0, { go_to("^  soundbite 2 ") + 1, 0 })
+    press("<CR>")
+    expect(vim.deep_equal(calls[#calls], { "player.open", { id = item.id, soundbite = 2 } }), vim.inspect(calls[#calls]))
+    expect(said("playing soundbite 2 of Engines of Thought 2: Machines"), "said: " .. table.concat(messages, " | "))
+    go_to("^  soundbite 1 ")
+    press("<CR>")
+    expect(vim.deep_equal(calls[#calls], { "player.open", { id = item.id, soundbite = 1 } }), vim.inspect(calls[#calls]))
+    -- A link opens from any of its lines: the trailer's words, the podroll's show.
+    go_to("^  trailer ")
+    press("<CR>")
+    expect(vim.deep_equal(calls[#calls], { "open", "https://example.com/7000001/trailer.mp3" }), vim.inspect(calls[#calls]))
+    go_to("^  recommends The Analytical Hour")
+    press("<CR>")
+    expect(vim.deep_equal(calls[#calls], { "open", "https://example.com/analytical.xml" }), vim.inspect(calls[#calls]))
+    local count = #calls
+    go_to("^  people ")
+    press("<CR>")
+    expect(#calls == count, "nothing for a field: " .. vim.inspect(calls[#calls]))
+  end)
+  -- Each element alone: only the people, and only their line is added.
+  with_item(podcast_episode({ people = { { name = "Ada Lovelace", role = "guest", group = "cast" } } }), {}, function()
+    mediahost.show("podcasts:episode:feed-x:pi-7000001-2")
+    expect(text():find("duration%s+30:30\n  people     Ada Lovelace %(guest%)\n  favorite%s+no\n"), "people alone: " .. text())
+    expect(text():find("Links:\n  page [^\n]*\n  feed [^\n]*\n  media [^\n]*$"), "the links as before: " .. text())
+  end)
+  vim.o.columns = 140
+end)
+
+test("a sandbox podcast's people in its details", function()
+  -- The Podcast Index replica's feeds name their hosts and guests: a search by person finds
+  -- episodes whose items carry them.
+  vim.cmd("Mediahost search podcastindex person:ada lovelace")
+  local item = mediahost.buffers[vim.api.nvim_get_current_buf()].items[1]
+  expect(item and item.title == "Engines of Thought 2: Machines", "found: " .. text())
+  local lines = table.concat(mediahost.details(item, 80), "\n")
+  expect(lines:find("\n  people     Charles Babbage %(host%)\n             Ada Lovelace %(guest%)\n"), "its people: " .. lines)
+end)
+
 io.stdout:write(failures == 0 and "all passed\n" or (failures .. " failed\n"))
 if failures > 0 then
   vim.cmd("cquit " .. failures)

@@ -9,8 +9,10 @@
 --
 -- In a result list: <CR> opens (what is inside a show, channel or playlist; details otherwise,
 -- in a split), f toggles the favorite, d downloads, p plays, a gives the artwork's file, n and P
--- page, g refreshes. Pickers go through vim.ui.select (telescope, fzf-lua and dressing.nvim
--- replace it). Works with Neovim 0.7 and later.
+-- page, g refreshes. In the details, <CR> opens a link and plays a podcast's soundbite alone (its
+-- Podcasting 2.0 people, season, funding, podroll, live state and the rest are drawn there too).
+-- Pickers go through vim.ui.select (telescope, fzf-lua and dressing.nvim replace it). Works
+-- with Neovim 0.7 and later.
 
 local rpc = require("mediahost.rpc")
 
@@ -456,7 +458,6 @@ local function is_item_id(text)
   return type(text) == "string" and text:match("^[a-z][a-z0-9_-]*:[a-z]+:.+$") ~= nil
 end
 
--- Shows an item's details in a split: fields, text, and links (<CR> on a link opens it).
 -- How the terminal around Neovim draws pictures, or nil.
 function M.picture_protocol()
   local chosen = M.config.pictures
@@ -531,16 +532,195 @@ local function draw_picture(buffer, item, protocol)
   end)
 end
 
-function M.show(id)
-  local item = M.call("media.get", { id = id })
-  local buffer = scratch("mediahost://item")
+-- Where a details field's value starts: after two spaces and a label of 10.
+local value_column = 13
+
+-- `head`, then `words` a space apart, in lines of at most `width` columns; lines after the
+-- first start under the value column. A word is never cut: one wider than a line has its own.
+local function fill_words(head, words, width)
+  local w = vim.fn.strdisplaywidth
+  local lines, line, fresh = {}, head, true
+  for _, word in ipairs(words) do
+    if not fresh and w(line) + 1 + w(word) <= width then
+      line = line .. " " .. word
+    elseif fresh and (w(line) + w(word) <= width or w(line) <= value_column) then
+      line = line .. word
+    else
+      table.insert(lines, (line:gsub("%s+$", "")))
+      line = string.rep(" ", value_column) .. word
+    end
+    fresh = false
+  end
+  table.insert(lines, (line:gsub("%s+$", "")))
+  return lines
+end
+
+local function words(text)
+  local list = {}
+  for word in clean(text):gmatch("%S+") do
+    table.insert(list, word)
+  end
+  return list
+end
+
+-- Podcasting 2.0 -----------------------------------------------------------------------------
+-- An episode's or show's `namespace` (rpc-spec's PodcastNamespace), drawn with the REPL's words
+-- and in its order; what has a link goes to the Links, with its words, to be opened as the
+-- other links are. Each element absent costs nothing.
+
+local function present(value)
+  return type(value) == "string" and value ~= ""
+end
+
+-- "Ada Lovelace (guest)"; a group other than cast after the role.
+local function person(who)
+  local text = clean(who.name)
+  if present(who.role) then
+    local group = present(who.group) and who.group ~= "cast" and (", " .. who.group) or ""
+    text = text .. " (" .. who.role .. group .. ")"
+  end
+  return text
+end
+
+-- An alternate enclosure as the REPL words it: "audio/opus 96 kb/s en".
+local function format_of(alternate)
+  local parts = {}
+  local function add(part)
+    if present(part) then
+      table.insert(parts, part)
+    end
+  end
+  add(alternate.type)
+  if type(alternate.bitrate) == "number" then
+    add(string.format("%d kb/s", math.floor(alternate.bitrate / 1000)))
+  end
+  if type(alternate.height) == "number" then
+    add(string.format("%dp", alternate.height))
+  end
+  add(alternate.language)
+  add(alternate.title)
+  return table.concat(parts, " ")
+end
+
+-- The item's Podcasting 2.0 fields as { label, value }, a list's values after its first
+-- labelled "". Soundbites and what has a link are drawn apart.
+function M.namespace_fields(item)
+  local namespace = item.namespace or {}
+  local fields = {}
+  local function add(label, value)
+    if present(value) then
+      table.insert(fields, { label, value })
+    end
+  end
+  local function each(label, values)
+    for _, value in ipairs(values) do
+      if present(value) then
+        table.insert(fields, { label, value })
+        label = ""
+      end
+    end
+  end
+  local function map_where(list, keep, text)
+    local values = {}
+    for _, element in ipairs(list or {}) do
+      if keep(element) then
+        table.insert(values, text(element))
+      end
+    end
+    return values
+  end
+  local live = namespace.live
+  if live then
+    local parts = { live.status == "live" and "live now" or live.status }
+    if live.start then
+      table.insert(parts, "from " .. live.start)
+    end
+    if live["end"] then
+      table.insert(parts, "to " .. live["end"])
+    end
+    add("live", table.concat(parts, " "))
+  end
+  if present(namespace.seasonName) then
+    local number = (item.extra or {}).season
+    add("season", number and (number .. ": " .. namespace.seasonName) or namespace.seasonName)
+  end
+  add("episode", namespace.episodeDisplay)
+  each("people", vim.tbl_map(person, namespace.people or {}))
+  each("funding", map_where(namespace.funding, function(funding)
+    return not funding.url
+  end, function(funding)
+    return funding.text
+  end))
+  each("recommends", map_where(namespace.podroll, function(show)
+    return not show.feedURL
+  end, function(show)
+    return show.title or ("podcast:guid " .. tostring(show.feedGuid))
+  end))
+  each("formats", vim.tbl_map(format_of, namespace.alternateEnclosures or {}))
+  if namespace.license and not namespace.license.url then
+    add("license", namespace.license.text)
+  end
+  add("location", namespace.location and namespace.location.name)
+  local locked = namespace.locked
+  if locked and locked.locked then
+    add("locked", "yes: not to be imported elsewhere" .. (locked.owner and (" (owner " .. locked.owner .. ")") or ""))
+  elseif locked then
+    add("locked", "no")
+  end
+  local value = namespace.value
+  if value then
+    local recipients = value.recipients or {}
+    local names = {}
+    for _, recipient in ipairs(recipients) do
+      if recipient.name and #names < 3 then
+        table.insert(names, recipient.name)
+      end
+    end
+    add("value", string.format("%s %s to %d recipient%s%s; said, not paid", value.type or "?", value.method or "?",
+      #recipients, #recipients == 1 and "" or "s", #names > 0 and (" (" .. table.concat(names, ", ") .. ")") or ""))
+  end
+  return fields
+end
+
+-- The item's Podcasting 2.0 links as { label, target, words }: people, funding, the podroll's
+-- shows, trailers and the license.
+function M.namespace_links(item)
+  local namespace = item.namespace or {}
+  local links = {}
+  local function add(label, target, text)
+    if present(target) then
+      table.insert(links, { label, target, text })
+    end
+  end
+  for _, who in ipairs(namespace.people or {}) do
+    add("person", who.link, who.name)
+  end
+  for _, funding in ipairs(namespace.funding or {}) do
+    add("funding", funding.url, funding.text)
+  end
+  for _, show in ipairs(namespace.podroll or {}) do
+    add("recommends", show.feedURL, show.title)
+  end
+  for _, trailer in ipairs(namespace.trailers or {}) do
+    add("trailer", trailer.url, trailer.title)
+  end
+  if namespace.license then
+    add("license", namespace.license.url, namespace.license.text)
+  end
+  return links
+end
+
+-- An item's details as lines, with by line number the target of each link line and the
+-- number (1 first) of each soundbite line; the Podcasting 2.0 lines wrap to `width` between
+-- words. `picture` leaves M.picture_rows empty lines for the picture under the title.
+function M.details(item, width, picture)
   local lines = { clean(item.title), "" }
-  local protocol = item.artwork and M.picture_protocol() or nil
-  if protocol then
+  if picture then
     for _ = 1, M.picture_rows do
       table.insert(lines, "")
     end
   end
+  local link_lines, soundbite_lines = {}, {}
   local function field(name, value)
     if value ~= nil and value ~= "" then
       table.insert(lines, string.format("  %-10s %s", name, clean(value)))
@@ -552,6 +732,18 @@ function M.show(id)
   field("by", item.creator)
   field("published", item.published)
   field("duration", item.duration and duration(item.duration))
+  for _, pair in ipairs(M.namespace_fields(item)) do
+    vim.list_extend(lines, fill_words(string.format("  %-10s ", pair[1]), words(pair[2]), width))
+  end
+  for number, bite in ipairs((item.namespace or {}).soundbites or {}) do
+    local start = bite.start or 0
+    local stop = start + (bite.duration or 0)
+    local head = string.format("  soundbite %d  %s–%s  ", number, duration(start), duration(stop))
+    for _, line in ipairs(fill_words(head, words(bite.title), width)) do
+      table.insert(lines, line)
+      soundbite_lines[#lines] = number
+    end
+  end
   if item.played then
     field("played", "yes")
   elseif item.position then
@@ -585,19 +777,57 @@ function M.show(id)
       table.insert(links, { key, value })
     end
   end
-  local link_lines = {}
+  vim.list_extend(links, M.namespace_links(item))
   if #links > 0 then
     table.insert(lines, "")
     table.insert(lines, "Links:")
     for _, link in ipairs(links) do
-      table.insert(lines, string.format("  %-10s %s", link[1], link[2]))
-      link_lines[#lines] = link[2]
+      local label, target, text = link[1], link[2], link[3]
+      local entry
+      if text and #words(text) > 0 then
+        -- The words wrap; the target follows them, or starts a line of its own when it does not fit.
+        entry = fill_words(string.format("  %-10s ", label), words(text), width)
+        if vim.fn.strdisplaywidth(entry[#entry]) + 2 + vim.fn.strdisplaywidth(target) <= width then
+          entry[#entry] = entry[#entry] .. "  " .. target
+        else
+          table.insert(entry, string.rep(" ", value_column) .. target)
+        end
+      else
+        entry = { string.format("  %-10s %s", label, target) }
+      end
+      for _, line in ipairs(entry) do
+        table.insert(lines, line)
+        link_lines[#lines] = target
+      end
     end
   end
+  return lines, link_lines, soundbite_lines
+end
+
+-- Plays just soundbite `number` (1 first) of `item`: `player.open` with `soundbite`.
+function M.play_soundbite(item, number)
+  local result = M.call("player.open", { id = item.id, soundbite = number })
+  local verb = result.queued and "queued" or "playing"
+  notify(string.format("%s soundbite %d of %s", verb, number, clean(item.title or result.target)))
+  return result
+end
+
+-- Shows an item's details in a split: fields, text, and links (<CR> on a link opens it, on a
+-- soundbite plays just that clip).
+function M.show(id)
+  local item = M.call("media.get", { id = id })
+  local buffer = scratch("mediahost://item")
+  local protocol = item.artwork and M.picture_protocol() or nil
+  local lines, link_lines, soundbite_lines = M.details(item, math.min(80, text_width(buffer)), protocol ~= nil)
   set_lines(buffer, lines)
-  M.buffers[buffer] = { kind = "details", item = item, links = link_lines }
+  M.buffers[buffer] = { kind = "details", item = item, links = link_lines, soundbites = soundbite_lines }
   map(buffer, "<CR>", function()
-    local target = M.buffers[buffer].links[vim.api.nvim_win_get_cursor(0)[1]]
+    local shown = M.buffers[buffer]
+    local line = vim.api.nvim_win_get_cursor(0)[1]
+    if shown.soundbites[line] then
+      return M.play_soundbite(shown.item, shown.soundbites[line])
+    end
+    local target = shown.links[line]
     if not target then
       return
     end
