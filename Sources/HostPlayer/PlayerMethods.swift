@@ -84,10 +84,12 @@ extension PlayerOpen: RPCMethod {
                 }
                 let bites = item?.namespace?.soundbites ?? []
                 guard (1...max(1, bites.count)).contains(soundbite), !bites.isEmpty else {
+                    // Said by its title: an episode's id means nothing to a person.
+                    let name = item.map { "'\(DisplayText.cut(DisplayText.clean($0.title), to: 60))'" } ?? played.description
                     throw HostError.invalidArgument(
                         bites.isEmpty
-                            ? "\(played) has no soundbites"
-                            : "\(played) has \(bites.count) soundbite\(bites.count == 1 ? "" : "s"); ask for 1-\(bites.count)")
+                            ? "\(name) has no soundbites (`show` lists what it has)"
+                            : "\(name) has \(bites.count) soundbite\(bites.count == 1 ? "" : "s"); ask for 1-\(bites.count)")
                 }
                 let bite = bites[soundbite - 1]
                 clip = PlayerStatus.Clip(start: bite.start, end: bite.start + bite.duration)

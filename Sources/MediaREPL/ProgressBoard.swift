@@ -196,14 +196,16 @@ final class ProgressBoard: Sendable {
         var tail = ""
         if let position = status.position {
             tail += "  " + Renderer.duration(position)
-            if let duration = status.duration { tail += " / " + Renderer.duration(duration) }
+            // A soundbite plays to its own end.
+            if let end = status.item?.clip?.end ?? status.duration { tail += " / " + Renderer.duration(end) }
         }
         if let volume = status.volume, volume != 100 { tail += "  vol \(Int(finite: volume.rounded()) ?? 0)" }
         if !status.queue.isEmpty { tail += "  +\(status.queue.count) queued" }
         // Glyphs every common terminal font has (⏸ is an empty box in DejaVu Sans Mono).
         let mark = status.state == .paused ? "‖" : "▶"
-        // The chapter after the title: "Episode 4 · Soil and roots".
-        let title = Renderer.clean(status.item?.title ?? "") + (status.chapter.map { " · " + Renderer.clean($0) } ?? "")
+        // The chapter after the title: "Episode 4 · Soil and roots"; or that a soundbite plays.
+        let part = status.item?.clip != nil ? "soundbite" : status.chapter.map { Renderer.clean($0) }
+        let title = Renderer.clean(status.item?.title ?? "") + (part.map { " · " + $0 } ?? "")
         let room = max(10, width - Renderer.columns(tail) - 2)
         return Renderer.fit("\(mark) \(Renderer.fit(title, room))\(tail)", width)
     }

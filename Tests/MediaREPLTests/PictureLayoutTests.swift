@@ -1,3 +1,4 @@
+import HostAPI
 import MediaKit
 import Pictures
 import Testing
@@ -85,5 +86,20 @@ import Testing
         let starts = bars.map { bar in bar.firstIndex(of: "[").map { Renderer.columns(String(bar[..<$0])) } }
         #expect(Set(starts).count == 1, "\(bars.joined(separator: "\n"))")
         for bar in bars { #expect(Renderer.columns(bar) <= width) }
+    }
+
+    /// A soundbite says so, and counts to its own end, not the episode's.
+    @Test func aSoundbiteSaysSoAndItsEnd() {
+        var entry = PlayerStatus.Entry(id: nil, title: "Tone 2", target: "https://example.com/2.wav", local: false)
+        entry.clip = .init(start: 40, end: 46)
+        let status = PlayerStatus(
+            state: .playing, item: entry, position: 43, duration: 120, paused: false, queue: [], player: "mpv",
+            chapter: "Forty seconds in")
+        #expect(ProgressBoard.nowPlaying(status, width: 80) == "▶ Tone 2 · soundbite  0:43 / 0:46")
+        entry.clip = nil
+        let whole = PlayerStatus(
+            state: .playing, item: entry, position: 43, duration: 120, paused: false, queue: [], player: "mpv",
+            chapter: "Forty seconds in")
+        #expect(ProgressBoard.nowPlaying(whole, width: 80) == "▶ Tone 2 · Forty seconds in  0:43 / 2:00")
     }
 }
