@@ -4,8 +4,8 @@
 SHELL       := /bin/bash
 SWIFT       ?= swift
 SWIFTC      ?= swiftc
-# swift build and swift test, run once more when SwiftPM itself crashes (Support/swiftpm says why).
-SWIFTPM     := SWIFT=$(SWIFT) $(abspath Support/swiftpm)
+# swift build and swift test; a build SwiftPM itself crashed runs once more (Support/swiftpm says why).
+SWIFTPM     := SWIFT="$(SWIFT)" "$(abspath Support/swiftpm)"
 BUILD_FLAGS ?=
 # jq and python3: the example plugins (Providers/Shelf in POSIX sh, `plugin new` skeletons) and
 # their tests run with them.
