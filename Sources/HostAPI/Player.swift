@@ -236,13 +236,17 @@ public struct PlayerStatus: HostNotification, Equatable {
         public var local: Bool
         /// Only this stretch of it plays (a soundbite): where it was left stays as it was.
         public var clip: Clip?
+        /// The episode's file as its feed gives it, when another of its formats plays
+        /// (`player.format`): what sync servers know the episode by.
+        public var source: String?
 
-        public init(id: ItemID?, title: String, target: String, local: Bool, clip: Clip? = nil) {
+        public init(id: ItemID?, title: String, target: String, local: Bool, clip: Clip? = nil, source: String? = nil) {
             self.id = id
             self.title = title
             self.target = target
             self.local = local
             self.clip = clip
+            self.source = source
         }
     }
 

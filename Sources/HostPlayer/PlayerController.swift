@@ -956,8 +956,9 @@ public actor PlayerController: HostComponent {
         var ahead: [MediaItem]
         do {
             ahead = try await store.queue(limit: Self.handedAhead + 1).items
-            // What plays is up next no more (mpv came to it while no host process ran).
-            if let id = playing.id, ahead.contains(where: { $0.id == id }) {
+            // What plays is up next no more (mpv came to it while no host process ran). A
+            // soundbite leaves its episode in the queue.
+            if let id = playing.id, playing.clip == nil, ahead.contains(where: { $0.id == id }) {
                 try await store.dequeue([id])
                 ahead.removeAll { $0.id == id }
             }
@@ -973,7 +974,11 @@ public actor PlayerController: HostComponent {
             guard let targetSource else { break }
             do {
                 let (target, local) = try await targetSource(item.id)
-                entries.append(Entry(id: item.id, title: item.title, target: target, local: local))
+                let source = item.enclosure?.url
+                entries.append(
+                    Entry(
+                        id: item.id, title: item.title, target: target, local: local,
+                        source: local || source == target ? nil : source))
             } catch {
                 logger.notice("the queue's \(item.id) cannot be played now: \(error)")
             }
@@ -1082,6 +1087,14 @@ public actor PlayerController: HostComponent {
             switch event["reason"]?.stringValue {
             case "eof":
                 await save(current, finished: true)
+                // A soundbite is over: the file mpv opens next is something else, even when it is
+                // its whole episode (the same file, queued).
+                if current?.clip != nil {
+                    shared.update { state in
+                        state.leave()
+                        state.current = nil
+                    }
+                }
             case "error":
                 let why = event["file_error"]?.stringValue ?? "cannot play it"
                 let said = Self.reason(in: loggedErrors).map { URLRedaction.redact($0) }
@@ -1104,7 +1117,7 @@ public actor PlayerController: HostComponent {
     private func resumePoint(_ id: ItemID, _ entry: Entry) async -> PlaybackRecord? {
         let kept = try? await store.playback(id)
         // A video streams from a URL of the moment: it is known by its page.
-        let url = entry.local ? (try? await store.download(id))?.url : SyncKeys.episodeURL(of: id) ?? entry.target
+        let url = entry.local ? (try? await store.download(id))?.url : SyncKeys.episodeURL(of: id) ?? entry.source ?? entry.target
         guard let url, let told = (try? await store.remoteEpisodes(urls: [url]))?[url],
             told.at > kept?.updatedAt ?? .distantPast, let remote = told.playback(for: id)
         else { return kept }

@@ -74,7 +74,8 @@ extension PlayerOpen: RPCMethod {
             )
         }
         if PlayerController.isMPV(words) {
-            let item = try? await host.itemOrSnapshot(played)
+            // A soundbite needs the item: a provider that cannot say is said, not taken for none.
+            let item = soundbite != nil ? try await host.itemOrSnapshot(played) : try? await host.itemOrSnapshot(played)
             let record = try await host.playback(of: played, item: item)
             var start = start
             var clip: PlayerStatus.Clip?
@@ -91,8 +92,13 @@ extension PlayerOpen: RPCMethod {
                             ? "\(name) has no soundbites (`show` lists what it has)"
                             : "\(name) has \(bites.count) soundbite\(bites.count == 1 ? "" : "s"); ask for 1-\(bites.count)")
                 }
+                // As a plugin may give it: a stretch inside the episode, or nothing to play.
                 let bite = bites[soundbite - 1]
-                clip = PlayerStatus.Clip(start: bite.start, end: bite.start + bite.duration)
+                let end = min(bite.start + bite.duration, item?.duration ?? .infinity)
+                guard bite.start.isFinite, bite.duration.isFinite, bite.start >= 0, end > bite.start else {
+                    throw HostError.invalidArgument("soundbite \(soundbite) is not a stretch of the episode (its feed's times)")
+                }
+                clip = PlayerStatus.Clip(start: bite.start, end: end)
                 start = bite.start
             }
             if let chapter {
@@ -120,7 +126,9 @@ extension PlayerOpen: RPCMethod {
                     note: note, title: known, queued: true, queueLength: count, filled: rest.isEmpty ? nil : rest.count)
             }
             let queued = try await host.player.play(
-                PlayerStatus.Entry(id: played, title: title, target: target, local: local, clip: clip),
+                PlayerStatus.Entry(
+                    id: played, title: title, target: target, local: local, clip: clip,
+                    source: local || item?.enclosure?.url == target ? nil : item?.enclosure?.url),
                 now: now ?? false || clip != nil,
                 resume: resume, command: words, executable: executable)
             // What plays is no longer up next, and mpv is handed the queue's items after it
@@ -486,7 +494,8 @@ extension PlayerPrevious: RPCMethod {
             try await player.seek(0, relative: false)
             return await player.status(controllable: true)
         }
-        let left = await player.playing?.id
+        // A soundbite that played is not queued back: its episode was not asked for.
+        let left = await player.playing.flatMap { $0.clip == nil ? $0.id : nil }
         _ = try await host.dispatcher.run(PlayerOpen(id: id, now: true))
         // What played is next again: at the front of the queue (once the other plays, so it is
         // not taken for what plays and off the queue), and taken up where it was left.

@@ -75,10 +75,7 @@ extension CommandSpec {
         "resume": [("resume 1", "go on with a paused or failed download"), ("resume 1-3", "three at once")],
         "cancel": [("cancel 2", "stop download 2 and delete what it had"), ("cancel 2 3", "two at once")],
         "remove": [("remove 1", "forget download 1 and delete its file"), ("remove 1 --keep-file", "forget it, keep the file")],
-        "play": [
-            ("play 4", "row 4 (resumes where it was left)"), ("play 2 3 4", "row 2 now, then 3 and 4"),
-            ("play 4 --soundbite 1", "just row 4's first soundbite"),
-        ],
+        "play": [("play 4", "row 4 (resumes where it was left)"), ("play 4 --soundbite 1", "just row 4's first soundbite")],
         "queue": [("queue add 3 4", "rows 3 and 4 play after what plays now"), ("queue move 5 1", "item 5 plays next")],
         "player": [("player", "what plays, where, and what is queued"), ("player volume 60", "as `volume 60`")],
         "toggle": [("toggle", "pause, or play on"), ("player pause", "pause only")],
