@@ -449,9 +449,9 @@ public final class SyncEngine: HostComponent {
                             // Still followed: a newer snapshot with the feed's title.
                             try await host.store.refreshFavorite(item)
                             // A show another device follows at its new address, followed here
-                            // at the old one (the same podcast:guid, a later episode): one
-                            // show, at the new one.
-                            _ = try await host.replaceMovedShow(by: item, onlyNewer: true)
+                            // at the old one (the same podcast:guid, and the old feed says it
+                            // moved): one show, at the new one.
+                            _ = try await host.replaceMovedShow(by: item)
                         } catch {
                             logger.debug("sync: no title for \(id): \(error)")
                         }

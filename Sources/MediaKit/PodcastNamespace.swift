@@ -239,6 +239,13 @@ public struct PodcastNamespace: Codable, Sendable, Equatable {
         if let fit = sized.first(where: { ($0.width ?? 0) >= width }) { return fit.url }
         return sized.last?.url ?? images.first?.url
     }
+
+    /// The picture to fetch for `width` pixels: a size of the feed's at least that wide, else
+    /// `artwork` (the item's own picture, usually the largest), else the widest size.
+    public func artwork(forWidth width: Int, else artwork: String?) -> String? {
+        let fits = (images ?? []).contains { ($0.width ?? 0) >= width }
+        return fits ? image(forWidth: width) : artwork ?? image(forWidth: width)
+    }
 }
 
 extension PodcastNamespace {

@@ -68,6 +68,20 @@ public enum SyncKeys {
 
     /// The episode's guid, when its feed gives one.
     public static func guid(of item: MediaItem) -> String? { item.extra?["guid"] }
+
+    /// Whether two addresses name the same feed, as publishers write them: http or https, the
+    /// host in any case, with or without a slash at the end.
+    public static func sameFeed(_ one: String, _ other: String) -> Bool {
+        func key(_ url: String) -> String {
+            var text = Substring(url.trimming(.whitespacesAndNewlines))
+            if let scheme = text.firstRange(of: "://") { text = text[scheme.upperBound...] }
+            let hostEnd = text.firstIndex(of: "/") ?? text.endIndex
+            var key = text[..<hostEnd].lowercased() + text[hostEnd...]
+            while key.hasSuffix("/") { key.removeLast() }
+            return key
+        }
+        return key(one) == key(other)
+    }
 }
 
 extension UInt8 {
@@ -75,4 +89,5 @@ extension UInt8 {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
     }
+
 }

@@ -137,7 +137,7 @@ extension REPL {
         }
         let id = item.id
         // The artwork's size for the box (a feed's podcast:images); an attached photo as it is.
-        let pixels = first == nil ? box.columns * graphics.cell.width : nil
+        let pixels = first == nil ? min(max(box.columns * graphics.cell.width, 1), 10_000) : nil
         reservePicture(topRow: top, column: 1, box: box, graphics: graphics) { connection in
             try await connection.run(MediaArtwork(id: id, image: first, width: pixels))
         }
@@ -172,7 +172,7 @@ extension REPL {
             display(Array(repeating: "", count: box.rows).joined(separator: "\n") + "\n" + renderer.dim(labels.joined()))
             for (place, item) in line.enumerated() where item.artwork != nil {
                 let id = item.id
-                let pixels = box.columns * graphics.cell.width
+                let pixels = min(max(box.columns * graphics.cell.width, 1), 10_000)
                 reservePicture(topRow: top, column: 1 + place * (box.columns + 1), box: box, graphics: graphics) {
                     connection in try await connection.run(MediaArtwork(id: id, width: pixels))
                 }

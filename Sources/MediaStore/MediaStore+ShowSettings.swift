@@ -54,6 +54,17 @@ extension MediaStore {
     /// Removes every setting of a show.
     /// - Returns: how many there were.
     @discardableResult
+    /// A show's own settings, moved to another id (the show followed at its new address); the
+    /// other's own settings win where both have one.
+    public func moveShowSettings(from old: String, to new: String) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO showSetting (show, key, value) SELECT ?, key, value FROM showSetting WHERE show = ?",
+                arguments: [new, old])
+            try db.execute(sql: "DELETE FROM showSetting WHERE show = ?", arguments: [old])
+        }
+    }
+
     public func clearShowSettings(_ show: String) async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM showSetting WHERE show = ?", arguments: [show])

@@ -32,6 +32,51 @@ import Testing
             SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
     }
 
+    /// A show whose feed offers its picture in sizes (`podcast:images`): 300, 600 and 1500 pixels
+    /// wide, and its own picture (`bytes/3000`). Each size is as many bytes as it is named.
+    struct Sized: CompiledProvider {
+        static let descriptor = ProviderDescriptor(
+            id: "sized", name: "Sized", kinds: [.podcast], capabilities: [.item],
+            configKeys: [.init(name: "base", summary: "Where its pictures are served: a sandbox's /_sandbox/bytes")])
+        let base: String
+        init(context: ProviderContext) throws { base = context.config["base"] ?? "" }
+        func item(_ id: ItemID) async throws -> MediaItem {
+            var item = MediaItem(id: id, title: "Sized")
+            item.artwork = "\(base)/3000"
+            var namespace = PodcastNamespace()
+            namespace.images = [300, 600, 1500].map { (pixels: Int) in .init(url: "\(base)/\(pixels)", width: pixels) }
+            item.namespace = namespace
+            return item
+        }
+    }
+
+    /// `media.artwork`'s `width`: the smallest size at least that wide, else the item's own
+    /// picture (never a small size blown up); without a width, the item's own picture. Read
+    /// from a show just listed (the remembered sizes) and from the provider alike.
+    @Test func theSizeFetchedIsTheOneForTheWidthDrawn() async throws {
+        let server = SandboxServer(replicas: [])
+        let port = try await server.start()
+        defer { server.stop() }
+        let fixture = try HostFixture(
+            environment: ["MEDIAHOST_SIZED_BASE": "http://127.0.0.1:\(port)/_sandbox/bytes"], http: MediaHTTPClient(),
+            more: [.of(Sized.self)])
+        func size(_ width: Int?) async throws -> Int? {
+            var params: [String: JSONValue] = ["id": "sized:podcast:one"]
+            if let width { params["width"] = JSONValue(width) }
+            return try await fixture.call("media.artwork", .object(params))["size"]?.intValue
+        }
+        #expect(try await size(500) == 600)
+        #expect(try await size(600) == 600)
+        #expect(try await size(1000) == 1500)
+        #expect(try await size(2000) == 3000, "none wide enough: the show's own picture")
+        #expect(try await size(nil) == 3000)
+        // Listed first: the sizes are remembered, and the same choices are made.
+        _ = try await fixture.call("media.get", ["id": "sized:podcast:one"])
+        #expect(try await size(100) == 300)
+        let refused = await fixture.error("media.artwork", ["id": "sized:podcast:one", "width": 20000])
+        #expect(refused?.code == -32602, "\(String(describing: refused))")
+    }
+
     @Test func artworkIsFetchedOnceAndServedFromTheCache() async throws {
         let (server, fixture) = try await fixture()
         defer { server.stop() }

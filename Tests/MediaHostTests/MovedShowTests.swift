@@ -5,12 +5,12 @@ import MediaKit
 import TestSupport
 import Testing
 
-/// A show that moved keeps one place in the library: its feed's `podcast:guid` is the same at
-/// both addresses. Followed at the new one, it replaces the old; a sync that brings the other
-/// device's address replaces it only when that feed is the newer.
+/// A show that moved keeps one place in the library: the same `podcast:guid` at both addresses,
+/// and the old address's feed says where it went (`extra.movedTo`). A feed that only copies a
+/// show's guid replaces nothing.
 @Suite struct MovedShowTests {
-    /// Three shows: `old` and `new` are one show (the same guid), `new` with a later episode;
-    /// `other` has a guid of its own.
+    /// `old` moved to `new` (its feed says so); `copy` has their guid and nothing else; `other`
+    /// a guid of its own.
     struct Moved: CompiledProvider {
         static let descriptor = ProviderDescriptor(id: "moved", name: "Moved", kinds: [.podcast], capabilities: [.item])
         init(context: ProviderContext) throws {}
@@ -20,8 +20,8 @@ import Testing
             namespace.guid =
                 id.nativeID == "other" ? "917393e3-1b1e-5cef-ace4-edaa54e1f810" : "ead4c236-bf58-58c6-a2c6-a6b28d128cb6"
             item.namespace = namespace
-            item.published = id.nativeID == "new" ? "2026-11-20T08:00:00Z" : "2026-01-05T08:00:00Z"
             item.feed = "https://\(id.nativeID).example.com/feed.xml"
+            if id.nativeID == "old" { item.extra = ["movedTo": "http://NEW.example.com/feed.xml/"] }
             return item
         }
     }
@@ -33,28 +33,35 @@ import Testing
         let dispatcher = fixture.host.dispatcher
         _ = try await dispatcher.run(FavoritesAdd(id: try Self.id("old")))
         _ = try await dispatcher.run(FavoritesAdd(id: try Self.id("other")))
+        _ = try await dispatcher.run(RulesSet(show: try Self.id("old"), key: "keep_downloads", value: "3"))
+        // A feed with the same guid that the old feed does not name: nothing replaced.
+        let copy = try await dispatcher.run(FavoritesAdd(id: try Self.id("copy")))
+        #expect(copy.extra?["replaces"] == nil, "\(copy)")
+        #expect(
+            Set(try await dispatcher.run(FavoritesList(provider: "moved")).items.map(\.id.nativeID)) == ["old", "other", "copy"])
+        // The address the old feed names: it takes the old one's place, with its rules.
         let added = try await dispatcher.run(FavoritesAdd(id: try Self.id("new")))
         #expect(added.extra?["replaces"] == "moved:podcast:old", "\(added)")
         let followed = try await dispatcher.run(FavoritesList(provider: "moved")).items.map(\.id.nativeID)
-        #expect(Set(followed) == ["new", "other"], "one show at its new address, the other untouched")
+        #expect(Set(followed) == ["new", "other", "copy"], "one show at its new address, the others untouched")
+        let rules = try await fixture.host.store.showSettings(of: "moved:podcast:new").own
+        #expect(rules["keep_downloads"] == "3", "\(rules)")
+        #expect(try await fixture.host.store.showSettings(of: "moved:podcast:old").own.isEmpty)
         // The answer carries the namespace (the guid) to every front end.
         let json = try await fixture.call("media.get", ["id": "moved:podcast:new"])
         #expect(json["namespace"]?["guid"] == "ead4c236-bf58-58c6-a2c6-a6b28d128cb6", "\(json)")
     }
 
-    @Test func aSyncReplacesOnlyWithTheNewerFeed() async throws {
+    /// A sync's show (read after the round) replaces only what it proves moved, and only while
+    /// it is still followed.
+    @Test func aSyncsShowReplacesOnlyWhatMovedAndWhileFollowed() async throws {
         let fixture = try HostFixture(more: [.of(Moved.self)])
         let host = fixture.host
-        // The desk follows the new address; another device brings the old: both stay.
-        _ = try await host.dispatcher.run(FavoritesAdd(id: try Self.id("new")))
-        let old = try await host.withProvider("moved") { try await $0.item(try Self.id("old")) }
-        try await host.store.addFavorite(old)
-        #expect(try await host.replaceMovedShow(by: old, onlyNewer: true) == nil)
-        #expect(try await host.store.favorites(provider: "moved").items.count == 2)
-        // The other way round: the newer feed takes the old one's place.
+        _ = try await host.dispatcher.run(FavoritesAdd(id: try Self.id("old")))
         let new = try await host.withProvider("moved") { try await $0.item(try Self.id("new")) }
-        let replaced = try await host.replaceMovedShow(by: new, onlyNewer: true)
-        #expect(replaced?.id.nativeID == "old")
+        #expect(try await host.replaceMovedShow(by: new) == nil, "not followed (unfollowed since): nothing changes")
+        try await host.store.addFavorite(new)
+        #expect(try await host.replaceMovedShow(by: new)?.id.nativeID == "old")
         #expect(try await host.store.favorites(provider: "moved").items.map(\.id.nativeID) == ["new"])
     }
 

@@ -14,6 +14,10 @@ public struct ParsedFeed: Codable, Sendable, Equatable {
     public var episodes: [ParsedEpisode] = []
     /// The show's Podcasting 2.0 elements (guid, people, funding, podroll, trailers…).
     public var namespace: PodcastNamespace?
+    /// Where the feed says it lives now (`itunes:new-feed-url`), and its own address (Atom's
+    /// `rel="self"` link): what proves a show moved.
+    public var newFeedURL: String?
+    public var selfURL: String?
 }
 
 public struct ParsedEpisode: Codable, Sendable, Equatable {
@@ -259,7 +263,7 @@ extension FeedParser {
             case link
             case atomLink, rssLink
             case itunesTitle, itunesDuration, itunesSeason, itunesEpisode, itunesSummary, itunesSubtitle, itunesImage,
-                itunesCategory, itunesAuthor
+                itunesCategory, itunesAuthor, itunesNewFeedURL
             case podcastSeason, podcastEpisode, podcastTranscript, podcastChapters, pscChapter
             case podcastGuid, podcastPerson, podcastFunding, podcastPodroll, podcastRemoteItem, podcastSoundbite,
                 podcastLiveItem, podcastTrailer, podcastAlternateEnclosure, podcastSource, podcastImages, podcastLocked,
@@ -284,7 +288,7 @@ extension FeedParser {
             static let itunes: [String: Tag] = [
                 "title": .itunesTitle, "duration": .itunesDuration, "season": .itunesSeason, "episode": .itunesEpisode,
                 "summary": .itunesSummary, "subtitle": .itunesSubtitle, "image": .itunesImage, "category": .itunesCategory,
-                "author": .itunesAuthor,
+                "author": .itunesAuthor, "new-feed-url": .itunesNewFeedURL,
             ]
 
             init(_ name: XMLName) {
@@ -371,7 +375,7 @@ extension FeedParser {
             case location(geo: String?, osm: String?, show: Bool)
             case notes(rank: Int)
             case channelTitle, channelTitleFallback, author, authorFallback, channelSummary, channelSummaryFallback, channelLink,
-                imageURL, icon
+                imageURL, icon, newFeedURL
         }
 
         /// A start tag; true when the stream should stop.
@@ -533,7 +537,11 @@ extension FeedParser {
                 .googleplayImage where atChannel:
                 if let href = attribute("href") ?? attribute("url") { feed.artwork = href }
             case .link where atChannel && isAtom(tag), .atomLink where atChannel:
-                if (attribute("rel") ?? "alternate") == "alternate", feed.link == nil { feed.link = attribute("href") }
+                let rel = attribute("rel") ?? "alternate"
+                if rel == "alternate", feed.link == nil { feed.link = attribute("href") }
+                if rel == "self", feed.selfURL == nil, let href = attribute("href").map(Self.clean), !href.isEmpty {
+                    feed.selfURL = href
+                }
             case .url where parent == .image && names.count >= 2 && names[names.count - 2] == .channel:
                 startCapture(.imageURL, depth: depth)
             case .name
@@ -565,6 +573,7 @@ extension FeedParser {
                 case .itunesSummary, .itunesSubtitle, .googleplayDescription: field = .channelSummaryFallback
                 case .link, .rssLink: field = .channelLink
                 case .icon, .logo: field = .icon
+                case .itunesNewFeedURL: field = .newFeedURL
                 case .podcastGuid: field = .podcastGuid
                 case .podcastPerson:
                     field = .person(
@@ -667,6 +676,7 @@ extension FeedParser {
             case .channelTitle: if !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
             case .channelTitleFallback: if feed.title == nil, !value.isEmpty { feed.title = HTMLText.decodeEntities(value) }
             case .author: if !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
+            case .newFeedURL: if !value.isEmpty, feed.newFeedURL == nil { feed.newFeedURL = value }
             case .authorFallback: if feed.author == nil, !value.isEmpty { feed.author = HTMLText.decodeEntities(value) }
             case .channelSummary:
                 if !channelSummaryFromDescription, !value.isEmpty {

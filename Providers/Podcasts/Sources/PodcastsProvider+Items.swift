@@ -23,6 +23,13 @@ extension PodcastsProvider {
             extra["genres"] = feed.categories.joined(separator: ", ")
         }
         if let directory = show.collectionViewUrl ?? show.trackViewUrl { extra["directory"] = directory }
+        // The address the feed gives as its own, when it is not the one read: the show moved
+        // (`itunes:new-feed-url`), or the one read redirects to it (its Atom self link).
+        if let read = show.feedUrl, let own = feed?.newFeedURL ?? feed?.selfURL, own.hasPrefix("http"),
+            !SyncKeys.sameFeed(read, own)
+        {
+            extra["movedTo"] = own
+        }
         item.extra = extra
         if let count = episodes ?? show.trackCount { item.stats = ["episodes": count] }
         item.namespace = feed?.namespace.flatMap { $0.isEmpty ? nil : $0 }

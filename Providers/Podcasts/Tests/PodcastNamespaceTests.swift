@@ -68,6 +68,18 @@ import Testing
         #expect(episode.alternate(kind: "video", maxBitrate: nil, enclosure: video) == nil)
     }
 
+    /// Where a feed says it lives: `itunes:new-feed-url` (podcastparser's fixture, Podnews) and
+    /// Atom's self link. A show's `extra.movedTo` is either, when it is not the address read.
+    @Test func aFeedSaysWhereItLives() throws {
+        let moved = try FeedParser.parse(
+            try Self.corpus.data("feeds/podcastparser/new_feed_url.rss"), url: URL(string: "https://old.example.com/feed"))
+        #expect(moved.newFeedURL == "http://newlocation.com/example.rss" && moved.selfURL == nil)
+        let podnews = try Self.parse("rssreader-podnews-daily.xml")
+        #expect(podnews.newFeedURL == "https://podnews.net/rss" && podnews.selfURL == "https://podnews.net/rss")
+        #expect(SyncKeys.sameFeed("https://podnews.net/rss", "http://PODNEWS.net/rss/"))
+        #expect(!SyncKeys.sameFeed("https://podnews.net/rss", "https://podnews.net/RSS"))
+    }
+
     /// Every file of the corpus, and every element across it (the table in SOURCES.md).
     @Test func everyElementIsReadFromARealFeed() throws {
         var seen = Set<String>()

@@ -6,7 +6,7 @@ import Synchronization
 /// means its whole feed: artwork must never wait on a feed).
 final class RecentArtwork: Sendable {
     private struct State {
-        var urls: [ItemID: (url: String, sizes: [PodcastNamespace.Image], generation: Int)] = [:]
+        var urls: [ItemID: (url: String, artwork: String?, sizes: [PodcastNamespace.Image], generation: Int)] = [:]
         var generation = 0
     }
     private let state = Mutex(State())
@@ -19,7 +19,7 @@ final class RecentArtwork: Sendable {
                 let sizes = item.namespace?.images ?? []
                 guard let url = item.artwork ?? sizes.first?.url else { continue }
                 state.generation += 1
-                state.urls[item.id] = (url, sizes, state.generation)
+                state.urls[item.id] = (url, item.artwork, sizes, state.generation)
             }
             if state.urls.count > Self.capacity {
                 let cutoff = state.generation - Self.capacity / 2
@@ -36,7 +36,7 @@ final class RecentArtwork: Sendable {
             guard let width, !known.sizes.isEmpty else { return known.url }
             var namespace = PodcastNamespace()
             namespace.images = known.sizes
-            return namespace.image(forWidth: width) ?? known.url
+            return namespace.artwork(forWidth: width, else: known.artwork) ?? known.url
         }
     }
 }

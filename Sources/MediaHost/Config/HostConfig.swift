@@ -119,7 +119,7 @@ public enum HostSettings {
     public static let playerBitrate = ConfigKeyInfo(
         key: "player.bitrate",
         summary:
-            "Of an episode's formats, the highest bitrate up to this many kb/s plays (0: the highest; else the lowest when none fits)",
+            "Of an episode's formats of player.format's kind, the highest bitrate up to this many kb/s plays, else the lowest (0: no limit)",
         defaultValue: "0", environment: ["MEDIAHOST_PLAYER_BITRATE"], kind: .integer(0...100_000))
     public static let httpTimeout = ConfigKeyInfo(
         key: "http.timeout",

@@ -22,7 +22,8 @@ extension MediaArtwork: RPCMethod {
             if found == nil {
                 let item = try await host.itemOrSnapshot(id)
                 found =
-                    width.flatMap { item.namespace?.image(forWidth: $0) } ?? item.artwork ?? item.namespace?.images?.first?.url
+                    width.flatMap { item.namespace?.artwork(forWidth: $0, else: item.artwork) } ?? item.artwork
+                    ?? item.namespace?.images?.first?.url
             }
             guard let found else {
                 throw ProviderFailure(provider: id.provider, error: .notFound("\(id) has no artwork"))

@@ -175,25 +175,31 @@ extension FavoritesLatest {
 }
 
 extension HostRuntime {
-    /// A show followed at another address that is the same show (the same `podcast:guid` in its
-    /// feed): it moved, and `item`, followed now at its new address, takes its place. The old
-    /// address is unfollowed (and so, when syncing, on the other devices too).
-    /// - Parameter onlyNewer: only when `item`'s feed is newer (its latest episode later): a
-    ///   sync that brings a show another device follows at its old address leaves both.
+    /// A show followed at another address that is `item`'s show moved there: the same
+    /// `podcast:guid`, and its feed, read now, names `item`'s address as its own (`extra.movedTo`:
+    /// its `itunes:new-feed-url`, or the self link of the feed its old address now serves). Then
+    /// `item`, followed, takes its place: the old address is unfollowed (syncing, on the other
+    /// devices too) and its rules go to the new one. A feed that only copies a guid proves
+    /// nothing and replaces nothing: both stay followed.
     /// - Returns: the show it replaced.
-    public func replaceMovedShow(by item: MediaItem, onlyNewer: Bool = false) async throws -> MediaItem? {
-        guard item.id.kind == .podcast, let guid = item.namespace?.guid, !guid.isEmpty else { return nil }
+    public func replaceMovedShow(by item: MediaItem) async throws -> MediaItem? {
+        guard item.id.kind == .podcast, let guid = item.namespace?.guid, !guid.isEmpty, let address = item.feed,
+            try await store.favoriteIDs(among: [item.id]).contains(item.id)
+        else { return nil }
         let followed = try await store.favorites(kind: .podcast, limit: 1_000_000).items
-        guard let old = followed.first(where: { $0.id != item.id && $0.namespace?.guid == guid }) else { return nil }
-        if onlyNewer {
-            guard let new = item.published.flatMap(ISODate.parse), let before = old.published.flatMap(ISODate.parse),
-                new > before
-            else { return nil }
+        for old in followed where old.id != item.id && old.namespace?.guid == guid {
+            let now = try? await withProvider(old.id.provider) { try await $0.item(old.id) }
+            guard let moved = now?.extra?["movedTo"], SyncKeys.sameFeed(moved, address) else {
+                logger.notice(
+                    "\(old.id) has the podcast:guid of \(item.id) (\(guid)) but its feed does not say it moved there: both stay followed"
+                )
+                continue
+            }
+            try await store.removeFavorite(old.id)
+            try await store.moveShowSettings(from: old.id.description, to: item.id.description)
+            logger.notice("\(old.id) moved to \(address) (its feed says so; podcast:guid \(guid)): followed there as \(item.id)")
+            return old
         }
-        try await store.removeFavorite(old.id)
-        logger.notice(
-            "\(old.id) (\(old.feed ?? old.title)) is the same show as \(item.id) (podcast:guid \(guid)): followed at its new address"
-        )
-        return old
+        return nil
     }
 }
