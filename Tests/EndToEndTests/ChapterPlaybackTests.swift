@@ -153,9 +153,13 @@ import Testing
         let both = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":1,"chapter":2}"#)
         #expect(both["code"]?.intValue == -32602, "\(both)")
 
-        // Tone 1 queued; the soundbite plays now, from 40 s, told to end at 46 s.
-        _ = try await client.call("queue.add", #"{"ids":["\#(tone1)"]}"#)
+        _ = try await client.call("player.stop")
+        // Tone 1 queued, then tone 2 itself; the soundbite plays now, from 40 s, told to end
+        // at 46 s, and leaves tone 2 in the queue.
+        _ = try await client.call("queue.add", #"{"ids":["\#(tone1)","\#(tone2)"]}"#)
         let bite = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":1}"#)
+        let bitePID = bite["pid"]?.intValue ?? 0
+        defer { if bitePID > 0 { kill(pid_t(bitePID), SIGKILL) } }
         #expect(bite["queued"] == nil && abs((bite["resumedAt"]?.doubleValue ?? 0) - 40) < 0.01, "\(bite)")
         let clip = await client.waitForState { ($0["position"]?.doubleValue ?? 0) >= 40 && $0["state"] == "playing" }
         #expect(clip?["item"]?["clip"]?["end"]?.doubleValue == 46, "\(String(describing: clip))")
@@ -163,11 +167,19 @@ import Testing
             .playerSocket(environment: ProcessInfo.processInfo.environment.merging(setup.environment) { $1 })
         let mpv = try #require(MPVProbe(path: socket), "mpv's socket at \(socket)")
         #expect(mpv.ask(["get_property", "end"])?.stringValue?.hasPrefix("46") == true, "mpv ends the file at 46 s")
+        let queued = try await client.call("queue.list")
+        #expect(queued["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [tone1, tone2], "\(queued)")
         // Then the queue's tone 1, and tone 2 is still where it was left, not played.
         let next = await client.waitForState(timeout: .seconds(90)) { $0["item"]?["id"]?.stringValue == tone1 }
         #expect(next != nil, "the queue plays on after the soundbite: \(client.process.errors.suffix(2000))")
         let after = try await client.call("media.get", #"{"id":"\#(tone2)"}"#)
         #expect(abs((after["position"]?.doubleValue ?? 0) - left) < 0.01 && after["played"] != true, "\(after)")
+        // Tone 1 (4 s) ends, and tone 2 plays whole, where it was left: no soundbite any more.
+        let whole = await client.waitForState(timeout: .seconds(90)) {
+            $0["item"]?["id"]?.stringValue == tone2 && ($0["position"]?.doubleValue ?? 0) >= left
+        }
+        #expect(whole != nil && whole?["item"]?["clip"] == nil, "\(String(describing: whole))")
+        _ = try await client.call("player.pause")
 
         // player.format audio with at most 100 kb/s: tone 2's 64 kb/s file, said.
         _ = try await client.call("config.set", #"{"key":"player.format","value":"audio"}"#)
@@ -177,7 +189,14 @@ import Testing
         #expect(low["note"] == "the audio/wav file at 64 kb/s", "\(low)")
         let playing = await client.waitForState { ($0["item"]?["target"]?.stringValue ?? "").hasSuffix("?bitrate=64") }
         #expect(playing != nil)
-        #expect(mpv.ask(["get_property", "path"])?.stringValue?.hasSuffix("?bitrate=64") == true)
+        // mpv opens it a moment after it is told.
+        var path = ""
+        let opening = ContinuousClock.now + .seconds(60)
+        while !path.hasSuffix("?bitrate=64"), ContinuousClock.now < opening {
+            path = mpv.ask(["get_property", "path"])?.stringValue ?? ""
+            if !path.hasSuffix("?bitrate=64") { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(path.hasSuffix("?bitrate=64"), "mpv plays \(path)")
         // It resumes as the episode, wherever its file comes from.
         #expect(abs((low["resumedAt"]?.doubleValue ?? 0) - left) < 0.01, "\(low)")
         _ = try await client.call("player.stop")
