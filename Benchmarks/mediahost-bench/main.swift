@@ -16,7 +16,7 @@ import Sandbox
 
 let arguments = CommandLine.arguments
 let binary = arguments.firstIndex(of: "--binary").map { arguments[$0 + 1] } ?? ".build/release/mediahost"
-/// Run one group only: rpc, cold, favorites, lists, service, feed, pictures, transcripts, sync, queue, refresh, http, search, plugin, downloads, ytdlp.
+/// Run one group only: json, rpc, cold, favorites, lists, service, feed, pictures, transcripts, sync, queue, refresh, http, search, plugin, downloads, ytdlp.
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 /// An earlier build to compare size and start-up with (`make bench PREVIOUS=<binary>`).
 let previous = arguments.firstIndex(of: "--previous").map { arguments[$0 + 1] }
@@ -123,6 +123,7 @@ if only == nil {
     }
 }
 if only == "pictures" { try pictureBench() }
+if selected("json") { jsonBench() }
 if selected("transcripts") { try await transcriptBench() }
 if selected("sync") { try await syncBench() }
 if selected("queue") { try await queueBench() }

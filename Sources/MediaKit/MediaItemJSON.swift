@@ -6,8 +6,8 @@ import Glibc
 /// writes them (keys in byte order, doubles as their shortest description without a trailing
 /// ".0", `/` escaped or not as asked), without going through `Encodable`: importing 10,000
 /// items or answering a page of 500 spent most of its time there. Nil for what it does not
-/// write the same way (a non-ASCII key in `stats` or `extra`, a number that is not finite, a
-/// `namespace`): the caller encodes those with `JSONEncoder`.
+/// write the same way (a non-ASCII key in `stats` or `extra`, a number that is not finite):
+/// the caller encodes those with `JSONEncoder`.
 public enum MediaItemJSON {
     public static func encode(_ item: MediaItem, escapingSlashes: Bool) -> [UInt8]? {
         var writer = Writer(escapingSlashes: escapingSlashes)
@@ -99,8 +99,6 @@ public enum MediaItemJSON {
 
         /// The fields in the order of their keys' bytes.
         mutating func item(_ item: MediaItem) -> Bool {
-            // A feed's Podcasting 2.0 elements are many and nested: `JSONEncoder` writes them.
-            guard item.namespace == nil else { return false }
             open("{")
             string("artwork", item.artwork)
             string("creator", item.creator)
@@ -156,6 +154,15 @@ public enum MediaItemJSON {
                     MediaItemJSON.string(list, escapingSlashes: escapingSlashes, into: &out)
                 }
                 close("]")
+            }
+            if let namespace = item.namespace {
+                // A feed's Podcasting 2.0 elements, many and nested, seldom: `JSONEncoder` writes
+                // that value alone (the page around it stays here).
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = escapingSlashes ? [.sortedKeys] : [.sortedKeys, .withoutEscapingSlashes]
+                guard let bytes = try? encoder.encode(namespace) else { return false }
+                key("namespace")
+                out.append(contentsOf: bytes)
             }
             bool("played", item.played)
             if let plays = item.plays {

@@ -86,6 +86,18 @@ import Testing
                 },
                 uniquingKeysWith: { a, _ in a })
         }
+        // Now and then a feed's Podcasting 2.0 elements, some with slashes and doubles.
+        if g.next() % 8 == 0 {
+            var namespace = PodcastNamespace()
+            namespace.guid = maybe(&g, text)
+            namespace.people = maybe(&g) { g in [.init(name: text(&g), role: "guest", link: maybe(&g, text))] }
+            namespace.soundbites = maybe(&g) { g in
+                [.init(start: numbers.randomElement(using: &g)!, duration: 6.5, title: maybe(&g, text))]
+            }
+            namespace.live = maybe(&g) { g in .init(status: "pending", start: text(&g)) }
+            namespace.images = maybe(&g) { g in [.init(url: "https://example.com/a/" + text(&g), width: 600)] }
+            item.namespace = namespace
+        }
         return item
     }
 
@@ -172,7 +184,10 @@ import Testing
         for n in 0..<4000 {
             let item = Self.item(&g)
             let bytes = try #require(MediaItemJSON.encode(item, escapingSlashes: n % 2 == 0))
-            #expect(bytes.withUnsafeBytes { MediaItemJSON.decode($0) } == item, "item \(n)")
+            // One with a namespace is left to `JSONDecoder` (the quick reader declines it).
+            let read = bytes.withUnsafeBytes { MediaItemJSON.decode($0) }
+            #expect(item.namespace == nil ? read == item : read == nil, "item \(n)")
+            if item.namespace != nil { #expect(try decoder.decode(MediaItem.self, from: Data(bytes)) == item) }
             for _ in 0..<10 {
                 var mutated = bytes
                 let at = Int(g.next() % UInt64(mutated.count))
@@ -204,12 +219,18 @@ import Testing
         item.duration = nil
         item.stats = ["ünï": 1]
         #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
-        // A feed's Podcasting 2.0 elements: every answer carried items without them.
-        item.stats = nil
+    }
+
+    /// A feed's Podcasting 2.0 elements are written (every answer once carried items without
+    /// them), as `JSONEncoder` writes them.
+    @Test func theNamespaceIsWritten() throws {
+        var item = MediaItem(id: ItemID(provider: "podcasts", kind: .episode, nativeID: "1"), title: "Tone 2")
         var namespace = PodcastNamespace()
         namespace.soundbites = [.init(start: 40, duration: 6, title: "The tone at forty")]
         item.namespace = namespace
-        #expect(MediaItemJSON.encode(item, escapingSlashes: true) == nil)
-        #expect(MediaItemJSON.encode(Page(items: [item]), escapingSlashes: true) == nil)
+        item.played = true
+        let written = try #require(MediaItemJSON.encode(item, escapingSlashes: false))
+        #expect(written == Array(try Self.encoder(escapingSlashes: false).encode(item)))
+        #expect(String(decoding: written, as: UTF8.self).contains(#""namespace":{"soundbites":[{"duration":6,"#))
     }
 }
