@@ -34,6 +34,23 @@ public struct PlaybackRecord: Sendable, Equatable {
 }
 
 extension MediaStore {
+    /// Where a moved show's episodes were left, carried to the same episodes at its new address:
+    /// ids that differ only by `old` and `new` at their start (a show's part of its episodes'
+    /// ids). An episode already kept under its new id keeps what it has.
+    /// - Returns: how many were carried.
+    @discardableResult
+    public func movePlayback(from old: String, to new: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE OR IGNORE playback SET id = ? || substr(id, ?)
+                    WHERE length(id) > ? AND substr(id, 1, ?) = ?
+                    """,
+                arguments: [new, old.utf8.count + 1, old.utf8.count, old.utf8.count, old])
+            return db.changesCount
+        }
+    }
+
     /// Keeps where `record.id` was left (replacing what was kept).
     public func savePlayback(_ record: PlaybackRecord) async throws {
         try await pool.write { db in

@@ -2,6 +2,7 @@ import Foundation
 import HostAPI
 import MediaHost
 import MediaKit
+import MediaStore
 import TestSupport
 import Testing
 
@@ -39,11 +40,28 @@ import Testing
         #expect(copy.extra?["replaces"] == nil, "\(copy)")
         #expect(
             Set(try await dispatcher.run(FavoritesList(provider: "moved")).items.map(\.id.nativeID)) == ["old", "other", "copy"])
+        // Episodes of the old address left halfway and played; one already kept at the new.
+        let store = fixture.host.store
+        try await store.savePlayback(
+            PlaybackRecord(id: try ItemID(parsing: "moved:episode:old:e1"), position: 754, duration: 3600, played: false))
+        try await store.savePlayback(
+            PlaybackRecord(id: try ItemID(parsing: "moved:episode:old:e2"), position: 0, duration: 3600, played: true))
+        try await store.savePlayback(
+            PlaybackRecord(id: try ItemID(parsing: "moved:episode:old:e3"), position: 10, duration: 3600, played: false))
+        try await store.savePlayback(
+            PlaybackRecord(id: try ItemID(parsing: "moved:episode:new:e3"), position: 99, duration: 3600, played: false))
+        try await store.savePlayback(
+            PlaybackRecord(id: try ItemID(parsing: "moved:episode:older:e1"), position: 5, duration: 3600, played: false))
         // The address the old feed names: it takes the old one's place, with its rules.
         let added = try await dispatcher.run(FavoritesAdd(id: try Self.id("new")))
         #expect(added.extra?["replaces"] == "moved:podcast:old", "\(added)")
         let followed = try await dispatcher.run(FavoritesList(provider: "moved")).items.map(\.id.nativeID)
         #expect(Set(followed) == ["new", "other", "copy"], "one show at its new address, the others untouched")
+        // And with where its episodes were left (what the new address had already stays).
+        #expect(try await store.playback(try ItemID(parsing: "moved:episode:new:e1"))?.position == 754)
+        #expect(try await store.playback(try ItemID(parsing: "moved:episode:new:e2"))?.played == true)
+        #expect(try await store.playback(try ItemID(parsing: "moved:episode:new:e3"))?.position == 99)
+        #expect(try await store.playback(try ItemID(parsing: "moved:episode:older:e1"))?.position == 5, "another show's")
         let rules = try await fixture.host.store.showSettings(of: "moved:podcast:new").own
         #expect(rules["keep_downloads"] == "3", "\(rules)")
         #expect(try await fixture.host.store.showSettings(of: "moved:podcast:old").own.isEmpty)

@@ -197,7 +197,15 @@ extension HostRuntime {
             }
             try await store.removeFavorite(old.id)
             try await store.moveShowSettings(from: old.id.description, to: item.id.description)
-            logger.notice("\(old.id) moved to \(address) (its feed says so; podcast:guid \(guid)): followed there as \(item.id)")
+            // Its episodes' places: the same episodes, under the new show's part of their ids.
+            var carried = 0
+            if old.id.provider == item.id.provider {
+                let episodes = { (show: ItemID) in "\(show.provider):\(MediaKind.episode.rawValue):\(show.nativeID):" }
+                carried = try await store.movePlayback(from: episodes(old.id), to: episodes(item.id))
+            }
+            logger.notice(
+                "\(old.id) moved to \(address) (its feed says so; podcast:guid \(guid)): followed there as \(item.id), \(carried) episodes' places carried"
+            )
             return old
         }
         return nil
