@@ -272,7 +272,8 @@ let package = Package(
             name: "HostSyncTests", dependencies: ["HostSync", "MediaHost", "MediaKit", "MediaStore", "JSONRPC", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "SyncHubTests", dependencies: ["SyncHub", "HostSync", "MediaStore", "MediaKit", "JSONRPC", "TestSupport"],
+            name: "SyncHubTests",
+            dependencies: ["SyncHub", "HostSync", "MediaHost", "MediaStore", "MediaKit", "JSONRPC", "TestSupport"],
             resources: [.copy("Clients")], swiftSettings: strict),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "Basics"], exclude: ["Images"], swiftSettings: strict),
         .testTarget(

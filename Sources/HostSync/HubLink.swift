@@ -43,7 +43,16 @@ extension SyncServer {
                 provider: "sync",
                 error: .network("this machine's sync server cannot open \(host.paths.dataDir)/hub.sqlite: \(error)"))
         }
-        guard (try? hub.store.hasUser(account.username)) == true else {
+        // An accounts file that cannot be read is said as such, not taken for no account.
+        let known: Bool
+        do {
+            known = try hub.store.hasUser(account.username)
+        } catch {
+            throw ProviderFailure(
+                provider: "sync",
+                error: .network("this machine's sync server cannot read \(host.paths.dataDir)/hub.sqlite: \(error)"))
+        }
+        guard known else {
             throw ProviderFailure(
                 provider: "sync",
                 error: .unauthorized(

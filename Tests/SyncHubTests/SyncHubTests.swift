@@ -1,9 +1,13 @@
 import Foundation
 import JSONRPC
+import MediaHost
 import MediaKit
+import MediaStore
 import SyncHub
 import TestSupport
 import Testing
+
+@testable import HostSync
 
 /// A server with accounts, and requests to it as a client makes them.
 struct Household {
@@ -562,5 +566,35 @@ struct Household {
         #expect(await house.send("POST", "/api/2/episodes/alice.json", raw: Array("{\"a\":".utf8)).status == 400)
         #expect(await house.send("GET", "/api/2/episodes/alice.json", query: "since=-1").status == 400)
         #expect(await house.send("GET", "/api/2/episodes/alice.json", query: "since=abc").status == 400)
+    }
+}
+
+/// The desk linked to an account of its own server: an accounts file it cannot read is said as
+/// such, never as "no household account" (which sends a person to make the account again).
+@Suite struct DeskLinkTests {
+    @Test func anUnreadableAccountsFileIsSaidNotTakenForNoAccount() async throws {
+        let fixture = try HostFixture()
+        let dataDir = fixture.host.paths.dataDir
+        let hub = try SyncHub(dataDir: dataDir)
+        try hub.store.addUser("alice", passwordHash: "$y$j9T$salt$hash")
+        let account = SyncAccount(dialect: .gpodder, server: HubLink.server, username: "alice", password: "", device: "desk")
+        _ = try SyncServer.of(account, host: fixture.host)
+        let nobody = SyncAccount(dialect: .gpodder, server: HubLink.server, username: "bob", password: "", device: "desk")
+        #expect(throws: ProviderFailure.self) { try SyncServer.of(nobody, host: fixture.host) }
+        do {
+            _ = try SyncServer.of(nobody, host: fixture.host)
+        } catch {
+            #expect("\(error)".contains("no household account"), "\(error)")
+        }
+        // The accounts' table gone from under it: said, with the file.
+        let pool = try DatabasePool(path: dataDir + "/hub.sqlite")
+        try await pool.write { db in try db.execute(sql: "DROP TABLE users") }
+        do {
+            _ = try SyncServer.of(account, host: fixture.host)
+            Issue.record("an unreadable accounts file let the desk in")
+        } catch {
+            #expect("\(error)".contains("cannot read") && "\(error)".contains("hub.sqlite"), "\(error)")
+            #expect(!"\(error)".contains("no household account"), "\(error)")
+        }
     }
 }
