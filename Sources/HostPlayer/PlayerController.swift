@@ -256,7 +256,10 @@ public actor PlayerController: HostComponent {
         var options: [String] = []
         // 5 ms on: mpv lands on the sample before the time asked (29.99997 for 30), which reads
         // as the chapter before when the start is a chapter's.
-        if let start, start > 1 { options.append("start=\(String(printf: "%.3f", start + 0.005))") }
+        // A resume within the first second starts at 0; a clip starts where it starts.
+        if let start, start > 1 || (end != nil && start > 0) {
+            options.append("start=\(String(printf: "%.3f", start + 0.005))")
+        }
         if let end { options.append("end=\(String(printf: "%.3f", end))") }
         if !options.isEmpty {
             if try await takesIndexBeforeOptions(connection) { command.append(-1) }

@@ -90,7 +90,9 @@ extension PlayerOpen: RPCMethod {
                     throw HostError.invalidArgument(
                         bites.isEmpty
                             ? "\(name) has no soundbites (`show` lists what it has)"
-                            : "\(name) has \(bites.count) soundbite\(bites.count == 1 ? "" : "s"); ask for 1-\(bites.count)")
+                            : bites.count == 1
+                                ? "\(name) has 1 soundbite: ask for 1"
+                                : "\(name) has \(bites.count) soundbites; ask for 1-\(bites.count)")
                 }
                 // As a plugin may give it: a stretch inside the episode, or nothing to play.
                 let bite = bites[soundbite - 1]
@@ -155,7 +157,7 @@ extension PlayerOpen: RPCMethod {
             return Response(
                 id: id, command: command, target: target, local: local, pid: Int(pid ?? 0),
                 played: played == id ? nil : played, note: note, title: known, queued: queued ? true : nil,
-                resumedAt: !queued && (resume ?? 0) > 1 ? resume : nil, filled: filled)
+                resumedAt: !queued && ((resume ?? 0) > 1 || clip != nil && (resume ?? 0) > 0) ? resume : nil, filled: filled)
         }
         let player = try PlayerProcess.spawn(executable, arguments: Array(command.dropFirst()))
         if let failure = await player.earlyFailure(within: Self.earlyExitWindow) {

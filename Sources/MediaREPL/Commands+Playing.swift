@@ -77,8 +77,8 @@ extension CommandSpec {
             let ids = try repl.items(line.words)
             guard ids.count == 1 else {
                 // Several: the first as asked, the others queued after it.
-                guard line.options["--chapter"] == nil, line.options["--soundbite"] == nil else {
-                    throw .invalid("--chapter and --soundbite go with one item")
+                for option in ["--chapter", "--soundbite"] where line.options[option] != nil {
+                    throw .invalid("\(option) goes with one item")
                 }
                 return .call(
                     Call(method: PlayerOpen.method) { repl throws(RPCError) in

@@ -246,7 +246,7 @@ struct Renderer {
                     "\(index + 1). \(Self.duration(bite.start)) for \(Self.duration(bite.duration))"
                         + (bite.title.map { "  " + $0 } ?? "")
                 })
-            field("", "`play … --soundbite K` plays one alone", dim)
+            field("", "`play <n> --soundbite K` plays one alone", dim)
         }
         if let funding = namespace.funding {
             each("funding", funding.map { [$0.text, $0.url].compactMap { $0 }.joined(separator: "  ") })
@@ -282,7 +282,7 @@ struct Renderer {
                 "\(value.type) \(value.method) to \(value.recipients.count) recipient\(value.recipients.count == 1 ? "" : "s")"
                     + (names.isEmpty ? "" : " (" + names.prefix(3).joined(separator: ", ") + ")") + "; said, not paid", { $0 })
         }
-        if let guid = namespace.guid { field("podcast guid", guid, { $0 }) }
+        if let guid = namespace.guid { field("show guid", guid, { $0 }) }
     }
 
     func detail(_ item: MediaItem, reveal: Bool = false) -> String {
@@ -478,9 +478,11 @@ struct Renderer {
         guard !providers.isEmpty else {
             return dim("(no providers are registered in this build)")
         }
+        // The id is what is typed: never cut ("podcastindex" is 12 long).
+        let idWidth = max(10, providers.map(\.id.count).max() ?? 0)
         return providers.enumerated().map { i, p in
             var line =
-                String(printf: "%3d  ", i + 1) + bold(p.id.padded(toLength: 10)) + " " + p.name
+                String(printf: "%3d  ", i + 1) + bold(p.id.padded(toLength: idWidth)) + " " + p.name
             line += dim("  " + p.kinds.map(\.rawValue).joined(separator: ", "))
             line += p.configured ? "" : "  " + red("not configured: ") + (p.configure ?? "")
             if let notes = p.notes { line += "\n       " + dim(notes) }

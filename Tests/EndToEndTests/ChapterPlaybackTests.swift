@@ -149,7 +149,7 @@ import Testing
         #expect(
             none["code"]?.intValue == -32602 && none["message"]?.stringValue?.contains("has no soundbites") == true, "\(none)")
         let past = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":2}"#)
-        #expect(past["message"]?.stringValue?.contains("has 1 soundbite; ask for 1-1") == true, "\(past)")
+        #expect(past["message"]?.stringValue?.contains("has 1 soundbite: ask for 1") == true, "\(past)")
         let both = try await client.call("player.open", #"{"id":"\#(tone2)","soundbite":1,"chapter":2}"#)
         #expect(both["code"]?.intValue == -32602, "\(both)")
 

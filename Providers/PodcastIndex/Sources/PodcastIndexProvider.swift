@@ -68,7 +68,19 @@ public struct PodcastIndexProvider: CompiledProvider {
         if lower.hasPrefix("person:") || query.kind == .episode {
             if lower.hasPrefix("person:") { text = String(text.dropFirst("person:".count)).trimming(.whitespaces) }
             guard !text.isEmpty else { throw ProviderError.invalidArgument("whose episodes? `search podcastindex person:NAME`") }
-            return Page(items: Self.episodes(try await get("search/byperson", ["q": text, "max": "40"]).items ?? []))
+            let episodes = Self.episodes(try await get("search/byperson", ["q": text, "max": "40"]).items ?? [])
+            guard query.kind == .podcast else { return Page(items: episodes) }
+            // `--kind podcast`: the shows the person is heard on, each once, in the order found.
+            var seen = Set<ItemID>()
+            let shows = episodes.compactMap { episode -> MediaItem? in
+                guard let feed = episode.feed, let id = ItemID.feed(feed, provider: "podcasts"), seen.insert(id).inserted else {
+                    return nil
+                }
+                var show = MediaItem(id: id, title: episode.subtitle ?? feed, artwork: episode.artwork, creator: episode.creator)
+                show.feed = feed
+                return show
+            }
+            return Page(items: shows)
         }
         if lower.hasPrefix("title:") {
             text = String(text.dropFirst("title:".count)).trimming(.whitespaces)

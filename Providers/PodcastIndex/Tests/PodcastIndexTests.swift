@@ -132,6 +132,10 @@ import Testing
         #expect(ada.items.count == 3 && Set(ada.items.compactMap(\.feed)).count == 3, "\(ada.items.map(\.title))")
         #expect(
             ada.items.allSatisfy { $0.namespace?.people?.contains { $0.name == "Ada Lovelace" && $0.role == "guest" } == true })
+        // `--kind podcast`: the shows she is heard on, each once, opening on their own feeds.
+        let hers = try await provider.search(SearchQuery(text: "person:ada lovelace", kind: .podcast))
+        #expect(hers.items.count == 3 && hers.items.allSatisfy { $0.id.kind == .podcast && $0.id.provider == "podcasts" })
+        #expect(Set(hers.items.compactMap(\.feed)) == Set(ada.items.compactMap(\.feed)))
         let byTitle = try await provider.search(SearchQuery(text: "title:radio"))
         #expect(byTitle.items.map(\.title) == ["Tone Radio"])
         #expect(try await provider.browse(category: "trending", cursor: nil).items.count == 6)
