@@ -38,7 +38,7 @@ extension CommandSpec {
         ],
         "search": [
             ("search swift", "every provider at once"),
-            ("search youtube --kind channel swift", "YouTube's channels only"),
+            ("search podcastindex person:ada lovelace", "a guest's episodes across shows"),
         ],
         "show": [
             ("show 3", "row 3's details, its picture where the terminal draws one"), ("show 2 --reveal", "a post's hidden text"),
@@ -61,7 +61,9 @@ extension CommandSpec {
             ("rules set 2 auto_download 3", "download row 2's newest 3 of each refresh"),
             ("rules set default delete_played_after_days 30", "tidy every show"),
         ],
-        "latest": [("latest", "the newest of every followed show, live"), ("latest youtube --no-shorts", "videos, no Shorts")],
+        "latest": [
+            ("latest", "the newest of every followed show, live"), ("latest --live", "live streams: now, upcoming, ended"),
+        ],
         "lists": [("lists", "your lists and how many items each has"), ("list new \"Road trip\"", "make one")],
         "list": [("list \"Road trip\"", "a list's items"), ("list download \"Road trip\" --new", "download what is new in it")],
         "add": [("add 2 3 to \"Road trip\"", "rows 2 and 3 into a list"), ("add 1-5 to Later", "rows 1 to 5")],
