@@ -101,7 +101,9 @@ import Testing
         #expect(result.status == 0)
         #expect(!result.stdout.contains("mediahost>"))
         #expect(!result.stdout.contains("\u{1B}"))
-        #expect(result.stdout.contains("podcasts   Podcasts"))
+        // Ids in a column as wide as the widest, never cut: it is what is typed.
+        #expect(result.stdout.contains("podcasts     Podcasts"), "\(result.stdout)")
+        #expect(result.stdout.contains("podcastindex Podcast Index"), "\(result.stdout)")
         #expect(result.stdout.contains("(no searches yet)"))
         #expect(result.stdout.contains("favorites.list"))
     }
